@@ -1,0 +1,38 @@
+# iolens build and test entry points. See README.md.
+GO      ?= go
+BIN     := bin/iolens
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION)
+SCRATCH ?= ./iolens-scratch
+# Packages the test run needs on a Debian machine.
+APT_PKGS := fio e2fsprogs xfsprogs util-linux
+
+.PHONY: all build deps run test test-short bench clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/iolens
+
+# deps installs what is missing, via apt, when running as root.
+deps:
+	@scripts/install-deps $(APT_PKGS)
+
+# run: the quick suite on a scratch directory under the current directory.
+run: deps build
+	./$(BIN) run --suite quick $(SCRATCH)
+
+# test: every test. Tests that need root, loop devices or cgroups skip,
+# saying why, when those are not available.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench: build
+	bench/overhead
+
+clean:
+	rm -rf bin
