@@ -92,12 +92,12 @@ type Host struct {
 
 // DirResult is one direction (read, write or sync) of a result.
 type DirResult struct {
-	IOPS       float64 `json:"iops"`
-	BWBytes    float64 `json:"bw_bytes"` // bytes per second
-	IOBytes    int64   `json:"io_bytes"`
-	TotalIOs   int64   `json:"total_ios"`
-	RuntimeMs  int64   `json:"runtime_ms"`
-	Lat        Latency `json:"lat"`
+	IOPS      float64 `json:"iops"`
+	BWBytes   float64 `json:"bw_bytes"` // bytes per second
+	IOBytes   int64   `json:"io_bytes"`
+	TotalIOs  int64   `json:"total_ios"`
+	RuntimeMs int64   `json:"runtime_ms"`
+	Lat       Latency `json:"lat"`
 	// LatKind says which fio latency the figures come from: "lat" (submit
 	// to completion, end to end), "clat" or "sync".
 	LatKind string `json:"lat_kind"`
@@ -123,13 +123,13 @@ type Latency struct {
 // FioSample is one 1 s window of fio's logs. T is seconds since the end of
 // the ramp (fio's log epoch).
 type FioSample struct {
-	T               float64 `json:"t_s"`
-	ReadIOPS        float64 `json:"read_iops"`
-	WriteIOPS       float64 `json:"write_iops"`
-	ReadBWBytes     float64 `json:"read_bw_bytes"`
-	WriteBWBytes    float64 `json:"write_bw_bytes"`
-	ReadLatMeanNs   float64 `json:"read_lat_mean_ns"`
-	WriteLatMeanNs  float64 `json:"write_lat_mean_ns"`
+	T              float64 `json:"t_s"`
+	ReadIOPS       float64 `json:"read_iops"`
+	WriteIOPS      float64 `json:"write_iops"`
+	ReadBWBytes    float64 `json:"read_bw_bytes"`
+	WriteBWBytes   float64 `json:"write_bw_bytes"`
+	ReadLatMeanNs  float64 `json:"read_lat_mean_ns"`
+	WriteLatMeanNs float64 `json:"write_lat_mean_ns"`
 }
 
 // DeviceSeries is the 1 s sample series of one block device.
