@@ -49,6 +49,14 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newRunCommand,
 	newSuitesCommand,
 	newReportCommand,
+	newAnalyzeCommand,
+	newLimitsCommand,
+	newCatalogCommand,
+	newEmulateCommand,
+	newHistoryCommand,
+	newCompareCommand,
+	newExportCommand,
+	newK8sCommand,
 }
 
 // UsageError is a mistake in how iolens was called.
