@@ -1,0 +1,205 @@
+package diskstats
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
+)
+
+// Rates are iostat-style figures for one device over one interval (the
+// formulas of sysstat's iostat; see the kernel's iostats.rst).
+type Rates struct {
+	ReadIOPS      float64 // r/s
+	WriteIOPS     float64 // w/s
+	ReadBWBytes   float64 // bytes/s read
+	WriteBWBytes  float64 // bytes/s written
+	ReadAwaitMs   float64 // ms per completed read, queueing included
+	WriteAwaitMs  float64 // ms per completed write
+	QueueSize     float64 // aqu-sz: mean requests in flight
+	ReadReqBytes  float64 // mean read request size
+	WriteReqBytes float64 // mean write request size
+	// UtilPct is the share of time with at least one request in flight.
+	// It does not show saturation on devices that serve requests in
+	// parallel (SSDs, cloud volumes).
+	UtilPct  float64
+	InFlight uint64 // requests in flight at the end of the interval
+}
+
+// System is host-wide state over one interval.
+type System struct {
+	IowaitPct      float64 // share of all CPU time spent in iowait
+	DirtyBytes     uint64
+	WritebackBytes uint64
+}
+
+// Snapshot is the raw counters at one instant.
+type Snapshot struct {
+	At      time.Time
+	Devices map[string]blockdevice.IOStats
+	// CPU times in seconds, summed over CPUs.
+	CPUTotal, CPUIowait float64
+	DirtyBytes          uint64
+	WritebackBytes      uint64
+}
+
+// Reader takes snapshots from a proc tree.
+type Reader struct {
+	block blockdevice.FS
+	proc  procfs.FS
+	// names restricts the devices kept; nil keeps all.
+	names map[string]bool
+}
+
+// NewReader reads from procRoot (default /proc). names limits the devices
+// it keeps (nil or empty keeps every device).
+func NewReader(procRoot string, names []string) (*Reader, error) {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	b, err := blockdevice.NewFS(procRoot, "/sys")
+	if err != nil {
+		return nil, err
+	}
+	p, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{block: b, proc: p}
+	if len(names) > 0 {
+		r.names = map[string]bool{}
+		for _, n := range names {
+			r.names[n] = true
+		}
+	}
+	return r, nil
+}
+
+// Snapshot reads the counters now.
+func (r *Reader) Snapshot(now time.Time) (Snapshot, error) {
+	s := Snapshot{At: now, Devices: map[string]blockdevice.IOStats{}}
+	stats, err := r.block.ProcDiskstats()
+	if err != nil {
+		return s, fmt.Errorf("reading diskstats: %w", err)
+	}
+	for _, d := range stats {
+		if r.names == nil || r.names[d.DeviceName] {
+			s.Devices[d.DeviceName] = d.IOStats
+		}
+	}
+	st, err := r.proc.Stat()
+	if err != nil {
+		return s, fmt.Errorf("reading stat: %w", err)
+	}
+	c := st.CPUTotal
+	s.CPUTotal = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+	s.CPUIowait = c.Iowait
+	mi, err := r.proc.Meminfo()
+	if err != nil {
+		return s, fmt.Errorf("reading meminfo: %w", err)
+	}
+	if mi.Dirty != nil {
+		s.DirtyBytes = *mi.Dirty * 1024
+	}
+	if mi.Writeback != nil {
+		s.WritebackBytes = *mi.Writeback * 1024
+	}
+	return s, nil
+}
+
+// DeviceRates computes one device's rates between two snapshots.
+func DeviceRates(prev, cur blockdevice.IOStats, dt time.Duration) Rates {
+	sec := dt.Seconds()
+	if sec <= 0 {
+		return Rates{}
+	}
+	dr := delta(cur.ReadIOs, prev.ReadIOs)
+	dw := delta(cur.WriteIOs, prev.WriteIOs)
+	drs := delta(cur.ReadSectors, prev.ReadSectors)
+	dws := delta(cur.WriteSectors, prev.WriteSectors)
+	r := Rates{
+		ReadIOPS:     dr / sec,
+		WriteIOPS:    dw / sec,
+		ReadBWBytes:  drs * 512 / sec, // diskstats sectors are always 512 bytes
+		WriteBWBytes: dws * 512 / sec,
+		QueueSize:    delta(cur.WeightedIOTicks, prev.WeightedIOTicks) / (sec * 1000),
+		UtilPct:      min(100, delta(cur.IOsTotalTicks, prev.IOsTotalTicks)/(sec*1000)*100),
+		InFlight:     cur.IOsInProgress,
+	}
+	if dr > 0 {
+		r.ReadAwaitMs = delta(cur.ReadTicks, prev.ReadTicks) / dr
+		r.ReadReqBytes = drs * 512 / dr
+	}
+	if dw > 0 {
+		r.WriteAwaitMs = delta(cur.WriteTicks, prev.WriteTicks) / dw
+		r.WriteReqBytes = dws * 512 / dw
+	}
+	return r
+}
+
+// delta tolerates a counter that went backwards (32-bit wrap on old
+// kernels, device re-attached) by treating the interval as empty.
+func delta(cur, prev uint64) float64 {
+	if cur < prev {
+		return 0
+	}
+	return float64(cur - prev)
+}
+
+// SystemRates computes host-wide state between two snapshots.
+func SystemRates(prev, cur Snapshot) System {
+	s := System{DirtyBytes: cur.DirtyBytes, WritebackBytes: cur.WritebackBytes}
+	if dt := cur.CPUTotal - prev.CPUTotal; dt > 0 {
+		s.IowaitPct = (cur.CPUIowait - prev.CPUIowait) / dt * 100
+	}
+	return s
+}
+
+// Tick is one interval's figures for every sampled device.
+type Tick struct {
+	At      time.Time
+	Devices map[string]Rates
+	System  System
+}
+
+// Sample takes a snapshot every interval until ctx ends and calls fn with
+// the rates over each interval. It returns nil when ctx ends; a failing
+// read ends sampling with its error.
+func (r *Reader) Sample(ctx context.Context, interval time.Duration, fn func(Tick)) error {
+	prev, err := r.Snapshot(time.Now())
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			cur, err := r.Snapshot(now)
+			if err != nil {
+				return err
+			}
+			fn(Diff(prev, cur))
+			prev = cur
+		}
+	}
+}
+
+// Diff turns two snapshots into a Tick.
+func Diff(prev, cur Snapshot) Tick {
+	tk := Tick{At: cur.At, Devices: map[string]Rates{}, System: SystemRates(prev, cur)}
+	dt := cur.At.Sub(prev.At)
+	for name, c := range cur.Devices {
+		if p, ok := prev.Devices[name]; ok {
+			tk.Devices[name] = DeviceRates(p, c, dt)
+		}
+	}
+	return tk
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
