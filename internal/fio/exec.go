@@ -184,7 +184,9 @@ func (c Command) Exec(ctx context.Context) (*Run, error) {
 	if decodeErr != nil {
 		return run, decodeErr
 	}
-	if run.ExitCode != 0 {
+	// fio exits non-zero after an interrupt but still writes a full report
+	// of what it measured up to then.
+	if run.ExitCode != 0 && !(run.Interrupted && run.Final != nil) {
 		return run, &ExitError{Code: run.ExitCode, Stderr: run.Stderr}
 	}
 	if run.Final == nil {

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	"golang.org/x/term"
+)
+
+// progressPrinter draws bench events: a live, rewritten line on a
+// terminal, plain lines otherwise.
+type progressPrinter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	quiet bool
+	width int
+	live  bool
+}
+
+func newProgressPrinter(w io.Writer, quiet bool) *progressPrinter {
+	p := &progressPrinter{w: w, quiet: quiet, width: 100}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty = true
+		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 20 {
+			p.width = wd
+		}
+	}
+	return p
+}
+
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func (p *progressPrinter) clearLive() {
+	if p.live {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.live = false
+	}
+}
+
+// Line prints a message that stays, above any live line.
+func (p *progressPrinter) Line(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// Event handles one bench event.
+func (p *progressPrinter) Event(e bench.Event) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case bench.EventInfo, bench.EventPrepare, bench.EventCleanup:
+		p.clearLive()
+		fmt.Fprintf(p.w, "%s\n", e.Message)
+	case bench.EventTestStart:
+		if !p.tty {
+			fmt.Fprintf(p.w, "[%d/%d] %s (%s) started, elapsed %s, about %s left\n", e.Index, e.Total, e.Test.Name, e.Test.Summary(), clock(e.Elapsed), clock(e.ETA))
+			return
+		}
+		p.drawLive(e)
+	case bench.EventStatus:
+		if p.tty {
+			p.drawLive(e)
+		}
+	case bench.EventTestEnd:
+		p.clearLive()
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", e.Index, e.Total, e.Test.Name, summarizeResult(e.Result))
+	}
+}
+
+func (p *progressPrinter) drawLive(e bench.Event) {
+	s := fmt.Sprintf("[%d/%d] %s  %s, ETA %s", e.Index, e.Total, e.Test.Name, clock(e.Elapsed), clock(e.ETA))
+	if e.Kind == bench.EventStatus {
+		s += fmt.Sprintf("  %.0f IOPS  %.1f MB/s", e.IOPS, e.BWBytes/1e6)
+	}
+	if len(s) > p.width-1 {
+		s = s[:p.width-1]
+	}
+	fmt.Fprint(p.w, "\r\033[K"+s)
+	p.live = true
+}
+
+// Done removes any live line.
+func (p *progressPrinter) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+}
+
+func summarizeResult(r *bench.Result) string {
+	if r == nil {
+		return ""
+	}
+	if r.Status != "ok" {
+		return "FAILED: " + r.Error
+	}
+	var parts []string
+	for _, x := range []struct {
+		n string
+		d *bench.DirResult
+	}{{"read", r.Read}, {"write", r.Write}, {"fdatasync", r.Sync}} {
+		if x.d == nil {
+			continue
+		}
+		if x.n == "fdatasync" {
+			parts = append(parts, fmt.Sprintf("fdatasync p99 %.2f ms", x.d.Lat.P99Ns/1e6))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f IOPS %.1f MB/s p99 %.2f ms", x.n, x.d.IOPS, x.d.BWBytes/1e6, x.d.Lat.P99Ns/1e6))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/spf13/cobra"
+)
+
+type runOptions struct {
+	suite          string
+	jobFile        string
+	device         string
+	destructive    bool
+	force          bool
+	runtime        float64
+	ramp           float64
+	size           string
+	repeat         int
+	output         string
+	out            string
+	quiet          bool
+	fioBinary      string
+	labels         []string
+	noPrecondition bool
+}
+
+func newRunCommand(streams IOStreams) *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [DIR]",
+		Short: "Run a benchmark suite against a directory or a block device",
+		Long: `Run a suite of fio tests against DIR (default ./iolens-scratch) or a raw
+block device. iolens works in a subdirectory of its own and removes it
+afterwards, on success, failure or Ctrl-C. Each test records fio's json+
+report with latency histograms, fio's 1 s logs and 1 s samples of every
+block device behind the target.`,
+		Example: `  iolens run --suite quick
+  iolens run /mnt/data --suite standard --repeat 3 --out results.ndjson
+  iolens run --device /dev/vdb --suite quick --destructive
+  iolens run /var/lib/etcd-test --suite etcd
+  iolens run /mnt/data --job my-tests.fio -o md`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return o.run(cmd.Context(), streams, dir, cmd.Flags().Changed("ramp"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.suite, "suite", "standard", "built-in suite ('iolens suites' lists them)")
+	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
+	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
+	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
+	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
+	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: each suite's own)")
+	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring (default: each suite's own)")
+	f.StringVar(&o.size, "size", "", "test file size, e.g. 4G (default: 1 GiB or a tenth of the free space)")
+	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it completes")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
+	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
+	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
+	return cmd
+}
+
+func usageErr(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens run --help'"}
+}
+
+func parseLabels(in []string) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, usageErr("label %q: want key=value", l)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// suiteFor resolves --suite and --job.
+func suiteFor(name, jobFile string, suiteSet bool) (bench.Suite, error) {
+	if jobFile != "" {
+		if suiteSet {
+			return bench.Suite{}, usageErr("--suite and --job are exclusive")
+		}
+		b, err := os.ReadFile(jobFile)
+		if err != nil {
+			return bench.Suite{}, fmt.Errorf("reading job file: %w", err)
+		}
+		return bench.SuiteFromJobFile(jobFile, string(b))
+	}
+	return bench.LookupSuite(name)
+}
+
+func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
+	render, err := report.RendererFor(o.output)
+	if err != nil {
+		return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
+	}
+	if o.repeat < 1 {
+		return usageErr("--repeat must be at least 1")
+	}
+	if o.runtime < 0 || o.ramp < 0 {
+		return usageErr("--runtime and --ramp take seconds, 0 or more")
+	}
+	if dir != "" && o.device != "" {
+		return usageErr("give either DIR or --device, not both")
+	}
+	if (o.destructive || o.force) && o.device == "" {
+		return usageErr("--destructive and --force apply to --device only")
+	}
+	var size int64
+	if o.size != "" {
+		if size, err = bench.ParseSize(o.size); err != nil {
+			return usageErr("--size: %v", err)
+		}
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	suite, err := suiteFor(o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
+	if err != nil {
+		return err
+	}
+
+	var sink *os.File
+	if o.out != "" {
+		sink, err = os.OpenFile(o.out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening --out file: %w", err)
+		}
+		defer sink.Close()
+	}
+	prog := newProgressPrinter(streams.ErrOut, o.quiet)
+	defer prog.Done()
+	cfg := bench.Config{
+		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat,
+		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, IolensVersion: Version,
+	}
+	cfg.RunID = bench.NewRunID()
+	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
+
+	var results []bench.Result
+	stream := o.output == "ndjson"
+	emit := func(r bench.Result) error {
+		results = append(results, r)
+		if sink != nil {
+			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
+				return fmt.Errorf("writing %s: %w", o.out, err)
+			}
+		}
+		if stream {
+			return report.NDJSON(streams.Out, []bench.Result{r})
+		}
+		return nil
+	}
+	runErr := bench.Run(ctx, cfg, emit, prog.Event)
+	prog.Done()
+	if !stream && len(results) > 0 {
+		if err := render(streams.Out, results); err != nil {
+			return err
+		}
+	}
+	switch {
+	case runErr == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
+	case errors.Is(runErr, bench.ErrTestsFailed):
+		return fmt.Errorf("%w: %v (the other results were kept)", ErrPartial, runErr)
+	}
+	return runErr
+}

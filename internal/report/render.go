@@ -1,0 +1,365 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Formats lists the output formats the renderers support.
+var Formats = []string{"text", "json", "ndjson", "csv", "md"}
+
+// Renderer writes a set of results in one format.
+type Renderer func(w io.Writer, rs []bench.Result) error
+
+// UnknownFormatError names an output format that does not exist.
+type UnknownFormatError struct{ Format string }
+
+func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
+
+// Hint lists the valid formats.
+func (e *UnknownFormatError) Hint() string {
+	return "valid formats: " + strings.Join(Formats, ", ")
+}
+
+// RendererFor returns the renderer of a format.
+func RendererFor(format string) (Renderer, error) {
+	switch format {
+	case "text", "":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	case "ndjson":
+		return NDJSON, nil
+	case "csv":
+		return CSV, nil
+	case "md", "markdown":
+		return Markdown, nil
+	}
+	return nil, &UnknownFormatError{Format: format}
+}
+
+// NDJSON writes one result per line: the form iolens saves and reads back.
+func NDJSON(w io.Writer, rs []bench.Result) error {
+	enc := json.NewEncoder(w)
+	for i := range rs {
+		if err := enc.Encode(&rs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JSON writes the results as one indented array.
+func JSON(w io.Writer, rs []bench.Result) error {
+	if rs == nil {
+		rs = []bench.Result{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rs)
+}
+
+// row is one direction of one result, as the tables show it.
+type row struct {
+	r   *bench.Result
+	dir string
+	d   *bench.DirResult
+}
+
+func rows(rs []bench.Result) []row {
+	var out []row
+	for i := range rs {
+		r := &rs[i]
+		n := 0
+		for _, x := range []struct {
+			name string
+			d    *bench.DirResult
+		}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
+			if x.d != nil {
+				out = append(out, row{r, x.name, x.d})
+				n++
+			}
+		}
+		if n == 0 {
+			out = append(out, row{r: r, dir: "-"})
+		}
+	}
+	return out
+}
+
+// ms formats nanoseconds as milliseconds with enough digits for µs-scale
+// latencies.
+func ms(ns float64) string {
+	v := ns / 1e6
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func mbs(b float64) string { return strconv.FormatFloat(b/1e6, 'f', 1, 64) }
+
+func iops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// testLabel names a result's row: the test, and the repeat when there are
+// several.
+func testLabel(r *bench.Result, repeats bool) string {
+	if repeats {
+		return fmt.Sprintf("%s #%d", r.Test.Name, r.Repeat)
+	}
+	return r.Test.Name
+}
+
+func hasRepeats(rs []bench.Result) bool {
+	for _, r := range rs {
+		if r.Repeat > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Text writes the human report: a header per target, one row per test and
+// direction, notes, and findings.
+func Text(w io.Writer, rs []bench.Result) error {
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	rep := hasRepeats(rs)
+	for gi, g := range groupByTarget(rs) {
+		if gi > 0 {
+			fmt.Fprintln(w)
+		}
+		writeHeader(w, g[0])
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "test\tdir\tIOPS\tMB/s\tlat mean\tp50\tp99\tp99.9\tmax\t")
+		for _, x := range rows(g) {
+			if x.d == nil {
+				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", testLabel(x.r, rep), strings.ToUpper(x.r.Status))
+				continue
+			}
+			mb := mbs(x.d.BWBytes)
+			if x.dir == "sync" {
+				mb = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", testLabel(x.r, rep), x.dir, iops(x.d.IOPS), mb,
+				ms(x.d.Lat.MeanNs), ms(x.d.Lat.P50Ns), ms(x.d.Lat.P99Ns), ms(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "latencies in ms (submission to completion; fdatasync time for sync); MB/s = 10^6 bytes/s; percentiles from fio's histograms")
+		writeFailures(w, g)
+		writeNotes(w, g)
+		writeFindings(w, g)
+	}
+	return nil
+}
+
+func groupByTarget(rs []bench.Result) [][]bench.Result {
+	var keys []string
+	m := map[string][]bench.Result{}
+	for _, r := range rs {
+		k := r.RunID + "\x00" + r.Target.Kind + "\x00" + r.Target.Path
+		if _, ok := m[k]; !ok {
+			keys = append(keys, k)
+		}
+		m[k] = append(m[k], r)
+	}
+	out := make([][]bench.Result, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+func writeHeader(w io.Writer, r bench.Result) {
+	t := r.Target
+	fmt.Fprintf(w, "iolens %s  suite %s  run %s\n", orDash(r.Host.IolensVersion), r.Suite, r.RunID)
+	dev := orDash(t.Device)
+	if len(t.Devices) > 1 {
+		dev += " (" + strings.Join(t.Devices[1:], ", ") + ")"
+	}
+	fmt.Fprintf(w, "target  %s %s  device %s  fs %s", t.Kind, t.Path, dev, orDash(t.Filesystem))
+	if t.SizeBytes > 0 {
+		fmt.Fprintf(w, "  file %s", bench.HumanBytes(float64(t.SizeBytes)))
+		if t.SizeReason != "" {
+			fmt.Fprintf(w, " (%s)", t.SizeReason)
+		}
+	}
+	if t.Emulated != "" {
+		fmt.Fprintf(w, "  emulated %s", t.Emulated)
+	}
+	fmt.Fprintln(w)
+	h := r.Host
+	fmt.Fprintf(w, "host    %s  kernel %s  %d CPUs  %s RAM  %s\n", orDash(h.Hostname), orDash(h.Kernel), h.CPUs,
+		bench.HumanBytes(float64(h.MemTotalBytes)), orDash(r.FioVersion))
+	if len(t.Labels) > 0 {
+		fmt.Fprintf(w, "labels  %s\n", formatLabels(t.Labels))
+	}
+	fmt.Fprintln(w)
+}
+
+func formatLabels(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeFailures(w io.Writer, rs []bench.Result) {
+	first := true
+	for _, r := range rs {
+		if r.Status == "ok" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nFailed")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s\n", r.Test.Name, r.Error)
+	}
+}
+
+func writeNotes(w io.Writer, rs []bench.Result) {
+	seen := map[string][]string{}
+	var order []string
+	for _, r := range rs {
+		for _, n := range r.Notes {
+			if _, ok := seen[n]; !ok {
+				order = append(order, n)
+			}
+			seen[n] = appendOnce(seen[n], r.Test.Name)
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nNotes")
+	for _, n := range order {
+		fmt.Fprintf(w, "  %s: %s\n", strings.Join(seen[n], ", "), n)
+	}
+}
+
+func appendOnce(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func writeFindings(w io.Writer, rs []bench.Result) {
+	first := true
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if first {
+				fmt.Fprintln(w, "\nFindings")
+				first = false
+			}
+			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, r.Test.Name, f.Summary)
+		}
+	}
+}
+
+// csvHeader is the CSV column list; units are in the names.
+var csvHeader = []string{"run_id", "suite", "test", "repeat", "status", "target", "device", "dir", "rw", "bs_bytes",
+	"iodepth", "numjobs", "iops", "bw_bytes_per_s", "lat_mean_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns",
+	"lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "lat_kind"}
+
+// CSV writes one row per test and direction.
+func CSV(w io.Writer, rs []bench.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, x := range rows(rs) {
+		r := x.r
+		rec := []string{r.RunID, r.Suite, r.Test.Name, strconv.Itoa(r.Repeat), r.Status, r.Target.Path, r.Target.Device, x.dir,
+			r.Test.RW, strconv.FormatInt(r.Test.BlockSize, 10), strconv.Itoa(r.Test.IODepth), strconv.Itoa(r.Test.NumJobs)}
+		if x.d != nil {
+			l := x.d.Lat
+			rec = append(rec, f(x.d.IOPS), f(x.d.BWBytes), f(l.MeanNs), f(l.P50Ns), f(l.P90Ns), f(l.P99Ns), f(l.P999Ns), f(l.P9999Ns), f(l.MaxNs), x.d.LatKind)
+		} else {
+			rec = append(rec, make([]string, 10)...)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Markdown writes the report as GitHub-flavoured Markdown tables.
+func Markdown(w io.Writer, rs []bench.Result) error {
+	rep := hasRepeats(rs)
+	for gi, g := range groupByTarget(rs) {
+		if gi > 0 {
+			fmt.Fprintln(w)
+		}
+		r := g[0]
+		fmt.Fprintf(w, "## %s on %s\n\n", mdEscape(r.Suite), mdEscape(r.Target.Path))
+		fmt.Fprintf(w, "- device: %s, file system: %s\n- host: %s, kernel %s, %s\n- run: %s\n\n",
+			mdEscape(orDash(r.Target.Device)), mdEscape(orDash(r.Target.Filesystem)), mdEscape(orDash(r.Host.Hostname)),
+			mdEscape(orDash(r.Host.Kernel)), mdEscape(orDash(r.FioVersion)), mdEscape(r.RunID))
+		fmt.Fprintln(w, "| test | dir | IOPS | MB/s | mean ms | p50 ms | p99 ms | p99.9 ms | max ms |")
+		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
+		for _, x := range rows(g) {
+			if x.d == nil {
+				fmt.Fprintf(w, "| %s | - | %s | | | | | | |\n", mdEscape(testLabel(x.r, rep)), strings.ToUpper(x.r.Status))
+				continue
+			}
+			mb := mbs(x.d.BWBytes)
+			if x.dir == "sync" {
+				mb = "-"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(testLabel(x.r, rep)), x.dir, iops(x.d.IOPS), mb,
+				ms(x.d.Lat.MeanNs), ms(x.d.Lat.P50Ns), ms(x.d.Lat.P99Ns), ms(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+		}
+		var fl []string
+		for _, r := range g {
+			for _, f := range r.Findings {
+				fl = append(fl, fmt.Sprintf("- **%s** %s: %s", f.Severity, mdEscape(r.Test.Name), mdEscape(f.Summary)))
+			}
+		}
+		if len(fl) > 0 {
+			fmt.Fprintf(w, "\n### Findings\n\n%s\n", strings.Join(fl, "\n"))
+		}
+	}
+	return nil
+}
+
+func mdEscape(s string) string {
+	r := strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`")
+	return r.Replace(s)
+}
