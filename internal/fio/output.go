@@ -167,6 +167,9 @@ type Splitter struct {
 	cur   bytes.Buffer
 	depth int
 	in    bool
+	// inStr carries string state across lines: fio writes raw newlines
+	// inside strings (a job description, for one).
+	inStr bool
 }
 
 // Line feeds one line (without its newline). It returns a complete
@@ -180,6 +183,7 @@ func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 			s.cur.WriteString(line)
 			s.cur.WriteByte('\n')
 			s.depth = 1
+			s.inStr = false
 			return nil, ""
 		}
 		if strings.TrimSpace(line) != "" {
@@ -189,7 +193,9 @@ func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	}
 	s.cur.WriteString(line)
 	s.cur.WriteByte('\n')
-	s.depth += braceDelta(line)
+	var d int
+	d, s.inStr = braceDelta(line, s.inStr)
+	s.depth += d
 	if s.depth > 0 {
 		return nil, ""
 	}
@@ -200,10 +206,10 @@ func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 // Partial reports whether a document was started and not finished.
 func (s *Splitter) Partial() bool { return s.in }
 
-// braceDelta counts { minus } outside JSON strings on one line.
-func braceDelta(line string) int {
+// braceDelta counts { minus } outside JSON strings on one line, starting
+// inside a string when inStr, and says whether the line ends in one.
+func braceDelta(line string, inStr bool) (int, bool) {
 	d := 0
-	inStr := false
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
@@ -219,7 +225,7 @@ func braceDelta(line string) int {
 			d--
 		}
 	}
-	return d
+	return d, inStr
 }
 
 // Decode reads one fio JSON document, tolerating bare nan/inf values and
