@@ -130,9 +130,9 @@ func (a *dirAcc) result(kind string) (*DirResult, error) {
 }
 
 // ReadFioLogs reads the windowed bw/iops/lat logs fio wrote with prefix
-// "t" in dir (one file per job) into a 1 s series. Rates from several jobs
+// in dir (one file per job) into a 1 s series. Rates from several jobs
 // add up; latencies are averaged weighted by each job's IOPS.
-func ReadFioLogs(dir string) ([]FioSample, error) {
+func ReadFioLogs(dir, prefix string) ([]FioSample, error) {
 	type key struct {
 		sec int64
 		dir int
@@ -143,9 +143,9 @@ func ReadFioLogs(dir string) ([]FioSample, error) {
 	latSum := map[key]float64{}
 	secs := map[int64]bool{}
 	read := func(kind string, fn func(file string, e fio.LogEntry)) error {
-		files, _ := filepath.Glob(filepath.Join(dir, "t_"+kind+".*.log"))
+		files, _ := filepath.Glob(filepath.Join(dir, prefix+"_"+kind+".*.log"))
 		if len(files) == 0 {
-			files, _ = filepath.Glob(filepath.Join(dir, "t_"+kind+".log"))
+			files, _ = filepath.Glob(filepath.Join(dir, prefix+"_"+kind+".log"))
 		}
 		for _, f := range files {
 			fh, err := os.Open(f)
@@ -161,7 +161,12 @@ func ReadFioLogs(dir string) ([]FioSample, error) {
 					return nil // fio's flush rows repeat the last window
 				}
 				seen[k] = true
-				secs[k.sec] = true
+				if kind != "lat" {
+					// The lat log has a final flush row for a partial
+					// window the rate logs leave out; rates define the
+					// series' seconds.
+					secs[k.sec] = true
+				}
 				fn(f, fio.LogEntry{TimeMs: k.sec, Value: e.Value, Dir: e.Dir})
 				return nil
 			})
@@ -189,7 +194,7 @@ func ReadFioLogs(dir string) ([]FioSample, error) {
 	if err := read("lat", func(f string, e fio.LogEntry) {
 		k := key{e.TimeMs, e.Dir}
 		w := 1.0
-		if m := perFileIOPS[strings.Replace(f, "t_lat.", "t_iops.", 1)]; m != nil && m[k] > 0 {
+		if m := perFileIOPS[strings.Replace(f, prefix+"_lat.", prefix+"_iops.", 1)]; m != nil && m[k] > 0 {
 			w = m[k]
 		}
 		latSum[k] += e.Value * w

@@ -760,7 +760,7 @@ func (r *runner) fill(res *Result, out *fio.Output, logDir string) error {
 	if err := FillFromFio(res, jobs); err != nil {
 		return err
 	}
-	series, err := ReadFioLogs(logDir)
+	series, err := ReadFioLogs(logDir, "t")
 	if err != nil {
 		res.Notes = append(res.Notes, "fio logs unreadable: "+err.Error())
 	}
