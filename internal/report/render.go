@@ -163,6 +163,12 @@ func Text(w io.Writer, rs []bench.Result) error {
 			return err
 		}
 		fmt.Fprintln(w, "latencies in ms (submission to completion; fdatasync time for sync); MB/s = 10^6 bytes/s; percentiles from fio's histograms")
+		for _, x := range rows(g) {
+			if x.d != nil && x.d.LatKind == "clat" {
+				fmt.Fprintln(w, "some rows show completion latency (clat) only: fio recorded no total-latency percentiles (run it with lat_percentiles=1)")
+				break
+			}
+		}
 		writeFailures(w, g)
 		writeNotes(w, g)
 		writeFindings(w, g)
