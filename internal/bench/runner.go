@@ -637,6 +637,13 @@ func (r *runner) runTest(ctx context.Context, s TestSpec, index, rep, n, total i
 		if ctx.Err() != nil {
 			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
 		}
+		// fio's JSON names the failing job and its errno; its stderr says
+		// what it was doing. Together they beat the bare exit status.
+		if run != nil && run.Final != nil {
+			if jerr := jobError(run.Final.AllJobs(), res.FioStderr); jerr != nil {
+				return fail(jerr)
+			}
+		}
 		return fail(explainFioError(err, run))
 	}
 	if err := r.fill(&res, run.Final, logDir); err != nil {
@@ -752,10 +759,8 @@ func (r *runner) fill(res *Result, out *fio.Output, logDir string) error {
 		return errors.New("fio reported no jobs")
 	}
 	res.FioJSON = out.Raw
-	for _, j := range jobs {
-		if j.Error != 0 {
-			return fmt.Errorf("fio job %s failed with error %d (%s)%s", j.JobName, j.Error, unix.ErrnoName(unix.Errno(j.Error)), stderrTail(res.FioStderr))
-		}
+	if err := jobError(jobs, res.FioStderr); err != nil {
+		return err
 	}
 	if err := FillFromFio(res, jobs); err != nil {
 		return err
@@ -765,6 +770,15 @@ func (r *runner) fill(res *Result, out *fio.Output, logDir string) error {
 		res.Notes = append(res.Notes, "fio logs unreadable: "+err.Error())
 	}
 	res.FioSeries = series
+	return nil
+}
+
+func jobError(jobs []fio.Job, stderr string) error {
+	for _, j := range jobs {
+		if j.Error != 0 {
+			return fmt.Errorf("fio job %s failed with error %d (%s)%s", j.JobName, j.Error, unix.ErrnoName(unix.Errno(j.Error)), stderrTail(stderr))
+		}
+	}
 	return nil
 }
 

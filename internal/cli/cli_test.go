@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/report"
+)
+
+// TestMain lets tests run the test binary as the iolens command itself,
+// so signals and exit codes are exercised as a user sees them.
+func TestMain(m *testing.M) {
+	if os.Getenv("IOLENS_TEST_MAIN") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		cmd := NewRootCommand(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+		cmd.SetArgs(os.Args[1:])
+		err := cmd.ExecuteContext(ctx)
+		interrupted := ctx.Err() != nil
+		stop()
+		os.Exit(ExitCode(err, interrupted, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func iolensCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "IOLENS_TEST_MAIN=1")
+	return cmd
+}
+
+func needFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed: 'apt-get install fio' to run this test")
+	}
+}
+
+// execute runs a command in-process and returns stdout, stderr and the
+// exit code main would use.
+func execute(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	code := ExitCode(err, false, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--suite", "nope", dir}, 1, "valid suites: quick"},
+		{[]string{"run", "-o", "xml", dir}, 2, "valid formats: text, json, ndjson, csv, md"},
+		{[]string{"run", "--repeat", "0", dir}, 2, "--repeat"},
+		{[]string{"run", "--device", "/dev/null", dir}, 2, "either DIR or --device"},
+		{[]string{"run", "--destructive", dir}, 2, "--device only"},
+		{[]string{"run", "--size", "lots", dir}, 2, "--size"},
+		{[]string{"run", "--label", "novalue", dir}, 2, "key=value"},
+		{[]string{"run", "--fio", "/nonexistent/fio", dir}, 1, "apt-get install fio"},
+		{[]string{"run", "--no-such-flag"}, 2, "unknown flag"},
+		{[]string{"suites", "nope"}, 1, "valid suites"},
+		{[]string{"report", filepath.Join(dir, "missing.ndjson")}, 1, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, code := execute(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tt.want, stderr)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("bad input left files behind: %v", ents)
+	}
+}
+
+func TestRunQuickEndToEnd(t *testing.T) {
+	needFio(t)
+	if testing.Short() {
+		t.Skip("runs fio for about 20 s")
+	}
+	base := t.TempDir()
+	target := filepath.Join(base, "target")
+	out := filepath.Join(base, "results.ndjson")
+	stdout, stderr, code := execute(t, "run", "--suite", "quick", "--runtime", "2", "--ramp", "0", "--size", "64M",
+		"--out", out, "--label", "env=test", "-o", "json", "-q", target)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rs []bench.Result
+	if err := json.Unmarshal([]byte(stdout), &rs); err != nil {
+		t.Fatalf("-o json is not a JSON array of results: %v", err)
+	}
+	if len(rs) != 6 {
+		t.Fatalf("%d results, want 6", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != "ok" {
+			t.Errorf("%s: %s %s", r.Test.Name, r.Status, r.Error)
+			continue
+		}
+		d := r.Read
+		if r.Test.Writes() {
+			d = r.Write
+		}
+		if d == nil || d.IOPS <= 0 || d.Lat.N == 0 || d.Lat.P99Ns <= 0 || len(d.Hist) == 0 {
+			t.Errorf("%s: no measurement: %+v", r.Test.Name, d)
+		}
+		if r.Test.RuntimeS > 0 && len(r.FioSeries) == 0 {
+			t.Errorf("%s: no fio time series", r.Test.Name)
+		}
+		if r.Target.Device != "" && (len(r.Devices) == 0 || len(r.Devices[0].Samples) == 0) {
+			t.Errorf("%s: target on %s but no device samples", r.Test.Name, r.Target.Device)
+		}
+		if r.Target.Labels["env"] != "test" || r.Schema != bench.SchemaV1 || len(r.FioJSON) == 0 || r.FioJob == "" {
+			t.Errorf("%s: record incomplete (labels %v, schema %q)", r.Test.Name, r.Target.Labels, r.Schema)
+		}
+		if strings.Contains(r.FioJob, "gtod_reduce") {
+			t.Errorf("%s: job uses gtod_reduce", r.Test.Name)
+		}
+	}
+	if fs := rs[5]; fs.Sync == nil || fs.Sync.Lat.N == 0 {
+		t.Errorf("fdatasync test has no sync latencies: %+v", fs.Sync)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("target directory iolens created was not removed: %v", err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, err := report.ReadResults(f, out)
+	if err != nil || len(saved) != 6 {
+		t.Fatalf("--out file: %d results, %v", len(saved), err)
+	}
+	// The saved file re-renders.
+	text, _, code := execute(t, "report", out)
+	if code != 0 || !strings.Contains(text, "randread-4k-qd32") || !strings.Contains(text, "p99.9") {
+		t.Errorf("report of saved results:\n%s", text)
+	}
+}
+
+func TestRunJobFileWithFailingSection(t *testing.T) {
+	needFio(t)
+	base := t.TempDir()
+	job := filepath.Join(base, "j.fio")
+	os.WriteFile(job, []byte("[global]\nioengine=libaio\ndirect=1\nsize=16m\nruntime=1\n[good]\nrw=randread\nbs=4k\n[misaligned]\nrw=read\nbs=1000\n"), 0o644)
+	out := filepath.Join(base, "r.ndjson")
+	stdout, stderr, code := execute(t, "run", "--job", job, "--out", out, "--size", "64M", "-q", base)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (partial failure)\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "misaligned") || !strings.Contains(stdout, "EINVAL") {
+		t.Errorf("report should name the failed test and its error:\n%s", stdout)
+	}
+	b, _ := os.ReadFile(out)
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("%d results kept, want 2 (one ok, one failed)", n)
+	}
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "iolens-") {
+			t.Errorf("scratch directory %s left behind", e.Name())
+		}
+	}
+}
+
+// Ctrl-C in the middle of a test: fio stops, the results so far are kept,
+// the scratch directory is removed and the exit code is 130.
+func TestInterruptCleansUp(t *testing.T) {
+	needFio(t)
+	base := t.TempDir()
+	target := filepath.Join(base, "t")
+	out := filepath.Join(base, "r.ndjson")
+	cmd := iolensCmd(t, "run", "--suite", "quick", "--runtime", "30", "--ramp", "0", "--size", "64M", "--out", out, target)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	started := false
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "[1/6]") {
+			started = true
+			break
+		}
+	}
+	if !started {
+		cmd.Process.Kill()
+		t.Fatalf("test never started:\n%s", strings.Join(seen, "\n"))
+	}
+	time.Sleep(2 * time.Second)
+	var scratch []string
+	scratch, _ = filepath.Glob(filepath.Join(target, "iolens-*"))
+	if len(scratch) != 1 {
+		t.Errorf("scratch dirs while running: %v", scratch)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit = %v, want 130", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		ents, _ := os.ReadDir(target)
+		t.Errorf("target not cleaned up: %v", ents)
+	}
+	if len(scratch) == 1 && fioRunningOn(scratch[0]) {
+		t.Error("fio still running after iolens exited")
+	}
+}
+
+func fioRunningOn(path string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(path)) {
+			return true
+		}
+	}
+	return false
+}
