@@ -1,0 +1,277 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// cleanupStack undoes what a target created, newest first.
+type cleanupStack []cleanupStep
+
+type cleanupStep struct {
+	name string
+	fn   func(context.Context) error
+}
+
+func (s *cleanupStack) push(name string, fn func(context.Context) error) {
+	*s = append(*s, cleanupStep{name, fn})
+}
+
+func (s cleanupStack) names() string {
+	var n []string
+	for i := len(s) - 1; i >= 0; i-- {
+		n = append(n, s[i].name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// run runs every step even when one fails, and reports every failure.
+func (s cleanupStack) run(ctx context.Context) error {
+	var errs []error
+	for i := len(s) - 1; i >= 0; i-- {
+		if err := s[i].fn(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s[i].name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var background = metav1.DeletePropagationBackground
+
+// deleteJob deletes the Job and its pods and waits until they are gone: the
+// PVC is only released once no pod uses it.
+func (st *target) deleteJob(ctx context.Context, name string) error {
+	c := st.r.Client
+	return deleteJobAndPods(ctx, c, st.r.Config.Namespace, name, targetSelector(st.r.Config.RunID, st.t.ID))
+}
+
+func deleteJobAndPods(ctx context.Context, c *Client, ns, name, podSelector string) error {
+	cs := c.CS
+	err := cs.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting: %w", err)
+	}
+	// The garbage collector deletes the pods too, but not at once; deleting
+	// them here makes the PVC free sooner and does not depend on it.
+	var errs []error
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing its pods: %w", err))
+	} else {
+		for _, p := range pods.Items {
+			if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting pod %s: %w", p.Name, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return waitGone(ctx, c, "job "+name, func(ctx context.Context) (bool, error) {
+		_, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil || !apierrors.IsNotFound(err) {
+			return false, ignoreNotFound(err)
+		}
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+		if err != nil {
+			return false, err
+		}
+		return len(pods.Items) == 0, nil
+	})
+}
+
+// deleteClaim deletes the PVC, waits until it is gone, then waits for its
+// PV: a Delete policy removes it, a Retain policy keeps it and it is
+// reported by name.
+func (st *target) deleteClaim(ctx context.Context, name string) error {
+	retained, err := deleteClaim(ctx, st.r.Client, st.r.Config.Namespace, name)
+	st.out.Retained = append(st.out.Retained, retained...)
+	return err
+}
+
+func deleteClaim(ctx context.Context, c *Client, ns, name string) ([]string, error) {
+	cs := c.CS
+	pvName := ""
+	if pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		pvName = pvc.Spec.VolumeName
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("deleting: %w", err)
+	}
+	if err := waitGone(ctx, c, "PVC "+name, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	}); err != nil {
+		return nil, err
+	}
+	if pvName == "" {
+		return nil, nil
+	}
+	var retained []string
+	err := waitGone(ctx, c, "PV "+pvName, func(ctx context.Context) (bool, error) {
+		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case apierrors.IsForbidden(err):
+			return true, nil // cannot see PVs: nothing more to wait for
+		case err != nil:
+			return false, err
+		case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain:
+			retained = []string{pvName}
+			return true, nil
+		}
+		return false, nil
+	})
+	return retained, err
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// waitGone polls done until it reports true, ctx ends, or it fails.
+func waitGone(ctx context.Context, c *Client, what string, done func(context.Context) (bool, error)) error {
+	tick := time.NewTicker(c.poll())
+	defer tick.Stop()
+	var last error
+	for {
+		ok, err := done(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("%s still there: %w (last error: %v)", what, ctx.Err(), last)
+			}
+			return fmt.Errorf("%s still there: %w", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Leftovers are the objects of earlier runs that are still there.
+type Leftovers struct {
+	Jobs, Pods, PVCs []string // namespace/name
+	// Retained are PVs of deleted iolens PVCs kept by a Retain policy.
+	Retained []string
+}
+
+// Empty reports whether nothing is left.
+func (l Leftovers) Empty() bool {
+	return len(l.Jobs)+len(l.Pods)+len(l.PVCs)+len(l.Retained) == 0
+}
+
+// FindLeftovers lists what runs left behind in ns (all namespaces if
+// empty), for one run or all (runID empty).
+func FindLeftovers(ctx context.Context, cs kubernetes.Interface, ns, runID string) (Leftovers, error) {
+	var l Leftovers
+	opts := metav1.ListOptions{LabelSelector: selector(runID)}
+	jobs, err := cs.BatchV1().Jobs(ns).List(ctx, opts)
+	if err != nil {
+		return l, fmt.Errorf("listing jobs: %w", err)
+	}
+	for _, j := range jobs.Items {
+		l.Jobs = append(l.Jobs, j.Namespace+"/"+j.Name)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, opts)
+	if err != nil {
+		return l, fmt.Errorf("listing pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		l.Pods = append(l.Pods, p.Namespace+"/"+p.Name)
+	}
+	pvcs, err := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts)
+	if err != nil {
+		return l, fmt.Errorf("listing PVCs: %w", err)
+	}
+	for _, p := range pvcs.Items {
+		l.PVCs = append(l.PVCs, p.Namespace+"/"+p.Name)
+	}
+	l.Retained = retainedPVs(ctx, cs, ns)
+	return l, nil
+}
+
+// retainedPVs finds released PVs whose claim was an iolens PVC. PVs carry
+// no labels of ours, so the claim's name prefix is the link.
+func retainedPVs(ctx context.Context, cs kubernetes.Interface, ns string) []string {
+	pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, pv := range pvs.Items {
+		ref := pv.Spec.ClaimRef
+		if ref == nil || !strings.HasPrefix(ref.Name, "iolens-t") || (ns != "" && ref.Namespace != ns) {
+			continue
+		}
+		if pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.Status.Phase == corev1.VolumeReleased {
+			out = append(out, pv.Name)
+		}
+	}
+	return out
+}
+
+// Cleanup deletes what FindLeftovers finds, Jobs and pods before PVCs,
+// and waits until it is gone. It returns what is still left (retained PVs
+// at least) and every error met.
+func Cleanup(ctx context.Context, c *Client, ns, runID string, progress func(string)) (Leftovers, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	l, err := FindLeftovers(ctx, c.CS, ns, runID)
+	if err != nil {
+		return l, err
+	}
+	var errs []error
+	for _, j := range l.Jobs {
+		jns, name, _ := strings.Cut(j, "/")
+		progress("deleting job " + j)
+		if err := deleteJobAndPods(ctx, c, jns, name, "job-name="+name); err != nil {
+			errs = append(errs, fmt.Errorf("job %s: %w", j, err))
+		}
+	}
+	for _, p := range l.Pods {
+		pns, name, _ := strings.Cut(p, "/")
+		progress("deleting pod " + p)
+		err := c.CS.CoreV1().Pods(pns).Delete(ctx, name, metav1.DeleteOptions{})
+		if err == nil || apierrors.IsNotFound(err) {
+			err = waitGone(ctx, c, "pod "+p, func(ctx context.Context) (bool, error) {
+				_, err := c.CS.CoreV1().Pods(pns).Get(ctx, name, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), ignoreNotFound(err)
+			})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: %w", p, err))
+		}
+	}
+	for _, p := range l.PVCs {
+		pns, name, _ := strings.Cut(p, "/")
+		progress("deleting PVC " + p)
+		if _, err := deleteClaim(ctx, c, pns, name); err != nil {
+			errs = append(errs, fmt.Errorf("PVC %s: %w", p, err))
+		}
+	}
+	left, lerr := FindLeftovers(ctx, c.CS, ns, runID)
+	if lerr != nil {
+		errs = append(errs, lerr)
+	}
+	return left, errors.Join(errs...)
+}

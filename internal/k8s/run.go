@@ -1,0 +1,760 @@
+package k8s
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Phase is where a target is in its life.
+type Phase string
+
+// Phases, in the order a target normally goes through them. With a
+// WaitForFirstConsumer class a pod is scheduled before its volume binds.
+const (
+	PhasePending      Phase = "pending"
+	PhaseProvisioning Phase = "provisioning"
+	PhaseBound        Phase = "bound"
+	PhaseScheduled    Phase = "scheduled"
+	PhaseRunning      Phase = "running"
+	PhaseTest         Phase = "test"
+	PhaseDone         Phase = "done"
+	PhaseFailed       Phase = "failed"
+	PhaseCleanup      Phase = "cleanup"
+	PhaseCleaned      Phase = "cleaned"
+	PhaseInfo         Phase = "info"
+)
+
+// Event reports the progress of one target.
+type Event struct {
+	Target Target
+	Phase  Phase
+	// Test of Tests is running (PhaseTest), named TestName.
+	Test, Tests int
+	TestName    string
+	Message     string
+	At          time.Time
+}
+
+// Outcome is what happened to one target.
+type Outcome struct {
+	Target  Target
+	Results int
+	// Err is nil when the target completed; it is a *TargetError
+	// otherwise, joined with any cleanup error.
+	Err                  error
+	PVC, Job, Pod, PV    string
+	Node                 string
+	Retained             []string
+	Kept                 bool
+	Created, Done, Clean time.Time
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	RunID    string
+	Outcomes []Outcome
+	// Retained lists PersistentVolumes left behind by a Retain reclaim
+	// policy; they hold data and are never deleted by iolens.
+	Retained []string
+	Started  time.Time
+	// FirstResult and LastResult are when the first and last results
+	// arrived; CleanedUp when the last object was gone.
+	FirstResult, LastResult, CleanedUp time.Time
+}
+
+// Failed counts the targets that failed.
+func (s Summary) Failed() int {
+	n := 0
+	for _, o := range s.Outcomes {
+		if o.Err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Runner runs targets on a cluster.
+type Runner struct {
+	Client *Client
+	Config Config
+	// Emit receives each result, with the target's metadata in
+	// Target.Labels. Calls are serialized.
+	Emit func(bench.Result) error
+	// Progress receives events; calls are serialized.
+	Progress func(Event)
+
+	mu      sync.Mutex
+	classes map[string]*storagev1.StorageClass
+	sum     Summary
+}
+
+// ErrRunFailed is wrapped by Run's error when targets failed.
+var ErrRunFailed = errors.New("targets failed")
+
+// Run benchmarks every target, in parallel or one group after another,
+// and cleans up after each. Failed targets do not stop the others. The
+// error joins every target's error and wraps ErrRunFailed, or ctx's error
+// when the run was interrupted.
+func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
+	r.sum = Summary{RunID: r.Config.RunID, Started: r.Client.now()}
+	if r.Config.Timeouts == (Timeouts{}) {
+		r.Config.Timeouts = DefaultTimeouts()
+	}
+	if err := r.preflight(ctx, targets); err != nil {
+		return r.sum, err
+	}
+	groups := Groups(targets)
+	outcomes := make([][]Outcome, len(groups))
+	runGroup := func(i int) {
+		g := groups[i]
+		outs := make([]Outcome, len(g))
+		var wg sync.WaitGroup
+		for j := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[j] = r.runTarget(ctx, g[j])
+			}()
+		}
+		wg.Wait()
+		outcomes[i] = outs
+	}
+	if r.Config.Parallel {
+		var wg sync.WaitGroup
+		for i := range groups {
+			wg.Add(1)
+			go func() { defer wg.Done(); runGroup(i) }()
+		}
+		wg.Wait()
+	} else {
+		for i := range groups {
+			if ctx.Err() != nil {
+				for _, t := range groups[i] {
+					outcomes[i] = append(outcomes[i], Outcome{Target: t, Err: &TargetError{Target: t, Phase: "start", Err: ctx.Err()}})
+				}
+				continue
+			}
+			runGroup(i)
+		}
+	}
+	var errs []error
+	for _, outs := range outcomes {
+		for _, o := range outs {
+			r.sum.Outcomes = append(r.sum.Outcomes, o)
+			r.sum.Retained = append(r.sum.Retained, o.Retained...)
+			if o.Clean.After(r.sum.CleanedUp) {
+				r.sum.CleanedUp = o.Clean
+			}
+			if o.Err != nil {
+				errs = append(errs, o.Err)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return r.sum, fmt.Errorf("run %s interrupted: %w", r.Config.RunID, errors.Join(append([]error{ctx.Err()}, errs...)...))
+	}
+	if len(errs) > 0 {
+		return r.sum, fmt.Errorf("%d of %d targets failed: %w", len(errs), len(targets), errors.Join(append([]error{ErrRunFailed}, errs...)...))
+	}
+	return r.sum, nil
+}
+
+// preflight checks that the storage classes exist before anything is
+// created, so a typo fails at once and leaves nothing behind. Without the
+// right to read classes the check is skipped and the PVC's events explain
+// a failure instead.
+func (r *Runner) preflight(ctx context.Context, targets []Target) error {
+	r.classes = map[string]*storagev1.StorageClass{}
+	if r.Config.HostPath != "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if seen[t.StorageClass] {
+			continue
+		}
+		seen[t.StorageClass] = true
+		sc, err := r.Client.CS.StorageV1().StorageClasses().Get(ctx, t.StorageClass, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			e := &ClassNotFoundError{Name: t.StorageClass}
+			if list, lerr := r.Client.CS.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}); lerr == nil {
+				for _, c := range list.Items {
+					e.Available = append(e.Available, c.Name)
+				}
+				sort.Strings(e.Available)
+			}
+			return e
+		case apierrors.IsForbidden(err):
+			r.event(Event{Target: t, Phase: PhaseInfo, Message: "cannot read storage class " + t.StorageClass + " (forbidden); skipping the check"})
+		case err != nil:
+			return fmt.Errorf("reading storage class %s: %w", t.StorageClass, err)
+		default:
+			r.classes[t.StorageClass] = sc
+		}
+	}
+	return nil
+}
+
+func (r *Runner) event(e Event) {
+	if e.At.IsZero() {
+		e.At = r.Client.now()
+	}
+	if r.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Progress(e)
+}
+
+func (r *Runner) emit(res bench.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.Client.now()
+	if r.sum.FirstResult.IsZero() {
+		r.sum.FirstResult = now
+	}
+	r.sum.LastResult = now
+	if r.Emit == nil {
+		return nil
+	}
+	return r.Emit(res)
+}
+
+// target is the state of one running target.
+type target struct {
+	r   *Runner
+	t   Target
+	out *Outcome
+	// stack holds the cleanup steps, undone in reverse order.
+	stack   cleanupStack
+	claim   *corev1.PersistentVolumeClaim
+	job     *batchv1.Job
+	pod     *corev1.Pod
+	phase   Phase
+	meta    map[string]string
+	lastSeq int
+}
+
+func (r *Runner) runTarget(ctx context.Context, t Target) (o Outcome) {
+	o = Outcome{Target: t, Created: r.Client.now()}
+	st := &target{r: r, t: t, out: &o, phase: ""}
+	defer func() {
+		if o.Err != nil {
+			r.event(Event{Target: t, Phase: PhaseFailed, Message: o.Err.Error()})
+		}
+		if r.Config.Keep {
+			o.Kept = true
+			if len(st.stack) > 0 {
+				r.event(Event{Target: t, Phase: PhaseInfo, Message: fmt.Sprintf("--keep: leaving %s; remove with: iolens k8s cleanup -n %s --run %s", st.stack.names(), r.Config.Namespace, r.Config.RunID)})
+			}
+			return
+		}
+		// Cleanup ignores Ctrl-C but has its own deadline.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.Config.Timeouts.Cleanup)
+		defer cancel()
+		if len(st.stack) > 0 {
+			r.event(Event{Target: t, Phase: PhaseCleanup, Message: "deleting " + st.stack.names()})
+		}
+		if cerr := st.stack.run(cctx); cerr != nil {
+			o.Err = errors.Join(o.Err, &CleanupError{Target: t, Err: cerr, RunID: r.Config.RunID, Namespace: r.Config.Namespace})
+			r.event(Event{Target: t, Phase: PhaseFailed, Message: "cleanup: " + cerr.Error()})
+		} else if len(st.stack) > 0 {
+			r.event(Event{Target: t, Phase: PhaseCleaned})
+		}
+		o.Clean = r.Client.now()
+	}()
+	if err := st.run(ctx); err != nil {
+		o.Err = err
+		return o
+	}
+	o.Done = r.Client.now()
+	r.event(Event{Target: t, Phase: PhaseDone, Message: fmt.Sprintf("%d results", o.Results)})
+	return o
+}
+
+func (st *target) fail(phase string, err error) *TargetError {
+	return &TargetError{Target: st.t, Phase: phase, Err: err}
+}
+
+func (st *target) setPhase(p Phase, msg string) {
+	if st.phase == p {
+		return
+	}
+	st.phase = p
+	st.r.event(Event{Target: st.t, Phase: p, Message: msg})
+}
+
+func (st *target) run(ctx context.Context) error {
+	r := st.r
+	cs := r.Client.CS
+	ns := r.Config.Namespace
+	claimName := ""
+	if r.Config.HostPath == "" {
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, r.Config.pvcFor(st.t), metav1.CreateOptions{})
+		if err != nil {
+			te := st.fail("create PVC", err)
+			te.Cause, te.hint = explainCreate(err, "PVC")
+			return te
+		}
+		st.claim = pvc
+		claimName = pvc.Name
+		st.out.PVC = pvc.Name
+		st.stack.push("PVC "+pvc.Name, func(ctx context.Context) error { return st.deleteClaim(ctx, pvc.Name) })
+	}
+	job, err := cs.BatchV1().Jobs(ns).Create(ctx, r.Config.jobFor(st.t, claimName), metav1.CreateOptions{})
+	if err != nil {
+		te := st.fail("create Job", err)
+		te.Cause, te.hint = explainCreate(err, "Job")
+		return te
+	}
+	st.job = job
+	st.out.Job = job.Name
+	st.stack.push("Job "+job.Name, func(ctx context.Context) error { return st.deleteJob(ctx, job.Name) })
+	st.setPhase(PhasePending, "")
+
+	if err := st.waitStarted(ctx); err != nil {
+		return err
+	}
+	st.collectMeta(ctx)
+	return st.stream(ctx)
+}
+
+// bindingMode of the target's class, "" when unknown.
+func (st *target) bindingMode() storagev1.VolumeBindingMode {
+	sc := st.r.classes[st.t.StorageClass]
+	if sc == nil || sc.VolumeBindingMode == nil {
+		return ""
+	}
+	return *sc.VolumeBindingMode
+}
+
+// waitStarted waits until the agent runs (or has already finished), with
+// a separate deadline for binding, scheduling and starting.
+func (st *target) waitStarted(ctx context.Context) error {
+	r := st.r
+	cs := r.Client.CS
+	ns := r.Config.Namespace
+	to := r.Config.Timeouts
+	now := r.Client.now()
+	wffc := st.bindingMode() == storagev1.VolumeBindingWaitForFirstConsumer
+	immediate := st.bindingMode() == storagev1.VolumeBindingImmediate
+	// Each clock starts when its phase can begin: a WaitForFirstConsumer
+	// volume binds only after its pod is scheduled, and a pod with an
+	// Immediate volume is scheduled only after the volume is bound.
+	var bindFrom, schedFrom, startFrom time.Time
+	if !wffc {
+		bindFrom = now
+	}
+	if !immediate || st.claim == nil {
+		schedFrom = now
+	}
+	bound := st.claim == nil
+	tick := time.NewTicker(r.Client.poll())
+	defer tick.Stop()
+	for {
+		now = r.Client.now()
+		if st.claim != nil && !bound {
+			pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, st.claim.Name, metav1.GetOptions{})
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return st.fail(string(PhasePending), ctx.Err())
+			case err != nil:
+				return st.fail("bind", fmt.Errorf("reading PVC %s: %w", st.claim.Name, err))
+			case pvc.Status.Phase == corev1.ClaimBound:
+				st.claim = pvc
+				bound = true
+				st.out.PV = pvc.Spec.VolumeName
+				st.setPhase(PhaseBound, pvc.Spec.VolumeName)
+				if schedFrom.IsZero() {
+					schedFrom = now
+				}
+			case pvc.Status.Phase == corev1.ClaimLost:
+				te := st.fail("bind", fmt.Errorf("PVC %s lost its volume", pvc.Name))
+				te.Cause, te.hint = diagnoseClaim(ctx, cs, pvc, r.classes[st.t.StorageClass])
+				return te
+			default:
+				st.claim = pvc
+				if pvc.Annotations["volume.kubernetes.io/selected-node"] != "" || pvc.Annotations["volume.kubernetes.io/storage-provisioner"] != "" {
+					if bindFrom.IsZero() {
+						bindFrom = now
+					}
+					st.setPhase(PhaseProvisioning, pvc.Annotations["volume.kubernetes.io/storage-provisioner"])
+				}
+			}
+			if !bound && !bindFrom.IsZero() && now.Sub(bindFrom) > to.Bind {
+				te := st.fail("bind", fmt.Errorf("PVC %s not bound after %s: %w", st.claim.Name, to.Bind, ErrPhaseTimeout))
+				te.Cause, te.hint = diagnoseClaim(ctx, cs, st.claim, r.classes[st.t.StorageClass])
+				st.addPodCause(ctx, te)
+				return te
+			}
+		}
+		pod, err := st.findPod(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return st.fail(string(st.phase), ctx.Err())
+			}
+			return st.fail("schedule", err)
+		}
+		if pod != nil {
+			st.pod = pod
+			st.out.Pod = pod.Name
+			if pod.Spec.NodeName != "" {
+				if st.out.Node == "" {
+					st.out.Node = pod.Spec.NodeName
+					startFrom = now
+					if bindFrom.IsZero() {
+						bindFrom = now
+					}
+					st.setPhase(PhaseScheduled, pod.Spec.NodeName)
+				}
+			}
+			if cause, hint, fatal := fatalWaiting(pod); fatal {
+				te := st.fail("start", errors.New(cause))
+				te.Cause, te.hint = cause, hint
+				return te
+			}
+			switch pod.Status.Phase {
+			case corev1.PodRunning, corev1.PodSucceeded:
+				if bound {
+					st.setPhase(PhaseRunning, "")
+					return nil
+				}
+			case corev1.PodFailed:
+				// The agent may have written its reason before failing:
+				// the log is read anyway.
+				if bound {
+					return nil
+				}
+				te := st.fail("start", fmt.Errorf("pod %s failed: %s", pod.Name, podReason(pod)))
+				te.Cause, te.hint = diagnosePod(ctx, cs, pod)
+				return te
+			}
+		} else if jf := jobFailed(ctx, cs, st.job); jf != "" {
+			te := st.fail("schedule", fmt.Errorf("job %s failed: %s", st.job.Name, jf))
+			return te
+		}
+		if (pod == nil || pod.Spec.NodeName == "") && !schedFrom.IsZero() && now.Sub(schedFrom) > to.Schedule {
+			te := st.fail("schedule", fmt.Errorf("pod not scheduled after %s: %w", to.Schedule, ErrPhaseTimeout))
+			if pod != nil {
+				te.Cause, te.hint = diagnosePod(ctx, cs, pod)
+			} else {
+				te.Cause, te.hint = diagnoseJob(ctx, cs, st.job)
+			}
+			return te
+		}
+		if !startFrom.IsZero() && bound && now.Sub(startFrom) > to.Start {
+			te := st.fail("start", fmt.Errorf("pod %s not running %s after it was scheduled: %w", pod.Name, to.Start, ErrPhaseTimeout))
+			te.Cause, te.hint = diagnosePod(ctx, cs, pod)
+			return te
+		}
+		if pod != nil && pod.Spec.NodeName != "" && !bound && now.Sub(startFrom) > time.Duration(0) {
+			if gone := nodeGone(ctx, cs, pod.Spec.NodeName); gone != nil {
+				return gone(st.t)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return st.fail(string(st.phase), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// addPodCause adds the pod's scheduling trouble to a bind failure: with
+// WaitForFirstConsumer the volume waits for a pod that cannot be placed.
+func (st *target) addPodCause(ctx context.Context, te *TargetError) {
+	if st.pod == nil || st.pod.Spec.NodeName != "" {
+		return
+	}
+	if cause, hint := diagnosePod(ctx, st.r.Client.CS, st.pod); cause != "" {
+		te.Cause = joinCause(te.Cause, cause)
+		if te.hint == "" || st.bindingMode() == storagev1.VolumeBindingWaitForFirstConsumer {
+			te.hint = hint
+		}
+	}
+}
+
+func (st *target) findPod(ctx context.Context) (*corev1.Pod, error) {
+	pods, err := st.r.Client.CS.CoreV1().Pods(st.r.Config.Namespace).List(ctx, metav1.ListOptions{LabelSelector: targetSelector(st.r.Config.RunID, st.t.ID)})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if newest == nil || p.CreationTimestamp.After(newest.CreationTimestamp.Time) {
+			newest = p
+		}
+	}
+	return newest, nil
+}
+
+func jobFailed(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) string {
+	j, err := cs.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// collectMeta records where the target ended up, for every result.
+func (st *target) collectMeta(ctx context.Context) {
+	r := st.r
+	cs := r.Client.CS
+	m := map[string]string{
+		"k8s.namespace": r.Config.Namespace,
+		"k8s.run-id":    r.Config.RunID,
+		"k8s.target":    st.t.ID,
+		"k8s.group":     st.t.Group,
+	}
+	if r.Config.Context != "" {
+		m["k8s.context"] = r.Config.Context
+	}
+	if st.t.Slot > 0 {
+		m["k8s.slot"] = strconv.Itoa(st.t.Slot)
+	}
+	if st.job != nil {
+		m["k8s.job"] = st.job.Name
+	}
+	if st.pod != nil {
+		m["k8s.pod"] = st.pod.Name
+		m["k8s.node"] = st.pod.Spec.NodeName
+		if node, err := cs.CoreV1().Nodes().Get(ctx, st.pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
+			for _, k := range []string{"node.kubernetes.io/instance-type", "topology.kubernetes.io/zone", "topology.kubernetes.io/region"} {
+				if v := node.Labels[k]; v != "" {
+					m["k8s.node."+k] = v
+				}
+			}
+		}
+	}
+	if r.Config.HostPath != "" {
+		m["k8s.host-path"] = r.Config.HostPath
+	}
+	if st.claim != nil {
+		pvc := st.claim
+		m["k8s.pvc"] = pvc.Name
+		m["k8s.storage-class"] = st.t.StorageClass
+		m["k8s.size-requested"] = st.t.Size.String()
+		if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+			m["k8s.size-actual"] = q.String()
+		}
+		if pvc.Spec.VolumeMode != nil {
+			m["k8s.volume-mode"] = string(*pvc.Spec.VolumeMode)
+		}
+		if len(pvc.Spec.AccessModes) > 0 {
+			m["k8s.access-mode"] = string(pvc.Spec.AccessModes[0])
+		}
+		if sc := r.classes[st.t.StorageClass]; sc != nil {
+			m["k8s.provisioner"] = sc.Provisioner
+			for k, v := range sc.Parameters {
+				if importantParam(k) {
+					m["k8s.sc."+k] = v
+				}
+			}
+		}
+		if pvc.Spec.VolumeName != "" {
+			m["k8s.pv"] = pvc.Spec.VolumeName
+			if pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{}); err == nil {
+				switch {
+				case pv.Spec.CSI != nil:
+					m["k8s.csi-driver"] = pv.Spec.CSI.Driver
+					m["k8s.csi-volume-handle"] = pv.Spec.CSI.VolumeHandle
+				case pv.Spec.HostPath != nil:
+					m["k8s.pv-path"] = pv.Spec.HostPath.Path
+				case pv.Spec.Local != nil:
+					m["k8s.pv-path"] = pv.Spec.Local.Path
+				}
+				if pv.Spec.PersistentVolumeReclaimPolicy != "" {
+					m["k8s.reclaim-policy"] = string(pv.Spec.PersistentVolumeReclaimPolicy)
+				}
+				if _, ok := m["k8s.provisioner"]; !ok {
+					m["k8s.provisioner"] = pv.Annotations["pv.kubernetes.io/provisioned-by"]
+				}
+			}
+		}
+	}
+	st.meta = m
+}
+
+// maxReconnects bounds how often a cut log stream is reopened.
+const maxReconnects = 10
+
+// stream reads the agent's records until its final one, reopening the log
+// when the stream is cut while the pod still runs.
+func (st *target) stream(ctx context.Context) error {
+	r := st.r
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, r.Config.runTimeout())
+	defer cancel()
+	var lastOther []string
+	damaged := 0
+	for attempt := 0; ; attempt++ {
+		follow := true
+		if st.podDone(ctx) {
+			follow = false
+		}
+		done, fr, err := st.readOnce(ctx, follow)
+		if fr != nil {
+			damaged += fr.Damaged
+			if len(fr.Other) > 0 {
+				lastOther = fr.Other
+			}
+		}
+		if done != nil {
+			if done.Error != "" {
+				te := st.fail("run", errors.New(done.Error))
+				te.hint = done.Hint
+				if te.hint == "" {
+					te.Cause, te.hint = explainAgentError(done.Error)
+				}
+				te.Logs = lastOther
+				return te
+			}
+			if damaged > 0 {
+				r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("%d damaged log records skipped", damaged)})
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			if parent.Err() == nil {
+				te := st.fail("run", fmt.Errorf("agent not done after %s: %w", r.Config.runTimeout(), ErrPhaseTimeout))
+				te.Cause, te.hint = diagnosePod(parent, r.Client.CS, st.pod)
+				te.Logs = lastOther
+				return te
+			}
+			return st.fail("run", parent.Err())
+		}
+		// No final record: either the stream was cut, or the agent died.
+		if !follow || st.podDone(ctx) {
+			if follow {
+				// Read the finished log once more from the start: the cut
+				// may have hidden the last records.
+				continue
+			}
+			pod := st.pod
+			te := st.fail("run", fmt.Errorf("agent ended without its final record (%s)", describeEnd(err, fr)))
+			te.Cause, te.hint = diagnosePod(ctx, r.Client.CS, pod)
+			if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
+				return gone(st.t)
+			}
+			te.Logs = lastOther
+			return te
+		}
+		if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
+			return gone(st.t)
+		}
+		if attempt >= maxReconnects {
+			te := st.fail("run", fmt.Errorf("log stream cut %d times (%s): %w", attempt+1, describeEnd(err, fr), ErrStreamCut))
+			te.hint = "the connection to the node's kubelet keeps dropping; check the API server and node network"
+			te.Logs = lastOther
+			return te
+		}
+		r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("log stream cut (%s); reconnecting", describeEnd(err, fr))})
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(attempt+1)*r.Client.poll(), 5*time.Second)):
+		}
+	}
+}
+
+func describeEnd(err error, fr *FrameReader) string {
+	s := "end of stream"
+	if err != nil && !errors.Is(err, io.EOF) {
+		s = err.Error()
+	}
+	if fr != nil && fr.Partial {
+		s += ", in the middle of a line"
+	}
+	return s
+}
+
+// podDone refreshes the pod and reports whether its container finished.
+func (st *target) podDone(ctx context.Context) bool {
+	if st.pod == nil {
+		return false
+	}
+	p, err := st.r.Client.CS.CoreV1().Pods(st.r.Config.Namespace).Get(ctx, st.pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	st.pod = p
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// readOnce reads one log stream; it returns the final record if it saw it.
+func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameReader, error) {
+	rc, err := st.r.Client.openLogs(ctx, st.r.Config.Namespace, st.pod.Name, follow)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening log: %w", err)
+	}
+	defer rc.Close()
+	fr := NewFrameReader(rc)
+	for {
+		rec, err := fr.Next()
+		if err != nil {
+			return nil, fr, err
+		}
+		if rec.Seq <= st.lastSeq {
+			continue // seen before a reconnect
+		}
+		st.lastSeq = rec.Seq
+		switch rec.Type {
+		case RecordEvent:
+			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
+		case RecordResult:
+			var res bench.Result
+			if err := json.Unmarshal(rec.Result, &res); err != nil {
+				st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: "undecodable result skipped: " + err.Error()})
+				continue
+			}
+			st.annotate(&res)
+			if err := st.r.emit(res); err != nil {
+				return nil, fr, fmt.Errorf("saving result: %w", err)
+			}
+			st.out.Results++
+		case RecordDone:
+			return &rec, fr, nil
+		}
+	}
+}
+
+// annotate adds the cluster side of the target to a result from the agent.
+func (st *target) annotate(res *bench.Result) {
+	res.RunID = st.r.Config.RunID
+	if st.r.Config.HostPath != "" {
+		res.Target.Kind = "hostpath"
+	} else {
+		res.Target.Kind = "pvc"
+	}
+	labels := map[string]string{}
+	for k, v := range res.Target.Labels {
+		labels[k] = v
+	}
+	for k, v := range st.meta {
+		labels[k] = v
+	}
+	res.Target.Labels = labels
+}
+

@@ -1,0 +1,332 @@
+package k8s
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels every object iolens creates carries, so that a crashed run can be
+// found and cleaned up later.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "iolens"
+	LabelRunID     = "iolens.dev/run-id"
+	LabelTarget    = "iolens.dev/target"
+	LabelGroup     = "iolens.dev/group"
+	LabelRole      = "iolens.dev/role"
+)
+
+// Paths inside the agent pod.
+const (
+	agentBinary  = "/usr/local/bin/iolens"
+	dataDir      = "/data"
+	blockDevice  = "/dev/iolens-volume"
+	hostDir      = "/host"
+	jobFileEnv   = "IOLENS_JOB_FILE"
+	agentUID     = 65532
+	containerTag = "agent"
+)
+
+// Config says how to run every target of a run.
+type Config struct {
+	Namespace string
+	// Context is the kubeconfig context, recorded in each result.
+	Context string
+	RunID   string
+	Image   string
+	// PullPolicy defaults to IfNotPresent.
+	PullPolicy corev1.PullPolicy
+	// VolumeMode is Filesystem (default) or Block.
+	VolumeMode corev1.PersistentVolumeMode
+	AccessMode corev1.PersistentVolumeAccessMode
+	// NodeSelector and Tolerations apply to every pod.
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+	// Parallel runs every target at once; otherwise one group after the
+	// other.
+	Parallel bool
+	// Keep leaves the objects in place for debugging.
+	Keep     bool
+	Timeouts Timeouts
+	Agent    AgentArgs
+	// HostPath and RunAsUser are for node-check targets.
+	HostPath  string
+	RunAsUser *int64
+}
+
+// AgentArgs is what the agent in the pod runs.
+type AgentArgs struct {
+	Suite    string
+	JobName  string
+	JobFile  string // fio job file text, instead of Suite
+	RuntimeS float64
+	Repeat   int
+	// FileSize is the test file size in the volume ("" lets the agent
+	// choose from the free space).
+	FileSize string
+	// Tests is the number of results a target produces (tests × repeats),
+	// for progress.
+	Tests int
+	// Planned is how long the tests should take, for the run timeout.
+	Planned time.Duration
+}
+
+// Timeouts bound each phase of a target separately: a slow provisioner and
+// a long suite need different limits, and one fixed timeout fits neither.
+type Timeouts struct {
+	// Bind: PVC created → Bound.
+	Bind time.Duration
+	// Schedule: Job created → pod assigned to a node.
+	Schedule time.Duration
+	// Start: pod scheduled → agent running (image pull, attach, mount).
+	Start time.Duration
+	// Run: agent running → agent done. Zero derives it from the suite.
+	Run time.Duration
+	// Cleanup: deleting everything and waiting until it is gone.
+	Cleanup time.Duration
+}
+
+// DefaultTimeouts are generous for cloud disks, which can take minutes to
+// provision and attach.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Bind: 5 * time.Minute, Schedule: 5 * time.Minute, Start: 5 * time.Minute, Cleanup: 3 * time.Minute}
+}
+
+func (c Config) runTimeout() time.Duration {
+	if c.Timeouts.Run > 0 {
+		return c.Timeouts.Run
+	}
+	// Twice the plan plus five minutes covers preconditioning the test
+	// file on a slow disk.
+	return 2*c.Agent.Planned + 5*time.Minute
+}
+
+func (c Config) labels(t Target, role string) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedByValue,
+		LabelRunID:     c.RunID,
+		LabelTarget:    t.ID,
+		LabelGroup:     t.Group,
+		LabelRole:      role,
+	}
+}
+
+func (c Config) isBlock() bool { return c.VolumeMode == corev1.PersistentVolumeBlock }
+
+// pvcFor builds the claim of a target.
+func (c Config) pvcFor(t Target) *corev1.PersistentVolumeClaim {
+	mode := c.VolumeMode
+	if mode == "" {
+		mode = corev1.PersistentVolumeFilesystem
+	}
+	access := c.AccessMode
+	if access == "" {
+		access = corev1.ReadWriteOnce
+	}
+	sc := t.StorageClass
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "iolens-" + t.ID + "-", Namespace: c.Namespace, Labels: c.labels(t, "bench")},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &sc,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{access},
+			VolumeMode:       &mode,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: t.Size}},
+		},
+	}
+}
+
+// agentArgs is the agent's command line.
+func (c Config) agentArgs(t Target) []string {
+	a := []string{"k8s", "agent", "--run-id", c.RunID, "--target", t.ID}
+	switch {
+	case c.HostPath != "":
+		a = append(a, "--dir", hostDir)
+	case c.isBlock():
+		a = append(a, "--device", blockDevice)
+	default:
+		a = append(a, "--dir", dataDir)
+	}
+	if c.Agent.JobFile != "" {
+		a = append(a, "--job-env", jobFileEnv, "--job-name", c.Agent.JobName)
+	} else if c.Agent.Suite != "" {
+		a = append(a, "--suite", c.Agent.Suite)
+	}
+	if c.Agent.RuntimeS > 0 {
+		a = append(a, "--runtime", strconv.FormatFloat(c.Agent.RuntimeS, 'f', -1, 64))
+	}
+	if c.Agent.Repeat > 1 {
+		a = append(a, "--repeat", strconv.Itoa(c.Agent.Repeat))
+	}
+	if c.Agent.FileSize != "" {
+		a = append(a, "--file-size", c.Agent.FileSize)
+	}
+	return a
+}
+
+// podSecurity returns the least privilege a target needs. A filesystem
+// volume needs nothing beyond the restricted Pod Security profile. A raw
+// block device node belongs to root, so Block mode runs as uid 0, still
+// with no capabilities. A host path (node-check) is owned by whoever runs
+// the service there, root by default.
+func (c Config) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+	no := false
+	yes := true
+	uid := int64(agentUID)
+	psc := &corev1.PodSecurityContext{
+		RunAsNonRoot:   &yes,
+		RunAsUser:      &uid,
+		RunAsGroup:     &uid,
+		FSGroup:        &uid,
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if c.isBlock() || c.HostPath != "" {
+		root := int64(0)
+		if c.RunAsUser != nil {
+			root = *c.RunAsUser
+		}
+		psc.RunAsUser, psc.RunAsGroup, psc.FSGroup = &root, &root, nil
+		nonRoot := root != 0
+		psc.RunAsNonRoot = &nonRoot
+	}
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &no,
+		ReadOnlyRootFilesystem:   &yes,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	return psc, sc
+}
+
+// controlPlaneTolerations let node-check reach control-plane nodes, where
+// etcd lives.
+func controlPlaneTolerations() []corev1.Toleration {
+	return []corev1.Toleration{
+		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+}
+
+// jobFor builds the Job of a target; claim is empty for a host path.
+func (c Config) jobFor(t Target, claim string) *batchv1.Job {
+	role := "bench"
+	if c.HostPath != "" {
+		role = "node-check"
+	}
+	labels := c.labels(t, role)
+	psc, sc := c.podSecurity()
+	pull := c.PullPolicy
+	if pull == "" {
+		pull = corev1.PullIfNotPresent
+	}
+	container := corev1.Container{
+		Name:            containerTag,
+		Image:           c.Image,
+		ImagePullPolicy: pull,
+		Command:         []string{agentBinary},
+		Args:            c.agentArgs(t),
+		Env:             []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
+		SecurityContext: sc,
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("100m"),
+			corev1.ResourceMemory: resource.MustParse("64Mi"),
+		}},
+		VolumeMounts:             []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	if c.Agent.JobFile != "" {
+		container.Env = append(container.Env, corev1.EnvVar{Name: jobFileEnv, Value: c.Agent.JobFile})
+	}
+	volumes := []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	switch {
+	case c.HostPath != "":
+		dir := corev1.HostPathDirectory
+		volumes = append(volumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: c.HostPath, Type: &dir}}})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "host", MountPath: hostDir})
+	case claim != "":
+		volumes = append(volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+		if c.isBlock() {
+			container.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: blockDevice}}
+		} else {
+			container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: dataDir})
+		}
+	}
+	tolerations := append([]corev1.Toleration(nil), c.Tolerations...)
+	if c.HostPath != "" {
+		tolerations = append(tolerations, controlPlaneTolerations()...)
+	}
+	no := false
+	zero := int32(0)
+	deadline := int64((c.Timeouts.Schedule + c.Timeouts.Start + c.runTimeout()).Seconds())
+	spec := corev1.PodSpec{
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		SecurityContext:               psc,
+		Containers:                    []corev1.Container{container},
+		Volumes:                       volumes,
+		NodeSelector:                  c.NodeSelector,
+		Tolerations:                   tolerations,
+		AutomountServiceAccountToken:  &no,
+		EnableServiceLinks:            &no,
+		TerminationGracePeriodSeconds: ptr(int64(5)),
+		Affinity:                      affinityFor(t, c.RunID),
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "iolens-" + t.ID + "-", Namespace: c.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			// One try: a failed benchmark is reported, not retried with a
+			// half-written test file.
+			BackoffLimit: &zero,
+			// A safety net should the CLI die: the pod stops by itself.
+			ActiveDeadlineSeconds: &deadline,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       spec,
+			},
+		},
+	}
+}
+
+// affinityFor pins a target to its node, or keeps the volumes of one group
+// together on whatever node the scheduler picks for the first of them.
+func affinityFor(t Target, runID string) *corev1.Affinity {
+	if t.Node != "" {
+		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				// matchFields on the name, as DaemonSets do: the hostname
+				// label does not always equal the node name.
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{t.Node}}},
+			}}},
+		}}
+	}
+	if t.Slot > 0 {
+		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRunID: runID, LabelGroup: t.Group}},
+				TopologyKey:   "kubernetes.io/hostname",
+			}},
+		}}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// selector is the label selector of a run's objects (all runs if runID is
+// empty).
+func selector(runID string) string {
+	s := LabelManagedBy + "=" + ManagedByValue
+	if runID != "" {
+		s += "," + LabelRunID + "=" + runID
+	}
+	return s
+}
+
+func targetSelector(runID, id string) string {
+	return fmt.Sprintf("%s,%s=%s", selector(runID), LabelTarget, id)
+}
