@@ -32,7 +32,7 @@ test-short:
 	$(GO) test -short ./...
 
 bench: build
-	bench/overhead
+	go run ./bench/overhead -iolens $(BIN)
 
 clean:
 	rm -rf bin

@@ -176,7 +176,7 @@ func SuiteFromJobFile(name, text string) (Suite, error) {
 	s := Suite{Name: "job:" + name, Description: "custom fio job file " + name}
 	for _, sec := range jf.Jobs {
 		opts := append(append([]fio.KV{}, jf.Global...), sec.Options...)
-		spec := TestSpec{Name: sec.Name, NumJobs: 1, IODepth: 1, Direct: false, RW: "read", BlockSize: 4096, OwnFile: true}
+		spec := TestSpec{Name: sec.Name, NumJobs: 1, IODepth: 1, Direct: false, RW: "read", BlockSize: 4096}
 		for _, kv := range opts {
 			k := strings.ToLower(kv.Key)
 			if optionsIolensOwns[k] {
@@ -186,6 +186,9 @@ func SuiteFromJobFile(name, text string) (Suite, error) {
 				return Suite{}, fmt.Errorf("job file %s, section [%s]: %w", name, sec.Name, err)
 			}
 		}
+		// A section that sets its own size gets a file of its own; the
+		// others share the run's preconditioned file.
+		spec.OwnFile = spec.SizeBytes > 0
 		s.Tests = append(s.Tests, spec)
 	}
 	return s, nil
