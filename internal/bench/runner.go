@@ -111,6 +111,23 @@ func NewRunID() string {
 // were emitted.
 var ErrTestsFailed = errors.New("some tests failed")
 
+// TestsFailedError counts the failed tests of a run. It matches
+// ErrTestsFailed with errors.Is.
+type TestsFailedError struct{ Failed, Total int }
+
+func (e *TestsFailedError) Error() string {
+	if e.Failed == e.Total {
+		return fmt.Sprintf("all %d tests failed", e.Total)
+	}
+	return fmt.Sprintf("%d of %d tests failed; the results of the others were kept", e.Failed, e.Total)
+}
+
+// Is makes errors.Is(err, ErrTestsFailed) true.
+func (e *TestsFailedError) Is(target error) bool { return target == ErrTestsFailed }
+
+// Partial reports whether some tests succeeded.
+func (e *TestsFailedError) Partial() bool { return e.Failed < e.Total }
+
 type runner struct {
 	cfg      Config
 	emit     func(Result) error
@@ -209,7 +226,7 @@ func Run(ctx context.Context, cfg Config, emit func(Result) error, progress func
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d tests failed: %w", failed, total, ErrTestsFailed)
+		return &TestsFailedError{Failed: failed, Total: total}
 	}
 	return nil
 }
@@ -613,7 +630,16 @@ func (r *runner) runTest(ctx context.Context, s TestSpec, index, rep, n, total i
 			}
 		}
 	}
-	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: args, Dir: r.scratch, OnStatus: onStatus}.Exec(tctx)
+	// fio's stderr is shown as it comes (warnings are not failures; the
+	// exit status and the JSON error fields are the signal).
+	stderr := &lineWriter{fn: func(line string) {
+		if !strings.HasPrefix(line, "fio: ") {
+			line = "fio: " + line
+		}
+		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Test: s, Message: line})
+	}}
+	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: args, Dir: r.scratch, OnStatus: onStatus, Stderr: stderr}.Exec(tctx)
+	stderr.flush()
 	fioEnd := time.Now()
 	if run != nil {
 		res.FioStderr = run.Stderr
@@ -829,4 +855,37 @@ func sign(f float64) float64 {
 		return -1
 	}
 	return 1
+}
+
+// lineWriter calls fn for each complete line written to it.
+type lineWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	fn  func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.fn(line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if line := strings.TrimSpace(string(w.buf)); line != "" {
+		w.fn(line)
+	}
+	w.buf = nil
 }

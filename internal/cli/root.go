@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iolens/iolens/internal/bench"
 	"github.com/spf13/cobra"
 )
 
@@ -69,8 +70,8 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // ErrPartial reports that some work failed while the rest completed and was
-// kept.
-var ErrPartial = errors.New("some tests failed")
+// kept. It is the same sentinel the benchmark runner uses.
+var ErrPartial = bench.ErrTestsFailed
 
 // ExitCode prints err (with its hint, if any) and returns the process exit
 // code: 0 success, 1 failure, 2 usage error, 3 partial failure, 130
@@ -99,6 +100,10 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 	case errors.As(err, &u):
 		return 2
 	case errors.Is(err, ErrPartial):
+		var tf *bench.TestsFailedError
+		if errors.As(err, &tf) && !tf.Partial() {
+			return 1
+		}
 		return 3
 	}
 	return 1

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -183,8 +182,6 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
-	case errors.Is(runErr, bench.ErrTestsFailed):
-		return fmt.Errorf("%w: %v (the other results were kept)", ErrPartial, runErr)
 	}
 	return runErr
 }
