@@ -69,7 +69,7 @@ func run(dir string, pairs, runtime int, size, iolens string, quick bool) error 
 		"--direct=1", "--ioengine=libaio", "--iodepth=8", "--refill_buffers=1").CombinedOutput(); err != nil {
 		return fmt.Errorf("preconditioning: %v: %s", err, out)
 	}
-	fmt.Printf("%-18s %5s %12s %12s %9s %9s %10s %10s\n", "job", "pair", "iolens IOPS", "fio IOPS", "IOPS x", "MB/s x", "cpu iolens", "cpu fio")
+	fmt.Printf("%-18s %5s %12s %12s %9s %9s %10s %10s\n", "job", "pair", "iolens IOPS", "fio IOPS", "IOPS x", "MB/s x", "cpu iolens*", "cpu fio")
 	for _, j := range jobs {
 		jf := filepath.Join(dir, j.name+".fio")
 		text := fmt.Sprintf("[global]\nioengine=libaio\ndirect=1\nruntime=%d\nramp_time=2\n[%s]\nrw=%s\nbs=%s\niodepth=%d\n", runtime, j.name, j.rw, j.bs, j.qd)
@@ -98,7 +98,7 @@ func run(dir string, pairs, runtime int, size, iolens string, quick bool) error 
 			cpuF = append(cpuF, b.cpu.Seconds())
 			fmt.Printf("%-18s %5d %12.0f %12.0f %9.3f %9.3f %9.2fs %9.2fs\n", j.name, p, a.iops, b.iops, a.iops/b.iops, a.bw/b.bw, a.cpu.Seconds(), b.cpu.Seconds())
 		}
-		fmt.Printf("%-18s median IOPS ratio %.3f, MB/s ratio %.3f; CPU per run: iolens+fio %.2fs vs fio %.2fs (+%.2fs, %.1f%% of one core over %ds)\n\n",
+		fmt.Printf("%-18s median IOPS ratio %.3f, MB/s ratio %.3f; CPU per run: iolens+fio %.2fs (*including preconditioning its test file) vs fio %.2fs (+%.2fs, %.1f%% of one core over %ds)\n\n",
 			j.name, median(ri), median(rb), median(cpuI), median(cpuF), median(cpuI)-median(cpuF),
 			(median(cpuI)-median(cpuF))/float64(runtime+2)*100, runtime+2)
 	}
