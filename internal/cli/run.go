@@ -27,6 +27,7 @@ type runOptions struct {
 	fioBinary      string
 	labels         []string
 	noPrecondition bool
+	incompressible bool
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -69,6 +70,7 @@ block device behind the target.`,
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
+	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
 	return cmd
 }
 
@@ -151,7 +153,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	cfg := bench.Config{
 		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat,
-		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, IolensVersion: Version,
+		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
 	}
 	cfg.RunID = bench.NewRunID()
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
