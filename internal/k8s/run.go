@@ -438,8 +438,8 @@ func (st *target) waitStarted(ctx context.Context) error {
 				}
 			case corev1.PodFailed:
 				// The agent may have written its reason before failing:
-				// the log is read anyway.
-				if bound {
+				// once its container ran, the log is read anyway.
+				if bound || containerRan(pod) {
 					return nil
 				}
 				te := st.fail("start", fmt.Errorf("pod %s failed: %s", pod.Name, podReason(pod)))
@@ -758,3 +758,11 @@ func (st *target) annotate(res *bench.Result) {
 	res.Target.Labels = labels
 }
 
+func containerRan(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Terminated != nil || c.State.Running != nil {
+			return true
+		}
+	}
+	return false
+}

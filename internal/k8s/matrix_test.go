@@ -1,0 +1,86 @@
+package k8s
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestExpand(t *testing.T) {
+	sizes, err := ParseSizes([]string{"300Gi", " 1Ti", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		m    Matrix
+		want []string // Name() of each target, in order
+		grps []int    // group sizes
+	}{
+		{"classes x sizes", Matrix{StorageClasses: []string{"a", "b"}, Sizes: sizes},
+			[]string{"a/300Gi", "a/1Ti", "b/300Gi", "b/1Ti"}, []int{1, 1, 1, 1}},
+		{"nodes", Matrix{StorageClasses: []string{"a"}, Sizes: sizes[:1], Nodes: []string{"n1", "n2"}},
+			[]string{"a/300Gi@n1", "a/300Gi@n2"}, []int{1, 1}},
+		{"volumes per node", Matrix{StorageClasses: []string{"a", "b"}, Sizes: sizes[:1], Nodes: []string{"n1"}, VolumesPerNode: 2},
+			[]string{"a/300Gi@n1#1", "a/300Gi@n1#2", "b/300Gi@n1#1", "b/300Gi@n1#2"}, []int{2, 2}},
+		{"volumes per node, scheduler picks", Matrix{StorageClasses: []string{"a"}, Sizes: sizes, VolumesPerNode: 3},
+			[]string{"a/300Gi#1", "a/300Gi#2", "a/300Gi#3", "a/1Ti#1", "a/1Ti#2", "a/1Ti#3"}, []int{3, 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts, err := c.m.Expand()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			ids := map[string]bool{}
+			for _, x := range ts {
+				names = append(names, x.Name())
+				if ids[x.ID] {
+					t.Errorf("duplicate id %s", x.ID)
+				}
+				ids[x.ID] = true
+			}
+			if strings.Join(names, " ") != strings.Join(c.want, " ") {
+				t.Errorf("got %v, want %v", names, c.want)
+			}
+			var gs []int
+			for _, g := range Groups(ts) {
+				gs = append(gs, len(g))
+				for _, x := range g[1:] {
+					if x.Node != g[0].Node || x.StorageClass != g[0].StorageClass {
+						t.Errorf("group mixes %v and %v", x, g[0])
+					}
+				}
+			}
+			if len(gs) != len(c.grps) {
+				t.Fatalf("groups %v, want %v", gs, c.grps)
+			}
+			for i := range gs {
+				if gs[i] != c.grps[i] {
+					t.Errorf("groups %v, want %v", gs, c.grps)
+				}
+			}
+		})
+	}
+	if _, err := (Matrix{Sizes: sizes}).Expand(); err == nil {
+		t.Error("no class accepted")
+	}
+	if _, err := ParseSizes([]string{"lots"}); err == nil {
+		t.Error("bad size accepted")
+	}
+	if _, err := ParseSizes([]string{"0"}); err == nil {
+		t.Error("zero size accepted")
+	}
+	// Volumes sharing a node without --nodes are kept together by pod
+	// affinity on their group.
+	ts, _ := (Matrix{StorageClasses: []string{"a"}, Sizes: sizes[:1], VolumesPerNode: 2}).Expand()
+	aff := affinityFor(ts[0], "r")
+	if aff == nil || aff.PodAffinity == nil || aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != "kubernetes.io/hostname" {
+		t.Errorf("no pod affinity: %+v", aff)
+	}
+	if affinityFor(Target{ID: "t1", Size: resource.MustParse("1Gi")}, "r") != nil {
+		t.Error("single target constrained")
+	}
+}
