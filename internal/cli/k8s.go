@@ -1,6 +1,830 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
 
-// Placeholder until the command lands; replace this file.
-func newK8sCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "k8s", Hidden: true} }
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ImageRepository is where the agent image is published; the tag is always
+// the iolens version, never latest.
+const ImageRepository = "ghcr.io/iolens/iolens"
+
+// DefaultImage is the agent image matching this build.
+func DefaultImage() string { return ImageRepository + ":" + ImageTag(Version) }
+
+// ImageTag turns a version into a valid image tag.
+func ImageTag(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	var b strings.Builder
+	for _, c := range v {
+		if c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "dev"
+	}
+	return b.String()
+}
+
+// kubeFlags holds the cluster connection flags of one command tree.
+type kubeFlags struct {
+	cf *genericclioptions.ConfigFlags
+}
+
+func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
+	rc, err := k.cf.ToRESTConfig()
+	if err != nil {
+		return nil, "", "", &hintError{err: fmt.Errorf("kubeconfig: %w", err), hint: "pass --kubeconfig or set KUBECONFIG"}
+	}
+	// Many targets poll at once; the client-go default of 5 QPS would
+	// throttle them.
+	rc.QPS, rc.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, "", "", err
+	}
+	loader := k.cf.ToRawKubeConfigLoader()
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		return nil, "", "", err
+	}
+	ctxName := ""
+	if k.cf.Context != nil && *k.cf.Context != "" {
+		ctxName = *k.cf.Context
+	} else if raw, err := loader.RawConfig(); err == nil {
+		ctxName = raw.CurrentContext
+	}
+	return &k8s.Client{CS: cs}, ns, ctxName, nil
+}
+
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+func (e *hintError) Hint() string  { return e.hint }
+
+func newK8sCommand(streams IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "k8s",
+		Short: "Benchmark Kubernetes volumes: storage classes × sizes × nodes, in parallel, leaving nothing behind",
+		Long: `Benchmark PersistentVolumeClaims of any storage class on any nodes. Each target
+is a PVC plus a Job whose pod runs the iolens agent (iolens + fio) on the volume;
+results come back through the pod log and are merged into the local result
+stream. Everything iolens creates carries app.kubernetes.io/managed-by=iolens
+and a run id, and is deleted on success, failure, timeout and Ctrl-C.`,
+	}
+	addK8sCommands(cmd, streams)
+	return cmd
+}
+
+// NewKubectlPluginCommand is the root of the kubectl-iolens plugin:
+// 'kubectl iolens run' is 'iolens k8s run'.
+func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
+	cmd := newK8sCommand(streams)
+	cmd.Use = "kubectl-iolens"
+	cmd.Version = Version
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: err, Hint: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+	})
+	return cmd
+}
+
+func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
+	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
+	kf.cf.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf),
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams))
+}
+
+func k8sUsage(cmd string, format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens k8s " + cmd + " --help'"}
+}
+
+// ---- classes ----
+
+func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "classes",
+		Short: "List storage classes with the parameters that decide performance",
+		Example: `  iolens k8s classes
+  iolens k8s classes -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "table" && output != "json" {
+				return k8sUsage("classes", "-o %q: want table or json", output)
+			}
+			c, _, _, err := kf.client()
+			if err != nil {
+				return err
+			}
+			// The limits catalog plugs in here once it exists.
+			var sku k8s.SKUResolver
+			cls, err := k8s.Classes(cmd.Context(), c.CS, sku)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(cls)
+			}
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tSKU")
+			for _, c := range cls {
+				var ps []string
+				for k, v := range c.Important {
+					ps = append(ps, k+"="+v)
+				}
+				sort.Strings(ps)
+				def := ""
+				if c.Default {
+					def = "yes"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.Name, c.Provisioner, orDashStr(def), c.VolumeBindingMode,
+					c.ReclaimPolicy, c.AllowExpansion, orDashStr(strings.Join(ps, ",")), orDashStr(c.SKU))
+			}
+			if len(cls) == 0 {
+				fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+func orDashStr(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ---- run ----
+
+type k8sRunOptions struct {
+	classes        []string
+	sizes          []string
+	suite          string
+	jobFile        string
+	runtime        float64
+	repeat         int
+	fileSize       string
+	volumeMode     string
+	accessMode     string
+	nodes          []string
+	allNodes       bool
+	nodeSelector   string
+	tolerate       []string
+	volumesPerNode int
+	parallel       bool
+	image          string
+	pullPolicy     string
+	keep           bool
+	timeouts       k8s.Timeouts
+	output         string
+	out            string
+	quiet          bool
+	runAsUser      int64
+	runID          string
+}
+
+func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
+	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: the suite's own)")
+	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
+	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
+	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
+	f.StringVar(&o.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
+	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
+	f.BoolVar(&o.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
+	d := k8s.DefaultTimeouts()
+	f.DurationVar(&o.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
+	f.DurationVar(&o.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
+	f.DurationVar(&o.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
+	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.DurationVar(&o.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
+}
+
+func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
+	o := &k8sRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Benchmark PVCs: storage classes × sizes × nodes × volumes per node",
+		Example: `  iolens k8s run --storage-class managed-premium --size 256Gi --suite quick
+  iolens k8s run --storage-class premium,standard --size 300Gi,1Ti --parallel
+  iolens k8s run --storage-class fast --nodes n1,n2 --volumes-per-node 4 --parallel
+  iolens k8s run --storage-class fast --all-nodes --tolerate dedicated=storage:NoSchedule
+  iolens k8s run --storage-class raw --volume-mode Block -n iolens-privileged`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.classes, "storage-class", nil, "storage classes to test, comma-separated (default: the default class)")
+	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger)")
+	f.StringVar(&o.suite, "suite", "quick", "built-in suite ('iolens suites' lists them)")
+	f.StringVar(&o.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
+	f.StringVar(&o.accessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
+	f.StringSliceVar(&o.nodes, "nodes", nil, "run on these nodes, comma-separated")
+	f.BoolVar(&o.allNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
+	f.StringVar(&o.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
+	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, to see how it splits bandwidth")
+	f.BoolVar(&o.parallel, "parallel", false, "run every target at once (default: one class/size/node group after another)")
+	o.addCommonFlags(cmd)
+	return cmd
+}
+
+func parseTolerations(in []string) ([]corev1.Toleration, error) {
+	var out []corev1.Toleration
+	for _, s := range in {
+		t := corev1.Toleration{Operator: corev1.TolerationOpExists}
+		if kv, eff, ok := strings.Cut(s, ":"); ok {
+			s = kv
+			switch corev1.TaintEffect(eff) {
+			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+				t.Effect = corev1.TaintEffect(eff)
+			default:
+				return nil, fmt.Errorf("--tolerate %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", s+":"+eff)
+			}
+		}
+		k, v, hasV := strings.Cut(s, "=")
+		if k == "" {
+			return nil, fmt.Errorf("--tolerate %q: no key", s)
+		}
+		t.Key = k
+		if hasV {
+			t.Operator, t.Value = corev1.TolerationOpEqual, v
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func parseSelector(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// planned estimates how long the suite runs, for the run timeout.
+func planned(s bench.Suite, runtime float64, repeat int) time.Duration {
+	var d time.Duration
+	for _, t := range s.Tests {
+		rt := t.RuntimeS
+		if runtime > 0 && rt > 0 {
+			rt = runtime
+		}
+		if rt == 0 {
+			rt = 60 // size-bound tests such as etcd's
+		}
+		d += time.Duration((rt + t.RampS + 1) * float64(time.Second))
+	}
+	// Preconditioning writes the test file once.
+	return d*time.Duration(max(repeat, 1)) + time.Minute
+}
+
+// agentArgs resolves --suite/--job into what the agent runs.
+func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
+	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
+	if err != nil {
+		return k8s.AgentArgs{}, err
+	}
+	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize,
+		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: planned(suite, o.runtime, o.repeat)}
+	if o.jobFile != "" {
+		b, err := os.ReadFile(o.jobFile)
+		if err != nil {
+			return a, err
+		}
+		a.JobFile, a.JobName = string(b), o.jobFile
+	} else {
+		a.Suite = suite.Name
+	}
+	if o.fileSize != "" {
+		if _, err := bench.ParseSize(o.fileSize); err != nil {
+			return a, k8sUsage("run", "--file-size: %v", err)
+		}
+	}
+	return a, nil
+}
+
+func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Config, error) {
+	if o.repeat < 1 {
+		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
+	}
+	tol, err := parseTolerations(o.tolerate)
+	if err != nil {
+		return k8s.Config{}, k8sUsage("run", "%v", err)
+	}
+	pull := corev1.PullPolicy(o.pullPolicy)
+	switch pull {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return k8s.Config{}, k8sUsage("run", "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+	}
+	if strings.HasSuffix(o.image, ":latest") || !strings.Contains(o.image[strings.LastIndex(o.image, "/")+1:], ":") && !strings.Contains(o.image, "@") {
+		return k8s.Config{}, k8sUsage("run", "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
+	}
+	agent, err := o.agentArgs(suiteSet)
+	if err != nil {
+		return k8s.Config{}, err
+	}
+	runID := o.runID
+	if runID == "" {
+		runID = bench.NewRunID()
+	}
+	return k8s.Config{Namespace: ns, Context: ctxName, RunID: runID, Image: o.image, PullPolicy: pull,
+		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent}, nil
+}
+
+func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
+	if _, err := report.RendererFor(o.output); err != nil {
+		return &UsageError{Err: err, Hint: "see 'iolens k8s run --help'"}
+	}
+	sizes, err := k8s.ParseSizes(o.sizes)
+	if err != nil {
+		return k8sUsage("run", "--size: %v", err)
+	}
+	mode := corev1.PersistentVolumeMode(o.volumeMode)
+	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
+		return k8sUsage("run", "--volume-mode %q: want Filesystem or Block", o.volumeMode)
+	}
+	access := corev1.PersistentVolumeAccessMode(o.accessMode)
+	switch access {
+	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
+	default:
+		return k8sUsage("run", "--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", o.accessMode)
+	}
+	if o.volumesPerNode < 1 {
+		return k8sUsage("run", "--volumes-per-node must be at least 1")
+	}
+	if o.allNodes && len(o.nodes) > 0 {
+		return k8sUsage("run", "--nodes and --all-nodes are exclusive")
+	}
+	sel, err := parseSelector(o.nodeSelector)
+	if err != nil {
+		return k8sUsage("run", "%v", err)
+	}
+	c, ns, ctxName, err := kf.client()
+	if err != nil {
+		return err
+	}
+	cfg, err := o.baseConfig(ns, ctxName, suiteSet)
+	if err != nil {
+		return err
+	}
+	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
+	classes := o.classes
+	if len(classes) == 0 {
+		def, err := defaultClass(ctx, c.CS)
+		if err != nil {
+			return err
+		}
+		classes = []string{def}
+	}
+	nodes := o.nodes
+	if o.allNodes {
+		if nodes, err = schedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
+			return err
+		}
+		// The nodes are named: the selector has done its job.
+		cfg.NodeSelector = nil
+	}
+	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
+	if err != nil {
+		return k8sUsage("run", "%v", err)
+	}
+	return runTargets(ctx, streams, c, cfg, targets, o.output, o.out, o.quiet, nil)
+}
+
+// runTargets runs targets, draws progress, writes results and turns the
+// outcome into the exit status. after, if set, sees the results at the end.
+func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
+	output, out string, quiet bool, after func([]bench.Result)) error {
+	render, _ := report.RendererFor(output)
+	var sink *os.File
+	var err error
+	if out != "" {
+		if sink, err = os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+			return fmt.Errorf("opening --out file: %w", err)
+		}
+		defer sink.Close()
+	}
+	prog := &k8sProgress{w: streams.ErrOut, quiet: quiet, start: time.Now()}
+	mode := "one group at a time"
+	if cfg.Parallel {
+		mode = "all at once"
+	}
+	prog.line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
+	var results []bench.Result
+	stream := output == "ndjson"
+	emit := func(r bench.Result) error {
+		results = append(results, r)
+		if sink != nil {
+			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+		}
+		if stream {
+			return report.NDJSON(streams.Out, []bench.Result{r})
+		}
+		return nil
+	}
+	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
+	sum, runErr := r.Run(ctx, targets)
+	if !stream && len(results) > 0 {
+		if err := render(streams.Out, results); err != nil {
+			return err
+		}
+	}
+	if after != nil {
+		after(results)
+	}
+	prog.summary(sum)
+	var cnf *k8s.ClassNotFoundError
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.As(runErr, &cnf):
+		return runErr
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted: %w", len(results), cfg.RunID, runErr)
+	case sum.Failed() < len(sum.Outcomes):
+		return fmt.Errorf("%w: %w", ErrPartial, runErr)
+	}
+	return runErr
+}
+
+func defaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	cls, err := k8s.Classes(ctx, cs, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cls {
+		if c.Default {
+			return c.Name, nil
+		}
+	}
+	return "", k8sUsage("run", "no --storage-class given and the cluster has no default storage class")
+}
+
+// schedulableNodes lists ready, uncordoned nodes matching sel whose
+// NoSchedule/NoExecute taints are all tolerated.
+func schedulableNodes(ctx context.Context, cs kubernetes.Interface, sel map[string]string, tol []corev1.Toleration) ([]string, error) {
+	var lsel []string
+	for k, v := range sel {
+		lsel = append(lsel, k+"="+v)
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: strings.Join(lsel, ",")})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	var out []string
+	for _, n := range list.Items {
+		if n.Spec.Unschedulable || !nodeReady(&n) {
+			continue
+		}
+		ok := true
+		for _, t := range n.Spec.Taints {
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				continue
+			}
+			tolerated := false
+			for _, x := range tol {
+				tolerated = tolerated || x.ToleratesTaint(&t)
+			}
+			ok = ok && tolerated
+		}
+		if ok {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return nil, &hintError{err: errors.New("--all-nodes: no ready, schedulable node matches"),
+			hint: "check --node-selector, and add --tolerate for tainted nodes"}
+	}
+	return out, nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// k8sProgress prints one line per target event.
+type k8sProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+	start time.Time
+}
+
+func (p *k8sProgress) line(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "%s  %s\n", clock(time.Since(p.start)), fmt.Sprintf(format, args...))
+}
+
+func (p *k8sProgress) event(e k8s.Event) {
+	what := string(e.Phase)
+	switch e.Phase {
+	case k8s.PhaseTest:
+		if e.Test == 0 {
+			what = e.Message
+		} else {
+			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
+		}
+	case k8s.PhaseFailed:
+		what = "FAILED: " + e.Message
+	default:
+		if e.Message != "" {
+			what += " " + e.Message
+		}
+	}
+	p.line("[%s %s] %s", e.Target.ID, e.Target.Name(), what)
+}
+
+func (p *k8sProgress) summary(s k8s.Summary) {
+	if len(s.Outcomes) == 0 {
+		return
+	}
+	for _, o := range s.Outcomes {
+		status := "ok"
+		if o.Err != nil {
+			status = "failed"
+		}
+		p.line("%s %-24s %-6s %d results  pvc %s  pv %s  node %s", o.Target.ID, o.Target.Name(), status, o.Results,
+			orDashStr(o.PVC), orDashStr(o.PV), orDashStr(o.Node))
+	}
+	for _, pv := range s.Retained {
+		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
+	}
+	if !s.FirstResult.IsZero() {
+		p.line("first result %.1fs after start; cleanup done %.1fs after the last result",
+			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
+	}
+}
+
+// ---- node-check ----
+
+func newK8sNodeCheckCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
+	o := &k8sRunOptions{}
+	var path string
+	cmd := &cobra.Command{
+		Use:   "node-check NODE",
+		Short: "Test a directory on a node itself, such as etcd's disk, and print the etcd verdict",
+		Long: `Run a suite (etcd by default) in a host directory of NODE, as 'oc debug node'
+plus fio would. The pod is pinned to the node, tolerates control-plane taints,
+writes only in a subdirectory of its own and removes it. It needs a hostPath
+volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`,
+		Example: `  iolens k8s node-check master-0 --path /var/lib/etcd -n iolens-privileged
+  iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !strings.HasPrefix(path, "/") {
+				return k8sUsage("node-check", "--path %q must be absolute", path)
+			}
+			if _, err := report.RendererFor(o.output); err != nil {
+				return &UsageError{Err: err, Hint: "see 'iolens k8s node-check --help'"}
+			}
+			c, ns, ctxName, err := kf.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
+				return &hintError{err: fmt.Errorf("node %s: %w", args[0], err), hint: "list the nodes with 'kubectl get nodes'"}
+			}
+			cfg, err := o.baseConfig(ns, ctxName, cmd.Flags().Changed("suite"))
+			if err != nil {
+				return err
+			}
+			cfg.HostPath = path
+			if cmd.Flags().Changed("run-as-user") {
+				cfg.RunAsUser = &o.runAsUser
+			}
+			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
+			var results []bench.Result
+			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o.output, o.out, o.quiet, func(rs []bench.Result) { results = rs })
+			if v := etcdVerdict(results); v != "" {
+				fmt.Fprintln(streams.ErrOut, v)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "/var/lib/etcd", "directory on the node to test (a subdirectory is created and removed)")
+	cmd.Flags().StringVar(&o.suite, "suite", "etcd", "built-in suite")
+	cmd.Flags().Int64Var(&o.runAsUser, "run-as-user", 0, "uid to run as, when the directory belongs to another user than root")
+	o.addCommonFlags(cmd)
+	return cmd
+}
+
+// etcdLimit is etcd's guidance: WAL fdatasync p99 under 10 ms.
+const etcdLimit = 10 * time.Millisecond
+
+func etcdVerdict(rs []bench.Result) string {
+	for _, r := range rs {
+		if r.Sync == nil || r.Status != "ok" {
+			continue
+		}
+		p99 := time.Duration(r.Sync.Lat.P99Ns)
+		verdict := "OK for etcd"
+		if p99 >= etcdLimit {
+			verdict = "TOO SLOW for etcd"
+		}
+		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %.2f ms (limit %d ms), p99.9 %.2f ms, %.0f syncs/s on %s",
+			verdict, float64(p99)/1e6, etcdLimit.Milliseconds(), r.Sync.Lat.P999Ns/1e6, r.Sync.IOPS, r.Target.Path)
+	}
+	return ""
+}
+
+// ---- cleanup ----
+
+func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
+	var runID string
+	var all, allNS bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Delete what iolens runs left behind (after a crash or --keep)",
+		Example: `  iolens k8s cleanup --run 20260101-120000-abc123
+  iolens k8s cleanup --all -A`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (runID == "") == !all {
+				return k8sUsage("cleanup", "give either --run ID or --all")
+			}
+			c, ns, _, err := kf.client()
+			if err != nil {
+				return err
+			}
+			if allNS {
+				ns = ""
+			}
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), timeout)
+			defer cancel()
+			left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
+			for _, pv := range left.Retained {
+				fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
+			}
+			if err != nil {
+				return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
+			}
+			if n := len(left.Jobs) + len(left.Pods) + len(left.PVCs); n > 0 {
+				return fmt.Errorf("cleanup: %d objects still there: %v %v %v", n, left.Jobs, left.Pods, left.PVCs)
+			}
+			fmt.Fprintln(streams.Out, "nothing left")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run", "", "delete the objects of this run id")
+	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
+	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for everything to go")
+	return cmd
+}
+
+// ---- agent (in the pod) ----
+
+type agentOptions struct {
+	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
+	runtime                                                      float64
+	repeat                                                       int
+}
+
+func newK8sAgentCommand(streams IOStreams) *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:    "agent",
+		Short:  "Run inside the benchmark pod: run the tests and write framed results to stdout",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "", "directory to test (the mounted volume)")
+	f.StringVar(&o.device, "device", "", "block device to test (Block mode)")
+	f.StringVar(&o.suite, "suite", "quick", "built-in suite")
+	f.StringVar(&o.jobEnv, "job-env", "", "environment variable holding a fio job file")
+	f.StringVar(&o.jobName, "job-name", "job", "name of that job file")
+	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test")
+	f.IntVar(&o.repeat, "repeat", 1, "repetitions")
+	f.StringVar(&o.fileSize, "file-size", "", "test file size")
+	f.StringVar(&o.runID, "run-id", "", "run id")
+	f.StringVar(&o.target, "target", "", "target id")
+	return cmd
+}
+
+func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
+	fw := k8s.NewFrameWriter(streams.Out)
+	err := o.bench(ctx, fw)
+	done := k8s.Record{Type: k8s.RecordDone}
+	if err != nil {
+		done.Error = err.Error()
+		var h interface{ Hint() string }
+		if errors.As(err, &h) {
+			done.Hint = h.Hint()
+		}
+	}
+	if werr := fw.Write(done); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
+	var suite bench.Suite
+	var err error
+	if o.jobEnv != "" {
+		suite, err = bench.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
+	} else {
+		suite, err = bench.LookupSuite(o.suite)
+	}
+	if err != nil {
+		return err
+	}
+	var size int64
+	if o.fileSize != "" {
+		if size, err = bench.ParseSize(o.fileSize); err != nil {
+			return err
+		}
+	}
+	cfg := bench.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
+		RunID: o.runID, IolensVersion: Version}
+	if o.device != "" {
+		// The volume was provisioned for this run and is deleted after
+		// it: nothing on it can be lost.
+		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
+	}
+	emit := func(r bench.Result) error {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		return fw.Write(k8s.Record{Type: k8s.RecordResult, Result: b})
+	}
+	progress := func(e bench.Event) {
+		switch e.Kind {
+		case bench.EventTestStart:
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name})
+		case bench.EventPrepare, bench.EventInfo:
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message})
+		}
+	}
+	return bench.Run(ctx, cfg, emit, progress)
+}
