@@ -358,6 +358,11 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	if dir == "" {
 		dir = "iolens-scratch"
 	}
+	// fio runs in the scratch directory and is handed absolute paths.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	var created string
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -390,7 +395,7 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	if err != nil {
 		return cleanup, err
 	}
-	abs, _ := filepath.Abs(dir)
+	abs := dir
 	size := cfg.SizeBytes
 	reason := ""
 	if shared || cfg.SizeBytes == 0 {

@@ -162,6 +162,21 @@ func TestRunQuickEndToEnd(t *testing.T) {
 	}
 }
 
+// A relative DIR, as "make run" passes, resolves against the working
+// directory.
+func TestRunRelativeDir(t *testing.T) {
+	needFio(t)
+	base := t.TempDir()
+	t.Chdir(base)
+	_, stderr, code := execute(t, "run", "--suite", "etcd", "--size", "64M", "-q", "scratch")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
 func TestRunJobFileWithFailingSection(t *testing.T) {
 	needFio(t)
 	base := t.TempDir()
