@@ -743,10 +743,14 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 // annotate adds the cluster side of the target to a result from the agent.
 func (st *target) annotate(res *bench.Result) {
 	res.RunID = st.r.Config.RunID
+	// Path names the volume as the cluster knows it, so reports keep the
+	// targets of one run apart; the path inside the pod is the same for all.
 	if st.r.Config.HostPath != "" {
 		res.Target.Kind = "hostpath"
+		res.Target.Path = st.out.Node + ":" + st.r.Config.HostPath
 	} else {
 		res.Target.Kind = "pvc"
+		res.Target.Path = st.r.Config.Namespace + "/" + st.out.PVC
 	}
 	labels := map[string]string{}
 	for k, v := range res.Target.Labels {

@@ -1,0 +1,5 @@
+package image
+
+import "runtime"
+
+func goarch() string { return runtime.GOARCH }
