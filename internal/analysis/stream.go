@@ -1,0 +1,489 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Units of the rates fed to the detectors; they decide how summaries
+// print them and which device figure a stall is compared with.
+const (
+	UnitBytes = "bytes" // bytes per second
+	UnitIOPS  = "iops"
+)
+
+// Finding kinds set by this package.
+const (
+	KindStall     = "stall"
+	KindCliff     = "cliff"
+	KindSteady    = "steady"
+	KindWriteback = "writeback"
+	KindInflation = "page-cache"
+	KindQD        = "qd-sweep"
+	KindEtcd      = "etcd"
+	KindUnstable  = "unstable"
+)
+
+// Severities.
+const (
+	SevInfo = "info"
+	SevWarn = "warn"
+	SevFail = "fail"
+)
+
+func fmtRate(v float64, unit string) string {
+	if unit == UnitIOPS {
+		return fmt.Sprintf("%.0f IOPS", v)
+	}
+	return fmt.Sprintf("%.1f MB/s", v/1e6)
+}
+
+func f64(v float64) *float64 { return &v }
+
+// levelHist is a fixed-size log-binned histogram (2% wide bins) used for a
+// running median with bounded memory.
+type levelHist struct {
+	counts [levelBins]uint32
+	n      uint64
+}
+
+const (
+	levelBins  = 2048
+	levelMin   = 1e-3
+	levelRatio = 1.02
+)
+
+var logLevelRatio = math.Log(levelRatio)
+
+func (h *levelHist) add(v float64) {
+	if v <= 0 {
+		return
+	}
+	i := int(math.Log(v/levelMin) / logLevelRatio)
+	i = min(max(i, 0), levelBins-1)
+	h.counts[i]++
+	h.n++
+}
+
+// median returns the geometric centre of the median bin (within 1%).
+func (h *levelHist) median() float64 {
+	if h.n == 0 {
+		return 0
+	}
+	half := (h.n + 1) / 2
+	var cum uint64
+	for i, c := range h.counts {
+		cum += uint64(c)
+		if cum >= half {
+			return levelMin * math.Pow(levelRatio, float64(i)+0.5)
+		}
+	}
+	return 0
+}
+
+// welford keeps a running mean and variance.
+type welford struct {
+	n        int
+	mean, m2 float64
+}
+
+func (w *welford) add(v float64) {
+	w.n++
+	d := v - w.mean
+	w.mean += d / float64(w.n)
+	w.m2 += d * (v - w.mean)
+}
+
+func (w *welford) sd() float64 {
+	if w.n < 2 {
+		return 0
+	}
+	return math.Sqrt(w.m2 / float64(w.n-1))
+}
+
+func (w *welford) cv() float64 {
+	if w.mean == 0 {
+		return 0
+	}
+	return w.sd() / w.mean
+}
+
+// clock turns window end times into regular windows: it infers the
+// interval and reports how many empty windows a gap stands for.
+type clock struct {
+	interval float64
+	prev     float64
+	started  bool
+}
+
+// step returns the windows to emit before t (gap fill, as end times) and
+// the window length.
+func (c *clock) step(t float64) (missing []float64, dt float64) {
+	if c.interval <= 0 {
+		c.interval = 1
+	}
+	if !c.started {
+		c.started = true
+		c.prev = t
+		return nil, c.interval
+	}
+	d := t - c.prev
+	c.prev = t
+	if d <= 0 {
+		return nil, c.interval
+	}
+	// Gaps of a whole number of windows are windows without
+	// completions; anything else is sampling jitter.
+	k := int(math.Round(d / c.interval))
+	for i := 1; i < k && i < 1<<20; i++ {
+		missing = append(missing, t-float64(k-i)*c.interval)
+	}
+	if k <= 1 {
+		return nil, d
+	}
+	return missing, c.interval
+}
+
+// StallConfig tunes a StallDetector. Zero values take the defaults.
+type StallConfig struct {
+	// Frac: a window is stalled below Frac x the reference level
+	// (default 0.10). The reference is the median of the active windows
+	// seen so far (those above 1% of the highest one), so that long stalls
+	// cannot drag it to zero.
+	Frac float64
+	// MinS is the shortest stall reported (default 2 s).
+	MinS float64
+	// Interval is the sample period in seconds (default 1).
+	Interval float64
+	// Unit of the values: UnitBytes (default) or UnitIOPS.
+	Unit string
+}
+
+// StallDetector finds intervals where throughput drops below a fraction of
+// its typical level, and says what the device did meanwhile.
+type StallDetector struct {
+	cfg   StallConfig
+	clk   clock
+	ref   levelHist
+	peak  float64
+	in    bool
+	start float64 // window start of the first stalled sample
+	last  float64 // window end of the last stalled sample
+	refAt float64 // reference level when the stall began
+	minV  float64
+	dev   devAcc
+}
+
+// devAcc sums what the device did during a stall.
+type devAcc struct {
+	n                int
+	queue, util      float64
+	bytes, ios, dt   float64
+	maxQueue         float64
+	inFlight         uint64
+	writeAwaitMaxMs  float64
+	readAwaitMaxMs   float64
+	busyQueuedWindow int
+}
+
+func (a *devAcc) add(s *bench.DeviceSample, dt float64) {
+	if s == nil {
+		return
+	}
+	a.n++
+	a.queue += s.QueueSize
+	a.util += s.UtilPct
+	a.bytes += (s.ReadBWBytes + s.WriteBWBytes) * dt
+	a.ios += (s.ReadIOPS + s.WriteIOPS) * dt
+	a.dt += dt
+	a.maxQueue = math.Max(a.maxQueue, math.Max(s.QueueSize, float64(s.InFlight)))
+	a.inFlight = max(a.inFlight, s.InFlight)
+	a.writeAwaitMaxMs = math.Max(a.writeAwaitMaxMs, s.WriteAwaitMs)
+	a.readAwaitMaxMs = math.Max(a.readAwaitMaxMs, s.ReadAwaitMs)
+}
+
+// NewStallDetector returns a detector with cfg's defaults filled in.
+func NewStallDetector(cfg StallConfig) *StallDetector {
+	if cfg.Frac <= 0 {
+		cfg.Frac = 0.10
+	}
+	if cfg.MinS <= 0 {
+		cfg.MinS = 2
+	}
+	if cfg.Unit == "" {
+		cfg.Unit = UnitBytes
+	}
+	d := &StallDetector{cfg: cfg}
+	d.clk.interval = cfg.Interval
+	return d
+}
+
+// Reference is the current typical level stalls are measured against.
+func (d *StallDetector) Reference() float64 { return d.ref.median() }
+
+// Add feeds the window ending at t with rate v and the device's sample of
+// that window (nil if none), and returns the stalls that ended.
+func (d *StallDetector) Add(t, v float64, dev *bench.DeviceSample) []bench.Finding {
+	missing, dt := d.clk.step(t)
+	var out []bench.Finding
+	for _, mt := range missing {
+		out = append(out, d.add(mt, 0, nil, dt)...)
+	}
+	return append(out, d.add(t, v, dev, dt)...)
+}
+
+func (d *StallDetector) add(t, v float64, dev *bench.DeviceSample, dt float64) []bench.Finding {
+	ref := d.ref.median()
+	low := d.ref.n >= 2 && v < d.cfg.Frac*ref
+	var out []bench.Finding
+	switch {
+	case low && !d.in:
+		d.in, d.start, d.refAt, d.minV, d.dev = true, t-dt, ref, v, devAcc{}
+		fallthrough
+	case low:
+		d.last = t
+		d.minV = math.Min(d.minV, v)
+		d.dev.add(dev, dt)
+		return nil
+	case d.in:
+		out = d.end(false)
+	}
+	d.peak = math.Max(d.peak, v)
+	if v >= 0.01*d.peak {
+		d.ref.add(v)
+	}
+	return out
+}
+
+// Flush reports a stall still going on at the end of the series.
+func (d *StallDetector) Flush() []bench.Finding {
+	if !d.in {
+		return nil
+	}
+	return d.end(true)
+}
+
+func (d *StallDetector) end(open bool) []bench.Finding {
+	d.in = false
+	dur := d.last - d.start
+	if dur < d.cfg.MinS-1e-9 {
+		return nil
+	}
+	f := bench.Finding{Kind: KindStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
+		"reference": d.refAt, "min_during": d.minV, "threshold_frac": d.cfg.Frac,
+	}}
+	until := ""
+	if open {
+		until = ", still stalled when the series ended"
+	}
+	head := fmt.Sprintf("throughput stalled for %.0f s from t=%.0fs (below %.0f%% of the typical %s%s)",
+		dur, d.start, d.cfg.Frac*100, fmtRate(d.refAt, d.cfg.Unit), until)
+	a := d.dev
+	if a.n == 0 {
+		f.Severity = SevWarn
+		f.Summary = head + "; no device samples to tell a device stall from an idle application"
+		return []bench.Finding{f}
+	}
+	q := a.queue / float64(a.n)
+	util := a.util / float64(a.n)
+	devRate := a.bytes / math.Max(a.dt, 1e-9)
+	devIOPS := a.ios / math.Max(a.dt, 1e-9)
+	f.Evidence["device_queue_mean"] = q
+	f.Evidence["device_queue_max"] = a.maxQueue
+	f.Evidence["device_util_pct_mean"] = util
+	f.Evidence["device_bytes_per_s"] = devRate
+	f.Evidence["device_iops"] = devIOPS
+	f.Evidence["device_await_max_ms"] = math.Max(a.writeAwaitMaxMs, a.readAwaitMaxMs)
+	devLevel := devRate
+	if d.cfg.Unit == UnitIOPS {
+		devLevel = devIOPS
+	}
+	queued := q >= 0.5 || a.maxQueue >= 1
+	busy := util >= 80
+	idleBytes := devLevel < d.cfg.Frac*d.refAt
+	switch {
+	case queued && idleBytes:
+		f.Severity = SevWarn
+		if dur >= 10 {
+			f.Severity = SevFail
+		}
+		f.Summary = fmt.Sprintf("%s; the device held IO (queue %.1f, util %.0f%%) yet moved %s: a draining cache or a throttle, not an idle application",
+			head, q, util, fmtRate(devRate, UnitBytes))
+	case !queued && !busy:
+		f.Severity = SevInfo
+		f.Summary = fmt.Sprintf("%s; the device had nothing queued (util %.0f%%): the application was idle, not the device", head, util)
+	default:
+		f.Severity = SevWarn
+		f.Summary = fmt.Sprintf("%s; the device kept working (queue %.1f, util %.0f%%, %s): writeback or other IO held it",
+			head, q, util, fmtRate(devRate, UnitBytes))
+	}
+	return []bench.Finding{f}
+}
+
+// CliffConfig tunes a CliffDetector. Zero values take the defaults.
+type CliffConfig struct {
+	// Drop: the lower plateau is at most (1-Drop) x the burst rate
+	// (default 0.3).
+	Drop float64
+	// MinBurstS and MinLowS are the shortest high and low plateaus
+	// (defaults 5 s and 10 s).
+	MinBurstS, MinLowS float64
+	// MaxCV bounds the variability of both plateaus (default 0.15); a
+	// ramp is not a cliff.
+	MaxCV float64
+	// Interval is the sample period in seconds (default 1).
+	Interval float64
+	// Unit of the values: UnitBytes (default) or UnitIOPS.
+	Unit string
+}
+
+// CliffDetector finds a sustained high rate that drops to a lower plateau
+// and stays there: burst credits running out, a write cache filling. A
+// drop to near zero is a stall, not a cliff, and is left to
+// StallDetector.
+type CliffDetector struct {
+	cfg       CliffConfig
+	clk       clock
+	high      welford
+	highStart float64
+	// pending holds the first windows below the threshold until there
+	// are enough to call it a drop.
+	pending   []sample
+	candidate bool
+	cStart    float64
+	low       welford
+	lowLast   float64
+	recent    [3]float64
+	nRecent   int
+}
+
+type sample struct{ t, v, dt float64 }
+
+// NewCliffDetector returns a detector with cfg's defaults filled in.
+func NewCliffDetector(cfg CliffConfig) *CliffDetector {
+	if cfg.Drop <= 0 {
+		cfg.Drop = 0.3
+	}
+	if cfg.MinBurstS <= 0 {
+		cfg.MinBurstS = 5
+	}
+	if cfg.MinLowS <= 0 {
+		cfg.MinLowS = 10
+	}
+	if cfg.MaxCV <= 0 {
+		cfg.MaxCV = 0.15
+	}
+	if cfg.Unit == "" {
+		cfg.Unit = UnitBytes
+	}
+	d := &CliffDetector{cfg: cfg}
+	d.clk.interval = cfg.Interval
+	return d
+}
+
+// Add feeds the window ending at t with rate v; dev is accepted for
+// symmetry with StallDetector and may be nil. It returns a cliff once the
+// lower plateau has lasted MinLowS.
+func (d *CliffDetector) Add(t, v float64, _ *bench.DeviceSample) []bench.Finding {
+	missing, dt := d.clk.step(t)
+	var out []bench.Finding
+	for _, mt := range missing {
+		out = append(out, d.add(mt, 0, dt)...)
+	}
+	return append(out, d.add(t, v, dt)...)
+}
+
+// Flush ends the series. A drop that has not lasted MinLowS is not
+// reported: a cliff must stay down.
+func (d *CliffDetector) Flush() []bench.Finding { return nil }
+
+func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
+	d.recent[d.nRecent%len(d.recent)] = v
+	d.nRecent++
+	if d.high.n == 0 && len(d.pending) == 0 {
+		d.highStart = t - dt
+		if v <= 0 {
+			return nil // nothing has started yet
+		}
+	}
+	hm := d.high.mean
+	stalled := d.high.n > 0 && v < 0.1*hm
+	if stalled {
+		return nil // stalls are neither plateau
+	}
+	if d.candidate {
+		if d.recentMedian() >= (1-d.cfg.Drop/2)*hm {
+			// Back up: a dip, not a cliff.
+			d.candidate = false
+			d.low = welford{}
+			d.high.add(v)
+			return nil
+		}
+		d.low.add(v)
+		d.lowLast = t
+		if d.lowLast-d.cStart < d.cfg.MinLowS-1e-9 {
+			return nil
+		}
+		d.candidate = false
+		if d.high.cv() <= d.cfg.MaxCV && d.low.cv() <= d.cfg.MaxCV && d.low.mean <= (1-d.cfg.Drop)*hm {
+			f := d.finding()
+			// The new plateau is the level a further drop is measured from.
+			d.high, d.highStart, d.low = d.low, d.cStart, welford{}
+			return []bench.Finding{f}
+		}
+		// Not two stable plateaus (a ramp, noise): start over from the
+		// lower level.
+		d.high, d.highStart, d.low = d.low, d.cStart, welford{}
+		return nil
+	}
+	burst := d.high.n > 0 && (t-dt)-d.highStart >= d.cfg.MinBurstS-1e-9
+	if burst && v < (1-d.cfg.Drop)*hm {
+		d.pending = append(d.pending, sample{t, v, dt})
+		if len(d.pending) < 3 {
+			return nil
+		}
+		d.candidate = true
+		d.cStart = d.pending[0].t - d.pending[0].dt
+		d.low = welford{}
+		for _, p := range d.pending {
+			d.low.add(p.v)
+			d.lowLast = p.t
+		}
+		d.pending = d.pending[:0]
+		return nil
+	}
+	for _, p := range d.pending {
+		d.high.add(p.v)
+	}
+	d.pending = d.pending[:0]
+	d.high.add(v)
+	return nil
+}
+
+func (d *CliffDetector) recentMedian() float64 {
+	n := min(d.nRecent, len(d.recent))
+	a := append([]float64(nil), d.recent[:n]...)
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+	return a[n/2]
+}
+
+func (d *CliffDetector) finding() bench.Finding {
+	burst := d.cStart - d.highStart
+	hi, lo := d.high.mean, d.low.mean
+	return bench.Finding{
+		Kind: KindCliff, Severity: SevWarn,
+		StartS: f64(d.cStart), DurationS: f64(burst),
+		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
+			d.cStart, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),
+		Evidence: map[string]float64{
+			"burst_start_s": d.highStart, "burst_duration_s": burst,
+			"burst_rate": hi, "plateau_rate": lo, "burst_cv": d.high.cv(), "plateau_cv": d.low.cv(),
+		},
+	}
+}

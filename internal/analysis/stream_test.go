@@ -1,0 +1,154 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// series is a synthetic 1 s series: values[i] is the window ending at
+// t=i+1.
+type series []float64
+
+func flat(n int, v float64) series {
+	s := make(series, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// noisy multiplies each value by a normal factor with the given relative
+// sd, from a fixed seed.
+func (s series) noisy(rel float64, seed uint64) series {
+	r := rand.New(rand.NewPCG(seed, 1))
+	out := make(series, len(s))
+	for i, v := range s {
+		out[i] = math.Max(0, v*(1+rel*r.NormFloat64()))
+	}
+	return out
+}
+
+func cat(parts ...series) series {
+	var out series
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func ramp(n int, from, to float64) series {
+	s := make(series, n)
+	for i := range s {
+		s[i] = from + (to-from)*float64(i)/float64(n-1)
+	}
+	return s
+}
+
+func runDetectors(s series, dev func(i int) *bench.DeviceSample) (stalls, cliffs []bench.Finding) {
+	sd := NewStallDetector(StallConfig{})
+	cd := NewCliffDetector(CliffConfig{})
+	for i, v := range s {
+		var d *bench.DeviceSample
+		if dev != nil {
+			d = dev(i)
+		}
+		t := float64(i + 1)
+		stalls = append(stalls, sd.Add(t, v, d)...)
+		cliffs = append(cliffs, cd.Add(t, v, d)...)
+	}
+	stalls = append(stalls, sd.Flush()...)
+	cliffs = append(cliffs, cd.Flush()...)
+	return stalls, cliffs
+}
+
+func TestStallDetectorPeriodicStalls(t *testing.T) {
+	// 20 s at 100 MB/s then 5 s at zero, four times; the device holds a
+	// queue and moves nothing during the stalls (seed 003's iostat).
+	var s series
+	for range 4 {
+		s = cat(s, flat(20, 100e6).noisy(0.05, uint64(len(s))), flat(5, 0))
+	}
+	dev := func(i int) *bench.DeviceSample {
+		if s[i] == 0 {
+			return &bench.DeviceSample{QueueSize: 9, UtilPct: 99.9, InFlight: 9}
+		}
+		return &bench.DeviceSample{WriteBWBytes: s[i], QueueSize: 2, UtilPct: 60}
+	}
+	stalls, cliffs := runDetectors(s, dev)
+	if len(cliffs) != 0 {
+		t.Errorf("cliffs on a stall pattern: %+v", cliffs)
+	}
+	if len(stalls) != 4 {
+		t.Fatalf("got %d stalls, want 4: %+v", len(stalls), stalls)
+	}
+	for k, f := range stalls {
+		wantStart := float64(20 + 25*k)
+		if *f.StartS != wantStart || *f.DurationS != 5 {
+			t.Errorf("stall %d: start %v dur %v, want %v and 5", k, *f.StartS, *f.DurationS, wantStart)
+		}
+		if f.Severity != SevWarn || f.Evidence["device_queue_mean"] != 9 {
+			t.Errorf("stall %d: severity %s evidence %v", k, f.Severity, f.Evidence)
+		}
+	}
+}
+
+func TestStallDetectorGapsAreZero(t *testing.T) {
+	sd := NewStallDetector(StallConfig{Unit: UnitIOPS})
+	var got []bench.Finding
+	for i := 1; i <= 10; i++ {
+		got = append(got, sd.Add(float64(i), 1000, nil)...)
+	}
+	// fio writes no log row for windows without completions: t jumps
+	// from 10 to 14, three empty windows.
+	for i := 14; i <= 20; i++ {
+		got = append(got, sd.Add(float64(i), 1000, nil)...)
+	}
+	got = append(got, sd.Flush()...)
+	if len(got) != 1 || *got[0].StartS != 10 || *got[0].DurationS != 3 {
+		t.Fatalf("got %+v, want one 3 s stall from t=10", got)
+	}
+}
+
+func TestStallDetectorIdleApp(t *testing.T) {
+	s := cat(flat(10, 50e6), flat(4, 0), flat(10, 50e6))
+	idle := func(i int) *bench.DeviceSample { return &bench.DeviceSample{UtilPct: 1} }
+	stalls, _ := runDetectors(s, idle)
+	if len(stalls) != 1 || stalls[0].Severity != SevInfo {
+		t.Fatalf("want one info-level stall for an idle device, got %+v", stalls)
+	}
+}
+
+func TestCliffDetector(t *testing.T) {
+	// 60 s at 125 MB/s (burst), then 25 MB/s for 120 s.
+	s := cat(flat(60, 125e6), flat(120, 25e6)).noisy(0.04, 7)
+	stalls, cliffs := runDetectors(s, nil)
+	if len(stalls) != 0 {
+		t.Errorf("stalls on a cliff: %+v", stalls)
+	}
+	if len(cliffs) != 1 {
+		t.Fatalf("got %d cliffs, want 1: %+v", len(cliffs), cliffs)
+	}
+	c := cliffs[0]
+	if *c.DurationS != 60 || math.Abs(c.Evidence["burst_rate"]/125e6-1) > 0.03 || math.Abs(c.Evidence["plateau_rate"]/25e6-1) > 0.05 {
+		t.Errorf("cliff %+v: want a 60 s burst at 125 MB/s then 25 MB/s", c)
+	}
+}
+
+func TestDetectorsQuietOnNoiseRampAndDip(t *testing.T) {
+	for name, s := range map[string]series{
+		"noise":      flat(3600, 80e6).noisy(0.08, 3),
+		"flat":       flat(300, 80e6),
+		"ramp down":  ramp(120, 100e6, 40e6).noisy(0.03, 4),
+		"ramp up":    ramp(120, 20e6, 100e6).noisy(0.03, 5),
+		"short dip":  cat(flat(30, 80e6), flat(6, 45e6), flat(30, 80e6)),
+		"one-s zero": cat(flat(30, 80e6), flat(1, 0), flat(30, 80e6)),
+	} {
+		stalls, cliffs := runDetectors(s, nil)
+		if len(stalls)+len(cliffs) != 0 {
+			t.Errorf("%s: findings on a series without stall or cliff: %+v %+v", name, stalls, cliffs)
+		}
+	}
+}
