@@ -1,0 +1,279 @@
+// Package record defines the NDJSON records that iolens watch streams and
+// turns a saved stream back into results, so that report and analyze can
+// read a watch log like any benchmark result. It depends only on bench, so
+// readers can import it without the sampling machinery.
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Schema names the version of watch records.
+const Schema = "iolens.watch/v1"
+
+// Record types.
+const (
+	TypeStart   = "start"
+	TypeSample  = "sample"
+	TypeFinding = "finding"
+)
+
+// Record is one line of a watch stream. Type says which of the optional
+// parts are present.
+type Record struct {
+	Schema string    `json:"schema"`
+	Type   string    `json:"type"`
+	Time   time.Time `json:"time"`
+	// T is seconds since watch started.
+	T    float64 `json:"t_s"`
+	Host string  `json:"host,omitempty"`
+
+	// Start records: what is watched and how.
+	Start *Start `json:"start,omitempty"`
+	// Sample records: one row per device, host-wide state, top cgroups.
+	Devices []Device            `json:"devices,omitempty"`
+	System  *bench.SystemSample `json:"system,omitempty"`
+	// IOPressurePct is the share of the interval in which some task
+	// waited on IO (/proc/pressure/io "some"); -1 when the kernel has no
+	// PSI.
+	IOPressurePct *float64 `json:"io_pressure_pct,omitempty"`
+	Top           []Cgroup `json:"top,omitempty"`
+	// Finding records.
+	Finding *Finding `json:"finding,omitempty"`
+}
+
+// Start describes a watch session.
+type Start struct {
+	IntervalS float64      `json:"interval_s"`
+	Devices   []DeviceInfo `json:"devices"`
+	// Expect names the disk whose ceiling rows are compared with.
+	Expect string   `json:"expect,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// DeviceInfo is a watched device.
+type DeviceInfo struct {
+	Name   string `json:"name"`
+	MajMin string `json:"maj_min"`
+	// Parallel is true for devices that serve requests in parallel
+	// (non-rotational), on which utilization does not show saturation.
+	Parallel bool `json:"parallel"`
+	// Mounts lists the mount points the device backs.
+	Mounts []string `json:"mounts,omitempty"`
+}
+
+// Device is one device's row over one interval.
+type Device struct {
+	Device string `json:"device"`
+	State  string `json:"state"`
+	bench.DeviceSample
+	// CeilingPct is the rate as a share of the expected ceiling in force
+	// (burst or baseline); nil without --expect.
+	CeilingPct *float64 `json:"ceiling_pct,omitempty"`
+	// BurstCreditPct is the estimated burst credit left; nil when the disk
+	// does not burst or without --expect.
+	BurstCreditPct *float64 `json:"burst_credit_pct,omitempty"`
+	// BurstLeftS is how long the credit lasts at the current rate; nil
+	// when the rate is at or below baseline (credit is not draining).
+	BurstLeftS *float64 `json:"burst_left_s,omitempty"`
+	// TopCgroup names the heaviest cgroup on the device in this interval.
+	TopCgroup string `json:"top_cgroup,omitempty"`
+}
+
+// Cgroup is the IO a cgroup issued to one device over one interval.
+type Cgroup struct {
+	Device       string  `json:"device"`
+	Cgroup       string  `json:"cgroup"`
+	ReadIOPS     float64 `json:"r_s"`
+	WriteIOPS    float64 `json:"w_s"`
+	ReadBWBytes  float64 `json:"r_bytes_s"`
+	WriteBWBytes float64 `json:"w_bytes_s"`
+	// Processes are a few of the cgroup's processes, "pid comm".
+	Processes []string `json:"processes,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
+	Pod       string   `json:"pod,omitempty"`
+	PodUID    string   `json:"pod_uid,omitempty"`
+	Container string   `json:"container,omitempty"`
+}
+
+// Name is how the cgroup is shown: the pod when known, else the first
+// process, else the path.
+func (c Cgroup) Name() string {
+	switch {
+	case c.Pod != "" && c.Namespace != "":
+		return c.Namespace + "/" + c.Pod
+	case c.Pod != "":
+		return c.Pod
+	case c.PodUID != "":
+		return "pod " + c.PodUID
+	case len(c.Processes) > 0:
+		return c.Processes[0]
+	}
+	return c.Cgroup
+}
+
+// Finding is one entry of the findings log. Phase is "start" when a
+// condition begins (its duration is not known yet), "end" when it ends
+// (the finding carries the duration) and "" for one-off findings.
+type Finding struct {
+	Device string `json:"device,omitempty"`
+	Phase  string `json:"phase,omitempty"`
+	bench.Finding
+}
+
+// ToResults turns a watch stream into results, one per watch session (a
+// start record begins a session). Each result carries the device and
+// system series on the watch's time axis and the findings that ended or
+// were still open at the end of the stream.
+func ToResults(recs []Record, name string) ([]bench.Result, error) {
+	var out []bench.Result
+	var cur *session
+	flush := func() {
+		if cur != nil && cur.samples > 0 {
+			out = append(out, cur.result())
+		}
+		cur = nil
+	}
+	for i, r := range recs {
+		if r.Schema != Schema {
+			return nil, fmt.Errorf("%s: watch record %d has schema %q; this iolens reads %s", name, i+1, r.Schema, Schema)
+		}
+		if r.Type == TypeStart || cur == nil {
+			flush()
+			cur = newSession(name, len(out)+1, r)
+		}
+		cur.add(r)
+	}
+	flush()
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: watch stream has no samples", name)
+	}
+	return out, nil
+}
+
+// Decode reads one watch record from a line.
+func Decode(line []byte) (Record, error) {
+	var r Record
+	err := json.Unmarshal(line, &r)
+	return r, err
+}
+
+// Is reports whether a schema names a watch record.
+func Is(schema string) bool { return strings.HasPrefix(schema, "iolens.watch/") }
+
+type session struct {
+	res      bench.Result
+	series   map[string]*bench.DeviceSeries
+	order    []string
+	open     map[string]Finding // key: device/kind
+	lastT    float64
+	samples  int
+	interval float64
+}
+
+func newSession(name string, index int, r Record) *session {
+	s := &session{series: map[string]*bench.DeviceSeries{}, open: map[string]Finding{}, interval: 1}
+	s.res = bench.Result{Schema: bench.SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
+		Test:   bench.TestSpec{Name: "watch"},
+		Target: bench.Target{Kind: "watch", Path: name}, Host: bench.Host{Hostname: r.Host},
+		Start: r.Time.Add(-time.Duration(r.T * float64(time.Second))), Status: "ok",
+		FioSeries: []bench.FioSample{}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{}}
+	if r.Start != nil {
+		s.interval = r.Start.IntervalS
+		for _, d := range r.Start.Devices {
+			s.device(d.Name)
+		}
+		s.res.Target.Labels = map[string]string{}
+		if r.Start.Expect != "" {
+			s.res.Target.Labels["expect"] = r.Start.Expect
+		}
+		s.res.Notes = append(s.res.Notes, r.Start.Notes...)
+	}
+	return s
+}
+
+func (s *session) device(name string) *bench.DeviceSeries {
+	if ds, ok := s.series[name]; ok {
+		return ds
+	}
+	ds := &bench.DeviceSeries{Device: name, Role: "direct", Samples: []bench.DeviceSample{}}
+	s.series[name] = ds
+	s.order = append(s.order, name)
+	return ds
+}
+
+func (s *session) add(r Record) {
+	s.res.End = r.Time
+	s.lastT = r.T
+	switch r.Type {
+	case TypeSample:
+		s.samples++
+		for _, d := range r.Devices {
+			ds := s.device(d.Device)
+			smp := d.DeviceSample
+			smp.T = r.T
+			ds.Samples = append(ds.Samples, smp)
+		}
+		if r.System != nil {
+			sys := *r.System
+			sys.T = r.T
+			s.res.System = append(s.res.System, sys)
+		}
+	case TypeFinding:
+		if r.Finding == nil {
+			return
+		}
+		f := *r.Finding
+		key := f.Device + "/" + f.Kind
+		switch f.Phase {
+		case "start":
+			s.open[key] = f
+		case "end":
+			delete(s.open, key)
+			s.res.Findings = append(s.res.Findings, s.labelled(f))
+		default:
+			s.res.Findings = append(s.res.Findings, s.labelled(f))
+		}
+	}
+}
+
+func (s *session) labelled(f Finding) bench.Finding {
+	out := f.Finding
+	if f.Device != "" && !strings.Contains(out.Summary, f.Device) {
+		out.Summary = f.Device + ": " + out.Summary
+	}
+	return out
+}
+
+func (s *session) result() bench.Result {
+	keys := make([]string, 0, len(s.open))
+	for k := range s.open {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f := s.labelled(s.open[k])
+		if f.StartS != nil {
+			d := s.lastT - *f.StartS + s.interval
+			f.DurationS = &d
+		}
+		f.Summary += " (still going when the log ends)"
+		s.res.Findings = append(s.res.Findings, f)
+	}
+	for _, n := range s.order {
+		s.res.Devices = append(s.res.Devices, *s.series[n])
+	}
+	if len(s.res.Devices) > 0 {
+		s.res.Target.Device = s.res.Devices[0].Device
+		for _, d := range s.res.Devices {
+			s.res.Target.Devices = append(s.res.Target.Devices, d.Device)
+		}
+	}
+	return s.res
+}

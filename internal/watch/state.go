@@ -1,0 +1,312 @@
+package watch
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Device states, worst first.
+const (
+	StateStalled   = "stalled"
+	StateAtCap     = "at cap"
+	StateSaturated = "saturated"
+	StateBusy      = "busy"
+	StateOK        = "ok"
+)
+
+// Thresholds decide the states. The defaults suit most devices; each is
+// a flag of iolens watch.
+type Thresholds struct {
+	// BusyUtilPct: utilization at which a device counts as busy.
+	BusyUtilPct float64
+	// SaturatedQueue and SaturatedUtilPct: requests waiting (aqu-sz) at
+	// high utilization mean the device has more work than it serves.
+	SaturatedQueue   float64
+	SaturatedUtilPct float64
+	// StallRatio: a rate below this share of the device's recent active
+	// median, with IO still pending, is a stall.
+	StallRatio float64
+	// StallMinIOPS: fewer completions than this per second, with
+	// requests in flight, is a stall whatever the history (the seed 003
+	// signature: util 100%, queue 9, zero bytes).
+	StallMinIOPS float64
+	// Host-side evidence that IO is pending when the device shows nothing
+	// in flight, as when a block throttle holds the requests above the
+	// device: iowait, IO pressure and pages under writeback.
+	StallIowaitPct      float64
+	StallPressurePct    float64
+	StallWritebackBytes uint64
+	// ActiveIOPS: intervals below this rate do not count towards the
+	// recent median; RefWindow is how many active intervals it spans and
+	// RefMaxAgeS how old they may be (outside a stall).
+	ActiveIOPS float64
+	RefWindow  int
+	RefMaxAgeS float64
+	// AtCapPct: share of the expected ceiling at which a device is at cap.
+	AtCapPct float64
+	// Sustain: intervals a saturated or at-cap state must last before it
+	// is logged.
+	Sustain int
+	// StormWritebackBytes: pages under writeback, host-wide, that make a
+	// writeback storm when they last StormIntervals intervals.
+	StormWritebackBytes uint64
+	StormIntervals      int
+}
+
+// DefaultThresholds are the thresholds iolens watch uses unless told.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		BusyUtilPct: 60, SaturatedQueue: 4, SaturatedUtilPct: 90,
+		StallRatio: 0.1, StallMinIOPS: 1,
+		StallIowaitPct: 1, StallPressurePct: 10, StallWritebackBytes: 1 << 20,
+		ActiveIOPS: 5, RefWindow: 30, RefMaxAgeS: 300,
+		AtCapPct: 95, Sustain: 3,
+		StormWritebackBytes: 64 << 20, StormIntervals: 2,
+	}
+}
+
+// Host is the host-wide state over one interval, the evidence for stalls
+// that the device itself cannot show.
+type Host struct {
+	IowaitPct      float64
+	PressurePct    float64 // -1 when unknown
+	DirtyBytes     uint64
+	WritebackBytes uint64
+}
+
+// pending says whether the host shows IO waiting somewhere.
+func (th Thresholds) pending(h Host) (bool, string) {
+	switch {
+	case h.PressurePct >= th.StallPressurePct:
+		return true, fmt.Sprintf("IO pressure %.0f%%", h.PressurePct)
+	case h.WritebackBytes >= th.StallWritebackBytes:
+		return true, fmt.Sprintf("%s under writeback", bytesIEC(float64(h.WritebackBytes)))
+	case h.IowaitPct >= th.StallIowaitPct:
+		return true, fmt.Sprintf("iowait %.0f%%", h.IowaitPct)
+	}
+	return false, ""
+}
+
+// tracker follows one device through time: its recent active rate, its
+// state and the conditions in progress.
+type tracker struct {
+	name     string
+	parallel bool
+	th       Thresholds
+	ref      []refPoint
+
+	state     string
+	stall     *episode
+	saturated *episode
+	atCap     *episode
+	// StallSeconds is the total time spent stalled.
+	stallSeconds float64
+}
+
+type refPoint struct {
+	t, iops, bytes float64
+}
+
+type episode struct {
+	start    float64
+	n        int
+	logged   bool
+	peakQ    float64
+	peakWait float64
+	reason   string
+	refBytes float64
+	refIOPS  float64
+	minBytes float64
+}
+
+func newTracker(name string, parallel bool, th Thresholds) *tracker {
+	return &tracker{name: name, parallel: parallel, th: th, state: StateOK}
+}
+
+// reference returns the median rate (IOPS and bytes/s) of the recent
+// active intervals; ok is false without history.
+func (tr *tracker) reference() (iops, bytes float64, ok bool) {
+	if len(tr.ref) == 0 {
+		return 0, 0, false
+	}
+	a := make([]float64, len(tr.ref))
+	b := make([]float64, len(tr.ref))
+	for i, p := range tr.ref {
+		a[i], b[i] = p.iops, p.bytes
+	}
+	return median(a), median(b), true
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// ceilingView is what the ceiling says about one interval.
+type ceilingView struct {
+	pct float64 // rate as % of the ceiling in force
+	ok  bool
+}
+
+// step classifies one interval ending at t (seconds since start), of
+// length dt, and returns the findings it opens or closes.
+func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingView) []finding {
+	th := tr.th
+	iops := s.ReadIOPS + s.WriteIOPS
+	bytes := s.ReadBWBytes + s.WriteBWBytes
+	refIOPS, refBytes, haveRef := tr.reference()
+	var out []finding
+
+	// Stalled: the device signature, or a collapse with IO pending.
+	stalled, why := false, ""
+	queued := s.InFlight > 0 || s.QueueSize >= 0.5
+	if iops < th.StallMinIOPS && (queued || s.UtilPct >= th.SaturatedUtilPct) {
+		stalled = true
+		why = fmt.Sprintf("%.0f completions/s with aqu-sz %.1f, %d in flight, util %.0f%%", iops, s.QueueSize, s.InFlight, s.UtilPct)
+	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.StallRatio*refIOPS) {
+		if queued || s.UtilPct >= th.SaturatedUtilPct {
+			stalled, why = true, fmt.Sprintf("aqu-sz %.1f, util %.0f%%", s.QueueSize, s.UtilPct)
+		} else if p, w := th.pending(h); p {
+			stalled, why = true, w
+		}
+		if stalled {
+			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", bytesSI(bytes), bytes/refBytes*100, bytesSI(refBytes), why)
+		}
+	}
+
+	state := StateOK
+	switch {
+	case stalled:
+		state = StateStalled
+	case cv.ok && cv.pct >= th.AtCapPct:
+		state = StateAtCap
+	case s.UtilPct >= th.SaturatedUtilPct && s.QueueSize >= th.SaturatedQueue:
+		state = StateSaturated
+	case s.UtilPct >= th.BusyUtilPct || s.QueueSize >= 1:
+		state = StateBusy
+	}
+	tr.state = state
+
+	out = append(out, tr.sustained(&tr.saturated, state == StateSaturated, "saturation", t, dt, s,
+		func(e *episode) string {
+			return fmt.Sprintf("saturated: aqu-sz %.1f at util %.0f%%, await up to %.0f ms", e.peakQ, s.UtilPct, e.peakWait)
+		})...)
+	out = append(out, tr.sustained(&tr.atCap, state == StateAtCap, "cap", t, dt, s,
+		func(e *episode) string { return fmt.Sprintf("at the expected ceiling: %.0f%% of it", cv.pct) })...)
+
+	// Stall episodes start at once: a stall is the one thing not to wait for.
+	if stalled {
+		tr.stallSeconds += dt
+		if tr.stall == nil {
+			tr.stall = &episode{start: t - dt, reason: why, refBytes: refBytes, refIOPS: refIOPS, minBytes: bytes}
+			f := newFinding(tr.name, "stall", "start", "fail", t-dt, 0,
+				fmt.Sprintf("stall started: %s", why),
+				map[string]float64{"aqu_sz": s.QueueSize, "util_pct": s.UtilPct, "bytes_s": bytes, "ref_bytes_s": refBytes,
+					"iowait_pct": h.IowaitPct, "writeback_bytes": float64(h.WritebackBytes)})
+			out = append(out, f)
+		}
+		e := tr.stall
+		e.n++
+		e.peakQ = max(e.peakQ, s.QueueSize)
+		e.peakWait = max(e.peakWait, s.ReadAwaitMs, s.WriteAwaitMs)
+		e.minBytes = min(e.minBytes, bytes)
+	} else if tr.stall != nil {
+		e := tr.stall
+		d := t - dt - e.start
+		out = append(out, newFinding(tr.name, "stall", "end", "fail", e.start, d,
+			fmt.Sprintf("stalled for %s: throughput fell to %s/s from %s/s (peak aqu-sz %.1f)", seconds(d), bytesSI(e.minBytes), bytesSI(e.refBytes), e.peakQ),
+			map[string]float64{"min_bytes_s": e.minBytes, "ref_bytes_s": e.refBytes, "ref_iops": e.refIOPS, "peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait}))
+		tr.stall = nil
+	}
+
+	// The recent median learns from active, healthy intervals only, and
+	// stays frozen during a stall so a long stall does not become normal.
+	if !stalled {
+		if iops >= th.ActiveIOPS {
+			tr.ref = append(tr.ref, refPoint{t: t, iops: iops, bytes: bytes})
+			if len(tr.ref) > th.RefWindow {
+				tr.ref = tr.ref[len(tr.ref)-th.RefWindow:]
+			}
+		}
+		for len(tr.ref) > 0 && t-tr.ref[0].t > th.RefMaxAgeS {
+			tr.ref = tr.ref[1:]
+		}
+	}
+	return out
+}
+
+// sustained logs a condition once it has lasted th.Sustain intervals, and
+// its end with the duration.
+func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, s bench.DeviceSample, msg func(*episode) string) []finding {
+	if on {
+		if *ep == nil {
+			*ep = &episode{start: t - dt}
+		}
+		e := *ep
+		e.n++
+		e.peakQ = max(e.peakQ, s.QueueSize)
+		e.peakWait = max(e.peakWait, s.ReadAwaitMs, s.WriteAwaitMs)
+		if !e.logged && e.n >= tr.th.Sustain {
+			e.logged = true
+			return []finding{newFinding(tr.name, kind, "start", "warn", e.start, 0, msg(e),
+				map[string]float64{"aqu_sz": s.QueueSize, "util_pct": s.UtilPct})}
+		}
+		return nil
+	}
+	e := *ep
+	*ep = nil
+	if e == nil || !e.logged {
+		return nil
+	}
+	d := t - dt - e.start
+	name := map[string]string{"saturation": "saturated", "cap": "at the ceiling"}[kind]
+	return []finding{newFinding(tr.name, kind, "end", "warn", e.start, d,
+		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %.0f ms)", name, seconds(d), e.peakQ, e.peakWait),
+		map[string]float64{"peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait})}
+}
+
+// storm follows host-wide writeback.
+type storm struct {
+	th       Thresholds
+	n        int
+	start    float64
+	logged   bool
+	peakWB   uint64
+	peakDirt uint64
+	peakWait float64
+}
+
+func (st *storm) step(t, dt float64, h Host) []finding {
+	if h.WritebackBytes >= st.th.StormWritebackBytes {
+		if st.n == 0 {
+			st.start = t - dt
+		}
+		st.n++
+		st.peakWB = max(st.peakWB, h.WritebackBytes)
+		st.peakDirt = max(st.peakDirt, h.DirtyBytes)
+		st.peakWait = max(st.peakWait, h.IowaitPct)
+		if !st.logged && st.n >= st.th.StormIntervals {
+			st.logged = true
+			return []finding{newFinding("", "writeback", "start", "warn", st.start, 0,
+				fmt.Sprintf("writeback storm: %s under writeback, %s dirty, iowait %.0f%%",
+					bytesIEC(float64(h.WritebackBytes)), bytesIEC(float64(h.DirtyBytes)), h.IowaitPct),
+				map[string]float64{"writeback_bytes": float64(h.WritebackBytes), "dirty_bytes": float64(h.DirtyBytes), "iowait_pct": h.IowaitPct})}
+		}
+		return nil
+	}
+	defer func() { *st = storm{th: st.th} }()
+	if !st.logged {
+		return nil
+	}
+	d := t - dt - st.start
+	return []finding{newFinding("", "writeback", "end", "warn", st.start, d,
+		fmt.Sprintf("writeback storm for %s: up to %s under writeback, %s dirty, iowait up to %.0f%%",
+			seconds(d), bytesIEC(float64(st.peakWB)), bytesIEC(float64(st.peakDirt)), st.peakWait),
+		map[string]float64{"peak_writeback_bytes": float64(st.peakWB), "peak_dirty_bytes": float64(st.peakDirt), "peak_iowait_pct": st.peakWait})}
+}

@@ -1,0 +1,42 @@
+package watch
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSequences(t *testing.T) {
+	tests := []struct {
+		seq      string
+		ceiling  *Ceiling
+		findings []string
+	}{
+		{seq: "idle.seq"},
+		{seq: "stall.seq", findings: []string{
+			"vdc saturation start @0", "vdc saturation end @0+4",
+			"vdc stall start @4", "vdc stall end @4+3",
+		}},
+		{seq: "throttle.seq", findings: []string{"loop3 stall start @3", "loop3 stall end @3+2"}},
+		{seq: "saturation.seq", findings: []string{"vdc saturation start @1", "vdc saturation end @1+4"}},
+		{seq: "writeback.seq", findings: []string{
+			"writeback start @1", "vdc saturation start @1", "vdc saturation end @1+4", "writeback end @1+4",
+		}},
+		{seq: "atcap.seq", ceiling: &Ceiling{Name: "test:500", IOPS: 500}, findings: []string{"vdc cap start @1", "vdc cap end @1+4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.seq, func(t *testing.T) {
+			got, want, recs := replay(t, tt.seq, Config{Ceiling: tt.ceiling})
+			for n := 1; n <= len(want); n++ {
+				for dev, w := range want[n] {
+					if got[n][dev] != w {
+						t.Errorf("interval %d, %s: state %q, want %q", n, dev, got[n][dev], w)
+					}
+				}
+			}
+			f := findings(recs)
+			if strings.Join(f, "\n") != strings.Join(tt.findings, "\n") {
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(f, "\n"), strings.Join(tt.findings, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,378 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/diskstats"
+	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/prometheus/procfs"
+)
+
+// Detector is a streaming detector fed one device interval at a time, for
+// findings the state machine does not make itself (cliffs). value is the
+// device's throughput in bytes/s; Flush returns what is still open when
+// watching ends.
+type Detector interface {
+	Add(t float64, value float64, s *bench.DeviceSample) []bench.Finding
+	Flush() []bench.Finding
+}
+
+// Config says what to watch and how.
+type Config struct {
+	// ProcRoot and SysRoot default to /proc and /sys; a pod reading the
+	// host mounts them elsewhere.
+	ProcRoot, SysRoot string
+	// Devices are kernel names; empty means DefaultDevices.
+	Devices []string
+	// Mounts optionally lists the mount points of each device (shown in
+	// the start record).
+	Mounts   map[string][]string
+	Interval time.Duration
+	Th       Thresholds
+	// Ceiling, when set, adds % of ceiling, the at-cap state and the
+	// burst credit estimate (--expect).
+	Ceiling *Ceiling
+	// Cgroups, when set, attributes IO; Top is how many cgroups each
+	// sample lists.
+	Cgroups *Cgroups
+	Top     int
+	// Detectors makes the streaming detectors of one device.
+	Detectors func(device string) []Detector
+	Host      string
+	Notes     []string
+}
+
+// Watcher samples devices and turns each interval into records.
+type Watcher struct {
+	cfg      Config
+	reader   *diskstats.Reader
+	proc     procfs.FS
+	psi      bool
+	prev     diskstats.Snapshot
+	prevPSI  uint64
+	start    time.Time
+	devs     []record.DeviceInfo
+	majmin   map[string]string
+	trackers map[string]*tracker
+	dets     map[string][]Detector
+	credits  map[string]*credit
+	atBase   map[string]int
+	warned   map[string]bool
+	storm    *storm
+	started  bool
+	// StallSeconds per device, for the metrics counter.
+	last record.Record
+}
+
+// ErrNoDevices means nothing could be watched.
+var ErrNoDevices = errors.New("no block device to watch")
+
+// New prepares a watcher; it reads nothing until Start.
+func New(cfg Config) (*Watcher, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Th == (Thresholds{}) {
+		cfg.Th = DefaultThresholds()
+	}
+	if len(cfg.Devices) == 0 {
+		names, mounts, err := DefaultDevices(cfg.ProcRoot, cfg.SysRoot)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Devices, cfg.Mounts = names, mounts
+	}
+	if len(cfg.Devices) == 0 {
+		return nil, ErrNoDevices
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	w := &Watcher{cfg: cfg, majmin: map[string]string{}, trackers: map[string]*tracker{},
+		dets: map[string][]Detector{}, credits: map[string]*credit{}, atBase: map[string]int{},
+		warned: map[string]bool{}, storm: &storm{th: cfg.Th}}
+	sb := sysBlock{cfg.SysRoot}
+	for _, n := range cfg.Devices {
+		d, err := sb.info(n)
+		if err != nil {
+			return nil, err
+		}
+		d.Mounts = cfg.Mounts[n]
+		w.devs = append(w.devs, d)
+		w.majmin[d.MajMin] = n
+		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
+		if cfg.Detectors != nil {
+			w.dets[n] = cfg.Detectors(n)
+		}
+		if cfg.Ceiling != nil {
+			w.credits[n] = newCredit(*cfg.Ceiling)
+		}
+	}
+	r, err := diskstats.NewReader(cfg.ProcRoot, cfg.Devices)
+	if err != nil {
+		return nil, err
+	}
+	w.reader = r
+	if w.proc, err = procfs.NewFS(orDefault(cfg.ProcRoot, "/proc")); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Devices lists the watched devices.
+func (w *Watcher) Devices() []record.DeviceInfo { return w.devs }
+
+// Start takes the first snapshot and returns the start record.
+func (w *Watcher) Start(now time.Time) (record.Record, error) {
+	s, err := w.reader.Snapshot(now)
+	if err != nil {
+		return record.Record{}, err
+	}
+	for _, d := range w.devs {
+		if _, ok := s.Devices[d.Name]; !ok {
+			return record.Record{}, fmt.Errorf("%s is not in %s/diskstats", d.Name, orDefault(w.cfg.ProcRoot, "/proc"))
+		}
+	}
+	w.prev, w.start, w.started = s, now, true
+	w.prevPSI, w.psi = w.pressure()
+	if w.cfg.Cgroups != nil {
+		if _, err := w.cfg.Cgroups.Sample(0, w.majmin); err != nil {
+			return record.Record{}, fmt.Errorf("reading cgroups: %w", err)
+		}
+	}
+	st := &record.Start{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
+	if c := w.cfg.Ceiling; c != nil {
+		st.Expect = c.Name
+		if c.Bursts() {
+			st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
+		}
+	}
+	return record.Record{Schema: record.Schema, Type: record.TypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
+}
+
+func (w *Watcher) pressure() (uint64, bool) {
+	p, err := w.proc.PSIStatsForResource("io")
+	if err != nil || p.Some == nil {
+		return 0, false
+	}
+	return p.Some.Total, true
+}
+
+// Tick samples now and returns the interval's sample record followed by
+// the findings it produced.
+func (w *Watcher) Tick(now time.Time) ([]record.Record, error) {
+	if !w.started {
+		return nil, errors.New("watch: Tick before Start")
+	}
+	cur, err := w.reader.Snapshot(now)
+	if err != nil {
+		return nil, err
+	}
+	tk := diskstats.Diff(w.prev, cur)
+	dt := cur.At.Sub(w.prev.At)
+	w.prev = cur
+	t := now.Sub(w.start).Seconds()
+	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes, PressurePct: -1}
+	if w.psi {
+		if tot, ok := w.pressure(); ok && dt > 0 {
+			if tot >= w.prevPSI {
+				host.PressurePct = min(100, float64(tot-w.prevPSI)/float64(dt.Microseconds())*100)
+			}
+			w.prevPSI = tot
+		}
+	}
+	var top []record.Cgroup
+	if w.cfg.Cgroups != nil {
+		all, err := w.cfg.Cgroups.Sample(dt, w.majmin)
+		if err != nil {
+			return nil, fmt.Errorf("reading cgroups: %w", err)
+		}
+		top = w.topOf(all)
+	}
+	return w.step(now, t, dt.Seconds(), tk, host, top), nil
+}
+
+// topOf keeps the Top heaviest entries and the heaviest per device, and
+// names them.
+func (w *Watcher) topOf(all []record.Cgroup) []record.Cgroup {
+	var out []record.Cgroup
+	seen := map[string]bool{}
+	for i, e := range all {
+		if i < w.cfg.Top || !seen[e.Device] {
+			w.cfg.Cgroups.Describe(&all[i], 3)
+			out = append(out, all[i])
+		}
+		seen[e.Device] = true
+	}
+	return out
+}
+
+// step turns one interval into records. It is separate from Tick so that
+// tests can feed recorded sequences.
+func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Host, top []record.Cgroup) []record.Record {
+	rec := record.Record{Schema: record.Schema, Type: record.TypeSample, Time: now, T: t, Host: w.cfg.Host}
+	sys := bench.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes}
+	rec.System = &sys
+	if host.PressurePct >= 0 {
+		p := host.PressurePct
+		rec.IOPressurePct = &p
+	}
+	var fs []finding
+	for _, d := range w.devs {
+		r, ok := tk.Devices[d.Name]
+		if !ok {
+			continue
+		}
+		s := bench.DeviceSample{T: t, ReadIOPS: r.ReadIOPS, WriteIOPS: r.WriteIOPS, ReadBWBytes: r.ReadBWBytes, WriteBWBytes: r.WriteBWBytes,
+			ReadAwaitMs: r.ReadAwaitMs, WriteAwaitMs: r.WriteAwaitMs, QueueSize: r.QueueSize, ReadReqBytes: r.ReadReqBytes,
+			WriteReqBytes: r.WriteReqBytes, UtilPct: r.UtilPct, InFlight: r.InFlight}
+		row := record.Device{Device: d.Name, DeviceSample: s}
+		cv := ceilingView{}
+		if cr := w.credits[d.Name]; cr != nil {
+			iops, bw := s.ReadIOPS+s.WriteIOPS, s.ReadBWBytes+s.WriteBWBytes
+			pct, cpct, left := cr.step(dt, iops, bw)
+			cv = ceilingView{pct: pct, ok: true}
+			row.CeilingPct = &pct
+			if cpct >= 0 {
+				fs = append(fs, w.burstCheck(d.Name, cr, t, iops, bw, &cpct, &left)...)
+				row.BurstCreditPct = &cpct
+				if left >= 0 {
+					row.BurstLeftS = &left
+				}
+			}
+		}
+		tr := w.trackers[d.Name]
+		fs = append(fs, tr.step(t, dt, s, host, cv)...)
+		row.State = tr.state
+		for _, det := range w.dets[d.Name] {
+			for _, f := range det.Add(t, s.ReadBWBytes+s.WriteBWBytes, &s) {
+				fs = append(fs, finding{Device: d.Name, Finding: f})
+			}
+		}
+		for _, c := range top {
+			if c.Device == d.Name {
+				row.TopCgroup = c.Name()
+				break
+			}
+		}
+		rec.Devices = append(rec.Devices, row)
+	}
+	fs = append(fs, w.storm.step(t, dt, host)...)
+	if w.cfg.Top > 0 {
+		n := min(len(top), w.cfg.Top)
+		rec.Top = top[:n]
+	}
+	out := []record.Record{rec}
+	for i := range fs {
+		f := fs[i]
+		out = append(out, record.Record{Schema: record.Schema, Type: record.TypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &f})
+	}
+	w.last = rec
+	return out
+}
+
+// burstCheck keeps the credit model honest and warns when credit runs
+// low. A rate held at baseline (within 5%) for 3 intervals right after
+// running above it means the bucket is empty, whatever the model says.
+func (w *Watcher) burstCheck(dev string, cr *credit, t, iops, bw float64, cpct, left *float64) []finding {
+	c := cr.c
+	near := func(v, base float64) bool { return base > 0 && v > 0.5*base && v <= 1.05*base }
+	if (near(iops, c.IOPS) || near(bw, c.BWBytes)) && *cpct > 0 && *cpct < 100 {
+		w.atBase[dev]++
+		if w.atBase[dev] >= 3 {
+			cr.exhausted()
+			*cpct, *left = 0, -1
+		}
+	} else {
+		w.atBase[dev] = 0
+	}
+	var out []finding
+	if *left >= 0 && *left < 600 && !w.warned[dev] {
+		w.warned[dev] = true
+		out = append(out, newFinding(dev, "burst", "", "warn", t, 0, BurstMessage(c.Name, iops, bw, *left),
+			map[string]float64{"credit_pct": *cpct, "left_s": *left, "iops": iops, "bw_bytes": bw}))
+	}
+	if *cpct >= 50 {
+		w.warned[dev] = false
+	}
+	return out
+}
+
+// Message is the live burst estimate for a device row, empty when the
+// credit is not draining.
+func Message(c *Ceiling, d record.Device) string {
+	if c == nil || d.BurstLeftS == nil {
+		return ""
+	}
+	return BurstMessage(c.Name, d.ReadIOPS+d.WriteIOPS, d.ReadBWBytes+d.WriteBWBytes, *d.BurstLeftS)
+}
+
+// Flush closes what is still open (detectors' pending findings) when
+// watching ends.
+func (w *Watcher) Flush(now time.Time) []record.Record {
+	t := now.Sub(w.start).Seconds()
+	var out []record.Record
+	names := make([]string, 0, len(w.dets))
+	for n := range w.dets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, det := range w.dets[n] {
+			for _, f := range det.Flush() {
+				ff := finding{Device: n, Finding: f}
+				out = append(out, record.Record{Schema: record.Schema, Type: record.TypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &ff})
+			}
+		}
+	}
+	return out
+}
+
+// StallSeconds is the time a device has spent stalled.
+func (w *Watcher) StallSeconds(dev string) float64 {
+	if tr := w.trackers[dev]; tr != nil {
+		return tr.stallSeconds
+	}
+	return 0
+}
+
+// Run starts, then ticks every interval until ctx ends, passing every
+// record to emit. An emit error ends the run with that error.
+func (w *Watcher) Run(ctx context.Context, emit func(record.Record) error) error {
+	st, err := w.Start(time.Now())
+	if err != nil {
+		return err
+	}
+	if err := emit(st); err != nil {
+		return err
+	}
+	tick := time.NewTicker(w.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, r := range w.Flush(time.Now()) {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		case now := <-tick.C:
+			recs, err := w.Tick(now)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
