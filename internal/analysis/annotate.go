@@ -1,0 +1,142 @@
+package analysis
+
+import (
+	"strings"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Annotate replaces the findings of every result with a fresh analysis:
+// each result on its own, then the QD sweeps (on the sweep's last test)
+// and the instability of repeated tests (on the last repeat). It is what
+// iolens analyze does to saved results.
+func Annotate(rs []bench.Result) {
+	for i := range rs {
+		rs[i].Findings = ResultFindings(&rs[i])
+	}
+	ptrs := make([]*bench.Result, len(rs))
+	for i := range rs {
+		ptrs[i] = &rs[i]
+	}
+	// QD sweeps, per run.
+	type gkey struct{ run, target, group string }
+	var order []gkey
+	groups := map[gkey][]*bench.Result{}
+	for _, r := range ptrs {
+		if !strings.HasPrefix(r.Test.Group, SweepPrefix) {
+			continue
+		}
+		k := gkey{r.RunID, targetKey(r), r.Test.Group}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for _, k := range order {
+		members := groups[k]
+		var others []*bench.Result
+		for _, r := range ptrs {
+			if r.RunID == k.run && targetKey(r) == k.target && r.Test.Group != k.group {
+				others = append(others, r)
+			}
+		}
+		if sw, ok := AnalyzeSweep(strings.TrimPrefix(k.group, SweepPrefix), members, others); ok {
+			last := lastOf(members)
+			last.Findings = append(last.Findings, SweepFinding(sw))
+		}
+	}
+	// Repeats.
+	for _, tr := range Repeats(rs) {
+		fs := unstableFindings(tr)
+		if len(fs) == 0 {
+			continue
+		}
+		var last *bench.Result
+		for _, r := range ptrs {
+			if r.RunID == tr.RunID && r.Test.Name == tr.Test && r.Status == "ok" && (last == nil || r.Repeat > last.Repeat) {
+				last = r
+			}
+		}
+		last.Findings = append(last.Findings, fs...)
+	}
+}
+
+func targetKey(r *bench.Result) string { return r.Target.Kind + ":" + r.Target.Path }
+
+func lastOf(rs []*bench.Result) *bench.Result {
+	last := rs[0]
+	for _, r := range rs[1:] {
+		if r.Repeat > last.Repeat || r.Repeat == last.Repeat && r.Index > last.Index {
+			last = r
+		}
+	}
+	return last
+}
+
+// Session analyses the results of a run as they come, so that each is
+// saved with its findings. Group findings (a QD sweep, the instability of
+// a repeated test) land on the result that completes the group.
+type Session struct {
+	tests   []bench.TestSpec
+	repeats int
+	done    []bench.Result
+}
+
+// NewSession starts the analysis of a run of suite, repeated repeats
+// times in the runner's order (every test, then again).
+func NewSession(suite bench.Suite, repeats int) *Session {
+	return &Session{tests: suite.Tests, repeats: max(repeats, 1)}
+}
+
+// Add sets r's findings and remembers the figures later groups need.
+func (s *Session) Add(r *bench.Result) {
+	r.Findings = append(r.Findings, ResultFindings(r)...)
+	// Keep the summary figures only: series and raw output are not
+	// needed again.
+	light := *r
+	light.FioSeries, light.Devices, light.System, light.Tail, light.FioJSON, light.Findings = nil, nil, nil, nil, nil, nil
+	s.done = append(s.done, light)
+
+	if r.Repeat < s.repeats || r.Status != "ok" {
+		return
+	}
+	if g := r.Test.Group; strings.HasPrefix(g, SweepPrefix) && s.lastOfGroup(r.Index, g) {
+		var members, others []*bench.Result
+		for i := range s.done {
+			d := &s.done[i]
+			if d.RunID != r.RunID {
+				continue
+			}
+			if d.Test.Group == g {
+				members = append(members, d)
+			} else {
+				others = append(others, d)
+			}
+		}
+		if sw, ok := AnalyzeSweep(strings.TrimPrefix(g, SweepPrefix), members, others); ok {
+			r.Findings = append(r.Findings, SweepFinding(sw))
+		}
+	}
+	if s.repeats > 1 {
+		var same []bench.Result
+		for _, d := range s.done {
+			if d.RunID == r.RunID && d.Test.Name == r.Test.Name {
+				same = append(same, d)
+			}
+		}
+		for _, tr := range Repeats(same) {
+			r.Findings = append(r.Findings, unstableFindings(tr)...)
+		}
+	}
+}
+
+// lastOfGroup reports whether no test after the 1-based index belongs to
+// group.
+func (s *Session) lastOfGroup(index int, group string) bool {
+	for i := index; i < len(s.tests); i++ {
+		if s.tests[i].Group == group {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,287 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/fio"
+)
+
+// SweepPrefix marks the tests of a queue-depth sweep: TestSpec.Group is
+// "qd-sweep:NAME".
+const SweepPrefix = "qd-sweep:"
+
+// Sweep regimes.
+const (
+	RegimeLatencyBound = "latency-bound (raise parallelism)"
+	RegimeIOPSCapped   = "IOPS-capped (flat IOPS, latency grows with QD)"
+	RegimeBWCapped     = "bandwidth-capped (IOPS x block size flat)"
+	RegimeCapped       = "capped (IOPS or bandwidth: add a test with a larger block size to tell which)"
+)
+
+// SweepPoint is one queue depth of a sweep; repeats of the same depth are
+// averaged (latency weighted by IOs, percentiles from merged histograms).
+type SweepPoint struct {
+	// Outstanding is numjobs x iodepth.
+	Outstanding int
+	BlockSize   int64
+	IOPS        float64
+	BWBytes     float64
+	LatMeanNs   float64
+	P99Ns       float64
+	// Little is IOPS x mean latency / Outstanding: about 1 when fio kept
+	// that many IOs in flight.
+	Little float64
+}
+
+// Sweep is the reading of one QD sweep.
+type Sweep struct {
+	Name   string
+	Points []SweepPoint
+	// Knee is the smallest depth reaching 90% of the maximum IOPS, 0
+	// when IOPS still grow at the deepest point.
+	Knee      int
+	Max       SweepPoint
+	Regime    string
+	LittleMin float64
+	LittleMax float64
+}
+
+// gainPerDoubling is the relative IOPS gain from a to b scaled to one
+// doubling of the depth.
+func gainPerDoubling(a, b SweepPoint) float64 {
+	if a.IOPS <= 0 || b.Outstanding <= a.Outstanding {
+		return 0
+	}
+	return math.Pow(b.IOPS/a.IOPS, 1/math.Log2(float64(b.Outstanding)/float64(a.Outstanding))) - 1
+}
+
+// singleP99 is the p99 fio reported for a result without histogram: the
+// larger of its directions'.
+func singleP99(r *bench.Result) float64 {
+	var p float64
+	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+		if d != nil {
+			p = math.Max(p, d.Lat.P99Ns)
+		}
+	}
+	return p
+}
+
+// totalLatNs is fio's mean total latency (submission to completion) of one
+// direction. Results converted from fio output without lat percentiles
+// carry clat figures; Little's law needs the total, which fio's own JSON
+// still has.
+func totalLatNs(r *bench.Result, dir string, d *bench.DirResult) float64 {
+	if d.LatKind != "clat" || len(r.FioJSON) == 0 {
+		return d.Lat.MeanNs
+	}
+	o, err := fio.Decode(r.FioJSON)
+	if err != nil {
+		return d.Lat.MeanNs
+	}
+	var sum float64
+	var n uint64
+	for _, j := range o.AllJobs() {
+		s := j.Read
+		if dir == "write" {
+			s = j.Write
+		}
+		sum += s.LatNs.Mean * float64(s.LatNs.N)
+		n += s.LatNs.N
+	}
+	if n == 0 {
+		return d.Lat.MeanNs
+	}
+	return sum / float64(n)
+}
+
+// totals adds a result's read and write figures; latency is IO-weighted
+// and the p99 comes from the merged histograms.
+func totals(r *bench.Result) (iops, bw, latSum float64, n uint64, h *fio.Histogram) {
+	h = &fio.Histogram{}
+	for i, d := range []*bench.DirResult{r.Read, r.Write} {
+		if d == nil {
+			continue
+		}
+		iops += d.IOPS
+		bw += d.BWBytes
+		latSum += totalLatNs(r, []string{"read", "write"}[i], d) * float64(d.Lat.N)
+		n += d.Lat.N
+		if hh, err := fio.HistogramFromBins(d.Hist); err == nil {
+			h.Merge(hh)
+		}
+	}
+	return
+}
+
+// AnalyzeSweep reads a sweep from its results (any order, repeats
+// included). others are results of the same run outside the sweep; a
+// test of the same direction with larger blocks tells an IOPS cap from a
+// bandwidth cap when the sweep itself uses one block size. It returns
+// false with fewer than three depths.
+func AnalyzeSweep(name string, members, others []*bench.Result) (Sweep, bool) {
+	type acc struct {
+		iops, bw, latSum float64
+		n                uint64
+		runs             int
+		h                fio.Histogram
+		bs               int64
+		p99              float64
+	}
+	byQD := map[int]*acc{}
+	for _, r := range members {
+		if r.Status != "ok" {
+			continue
+		}
+		q := max(r.Test.IODepth, 1) * max(r.Test.NumJobs, 1)
+		a := byQD[q]
+		if a == nil {
+			a = &acc{bs: r.Test.BlockSize}
+			byQD[q] = a
+		}
+		iops, bw, ls, n, h := totals(r)
+		if h.Count() == 0 && a.runs == 0 {
+			a.p99 = singleP99(r)
+		} else {
+			a.p99 = 0 // percentiles of several runs need their histograms
+		}
+		a.iops += iops
+		a.bw += bw
+		a.latSum += ls
+		a.n += n
+		a.runs++
+		a.h.Merge(h)
+	}
+	sw := Sweep{Name: name}
+	for q, a := range byQD {
+		p := SweepPoint{Outstanding: q, BlockSize: a.bs, IOPS: a.iops / float64(a.runs), BWBytes: a.bw / float64(a.runs)}
+		if a.n > 0 {
+			p.LatMeanNs = a.latSum / float64(a.n)
+		}
+		p.P99Ns = a.h.Percentile(99)
+		if a.h.Count() == 0 {
+			p.P99Ns = a.p99
+		}
+		p.Little = p.IOPS * p.LatMeanNs / 1e9 / float64(q)
+		sw.Points = append(sw.Points, p)
+	}
+	if len(sw.Points) < 3 {
+		return sw, false
+	}
+	sort.Slice(sw.Points, func(i, j int) bool { return sw.Points[i].Outstanding < sw.Points[j].Outstanding })
+	pts := sw.Points
+	sw.LittleMin, sw.LittleMax = math.Inf(1), 0
+	for _, p := range pts {
+		if p.IOPS > sw.Max.IOPS {
+			sw.Max = p
+		}
+		if p.LatMeanNs > 0 {
+			sw.LittleMin, sw.LittleMax = math.Min(sw.LittleMin, p.Little), math.Max(sw.LittleMax, p.Little)
+		}
+	}
+	if sw.LittleMax == 0 {
+		sw.LittleMin = 0
+	}
+	last := len(pts) - 1
+	if gainPerDoubling(pts[last-1], pts[last]) >= 0.10 && sw.Max.Outstanding == pts[last].Outstanding {
+		sw.Regime = RegimeLatencyBound
+		return sw, true
+	}
+	for _, p := range pts {
+		if p.IOPS >= 0.9*sw.Max.IOPS {
+			sw.Knee = p.Outstanding
+			break
+		}
+	}
+	writes := members[0].Test.Writes()
+	var same []*bench.Result
+	for _, r := range others {
+		if r.Test.Writes() == writes && r.Test.RW != "randrw" && r.Test.RW != "rw" {
+			same = append(same, r)
+		}
+	}
+	sw.Regime = capRegime(sw, same)
+	return sw, true
+}
+
+// capRegime tells an IOPS cap from a bandwidth cap: with an IOPS cap,
+// larger blocks move more bytes at the same IOPS; with a bandwidth cap,
+// bytes per second stay put.
+func capRegime(sw Sweep, others []*bench.Result) string {
+	var plateau []SweepPoint
+	for _, p := range sw.Points {
+		if p.Outstanding >= sw.Knee {
+			plateau = append(plateau, p)
+		}
+	}
+	bsSet := map[int64]bool{}
+	for _, p := range plateau {
+		bsSet[p.BlockSize] = true
+	}
+	if len(bsSet) > 1 {
+		iops, bw := make([]float64, len(plateau)), make([]float64, len(plateau))
+		for i, p := range plateau {
+			iops[i], bw[i] = p.IOPS, p.BWBytes
+		}
+		if Describe(bw).CV < Describe(iops).CV {
+			return RegimeBWCapped
+		}
+		return RegimeIOPSCapped
+	}
+	// Compare with larger-block tests of the same direction.
+	best := 0.0
+	for _, r := range others {
+		if r.Status != "ok" || r.Test.BlockSize <= sw.Max.BlockSize*4 {
+			continue
+		}
+		_, bw, _, _, _ := totals(r)
+		best = math.Max(best, bw)
+	}
+	if best == 0 {
+		return RegimeCapped
+	}
+	if best <= 1.25*sw.Max.BWBytes {
+		return RegimeBWCapped
+	}
+	return RegimeIOPSCapped
+}
+
+// SweepFinding states a sweep's regime with its evidence.
+func SweepFinding(sw Sweep) bench.Finding {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s; ", sw.Name, sw.Regime)
+	if sw.Knee > 0 {
+		fmt.Fprintf(&b, "knee at QD %d; ", sw.Knee)
+	} else {
+		fmt.Fprintf(&b, "no knee up to QD %d; ", sw.Points[len(sw.Points)-1].Outstanding)
+	}
+	fmt.Fprintf(&b, "max %.0f IOPS at QD %d with mean latency %s ms (p99 %s ms)",
+		sw.Max.IOPS, sw.Max.Outstanding, msStr(sw.Max.LatMeanNs), msStr(sw.Max.P99Ns))
+	q1 := sw.Points[0]
+	if q1.Outstanding == 1 && q1.LatMeanNs > 0 {
+		fmt.Fprintf(&b, "; QD1 gives %.0f IOPS at %s ms, so a one-at-a-time writer cannot exceed that", q1.IOPS, msStr(q1.LatMeanNs))
+	}
+	sev := SevInfo
+	switch {
+	case sw.LittleMax == 0:
+	case sw.LittleMin < 0.8 || sw.LittleMax > 1.2:
+		sev = SevWarn
+		var low []string
+		for _, p := range sw.Points {
+			if p.Little < 0.8 || p.Little > 1.2 {
+				low = append(low, fmt.Sprintf("QD %d: %.2f", p.Outstanding, p.Little))
+			}
+		}
+		fmt.Fprintf(&b, "; Little's law fails (IOPS x latency / QD = %s): fio did not keep the queue full (CPU-bound, engine capped or buffered IO; check iodepth_level)", strings.Join(low, ", "))
+	default:
+		fmt.Fprintf(&b, "; Little's law holds (%.2f..%.2f)", sw.LittleMin, sw.LittleMax)
+	}
+	ev := map[string]float64{"knee_qd": float64(sw.Knee), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
+		"max_iops_lat_mean_ns": sw.Max.LatMeanNs, "max_iops_p99_ns": sw.Max.P99Ns, "little_min": sw.LittleMin, "little_max": sw.LittleMax,
+		"qd1_iops": q1.IOPS, "qd1_lat_mean_ns": q1.LatMeanNs}
+	return bench.Finding{Kind: KindQD, Severity: sev, Summary: b.String(), Evidence: ev}
+}

@@ -1,0 +1,295 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/fio"
+)
+
+// MinSeriesS is the shortest 1 s series on which steady state, stalls and
+// cliffs are judged; shorter ones get a "not enough data" finding.
+const MinSeriesS = 10
+
+// Point is one window of a result's time series on a regular grid: the
+// window ending at T, fio's total rates in it, and the primary device's
+// sample of the same window (nil if none).
+type Point struct {
+	T, IOPS, BWBytes float64
+	Dev              *bench.DeviceSample
+}
+
+// Series puts a result's fio series on a regular 1 s grid from the first
+// window to the end of the measurement. fio writes no log row for a
+// window without completions, so missing windows are zeros: that is what
+// a full stall looks like.
+func Series(r *bench.Result) []Point {
+	if len(r.FioSeries) == 0 {
+		return nil
+	}
+	byT := map[int]bench.FioSample{}
+	last := 0
+	for _, s := range r.FioSeries {
+		k := int(math.Round(s.T))
+		if k <= 0 {
+			continue
+		}
+		byT[k] = s
+		last = max(last, k)
+	}
+	if rt := runtimeS(r); rt > 0 {
+		last = max(last, int(math.Floor(rt+0.25)))
+	}
+	dev := primaryDevice(r.Devices, r.Target.Device)
+	out := make([]Point, 0, last)
+	j := 0
+	for k := 1; k <= last; k++ {
+		s := byT[k]
+		p := Point{T: float64(k), IOPS: s.ReadIOPS + s.WriteIOPS, BWBytes: s.ReadBWBytes + s.WriteBWBytes}
+		if dev != nil {
+			// Device ticks are not in phase with fio's windows: take
+			// the nearest within 0.6 s.
+			for j < len(dev.Samples) && dev.Samples[j].T < p.T-0.6 {
+				j++
+			}
+			if j < len(dev.Samples) && math.Abs(dev.Samples[j].T-p.T) <= 0.6 {
+				p.Dev = &dev.Samples[j]
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func runtimeS(r *bench.Result) float64 {
+	var ms int64
+	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+		if d != nil {
+			ms = max(ms, d.RuntimeMs)
+		}
+	}
+	return float64(ms) / 1000
+}
+
+// primaryDevice picks the series of the target's own device, else the
+// first one.
+func primaryDevice(ds []bench.DeviceSeries, name string) *bench.DeviceSeries {
+	for i := range ds {
+		if ds[i].Device == name && name != "" {
+			return &ds[i]
+		}
+	}
+	if len(ds) > 0 {
+		return &ds[0]
+	}
+	return nil
+}
+
+// ResultFindings analyses one result on its own: steady state, stalls,
+// cliffs, writeback and page-cache inflation, and the etcd verdict for
+// tests that sync. Failed results get none.
+func ResultFindings(r *bench.Result) []bench.Finding {
+	if r.Status != "ok" {
+		return nil
+	}
+	var out []bench.Finding
+	pts := Series(r)
+	if r.Test.RuntimeS > 0 || len(pts) > 0 {
+		out = append(out, seriesFindings(pts)...)
+	}
+	out = append(out, WritebackFindings(r)...)
+	if f, ok := EtcdVerdict(r); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+func seriesFindings(pts []Point) []bench.Finding {
+	iops := make([]float64, len(pts))
+	for i, p := range pts {
+		iops[i] = p.IOPS
+	}
+	st := Steady(iops, 1, SteadyConfig{})
+	f := bench.Finding{Kind: KindSteady, Severity: SevInfo, Summary: st.String(),
+		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": float64(st.Window)}}
+	switch st.State {
+	case SteadyYes:
+		f.StartS = f64(st.FromS)
+		f.Summary += fmt.Sprintf(" (%d s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
+			st.Window, st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
+	case SteadyNever:
+		f.Summary += fmt.Sprintf(": no %d s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
+			st.Window, st.RangeFrac*100, st.SlopeFrac*100)
+	case SteadyShort:
+		f.Summary = fmt.Sprintf("not enough data: %d s of 1 s samples; steady state, stalls and cliffs need at least %d s", len(pts), MinSeriesS)
+	}
+	if st.State != SteadyShort {
+		f.Evidence["mean_iops"], f.Evidence["range_frac"], f.Evidence["slope_frac"] = st.Mean, st.RangeFrac, st.SlopeFrac
+	}
+	out := []bench.Finding{f}
+	if len(pts) < MinSeriesS {
+		return out
+	}
+	sd := NewStallDetector(StallConfig{Unit: UnitBytes})
+	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes})
+	for _, p := range pts {
+		out = append(out, sd.Add(p.T, p.BWBytes, p.Dev)...)
+		out = append(out, cd.Add(p.T, p.BWBytes, p.Dev)...)
+	}
+	out = append(out, sd.Flush()...)
+	return append(out, cd.Flush()...)
+}
+
+// Writeback thresholds: a tail is device writing above 512 KiB/s after
+// fio ended; inflation is fio reporting 20% and 64 MiB more than reached
+// the device.
+const (
+	tailMinBytesPerS = 512 << 10
+	inflationRatio   = 1.2
+	inflationMin     = 64 << 20
+)
+
+// WritebackFindings quantifies what buffered writes hide: the device
+// writing after fio ended (the tail), and fio counting more bytes than
+// the device received while it ran.
+func WritebackFindings(r *bench.Result) []bench.Finding {
+	if r.Write == nil || r.Write.IOBytes == 0 {
+		return nil
+	}
+	dev := primaryDevice(r.Devices, r.Target.Device)
+	if dev == nil || len(dev.Samples) == 0 {
+		return nil
+	}
+	rt := runtimeS(r)
+	var during float64
+	for i, s := range dev.Samples {
+		if s.T > 0 && s.T <= rt+0.5 {
+			during += s.WriteBWBytes * sampleDT(dev.Samples, i)
+		}
+	}
+	var out []bench.Finding
+	if tail := primaryDevice(r.Tail, dev.Device); tail != nil {
+		var bytes, end float64
+		for i, s := range tail.Samples {
+			if s.WriteBWBytes >= tailMinBytesPerS {
+				end = s.T
+			}
+			bytes += s.WriteBWBytes * sampleDT(tail.Samples, i)
+		}
+		dur := end - rt
+		if dur >= 2 || bytes >= 0.05*float64(r.Write.IOBytes) && bytes > inflationMin {
+			out = append(out, bench.Finding{Kind: KindWriteback, Severity: SevWarn,
+				StartS: f64(rt), DurationS: f64(math.Max(dur, 0)),
+				Summary: fmt.Sprintf("the device kept writing for %.0f s after fio ended (%s more): fio's figures finished before the data reached the disk",
+					math.Max(dur, 0), bench.HumanBytes(bytes)),
+				Evidence: map[string]float64{"tail_s": math.Max(dur, 0), "tail_bytes": bytes, "fio_end_s": rt}})
+		}
+	}
+	fioBytes := float64(r.Write.IOBytes)
+	if during > 0 && fioBytes > inflationRatio*during && fioBytes-during > inflationMin {
+		out = append(out, bench.Finding{Kind: KindInflation, Severity: SevWarn,
+			Summary: fmt.Sprintf("fio wrote %s but only %s reached %s while it ran (%.1fx): the page cache inflated fio's throughput",
+				bench.HumanBytes(fioBytes), bench.HumanBytes(during), dev.Device, fioBytes/during),
+			Evidence: map[string]float64{"fio_bytes": fioBytes, "device_bytes": during, "ratio": fioBytes / during,
+				"fio_bw_bytes": r.Write.BWBytes, "device_bw_bytes": during / math.Max(rt, 1e-3)}})
+	}
+	return out
+}
+
+// sampleDT is the interval a device sample covers.
+func sampleDT(s []bench.DeviceSample, i int) float64 {
+	switch {
+	case i > 0:
+		return s[i].T - s[i-1].T
+	case len(s) > 1:
+		return s[1].T - s[0].T
+	}
+	return 1
+}
+
+// etcd's guidance: the 99th percentile of WAL fdatasync below 10 ms.
+const (
+	EtcdLimitNs = 10e6
+	EtcdWarnNs  = 8.5e6
+)
+
+// EtcdVerdict judges a test that syncs against etcd's fdatasync
+// guidance. The count comes from the sync latency samples: fio up to 3.42
+// leaves sync.total_ios at 0 for fdatasync (fio-brief §1.6).
+func EtcdVerdict(r *bench.Result) (bench.Finding, bool) {
+	s := r.Sync
+	if s == nil || s.Lat.N == 0 {
+		return bench.Finding{}, false
+	}
+	call := "fsync"
+	if r.Test.Fdatasync > 0 {
+		call = "fdatasync"
+	}
+	ev := map[string]float64{"p99_ns": s.Lat.P99Ns, "p99_9_ns": s.Lat.P999Ns, "max_ns": s.Lat.MaxNs,
+		"mean_ns": s.Lat.MeanNs, "syncs": float64(s.Lat.N), "limit_ns": EtcdLimitNs}
+	f := bench.Finding{Kind: KindEtcd, Evidence: ev}
+	if s.Lat.P99Ns == 0 {
+		f.Severity = SevWarn
+		f.Summary = fmt.Sprintf("etcd: no %s percentiles recorded (%d syncs, mean %s ms): run fio with clat_percentiles or json+", call, s.Lat.N, msStr(s.Lat.MeanNs))
+		return f, true
+	}
+	verdict := "pass"
+	f.Severity = SevInfo
+	switch {
+	case s.Lat.P99Ns >= EtcdLimitNs:
+		verdict, f.Severity = "FAIL", SevFail
+	case s.Lat.P99Ns >= EtcdWarnNs:
+		verdict, f.Severity = "pass, but within 15% of the limit", SevWarn
+	}
+	f.Summary = fmt.Sprintf("etcd: %s p99 %s ms against the 10 ms limit: %s (p99.9 %s ms, max %s ms, %d syncs)",
+		call, msStr(s.Lat.P99Ns), verdict, msStr(s.Lat.P999Ns), msStr(s.Lat.MaxNs), s.Lat.N)
+	if call == "fdatasync" && fioSyncCountZero(r.FioJSON) {
+		ev["fio_sync_total_ios"] = 0
+		f.Summary += "; fio reported sync.total_ios=0 (its fdatasync counter bug), the count is sync.lat_ns.N"
+	}
+	return f, true
+}
+
+func fioSyncCountZero(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	o, err := fio.Decode(raw)
+	if err != nil {
+		return false
+	}
+	for _, j := range o.AllJobs() {
+		if j.Sync.LatNs.N > 0 && j.Sync.TotalIOs == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func msStr(ns float64) string {
+	v := ns / 1e6
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%.3f", v)
+	case v < 100:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// sortFindings orders findings by start time, untimed ones first, keeping
+// the order of equal ones.
+func sortFindings(fs []bench.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := -1.0, -1.0
+		if fs[i].StartS != nil {
+			a = *fs[i].StartS
+		}
+		if fs[j].StartS != nil {
+			b = *fs[j].StartS
+		}
+		return a < b
+	})
+}

@@ -1,0 +1,46 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+var _ bench.SteadyDetector = (*SteadyDetector)(nil)
+
+func TestSteadyWindowCriteria(t *testing.T) {
+	// Worked by hand for a 5-sample window.
+	for _, c := range []struct {
+		w                 []float64
+		mean, rng, excurs float64
+	}{
+		{[]float64{100, 100, 100, 100, 100}, 100, 0, 0},
+		// slope 5 per sample, excursion 4*5 = 20 over a mean of 110.
+		{[]float64{100, 105, 110, 115, 120}, 110, 20.0 / 110, 20.0 / 110},
+		// no trend: slope 0, range 20/100.
+		{[]float64{90, 110, 100, 110, 90}, 100, 0.2, 0},
+	} {
+		m, r, s := windowStats(c.w)
+		if !near(m, c.mean, 1e-9) || !near(r, c.rng, 1e-9) || !near(s, c.excurs, 1e-9) {
+			t.Errorf("windowStats(%v) = %v %v %v", c.w, m, r, s)
+		}
+	}
+}
+
+func TestSteadyDetectorOnline(t *testing.T) {
+	d := NewSteadyDetector(SteadyConfig{Window: 5})
+	in := []float64{10, 40, 70, 95, 100, 101, 99, 100, 102, 100}
+	first := -1
+	for i, v := range in {
+		if d.Add(v) && first < 0 {
+			first = i
+		}
+	}
+	// The first window without the warm-up is samples 4..8.
+	if first != 8 {
+		t.Errorf("steady at sample %d, want 8", first)
+	}
+	if d := NewSteadyDetector(SteadyConfig{Window: 5}); d.Add(1) || d.Add(1) {
+		t.Error("steady before a full window")
+	}
+}
