@@ -21,6 +21,11 @@ func TestSequences(t *testing.T) {
 		{seq: "writeback.seq", findings: []string{
 			"writeback start @1", "vdc saturation start @1", "vdc saturation end @1+4", "writeback end @1+4",
 		}},
+		// The cliff comes from analysis' detector, once the low plateau
+		// has lasted 5 s; the at-cap episode spans the burst and the
+		// baseline, since the ceiling drops with the credit.
+		{seq: "cliff.seq", ceiling: &Ceiling{Name: "azure:P10", IOPS: 500, BurstIOPS: 3500, BurstSeconds: 10, CreditStartPct: 100},
+			findings: []string{"sdb burst  @1+0", "sdb cap start @0", "sdb cliff  @10+10"}},
 		{seq: "atcap.seq", ceiling: &Ceiling{Name: "test:500", IOPS: 500}, findings: []string{"vdc cap start @1", "vdc cap end @1+4"}},
 	}
 	for _, tt := range tests {

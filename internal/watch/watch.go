@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/watch/record"
@@ -21,6 +22,16 @@ import (
 type Detector interface {
 	Add(t float64, value float64, s *bench.DeviceSample) []bench.Finding
 	Flush() []bench.Finding
+}
+
+// CliffDetectors gives each device analysis' streaming cliff detector on
+// its throughput. Stalls are not left to a throughput-only detector: a
+// live workload may simply stop, so the state machine asks for evidence
+// that IO is pending as well.
+func CliffDetectors(interval time.Duration) func(string) []Detector {
+	return func(string) []Detector {
+		return []Detector{analysis.NewCliffDetector(analysis.CliffConfig{Interval: interval.Seconds(), MinBurstS: 5, MinLowS: 5})}
+	}
 }
 
 // Config says what to watch and how.
@@ -107,9 +118,10 @@ func New(cfg Config) (*Watcher, error) {
 		w.devs = append(w.devs, d)
 		w.majmin[d.MajMin] = n
 		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
-		if cfg.Detectors != nil {
-			w.dets[n] = cfg.Detectors(n)
+		if cfg.Detectors == nil {
+			cfg.Detectors = CliffDetectors(cfg.Interval)
 		}
+		w.dets[n] = cfg.Detectors(n)
 		if cfg.Ceiling != nil {
 			w.credits[n] = newCredit(*cfg.Ceiling)
 		}
@@ -298,8 +310,8 @@ func (w *Watcher) burstCheck(dev string, cr *credit, t, iops, bw float64, cpct, 
 		out = append(out, newFinding(dev, "burst", "", "warn", t, 0, BurstMessage(c.Name, iops, bw, *left),
 			map[string]float64{"credit_pct": *cpct, "left_s": *left, "iops": iops, "bw_bytes": bw}))
 	}
-	if *cpct >= 50 {
-		w.warned[dev] = false
+	if *left < 0 && *cpct >= 90 {
+		w.warned[dev] = false // refilled: warn again next time
 	}
 	return out
 }

@@ -1,0 +1,45 @@
+package watch
+
+import (
+	"math"
+	"testing"
+)
+
+func TestCreditP10(t *testing.T) {
+	// P10: 500 IOPS baseline, 3500 burst, 30 min from a full bucket:
+	// (3500-500) x 1800 = 5.4M IOs of credit. At 2800 IOPS the bucket
+	// drains by 2300 a second; after 1628 s, 5.4M - 3,744,400 = 1,655,600
+	// IOs are left, 720 s (12 minutes) at that rate.
+	cr := newCredit(Ceiling{Name: "azure:P10", IOPS: 500, BurstIOPS: 3500, BurstSeconds: 1800, CreditStartPct: 100})
+	var pct, cpct, left float64
+	for i := 0; i < 1628; i++ {
+		pct, cpct, left = cr.step(1, 2800, 0)
+	}
+	if math.Abs(left-720) > 1 {
+		t.Errorf("left = %.1f s, want 720", left)
+	}
+	if math.Abs(cpct-1655600.0/5.4e6*100) > 0.01 {
+		t.Errorf("credit = %.2f%%", cpct)
+	}
+	if math.Abs(pct-80) > 1e-9 { // 2800 of the 3500 burst ceiling
+		t.Errorf("ceiling = %.1f%%, want 80", pct)
+	}
+	if got, want := BurstMessage("azure:P10", 2800, 0, left), "at 2800 IOPS, a P10's burst credits last about 12 more minutes"; got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	// Below baseline the bucket refills at the headroom: 400 a second.
+	_, c2, l2 := cr.step(10, 100, 0)
+	if l2 != -1 || math.Abs(c2-(1655600.0+4000)/5.4e6*100) > 0.01 {
+		t.Errorf("refill: credit %.3f%%, left %v", c2, l2)
+	}
+	// Empty: the ceiling in force is the baseline.
+	cr.exhausted()
+	if p, _, _ := cr.step(1, 500, 0); math.Abs(p-100) > 1e-9 {
+		t.Errorf("at baseline with no credit: %.1f%% of ceiling, want 100", p)
+	}
+	// The VM's limit binds when lower.
+	vm := newCredit(Ceiling{IOPS: 5000, VMIOPS: 3200})
+	if p, c, _ := vm.step(1, 3200, 0); p != 100 || c != -1 {
+		t.Errorf("VM cap: %.1f%%, credit %v", p, c)
+	}
+}
