@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/iolens/iolens/internal/bench"
 )
 
 // SteadyConfig holds the SNIA PTS criteria. Zero values take the
@@ -159,4 +161,25 @@ func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 	}
 	st.State = SteadyNever
 	return st
+}
+
+// UntilSteady sums what --until-steady did over a run: how many
+// time-based tests ended early at steady state, and the seconds they
+// measured against the seconds they were allowed (the test's runtime,
+// which is --max-runtime under --until-steady).
+func UntilSteady(rs []bench.Result) (ended, tests int, measuredS, limitS float64) {
+	for i := range rs {
+		r := &rs[i]
+		if r.Status != "ok" || r.Test.RuntimeS <= 0 {
+			continue
+		}
+		tests++
+		m := runtimeS(r)
+		measuredS += m
+		limitS += r.Test.RuntimeS
+		if m < r.Test.RuntimeS-1 {
+			ended++
+		}
+	}
+	return ended, tests, measuredS, limitS
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
@@ -28,6 +29,9 @@ type runOptions struct {
 	labels         []string
 	noPrecondition bool
 	incompressible bool
+	untilSteady    bool
+	minRuntime     float64
+	maxRuntime     float64
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -71,6 +75,9 @@ block device behind the target.`,
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
 	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
+	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
+	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	return cmd
 }
 
@@ -119,6 +126,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.runtime < 0 || o.ramp < 0 {
 		return usageErr("--runtime and --ramp take seconds, 0 or more")
 	}
+	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime) {
+		return usageErr("--min-runtime and --max-runtime take seconds, with min <= max")
+	}
 	if dir != "" && o.device != "" {
 		return usageErr("give either DIR or --device, not both")
 	}
@@ -156,11 +166,17 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
 	}
 	cfg.RunID = bench.NewRunID()
+	if o.untilSteady {
+		cfg.UntilSteady, cfg.MinRuntimeS, cfg.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
+		cfg.NewSteady = func() bench.SteadyDetector { return analysis.NewSteadyDetector(analysis.SteadyConfig{}) }
+	}
+	session := analysis.NewSession(suite, o.repeat)
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
 
 	var results []bench.Result
 	stream := o.output == "ndjson"
 	emit := func(r bench.Result) error {
+		session.Add(&r)
 		results = append(results, r)
 		if sink != nil {
 			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
@@ -173,6 +189,12 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return nil
 	}
 	runErr := bench.Run(ctx, cfg, emit, prog.Event)
+	if o.untilSteady {
+		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
+			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
+				ended, n, got, limit, limit-got, (limit-got)/limit*100)
+		}
+	}
 	prog.Done()
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
