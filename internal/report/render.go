@@ -172,6 +172,9 @@ func Text(w io.Writer, rs []bench.Result) error {
 		writeFailures(w, g)
 		writeNotes(w, g)
 		writeFindings(w, g)
+		if err := writeRepeatsText(w, g); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -361,6 +364,7 @@ func Markdown(w io.Writer, rs []bench.Result) error {
 		if len(fl) > 0 {
 			fmt.Fprintf(w, "\n### Findings\n\n%s\n", strings.Join(fl, "\n"))
 		}
+		writeRepeatsMD(w, g)
 	}
 	return nil
 }

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// repeatRows formats the statistics of every repeated test: IOPS mean,
+// sd, 95% CI, CV, min, max, and latency percentiles of the merged
+// histograms.
+func repeatRows(rs []bench.Result) [][]string {
+	var out [][]string
+	for _, tr := range analysis.Repeats(rs) {
+		for _, d := range tr.Dirs {
+			s := d.IOPS
+			flag := ""
+			if d.Unstable {
+				flag = "UNSTABLE: " + d.Why
+			}
+			out = append(out, []string{tr.Test, d.Dir, fmt.Sprint(s.N), iops(s.Mean), iops(s.SD),
+				iops(s.CILow) + ".." + iops(s.CIHigh), fmt.Sprintf("%.1f%%", s.CV*100), iops(s.Min), iops(s.Max),
+				ms(d.P50Ns), ms(d.P99Ns), ms(d.P999Ns), flag})
+		}
+	}
+	return out
+}
+
+var repeatHeader = []string{"test", "dir", "n", "IOPS mean", "sd", "95% CI", "CV", "min", "max", "p50", "p99", "p99.9", ""}
+
+func writeRepeatsText(w io.Writer, rs []bench.Result) error {
+	rows := repeatRows(rs)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nRepeats (IOPS over the runs; 95% CI from Student's t; latency percentiles in ms from the merged histograms)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  "+strings.Join(repeatHeader, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func writeRepeatsMD(w io.Writer, rs []bench.Result) {
+	rows := repeatRows(rs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Repeats\n\nIOPS over the runs; 95%% CI from Student's t; latency percentiles in ms from the merged histograms.\n\n")
+	fmt.Fprintln(w, "| "+strings.Join(repeatHeader[:len(repeatHeader)-1], " | ")+" | stability |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, r := range rows {
+		for i := range r {
+			r[i] = mdEscape(r[i])
+		}
+		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+	}
+}

@@ -1,0 +1,31 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+func TestRepeatsSection(t *testing.T) {
+	var rs []bench.Result
+	for i, v := range []float64{1000, 1010, 995, 1005, 500} {
+		rs = append(rs, bench.Result{Schema: bench.SchemaV1, RunID: "r", Suite: "s", Status: "ok", Repeat: i + 1,
+			Test: bench.TestSpec{Name: "randread-4k"}, Read: &bench.DirResult{IOPS: v, Lat: bench.Latency{N: 1, MeanNs: 1e6}}})
+	}
+	for _, render := range []Renderer{Text, Markdown} {
+		var b bytes.Buffer
+		if err := render(&b, rs); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		// mean 902, sd sqrt((98^2+108^2+93^2+103^2+402^2)/4) = 224.8,
+		// CI half-width 2.776445*224.8/sqrt(5) = 279.1.
+		for _, want := range []string{"Repeats", "902", "225", "623..1181", "24.9%", "repeat 5 is an outlier"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report lacks %q:\n%s", want, out)
+			}
+		}
+	}
+}
