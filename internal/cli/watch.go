@@ -1,0 +1,547 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/iolens/iolens/internal/watch"
+	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+type watchOptions struct {
+	interval    time.Duration
+	duration    time.Duration
+	output      string
+	out         string
+	top         int
+	expect      string
+	vm          string
+	creditStart float64
+	metricsAddr string
+	procRoot    string
+	sysRoot     string
+	cgroupRoot  string
+	podLogs     string
+	node        string
+	kubeAPI     bool
+	th          watch.Thresholds
+}
+
+func newWatchCommand(streams IOStreams) *cobra.Command {
+	o := &watchOptions{th: watch.DefaultThresholds()}
+	cmd := &cobra.Command{
+		Use:   "watch [DEVICE|DIR ...]",
+		Short: "Watch disks live: state, stalls, caps and who is doing the IO",
+		Long: `Watch block devices while the real workload runs. Every interval each device
+gets a row of iostat figures and a state:
+
+  ok         nothing to worry about
+  busy       utilization over 60% or requests queued
+  saturated  util over 90% with aqu-sz 4 or more: more work than it serves
+  stalled    IO pending but (almost) nothing completes: a cache draining,
+             a throttle, a dying disk
+  at cap     at 95% or more of the expected ceiling (--expect)
+
+Findings (stall started/ended, saturation, cliffs, writeback storms, burst
+credit running out) are logged with timestamps. On a terminal the view is
+redrawn in place; otherwise, or with -o ndjson, samples and findings stream
+as NDJSON that 'iolens report' and 'iolens analyze' read back.
+
+Without arguments, every disk backing a mounted filesystem is watched
+(loop and ram devices only when named).`,
+		Example: `  iolens watch
+  iolens watch /var/lib/postgresql --expect azure:P10
+  iolens watch vdb --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800
+  iolens watch -o ndjson --out watch.ndjson --duration 10m
+  iolens report watch.ndjson
+  iolens watch --metrics-addr :9101 --top 5`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), streams, args)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.interval, "interval", time.Second, "sampling interval")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: until Ctrl-C)")
+	f.StringVarP(&o.output, "output", "o", "auto", "auto (a live view on a terminal, NDJSON otherwise), tty, ndjson or text (one line per finding)")
+	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
+	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
+	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
+	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
+	f.Float64Var(&o.creditStart, "burst-credit", 100, "burst credit (%) assumed when watching starts")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9101) at /metrics")
+	f.StringVar(&o.procRoot, "proc-root", "/proc", "proc file system to read (the host's, in a pod)")
+	f.StringVar(&o.sysRoot, "sys-root", "/sys", "sys file system to read")
+	f.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup file system (default SYS-ROOT/fs/cgroup)")
+	f.StringVar(&o.podLogs, "pod-logs", "/var/log/pods", "the kubelet's pod log directory, which names pods by UID")
+	f.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "node name label on metrics and records")
+	f.BoolVar(&o.kubeAPI, "kube-api", true, "in a pod, name pods and containers through the API (falls back to --pod-logs)")
+	f.Float64Var(&o.th.StallRatio, "stall-ratio", o.th.StallRatio, "a rate below this share of the recent median, with IO pending, is a stall")
+	f.Float64Var(&o.th.SaturatedQueue, "saturated-queue", o.th.SaturatedQueue, "aqu-sz at which a fully utilized device is saturated")
+	f.Float64Var(&o.th.AtCapPct, "at-cap", o.th.AtCapPct, "% of the expected ceiling at which a device is at cap")
+	return cmd
+}
+
+func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string) error {
+	if o.interval < 100*time.Millisecond {
+		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Hint: "use 100ms or more; 1s matches iostat"}
+	}
+	mode := o.output
+	tty := false
+	if f, ok := streams.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+	}
+	switch mode {
+	case "auto":
+		mode = "ndjson"
+		if tty {
+			mode = "tty"
+		}
+	case "tty", "ndjson", "text":
+	default:
+		return &UsageError{Err: fmt.Errorf("unknown output %q", mode), Hint: "use -o auto, tty, ndjson or text"}
+	}
+	if mode == "tty" && !tty {
+		return &UsageError{Err: errors.New("-o tty needs a terminal"), Hint: "use -o ndjson to stream records"}
+	}
+	cfg := watch.Config{ProcRoot: o.procRoot, SysRoot: o.sysRoot, Interval: o.interval, Th: o.th, Top: o.top, Host: o.node}
+	if len(args) > 0 {
+		devs, err := watch.ResolveArgs(args, o.procRoot, o.sysRoot)
+		if err != nil {
+			return &hintError{err: err, hint: "name a device (vdb, /dev/vdb) or a directory on a block device; 'lsblk' lists devices"}
+		}
+		cfg.Devices = devs
+	}
+	if o.expect != "" {
+		c, err := parseExpect(o.expect, o.vm)
+		if err != nil {
+			return err
+		}
+		c.CreditStartPct = o.creditStart
+		cfg.Ceiling = c
+	} else if o.vm != "" {
+		return &UsageError{Err: errors.New("--vm needs --expect"), Hint: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
+	}
+	if o.top > 0 {
+		root := o.cgroupRoot
+		if root == "" {
+			root = strings.TrimRight(o.sysRoot, "/") + "/fs/cgroup"
+		}
+		cg, err := watch.FindCgroups(root, o.procRoot)
+		if err != nil {
+			cfg.Notes = append(cfg.Notes, "no per-cgroup attribution: "+err.Error())
+		} else {
+			namers := watch.PodNamers{}
+			if o.kubeAPI {
+				if n := newAPIPodNamer(o.node); n != nil {
+					namers = append(namers, n)
+				}
+			}
+			namers = append(namers, &watch.KubeletDirs{LogDir: o.podLogs})
+			cg.Pods = namers
+			cfg.Cgroups = cg
+		}
+	}
+	w, err := watch.New(cfg)
+	if err != nil {
+		if errors.Is(err, watch.ErrNoDevices) {
+			return &hintError{err: err, hint: "no mounted filesystem is on a disk here; name a device: iolens watch vdb"}
+		}
+		return err
+	}
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+
+	var sinks []func(record.Record) error
+	var file *os.File
+	if o.out != "" {
+		if file, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return &hintError{err: err, hint: "choose a file you can write"}
+		}
+		defer file.Close()
+		enc := json.NewEncoder(file)
+		sinks = append(sinks, func(r record.Record) error { return enc.Encode(r) })
+	}
+	if o.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		m := watch.NewMetrics(reg, o.node)
+		disk := ""
+		if cfg.Ceiling != nil {
+			disk = cfg.Ceiling.Name
+		}
+		stop, err := serveMetrics(ctx, o.metricsAddr, reg)
+		if err != nil {
+			return &hintError{err: err, hint: "pick a free port: --metrics-addr :9101"}
+		}
+		defer stop()
+		var mu sync.Mutex
+		sinks = append(sinks, func(r record.Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			m.Observe(r, disk, o.interval.Seconds())
+			return nil
+		})
+	}
+	switch mode {
+	case "ndjson":
+		enc := json.NewEncoder(streams.Out)
+		sinks = append(sinks, func(r record.Record) error { return enc.Encode(r) })
+	case "text":
+		sinks = append(sinks, func(r record.Record) error {
+			if line := findingLine(r); line != "" {
+				_, err := fmt.Fprintln(streams.Out, line)
+				return err
+			}
+			return nil
+		})
+	case "tty":
+		v := newWatchView(streams.Out.(*os.File), cfg.Ceiling, w.Devices())
+		v.open()
+		defer v.close()
+		sinks = append(sinks, v.add)
+	}
+	err = w.Run(ctx, func(r record.Record) error {
+		for _, s := range sinks {
+			if err := s(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err // --duration ran out: a normal end
+	}
+	return err
+}
+
+// serveMetrics listens at once, so a busy port is an error now rather
+// than a log line later, and stops the server when ctx ends.
+func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }, nil
+}
+
+// parseExpect reads --expect: the disk's own limits as key=value pairs.
+// Catalog names (azure:P10) are looked up by expectFromCatalog.
+func parseExpect(spec, vm string) (*watch.Ceiling, error) {
+	if !strings.Contains(spec, "=") {
+		return expectFromCatalog(spec, vm)
+	}
+	c := &watch.Ceiling{Name: "the disk"}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, &UsageError{Err: fmt.Errorf("--expect: %q is not key=value", kv), Hint: "e.g. --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800"}
+		}
+		var err error
+		var x float64
+		switch k {
+		case "name":
+			c.Name = v
+			continue
+		case "bw", "burst-bw", "vm-bw":
+			x, err = parseRate(v)
+		default:
+			x, err = strconv.ParseFloat(v, 64)
+		}
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("--expect %s: %w", k, err), Hint: "numbers for iops, sizes like 100MB for bw"}
+		}
+		switch k {
+		case "iops":
+			c.IOPS = x
+		case "bw":
+			c.BWBytes = x
+		case "burst-iops":
+			c.BurstIOPS = x
+		case "burst-bw":
+			c.BurstBWBytes = x
+		case "burst-s":
+			c.BurstSeconds = x
+		case "vm-iops":
+			c.VMIOPS = x
+		case "vm-bw":
+			c.VMBWBytes = x
+		default:
+			return nil, &UsageError{Err: fmt.Errorf("--expect: unknown key %q", k), Hint: "keys: name, iops, bw, burst-iops, burst-bw, burst-s, vm-iops, vm-bw"}
+		}
+	}
+	if c.IOPS == 0 && c.BWBytes == 0 {
+		return nil, &UsageError{Err: errors.New("--expect needs iops= or bw="), Hint: "e.g. --expect iops=500,bw=100MB"}
+	}
+	return c, nil
+}
+
+// parseRate reads a bandwidth: bytes, or a number with a unit that says
+// its base, as cloud catalogs do: kB, MB, GB (10^3...) or KiB, MiB, GiB
+// (2^10...), with an optional "/s".
+func parseRate(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	v, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid rate %q", s)
+	}
+	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[t[i:]]
+	if !ok {
+		return 0, fmt.Errorf("invalid rate %q: use B, kB, MB, GB (powers of 10) or KiB, MiB, GiB", s)
+	}
+	return v * mult, nil
+}
+
+// findingLine is one line of the findings log, empty for other records.
+func findingLine(r record.Record) string {
+	if r.Type != record.TypeFinding || r.Finding == nil {
+		return ""
+	}
+	f := r.Finding
+	dev := f.Device
+	if dev == "" {
+		dev = "host"
+	}
+	return fmt.Sprintf("%s  %-6s %-4s %s", r.Time.Local().Format("15:04:05"), dev, sevMark(f.Severity), f.Summary)
+}
+
+func sevMark(s string) string {
+	switch s {
+	case "fail":
+		return "FAIL"
+	case "warn":
+		return "WARN"
+	}
+	return "info"
+}
+
+// watchView is the live terminal view: one row per device, the host's
+// state, the heaviest cgroups and the findings log.
+type watchView struct {
+	f       *os.File
+	ceiling *watch.Ceiling
+	devs    []record.DeviceInfo
+	last    *record.Record
+	log     []string
+	start   time.Time
+}
+
+func newWatchView(f *os.File, c *watch.Ceiling, devs []record.DeviceInfo) *watchView {
+	return &watchView{f: f, ceiling: c, devs: devs}
+}
+
+func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
+
+// close leaves the alternate screen and prints the findings log, so that
+// it outlives the view.
+func (v *watchView) close() {
+	fmt.Fprint(v.f, "\x1b[?25h\x1b[?1049l")
+	if len(v.log) == 0 {
+		fmt.Fprintln(v.f, "iolens watch: no findings")
+		return
+	}
+	fmt.Fprintln(v.f, "iolens watch findings:")
+	for _, l := range v.log {
+		fmt.Fprintln(v.f, l)
+	}
+}
+
+func (v *watchView) add(r record.Record) error {
+	switch r.Type {
+	case record.TypeStart:
+		v.start = r.Time
+	case record.TypeSample:
+		v.last = &r
+	case record.TypeFinding:
+		v.log = append(v.log, findingLine(r))
+		if len(v.log) > 1000 {
+			v.log = v.log[len(v.log)-1000:]
+		}
+		return nil // drawn with the next sample
+	}
+	wd, ht, err := term.GetSize(int(v.f.Fd()))
+	if err != nil {
+		wd, ht = 120, 40
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H")
+	for _, l := range v.render(wd, ht) {
+		b.WriteString(l)
+		b.WriteString("\x1b[K\n")
+	}
+	b.WriteString("\x1b[J")
+	_, err = io.WriteString(v.f, b.String())
+	return err
+}
+
+// render lays the view out for a terminal of wd x ht.
+func (v *watchView) render(wd, ht int) []string {
+	var lines []string
+	now := time.Now()
+	if v.last != nil {
+		now = v.last.Time
+	}
+	head := fmt.Sprintf("iolens watch  %s", now.Local().Format("15:04:05"))
+	if v.last != nil && v.last.System != nil {
+		s := v.last.System
+		head += fmt.Sprintf("   iowait %.1f%%", s.IowaitPct)
+		if v.last.IOPressurePct != nil {
+			head += fmt.Sprintf("   IO pressure %.0f%%", *v.last.IOPressurePct)
+		}
+		head += fmt.Sprintf("   Dirty %s   Writeback %s", iec(float64(s.DirtyBytes)), iec(float64(s.WritebackBytes)))
+	}
+	lines = append(lines, head, "")
+	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
+		"r_await", "w_await", "aqu-sz", "rareq-sz", "wareq-sz", "%util")
+	if v.ceiling != nil {
+		hdr += fmt.Sprintf(" %6s %7s", "%ceil", "credit")
+	}
+	hdr += "  TOP"
+	lines = append(lines, hdr)
+	parallel := map[string]bool{}
+	anyParallel := false
+	for _, d := range v.devs {
+		parallel[d.Name] = d.Parallel
+		anyParallel = anyParallel || d.Parallel
+	}
+	var burst []string
+	if v.last != nil {
+		for _, d := range v.last.Devices {
+			util := fmt.Sprintf("%5.1f", d.UtilPct)
+			if parallel[d.Device] {
+				util += "~"
+			} else {
+				util += " "
+			}
+			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
+				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
+				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
+			if v.ceiling != nil {
+				c, cr := "-", "-"
+				if d.CeilingPct != nil {
+					c = fmt.Sprintf("%.0f%%", *d.CeilingPct)
+				}
+				if d.BurstCreditPct != nil {
+					cr = fmt.Sprintf("%.0f%%", *d.BurstCreditPct)
+				}
+				row += fmt.Sprintf(" %6s %7s", c, cr)
+				if m := watch.Message(v.ceiling, d); m != "" {
+					burst = append(burst, d.Device+": "+m)
+				}
+			}
+			row += "  " + d.TopCgroup
+			lines = append(lines, clip(row, wd))
+		}
+	}
+	if anyParallel {
+		lines = append(lines, "~ parallel device: utilization does not show saturation; watch aqu-sz and await")
+	}
+	lines = append(lines, burst...)
+	if v.last != nil && len(v.last.Top) > 0 {
+		lines = append(lines, "", fmt.Sprintf("%-10s %9s %9s %8s %8s  %s", "DEVICE", "rMB/s", "wMB/s", "r/s", "w/s", "CGROUP (pod or process)"))
+		for _, c := range v.last.Top {
+			who := c.Name()
+			if who != c.Cgroup {
+				who += "  " + c.Cgroup
+			}
+			lines = append(lines, clip(fmt.Sprintf("%-10s %9.2f %9.2f %8.1f %8.1f  %s", c.Device, c.ReadBWBytes/1e6, c.WriteBWBytes/1e6, c.ReadIOPS, c.WriteIOPS, who), wd))
+		}
+	}
+	lines = append(lines, "", "FINDINGS")
+	room := ht - len(lines) - 1
+	logs := v.log
+	if room < 1 {
+		room = 1
+	}
+	if len(logs) > room {
+		logs = logs[len(logs)-room:]
+	}
+	if len(logs) == 0 {
+		lines = append(lines, "(none yet)")
+	}
+	for _, l := range logs {
+		lines = append(lines, clip(l, wd))
+	}
+	return lines
+}
+
+func clip(s string, wd int) string {
+	if wd > 0 && len(s) > wd {
+		return s[:wd]
+	}
+	return s
+}
+
+func kib(b float64) string {
+	if b == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.1fk", b/1024)
+}
+
+func iec(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+// sortedKeys is used by the k8s watch table.
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// expectFromCatalog looks a disk up in the cloud catalog.
+func expectFromCatalog(spec, vm string) (*watch.Ceiling, error) {
+	return nil, &UsageError{Err: fmt.Errorf("--expect %s: the disk catalog is not available in this build", spec),
+		Hint: "give the limits: --expect iops=500,bw=100MB,burst-iops=3500,burst-bw=170MB,burst-s=1800"}
+}
