@@ -58,6 +58,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newCompareCommand,
 	newExportCommand,
 	newK8sCommand,
+	newWatchCommand,
 }
 
 // UsageError is a mistake in how iolens was called.
