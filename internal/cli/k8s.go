@@ -121,7 +121,7 @@ func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf),
-		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams))
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sWatchCommand(streams, kf))
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
