@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/iolens/iolens/internal/bench"
@@ -23,10 +24,14 @@ func Annotate(rs []bench.Result) {
 	var order []gkey
 	groups := map[gkey][]*bench.Result{}
 	for _, r := range ptrs {
-		if !strings.HasPrefix(r.Test.Group, SweepPrefix) {
+		k := gkey{r.RunID, targetKey(r), r.Test.Group}
+		if r.Suite == "fio" && r.Test.Group == "" {
+			// Plain fio output, one file per depth: runs of the same
+			// pattern and block size form an implicit sweep.
+			k = gkey{"fio", "", fmt.Sprintf("%s%s-%s", SweepPrefix, r.Test.RW, bench.FormatSize(r.Test.BlockSize))}
+		} else if !strings.HasPrefix(r.Test.Group, SweepPrefix) {
 			continue
 		}
-		k := gkey{r.RunID, targetKey(r), r.Test.Group}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -38,6 +43,14 @@ func Annotate(rs []bench.Result) {
 		for _, r := range ptrs {
 			if r.RunID == k.run && targetKey(r) == k.target && r.Test.Group != k.group {
 				others = append(others, r)
+			}
+		}
+		if k.run == "fio" {
+			others = nil
+			for _, r := range ptrs {
+				if r.Suite == "fio" && !contains(members, r) {
+					others = append(others, r)
+				}
 			}
 		}
 		if sw, ok := AnalyzeSweep(strings.TrimPrefix(k.group, SweepPrefix), members, others); ok {
@@ -61,12 +74,22 @@ func Annotate(rs []bench.Result) {
 	}
 }
 
+func contains(rs []*bench.Result, r *bench.Result) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
 func targetKey(r *bench.Result) string { return r.Target.Kind + ":" + r.Target.Path }
 
 func lastOf(rs []*bench.Result) *bench.Result {
 	last := rs[0]
 	for _, r := range rs[1:] {
-		if r.Repeat > last.Repeat || r.Repeat == last.Repeat && r.Index > last.Index {
+		qd := func(x *bench.Result) int { return x.Test.IODepth * x.Test.NumJobs }
+		if r.Repeat > last.Repeat || r.Repeat == last.Repeat && (r.Index > last.Index || r.Index == last.Index && qd(r) > qd(last)) {
 			last = r
 		}
 	}

@@ -263,7 +263,7 @@ func SweepFinding(sw Sweep) bench.Finding {
 		sw.Max.IOPS, sw.Max.Outstanding, msStr(sw.Max.LatMeanNs), msStr(sw.Max.P99Ns))
 	q1 := sw.Points[0]
 	if q1.Outstanding == 1 && q1.LatMeanNs > 0 {
-		fmt.Fprintf(&b, "; QD1 gives %.0f IOPS at %s ms, so a one-at-a-time writer cannot exceed that", q1.IOPS, msStr(q1.LatMeanNs))
+		fmt.Fprintf(&b, "; QD1 gives %.0f IOPS at %s ms, the most a client with one IO at a time can get", q1.IOPS, msStr(q1.LatMeanNs))
 	}
 	sev := SevInfo
 	switch {

@@ -123,6 +123,10 @@ func seriesFindings(pts []Point) []bench.Finding {
 		f.Summary += fmt.Sprintf(": no %d s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
 			st.Window, st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyShort:
+		if len(pts) == 0 {
+			f.Summary = "no 1 s series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
+			break
+		}
 		f.Summary = fmt.Sprintf("not enough data: %d s of 1 s samples; steady state, stalls and cliffs need at least %d s", len(pts), MinSeriesS)
 	}
 	if st.State != SteadyShort {

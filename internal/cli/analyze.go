@@ -1,6 +1,142 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"strings"
 
-// Placeholder until the command lands; replace this file.
-func newAnalyzeCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "analyze", Hidden: true} }
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/spf13/cobra"
+)
+
+var severityRank = map[string]int{"none": 0, analysis.SevInfo: 1, analysis.SevWarn: 2, analysis.SevFail: 3}
+
+func newAnalyzeCommand(streams IOStreams) *cobra.Command {
+	var output, failOn string
+	cmd := &cobra.Command{
+		Use:   "analyze FILE...",
+		Short: "Re-analyse saved results or plain fio output: findings, steady state, repeat statistics",
+		Long: `Analyse saved results again (iolens NDJSON or JSON, or fio's own JSON/json+
+output from anywhere) and print what they show: steady state, stalls,
+cliffs, writeback tails and page-cache inflation, QD sweep regimes, the
+etcd fdatasync verdict, and statistics over repeated runs. Findings that
+were saved with the results are replaced by the fresh analysis. Stalls,
+cliffs and writeback need the 1 s series iolens records; plain fio output
+has none, so those checks say there is not enough data.`,
+		Example: `  iolens analyze results.ndjson
+  iolens analyze -o md results.ndjson > findings.md
+  iolens analyze -o ndjson results.ndjson > reanalysed.ndjson
+  fio --output-format=json+ etcd.fio > etcd.json && iolens analyze etcd.json --fail-on fail`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, ok := severityRank[failOn]; !ok {
+				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Hint: "valid values: none, info, warn, fail"}
+			}
+			render := findingsText
+			if output != "text" && output != "" {
+				r, err := report.RendererFor(output)
+				if err != nil {
+					return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
+				}
+				render = r
+			}
+			rs, err := report.ReadFiles(args, streams.In)
+			if err != nil {
+				return err
+			}
+			analysis.Annotate(rs)
+			if err := render(streams.Out, rs); err != nil {
+				return err
+			}
+			if n := countAtLeast(rs, failOn); n > 0 {
+				return fmt.Errorf("%d findings at severity %s or worse", n, failOn)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", ")+" (all but text carry the results with their findings)")
+	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit 1 when a finding has this severity or worse: none, info, warn, fail")
+	return cmd
+}
+
+func countAtLeast(rs []bench.Result, sev string) int {
+	lim := severityRank[sev]
+	if lim == 0 {
+		return 0
+	}
+	n := 0
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if severityRank[f.Severity] >= lim {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// findingsText prints, per result, a one-line summary and its findings,
+// then the statistics of repeated tests.
+func findingsText(w io.Writer, rs []bench.Result) error {
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	repeats := false
+	for _, r := range rs {
+		repeats = repeats || r.Repeat > 1
+	}
+	for i, r := range rs {
+		if i == 0 || r.RunID != rs[i-1].RunID || r.Target.Path != rs[i-1].Target.Path {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, orNone(r.Target.Device))
+		}
+		name := r.Test.Name
+		if repeats {
+			name = fmt.Sprintf("%s #%d", name, r.Repeat)
+		}
+		fmt.Fprintf(w, "\n%s  %s\n", name, resultLine(&r))
+		if len(r.Findings) == 0 && r.Status == "ok" {
+			fmt.Fprintln(w, "  no findings")
+		}
+		for _, f := range r.Findings {
+			fmt.Fprintf(w, "  [%s] %s\n", f.Severity, f.Summary)
+		}
+	}
+	return report.RepeatsText(w, rs)
+}
+
+func resultLine(r *bench.Result) string {
+	if r.Status != "ok" {
+		return "FAILED: " + r.Error
+	}
+	var parts []string
+	for _, x := range []struct {
+		name string
+		d    *bench.DirResult
+	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
+		if x.d == nil {
+			continue
+		}
+		s := fmt.Sprintf("%s %.0f IOPS", x.name, x.d.IOPS)
+		if x.name != "sync" {
+			s += fmt.Sprintf(" %.1f MB/s", x.d.BWBytes/1e6)
+		}
+		if x.d.Lat.P99Ns > 0 {
+			s += fmt.Sprintf(" p99 %.3g ms", x.d.Lat.P99Ns/1e6)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -61,3 +61,7 @@ func writeRepeatsMD(w io.Writer, rs []bench.Result) {
 		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
 	}
 }
+
+// RepeatsText writes the statistics of the repeated tests among rs, if
+// any, as the text report shows them.
+func RepeatsText(w io.Writer, rs []bench.Result) error { return writeRepeatsText(w, rs) }
