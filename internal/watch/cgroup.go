@@ -35,6 +35,21 @@ type Cgroups struct {
 	Pods PodNamer
 
 	prev map[string]map[string]ioCounters
+	// byProc is set when the kernel accounts no block IO to cgroups for
+	// the watched devices (cgroup v1 on kernels that only count IO on
+	// queues with a throttle limit): IO is then read per process from
+	// /proc/PID/io and grouped by cgroup, for all devices together.
+	byProc   bool
+	probed   bool
+	procPrev map[int]procIO
+	procNow  map[string][]string
+}
+
+// procIO is a process's storage IO: bytes it caused to be read from or
+// sent to the block layer (writes count when pages are dirtied).
+type procIO struct {
+	cg     string
+	rb, wb uint64
 }
 
 // ErrNoIOAccounting means no cgroup hierarchy accounts for block IO.
@@ -65,9 +80,19 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // interval (dt) per cgroup and device, heaviest first, limited to the
 // devices in majmin (major:minor -> name). The first call only primes.
 func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]record.Cgroup, error) {
+	if c.byProc {
+		return c.sampleProcs(dt)
+	}
 	cur := map[string]map[string]ioCounters{}
 	if err := c.walk(c.Dir, "/", majmin, cur); err != nil {
 		return nil, err
+	}
+	if !c.probed {
+		c.probed = true
+		if !c.V2 && len(cur) == 0 {
+			c.byProc = true
+			return c.sampleProcs(dt)
+		}
 	}
 	prev := c.prev
 	c.prev = cur
@@ -101,6 +126,106 @@ func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]record.C
 		return a.Device < b.Device
 	})
 	return out, nil
+}
+
+// ByProcess reports whether IO is attributed from /proc/PID/io.
+func (c *Cgroups) ByProcess() bool { return c.byProc }
+
+func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
+	ents, err := os.ReadDir(c.Proc)
+	if err != nil {
+		return nil, err
+	}
+	cur := make(map[int]procIO, len(c.procPrev))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.Proc, e.Name(), "io"))
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		var p procIO
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ": ")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "read_bytes":
+				p.rb = n
+			case "write_bytes":
+				p.wb = n
+			}
+		}
+		if old, ok := c.procPrev[pid]; ok {
+			p.cg = old.cg
+		} else {
+			p.cg = c.procCgroup(pid)
+		}
+		cur[pid] = p
+	}
+	prev := c.procPrev
+	c.procPrev = cur
+	if prev == nil || dt <= 0 {
+		return nil, nil
+	}
+	sec := dt.Seconds()
+	agg := map[string]*record.Cgroup{}
+	c.procNow = map[string][]string{}
+	for pid, p := range cur {
+		o, ok := prev[pid]
+		if !ok {
+			continue
+		}
+		r, w := delta(p.rb, o.rb)/sec, delta(p.wb, o.wb)/sec
+		if r+w == 0 {
+			continue
+		}
+		e := agg[p.cg]
+		if e == nil {
+			e = &record.Cgroup{Cgroup: p.cg}
+			agg[p.cg] = e
+		}
+		e.ReadBWBytes += r
+		e.WriteBWBytes += w
+		c.procNow[p.cg] = append(c.procNow[p.cg], strconv.Itoa(pid))
+	}
+	out := make([]record.Cgroup, 0, len(agg))
+	for _, e := range agg {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if wa, wb := weight(out[i]), weight(out[j]); wa != wb {
+			return wa > wb
+		}
+		return out[i].Cgroup < out[j].Cgroup
+	})
+	return out, nil
+}
+
+// procCgroup is a process's cgroup in the hierarchy being read.
+func (c *Cgroups) procCgroup(pid int) string {
+	b, err := os.ReadFile(filepath.Join(c.Proc, strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		return "?"
+	}
+	unified := "/"
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if contains(strings.Split(parts[1], ","), "blkio") {
+			return parts[2]
+		}
+		if parts[0] == "0" {
+			unified = parts[2]
+		}
+	}
+	return unified
 }
 
 // weight orders cgroups: bytes, with each IO counted as at least 4 KiB so
@@ -263,11 +388,18 @@ func (c *Cgroups) Describe(e *record.Cgroup, maxProcs int) {
 	if maxProcs <= 0 {
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(c.Dir, filepath.FromSlash(e.Cgroup), "cgroup.procs"))
-	if err != nil {
-		return
+	var pids []string
+	if c.byProc {
+		pids = c.procNow[e.Cgroup]
+		sort.Slice(pids, func(i, j int) bool { a, _ := strconv.Atoi(pids[i]); b, _ := strconv.Atoi(pids[j]); return a < b })
+	} else {
+		b, err := os.ReadFile(filepath.Join(c.Dir, filepath.FromSlash(e.Cgroup), "cgroup.procs"))
+		if err != nil {
+			return
+		}
+		pids = strings.Fields(string(b))
 	}
-	for _, f := range strings.Fields(string(b)) {
+	for _, f := range pids {
 		if len(e.Processes) >= maxProcs {
 			break
 		}

@@ -157,6 +157,10 @@ func (w *Watcher) Start(now time.Time) (record.Record, error) {
 		if _, err := w.cfg.Cgroups.Sample(0, w.majmin); err != nil {
 			return record.Record{}, fmt.Errorf("reading cgroups: %w", err)
 		}
+		if w.cfg.Cgroups.ByProcess() {
+			w.cfg.Notes = append(w.cfg.Notes, "the kernel accounts no block IO to cgroups for these devices (cgroup v1 without a throttle limit): "+
+				"IO is attributed per process from /proc/PID/io, for all devices together, and buffered writes count when pages are dirtied")
+		}
 	}
 	st := &record.Start{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
 	if c := w.cfg.Ceiling; c != nil {
@@ -268,7 +272,7 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 			}
 		}
 		for _, c := range top {
-			if c.Device == d.Name {
+			if c.Device == d.Name || c.Device == "" {
 				row.TopCgroup = c.Name()
 				break
 			}
