@@ -31,7 +31,16 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(ExitCode(err, interrupted, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// Runs save to the history by default: keep the tests' history in a
+	// scratch database, never the user's.
+	dbDir, err := os.MkdirTemp("", "iolens-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("IOLENS_DB", filepath.Join(dbDir, "history.db"))
+	code := m.Run()
+	os.RemoveAll(dbDir)
+	os.Exit(code)
 }
 
 func iolensCmd(t *testing.T, args ...string) *exec.Cmd {

@@ -1,8 +1,434 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
-// Placeholder until the command lands; replace this file.
-func newHistoryCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "history", Hidden: true} }
-func newCompareCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "compare", Hidden: true} }
-func newExportCommand(IOStreams) *cobra.Command  { return &cobra.Command{Use: "export", Hidden: true} }
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/store"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// dbFlag is the --db flag every history-backed command shares.
+func dbFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "db", "", "history database (default $"+store.EnvDB+", else $XDG_DATA_HOME/iolens/history.db or ~/.local/share/iolens/history.db)")
+}
+
+// storeError gives errors from the history a hint.
+type storeError struct {
+	err  error
+	hint string
+}
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+func (e *storeError) Hint() string  { return e.hint }
+
+func openStore(ctx context.Context, path string) (*store.Store, error) {
+	if path == "" {
+		var err error
+		if path, err = store.DefaultPath(); err != nil {
+			return nil, &storeError{err, "give the database with --db PATH or " + store.EnvDB}
+		}
+	}
+	s, err := store.Open(ctx, path)
+	if err != nil {
+		hint := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
+		if errors.Is(err, store.ErrNewerSchema) {
+			hint = "upgrade iolens, or use another database with --db"
+		}
+		return nil, &storeError{fmt.Errorf("history database: %w", err), hint}
+	}
+	return s, nil
+}
+
+func lookupErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &storeError{err, "'iolens history' lists the stored runs"}
+	}
+	return err
+}
+
+func newHistoryCommand(streams IOStreams) *cobra.Command {
+	var db, output, selector string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List, show, export, import and remove saved runs",
+		Long: `Every 'iolens run' is saved (unless --no-save) in a SQLite database under the
+user's data directory. 'history' lists the runs, newest first, with their
+headline figures; its subcommands show, export, import and remove them.
+Run ids may be shortened to any unique prefix.`,
+		Example: `  iolens history
+  iolens history -l storage-class=managed-premium
+  iolens history show 20240501-1200
+  iolens history export 20240501-120000-ab12cd > run.ndjson
+  iolens history import --label cluster=aks-west results/*.ndjson
+  iolens history rm 20240501-120000-ab12cd`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Hint: "valid formats: text, json"}
+			}
+			var opts store.ListOptions
+			if selector != "" {
+				sel, err := store.ParseSelector(selector)
+				if err != nil {
+					return &UsageError{Err: err, Hint: "a selector is key=value,key!=value,key,!key"}
+				}
+				opts.Selector = sel
+			}
+			opts.Limit = limit
+			s, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			runs, err := s.List(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				if runs == nil {
+					runs = []store.Run{}
+				}
+				enc := json.NewEncoder(streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(runs)
+			}
+			return writeRunList(streams.Out, runs)
+		},
+	}
+	f := cmd.PersistentFlags()
+	dbFlag(f, &db)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: text, json")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "only runs with results matching this label selector")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show only the newest N runs")
+	cmd.AddCommand(newHistoryShowCommand(streams, &db), newHistoryRmCommand(streams, &db),
+		newHistoryExportCommand(streams, &db), newHistoryImportCommand(streams, &db))
+	return cmd
+}
+
+// WriteRunList is the text form of 'iolens history'.
+func writeRunList(w io.Writer, runs []store.Run) error {
+	if len(runs) == 0 {
+		_, err := fmt.Fprintln(w, "no saved runs")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED (UTC)\tSUITE\tTARGET\tTESTS\tMAX IOPS\tMAX MB/s\tMAX p99 ms\tLABELS")
+	for _, r := range runs {
+		tests := strconv.Itoa(r.Tests)
+		if r.Failed > 0 {
+			tests += fmt.Sprintf(" (%d failed)", r.Failed)
+		}
+		target := r.TargetPath
+		if r.Hostname != "" {
+			target = r.Hostname + ":" + target
+		}
+		if r.Device != "" {
+			target += " (" + r.Device + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\n", r.ID, r.Start.Format("2006-01-02 15:04"), r.Suite,
+			oneLine(target), tests, r.MaxIOPS, r.MaxBWBytes/1e6, strconv.FormatFloat(r.MaxP99Ns/1e6, 'f', 3, 64), oneLine(r.Labels))
+	}
+	return tw.Flush()
+}
+
+// oneLine keeps a user string from breaking the table.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
+	var ro renderOptions
+	cmd := &cobra.Command{
+		Use:   "show ID...",
+		Short: "Report saved runs, as 'iolens report' would",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openStore(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var rs []bench.Result
+			for _, id := range args {
+				r, err := s.Results(cmd.Context(), id)
+				if err != nil {
+					return lookupErr(err)
+				}
+				rs = append(rs, r...)
+			}
+			return ro.render(streams, rs)
+		},
+	}
+	ro.addFlags(cmd.Flags())
+	return cmd
+}
+
+func newHistoryRmCommand(streams IOStreams, db *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Remove saved runs",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openStore(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			for _, id := range args {
+				full, err := s.Delete(cmd.Context(), id)
+				if err != nil {
+					return lookupErr(err)
+				}
+				fmt.Fprintf(streams.ErrOut, "removed run %s\n", full)
+			}
+			return nil
+		},
+	}
+}
+
+func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "export ID...",
+		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openStore(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var rs []bench.Result
+			for _, id := range args {
+				r, err := s.Results(cmd.Context(), id)
+				if err != nil {
+					return lookupErr(err)
+				}
+				rs = append(rs, r...)
+			}
+			return writeOut(streams.Out, out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
+	return cmd
+}
+
+func newHistoryImportCommand(streams IOStreams, db *string) *cobra.Command {
+	var labels []string
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Add results from NDJSON files (or fio JSON output) to the history",
+		Long: `Import results saved with --out, exported with 'history export', or written by
+fio itself. Importing the same results twice stores them once. --label adds
+labels to every imported result, to tell clusters or machines apart.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			extra, err := parseLabels(labels)
+			if err != nil {
+				return &UsageError{Err: err.(*UsageError).Err, Hint: "--label takes key=value"}
+			}
+			s, err := openStore(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			for _, p := range args {
+				rs, err := report.ReadFiles([]string{p}, streams.In)
+				if err != nil {
+					return err
+				}
+				for i := range rs {
+					if len(extra) > 0 && rs[i].Target.Labels == nil {
+						rs[i].Target.Labels = map[string]string{}
+					}
+					for k, v := range extra {
+						rs[i].Target.Labels[k] = v
+					}
+				}
+				st, err := s.Save(cmd.Context(), rs)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				fmt.Fprintf(streams.ErrOut, "%s: %d results added, %d already stored (runs: %s)\n", p, st.Added, st.Updated, strings.Join(st.Runs, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "key=value label added to every imported result (repeatable)")
+	return cmd
+}
+
+// renderOptions are -o and --out of the commands that render results.
+type renderOptions struct {
+	output, out string
+}
+
+func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output (required for html)")
+}
+
+func (ro *renderOptions) render(streams IOStreams, rs []bench.Result) error {
+	render, err := report.RendererFor(ro.output)
+	if err != nil {
+		var uf *report.UnknownFormatError
+		if errors.As(err, &uf) {
+			return &UsageError{Err: err, Hint: uf.Hint()}
+		}
+		return err
+	}
+	return writeOut(streams.Out, ro.out, func(w io.Writer) error { return render(w, rs) })
+}
+
+// writeOut writes to path (atomically: a reader never sees half a file) or,
+// when path is empty, to w.
+func writeOut(w io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return write(w)
+	}
+	f, err := os.CreateTemp(dirOf(path), ".iolens-*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		if i == 0 {
+			return "/"
+		}
+		return path[:i]
+	}
+	return "."
+}
+
+// runSaveOptions are the flags of 'run' that keep results: the history
+// database and the live metrics endpoint.
+type runSaveOptions struct {
+	noSave      bool
+	db          string
+	metricsAddr string
+}
+
+func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.noSave, "no-save", false, "do not save the results in the history database")
+	dbFlag(f, &o.db)
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on this address while the run goes (e.g. :9101)")
+}
+
+// runKeeper saves each result as it completes, in its own transaction, so
+// a killed run keeps the tests it finished; and feeds the metrics server.
+type runKeeper struct {
+	store   *store.Store
+	metrics *metrics.Collector
+	server  *metrics.Server
+	runID   string
+	errOut  io.Writer
+	warned  bool
+}
+
+func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*runKeeper, error) {
+	k := &runKeeper{runID: runID, errOut: streams.ErrOut}
+	if !o.noSave {
+		s, err := openStore(ctx, o.db)
+		if err != nil {
+			var se *storeError
+			if errors.As(err, &se) {
+				se.hint += ", or run with --no-save"
+			}
+			return nil, err
+		}
+		k.store = s
+	}
+	if o.metricsAddr != "" {
+		k.metrics = metrics.NewCollector()
+		k.metrics.StartRun(runID, suite, labels)
+		srv, err := metrics.Serve(o.metricsAddr, k.metrics)
+		if err != nil {
+			k.close()
+			return nil, &UsageError{Err: err, Hint: "give a free address, e.g. --metrics-addr :9101 or 127.0.0.1:0"}
+		}
+		k.server = srv
+		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
+	}
+	return k, nil
+}
+
+// events passes runner events to next and to the metrics collector.
+func (k *runKeeper) events(next func(bench.Event)) func(bench.Event) {
+	if k.metrics == nil {
+		return next
+	}
+	return func(ev bench.Event) {
+		k.metrics.Event(k.runID, ev)
+		next(ev)
+	}
+}
+
+// add saves one finished result. A failing database does not stop the
+// run: the user is told once, and the results are still printed.
+func (k *runKeeper) add(ctx context.Context, rs ...bench.Result) {
+	if k.store == nil || k.warned {
+		return
+	}
+	if _, err := k.store.Save(context.WithoutCancel(ctx), rs); err != nil {
+		k.warned = true
+		fmt.Fprintf(k.errOut, "iolens: warning: not saved to the history (%s): %v\n", k.store.Path(), err)
+	}
+}
+
+// finish re-saves the run's results with the findings known only once the
+// whole run is done, and says where they are.
+func (k *runKeeper) finish(ctx context.Context, rs []bench.Result) {
+	if k.store == nil || len(rs) == 0 {
+		return
+	}
+	k.add(ctx, rs...)
+	if !k.warned {
+		fmt.Fprintf(k.errOut, "saved as run %s in %s ('iolens history show %s')\n", k.runID, k.store.Path(), k.runID)
+	}
+}
+
+func (k *runKeeper) close() {
+	if k.server != nil {
+		_ = k.server.Close()
+	}
+	if k.store != nil {
+		_ = k.store.Close()
+	}
+}

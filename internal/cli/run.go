@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -29,6 +30,7 @@ type runOptions struct {
 	labels         []string
 	noPrecondition bool
 	incompressible bool
+	keep           runSaveOptions
 	untilSteady    bool
 	minRuntime     float64
 	maxRuntime     float64
@@ -75,6 +77,7 @@ block device behind the target.`,
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
 	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
+	o.keep.addFlags(f)
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
 	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
 	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
@@ -151,6 +154,10 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 
 	var sink *os.File
+	pageOut := "" // with -o html, --out names the page, not an NDJSON copy
+	if o.output == "html" {
+		pageOut, o.out = o.out, ""
+	}
 	if o.out != "" {
 		sink, err = os.OpenFile(o.out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -172,12 +179,18 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	session := analysis.NewSession(suite, o.repeat)
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
+	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
+	if err != nil {
+		return err
+	}
+	defer keeper.close()
 
 	var results []bench.Result
 	stream := o.output == "ndjson"
 	emit := func(r bench.Result) error {
 		session.Add(&r)
 		results = append(results, r)
+		keeper.add(ctx, r)
 		if sink != nil {
 			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
 				return fmt.Errorf("writing %s: %w", o.out, err)
@@ -188,7 +201,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 		return nil
 	}
-	runErr := bench.Run(ctx, cfg, emit, prog.Event)
+	runErr := bench.Run(ctx, cfg, emit, keeper.events(prog.Event))
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
 			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
@@ -196,8 +209,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 	}
 	prog.Done()
+	keeper.finish(ctx, results)
 	if !stream && len(results) > 0 {
-		if err := render(streams.Out, results); err != nil {
+		if err := writeOut(streams.Out, pageOut, func(w io.Writer) error { return render(w, results) }); err != nil {
 			return err
 		}
 	}

@@ -164,12 +164,14 @@ func recordKey(r *bench.Result) string {
 
 // SaveStats counts what a Save did.
 type SaveStats struct {
-	Added, Skipped int
+	// Updated counts results that were stored already (same run, target,
+	// position and start) and were replaced by the given record.
+	Added, Updated int
 	Runs           []string
 }
 
 // Save stores results in one transaction: all of them or none. A result
-// already stored (same run, target, position and start) is skipped, so
+// already stored (same run, target, position and start) is replaced, so
 // importing the same file twice adds nothing.
 func (s *Store) Save(ctx context.Context, rs []bench.Result) (SaveStats, error) {
 	var st SaveStats
@@ -201,19 +203,31 @@ func (s *Store) Save(ctx context.Context, rs []bench.Result) (SaveStats, error) 
 		if err != nil {
 			return st, err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz)
-			VALUES (?,?,?,?,?,?,?) ON CONFLICT(rkey) DO NOTHING`,
-			r.RunID, recordKey(r), r.Index, r.Repeat, r.Test.Name, r.Status, gz)
-		if err != nil {
-			return st, err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			st.Skipped++
-			continue
-		}
-		st.Added++
-		id, err := res.LastInsertId()
-		if err != nil {
+		key := recordKey(r)
+		var id int64
+		err = tx.QueryRowContext(ctx, `SELECT id FROM results WHERE rkey = ?`, key).Scan(&id)
+		switch {
+		case err == nil:
+			// Stored already: keep the newer record (a run re-saves its
+			// results once the analysis of the whole run is known).
+			if _, err := tx.ExecContext(ctx, `UPDATE results SET status=?, record_gz=? WHERE id=?`, r.Status, gz, id); err != nil {
+				return st, err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM result_labels WHERE result_id=?`, id); err != nil {
+				return st, err
+			}
+			st.Updated++
+		case errors.Is(err, sql.ErrNoRows):
+			res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz) VALUES (?,?,?,?,?,?,?)`,
+				r.RunID, key, r.Index, r.Repeat, r.Test.Name, r.Status, gz)
+			if err != nil {
+				return st, err
+			}
+			if id, err = res.LastInsertId(); err != nil {
+				return st, err
+			}
+			st.Added++
+		default:
 			return st, err
 		}
 		for k, v := range r.Target.Labels {

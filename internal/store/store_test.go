@@ -141,7 +141,7 @@ func TestSaveListSelectDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same records again add nothing.
-	if st, err := s.Save(ctx, a); err != nil || st.Added != 0 || st.Skipped != 2 {
+	if st, err := s.Save(ctx, a); err != nil || st.Added != 0 || st.Updated != 2 {
 		t.Fatalf("re-save: %+v %v", st, err)
 	}
 	runs, err := s.List(ctx, ListOptions{})
