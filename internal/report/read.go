@@ -14,6 +14,7 @@ import (
 
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/watch/record"
 )
 
 // ReadResults reads saved results: iolens NDJSON (one result per line), a
@@ -77,6 +78,7 @@ func isNDJSONResult(b []byte) bool {
 
 func readNDJSON(b []byte, name string) ([]bench.Result, error) {
 	var out []bench.Result
+	var watchRecs []record.Record
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	n := 0
@@ -86,17 +88,30 @@ func readNDJSON(b []byte, name string) ([]bench.Result, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if bytes.Contains(line, []byte(`"iolens.watch/`)) {
+			if w, err := record.Decode(line); err == nil && record.Is(w.Schema) {
+				watchRecs = append(watchRecs, w)
+				continue
+			}
+		}
 		var r bench.Result
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		if r.Schema == "" || !strings.HasPrefix(r.Schema, "iolens.result/") {
-			continue // other record kinds (watch samples) are not results
+			continue // other record kinds are not results
 		}
 		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(watchRecs) > 0 { // an iolens watch stream: one result per session
+		ws, err := record.ToResults(watchRecs, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
 	}
 	return checkSchema(out, name)
 }
