@@ -1,0 +1,211 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats are the outputs of Write ("html" is drawn by the report package).
+var Formats = []string{"text", "json", "csv", "md", "html"}
+
+// Write renders c as text, json, csv or md.
+func Write(w io.Writer, format string, c Comparison) error {
+	switch format {
+	case "text", "":
+		return Text(w, c)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case "csv":
+		return CSV(w, c)
+	case "md", "markdown":
+		return Markdown(w, c)
+	}
+	return fmt.Errorf("unknown output format %q", format)
+}
+
+func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+func msStr(ns float64) string {
+	v := ns / 1e6
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1:
+		return num(v, 3)
+	case v < 100:
+		return num(v, 2)
+	}
+	return num(v, 0)
+}
+
+func diff(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// with appends a bracketed difference to a figure.
+func with(fig string, p *float64) string {
+	if d := diff(p); d != "" {
+		return fig + " (" + d + ")"
+	}
+	return fig
+}
+
+func pval(w *Welch) string {
+	switch {
+	case w == nil:
+		return ""
+	case !w.Enough:
+		return "not enough data"
+	}
+	s := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
+	if w.Significant {
+		return "significant, " + s
+	}
+	return "not significant, " + s
+}
+
+// Cells formats one cell the way every table shows it: IOPS, MB/s, p50,
+// p99, p99.9 (ms), each with its difference to the first operand, then
+// the significance of the IOPS and p99 differences.
+func Cells(x *Cell, dir string) []string {
+	if x == nil {
+		return []string{"-", "-", "-", "-", "-", "", ""}
+	}
+	mb := with(num(x.BWBytes/1e6, 1), x.DiffBWPct)
+	if dir == "sync" {
+		mb = "-"
+	}
+	lat := func(ns float64, p *float64) string {
+		if x.NoPercentiles {
+			return "n/a"
+		}
+		return with(msStr(ns), p)
+	}
+	return []string{with(num(x.IOPS, 0), x.DiffIOPSPct), mb, lat(x.P50Ns, x.DiffP50Pct), lat(x.P99Ns, x.DiffP99Pct),
+		lat(x.P999Ns, x.DiffP999Pct), pval(x.IOPSTest), pval(x.P99Test)}
+}
+
+// Header names the columns of Cells.
+var Header = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
+
+// Text prints one block per test and direction, one line per operand.
+func Text(w io.Writer, c Comparison) error {
+	if len(c.Rows) == 0 {
+		_, err := fmt.Fprintln(w, "nothing to compare: no successful results")
+		return err
+	}
+	for i, op := range c.Operands {
+		fmt.Fprintf(w, "[%s] %s\n", string(rune('A'+i%26)), oneLine(op))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(Header, "\t"))
+	for _, r := range c.Rows {
+		for i, x := range r.Cells {
+			name, dir := oneLine(r.Test), r.Dir
+			if i > 0 {
+				name, dir = "", ""
+			}
+			n := "-"
+			if x != nil {
+				n = strconv.Itoa(x.N)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, string(rune('A'+i%26)), strings.Join(Cells(x, r.Dir), "\t"), n)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; Welch's t-test over repeats at alpha %.2f\n", c.Alpha)
+	return err
+}
+
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// CSV writes one row per test, direction and operand, in raw units.
+func CSV(w io.Writer, c Comparison) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
+		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	fp := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'f', 2, 64)
+	}
+	pv := func(t *Welch) string {
+		if t == nil || !t.Enough {
+			return ""
+		}
+		return strconv.FormatFloat(t.P, 'g', 4, 64)
+	}
+	for _, r := range c.Rows {
+		for i, x := range r.Cells {
+			if x == nil {
+				continue
+			}
+			rec := []string{r.Test, r.Dir, c.Operands[i], strconv.Itoa(x.N), f(x.IOPS), f(x.BWBytes)}
+			if x.NoPercentiles {
+				rec = append(rec, "", "", "")
+			} else {
+				rec = append(rec, f(x.P50Ns), f(x.P99Ns), f(x.P999Ns))
+			}
+			rec = append(rec, fp(x.DiffIOPSPct), fp(x.DiffBWPct), fp(x.DiffP50Pct), fp(x.DiffP99Pct), fp(x.DiffP999Pct),
+				pv(x.IOPSTest), x.IOPSTest.Verdict(), pv(x.P99Test), x.P99Test.Verdict())
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Markdown writes one table: a row per test, direction and operand.
+func Markdown(w io.Writer, c Comparison) error {
+	fmt.Fprintln(w, "## Comparison")
+	fmt.Fprintln(w)
+	for i, op := range c.Operands {
+		fmt.Fprintf(w, "- **%s**: %s\n", string(rune('A'+i%26)), mdEscape(op))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(Header, " | "))
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|---|---|--:|")
+	for _, r := range c.Rows {
+		for i, x := range r.Cells {
+			n := "-"
+			if x != nil {
+				n = strconv.Itoa(x.N)
+			}
+			cells := Cells(x, r.Dir)
+			for j := range cells {
+				cells[j] = mdEscape(cells[j])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Test), r.Dir, string(rune('A'+i%26)), strings.Join(cells, " | "), n)
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; Welch's t-test over repeats at alpha %.2f.\n", c.Alpha)
+	return err
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
+}
