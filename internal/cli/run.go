@@ -204,8 +204,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	runErr := bench.Run(ctx, cfg, emit, keeper.events(prog.Event))
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
+			saved := max(limit-got, 0)
 			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
-				ended, n, got, limit, limit-got, (limit-got)/limit*100)
+				ended, n, got, limit, saved, saved/limit*100)
 		}
 	}
 	prog.Done()
