@@ -10,7 +10,7 @@ import (
 type Metrics struct {
 	iops, bw, await, reqSize *prometheus.GaugeVec
 	queue, util, inflight    *prometheus.GaugeVec
-	state, stall             *prometheus.GaugeVec
+	state, stall, code       *prometheus.GaugeVec
 	stallSeconds             *prometheus.CounterVec
 	ceiling, credit, left    *prometheus.GaugeVec
 	iowait, pressure, mem    *prometheus.GaugeVec
@@ -41,6 +41,7 @@ func NewMetrics(reg prometheus.Registerer, node string) *Metrics {
 		util:     g("device_utilization_ratio", "Share of time with at least one request in flight; does not show saturation on parallel devices.", "device"),
 		inflight: g("device_in_flight", "Requests in flight at the end of the interval.", "device"),
 		state:    g("device_state", "1 for the device's current state (ok, busy, saturated, stalled, at cap).", "device", "state"),
+		code:     g("device_state_code", "The device's state as a number for state timelines: 0 ok, 1 busy, 2 saturated, 3 at cap, 4 stalled.", "device"),
 		stall:    g("device_stall_active", "1 while the device is stalled: IO pending and completions collapsed.", "device"),
 		ceiling:  g("device_ceiling_ratio", "Rate as a share of the expected ceiling in force (--expect).", "device", "disk"),
 		credit:   g("device_burst_credit_ratio", "Estimated burst credit left (--expect, bursting disks).", "device", "disk"),
@@ -93,6 +94,7 @@ func (m *Metrics) Observe(r record.Record, disk string, interval float64) {
 			}
 			m.state.WithLabelValues(n, s).Set(v)
 		}
+		m.code.WithLabelValues(n).Set(float64(map[string]int{StateOK: 0, StateBusy: 1, StateSaturated: 2, StateAtCap: 3, StateStalled: 4}[d.State]))
 		stalled := 0.0
 		if d.State == StateStalled {
 			stalled = 1
