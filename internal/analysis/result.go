@@ -97,7 +97,7 @@ func ResultFindings(r *bench.Result) []bench.Finding {
 	var out []bench.Finding
 	pts := Series(r)
 	if r.Test.RuntimeS > 0 || len(pts) > 0 {
-		out = append(out, seriesFindings(pts)...)
+		out = append(out, seriesFindings(pts, closedLoop(r.Test))...)
 	}
 	out = append(out, WritebackFindings(r)...)
 	if f, ok := EtcdVerdict(r); ok {
@@ -106,7 +106,19 @@ func ResultFindings(r *bench.Result) []bench.Finding {
 	return out
 }
 
-func seriesFindings(pts []Point) []bench.Finding {
+// closedLoop reports whether fio kept IO outstanding all along: no rate
+// limit and no think time.
+func closedLoop(t bench.TestSpec) bool {
+	for _, o := range t.Options {
+		switch o.Key {
+		case "rate", "rate_iops", "rate_min", "rate_iops_min", "thinktime", "rate_process":
+			return false
+		}
+	}
+	return true
+}
+
+func seriesFindings(pts []Point, loaded bool) []bench.Finding {
 	iops := make([]float64, len(pts))
 	for i, p := range pts {
 		iops[i] = p.IOPS
@@ -136,7 +148,7 @@ func seriesFindings(pts []Point) []bench.Finding {
 	if len(pts) < MinSeriesS {
 		return out
 	}
-	sd := NewStallDetector(StallConfig{Unit: UnitBytes})
+	sd := NewStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded})
 	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes})
 	for _, p := range pts {
 		out = append(out, sd.Add(p.T, p.BWBytes, p.Dev)...)

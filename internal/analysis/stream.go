@@ -159,6 +159,12 @@ type StallConfig struct {
 	Interval float64
 	// Unit of the values: UnitBytes (default) or UnitIOPS.
 	Unit string
+	// Loaded says the application kept IO outstanding throughout (a
+	// closed-loop benchmark such as fio without rate or thinktime). A
+	// stall with nothing queued at the device then means the IO was held
+	// above it (a cgroup or hypervisor throttle); without Loaded it means
+	// the application was idle.
+	Loaded bool
 }
 
 // StallDetector finds intervals where throughput drops below a fraction of
@@ -311,6 +317,12 @@ func (d *StallDetector) end(open bool) []bench.Finding {
 		}
 		f.Summary = fmt.Sprintf("%s; the device held IO (queue %.1f, util %.0f%%) yet moved %s: a draining cache or a throttle, not an idle application",
 			head, q, util, fmtRate(devRate, UnitBytes))
+	case !queued && !busy && d.cfg.Loaded:
+		f.Severity = SevWarn
+		if dur >= 10 {
+			f.Severity = SevFail
+		}
+		f.Summary = fmt.Sprintf("%s; the application had IO outstanding but the device saw none queued (util %.0f%%): held above the device by a throttle (cgroup io.max, hypervisor)", head, util)
 	case !queued && !busy:
 		f.Severity = SevInfo
 		f.Summary = fmt.Sprintf("%s; the device had nothing queued (util %.0f%%): the application was idle, not the device", head, util)

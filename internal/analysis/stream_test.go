@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/iolens/iolens/internal/bench"
@@ -150,5 +151,19 @@ func TestDetectorsQuietOnNoiseRampAndDip(t *testing.T) {
 		if len(stalls)+len(cliffs) != 0 {
 			t.Errorf("%s: findings on a series without stall or cliff: %+v %+v", name, stalls, cliffs)
 		}
+	}
+}
+
+func TestStallDetectorThrottledAboveDevice(t *testing.T) {
+	// A cgroup throttle holds bios before they reach the device: the
+	// device shows nothing queued while fio has its whole queue waiting.
+	s := cat(flat(10, 50e6), flat(4, 0), flat(10, 50e6))
+	sd := NewStallDetector(StallConfig{Loaded: true})
+	var got []bench.Finding
+	for i, v := range s {
+		got = append(got, sd.Add(float64(i+1), v, &bench.DeviceSample{UtilPct: 0.5})...)
+	}
+	if len(got) != 1 || got[0].Severity != SevWarn || !strings.Contains(got[0].Summary, "throttle") {
+		t.Fatalf("want a warn-level throttle stall, got %+v", got)
 	}
 }
