@@ -15,7 +15,7 @@ import (
 
 // tree is a fixture /proc and /sys with running counters.
 type tree struct {
-	t           *testing.T
+	t           testing.TB
 	proc, sys   string
 	devs        []string
 	mm          map[string]string
@@ -26,7 +26,7 @@ type tree struct {
 	dirty, wbkB uint64
 }
 
-func newTree(t *testing.T, devs ...string) *tree {
+func newTree(t testing.TB, devs ...string) *tree {
 	t.Helper()
 	root := t.TempDir()
 	tr := &tree{t: t, proc: filepath.Join(root, "proc"), sys: filepath.Join(root, "sys"), devs: devs,
