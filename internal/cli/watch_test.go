@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/watch"
+	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestWatchDaemonSet checks the least-privilege promises of the manifest
+// and that its arguments are flags iolens watch accepts.
+func TestWatchDaemonSet(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/watch-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds *appsv1.DaemonSet
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if strings.Contains(doc, "kind: DaemonSet") {
+			ds = &appsv1.DaemonSet{}
+			if err := yaml.UnmarshalStrict([]byte(doc), ds); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ds == nil {
+		t.Fatal("no DaemonSet in the manifest")
+	}
+	spec := ds.Spec.Template.Spec
+	if spec.HostPID || spec.HostNetwork || spec.HostIPC {
+		t.Error("the pod must not share the host's PID, network or IPC namespace")
+	}
+	if psc := spec.SecurityContext; psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+		t.Error("the pod must run as non-root")
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	sc := c.SecurityContext
+	if sc == nil || (sc.Privileged != nil && *sc.Privileged) || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.Capabilities == nil || len(sc.Capabilities.Add) > 0 ||
+		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("container security context is not least privilege: %+v", sc)
+	}
+	for _, m := range c.VolumeMounts {
+		if !m.ReadOnly {
+			t.Errorf("mount %s is writable", m.MountPath)
+		}
+	}
+	if strings.HasSuffix(c.Image, ":latest") || !strings.Contains(c.Image, ":") {
+		t.Errorf("image %q must be pinned", c.Image)
+	}
+	cmd := newWatchCommand(IOStreams{})
+	if c.Args[0] != "watch" {
+		t.Fatalf("args %v do not run watch", c.Args)
+	}
+	if err := cmd.ParseFlags(c.Args[1:]); err != nil {
+		t.Errorf("iolens watch rejects the DaemonSet's args: %v", err)
+	}
+	if ds.Spec.Template.Labels["app.kubernetes.io/name"] != strings.TrimPrefix(WatchSelector, "app.kubernetes.io/name=") {
+		t.Error("the pods' labels do not match what 'iolens k8s watch' selects")
+	}
+}
+
+// TestWatchMetricNames checks that every iolens_watch_ metric the alerts
+// and the dashboard use is one iolens watch exports.
+func TestWatchMetricNames(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := watch.NewMetrics(reg, "n1")
+	one := 1.0
+	m.Observe(record.Record{Type: record.TypeSample, Devices: []record.Device{{Device: "vda", State: "stalled", CeilingPct: &one,
+		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []record.Cgroup{{Device: "vda", Cgroup: "/x"}}, System: &bench.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
+	m.Observe(record.Record{Type: record.TypeFinding, Finding: &record.Finding{Device: "vda"}}, "", 1)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, f := range fams {
+		have[f.GetName()] = true
+	}
+	re := regexp.MustCompile(`iolens_watch_[a-z_]+`)
+	for _, file := range []string{"../../deploy/watch-prometheusrule.yaml", "../../deploy/grafana-dashboard.json"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := re.FindAllString(string(b), -1)
+		if len(used) == 0 {
+			t.Errorf("%s uses no iolens_watch_ metric", file)
+		}
+		for _, n := range used {
+			if !have[n] {
+				t.Errorf("%s uses %s, which iolens watch does not export", filepath.Base(file), n)
+			}
+		}
+	}
+	if !have["iolens_watch_device_stall_active"] || !have["iolens_watch_device_stall_seconds_total"] || !have["iolens_watch_device_ceiling_ratio"] {
+		t.Errorf("missing core metrics: %v", have)
+	}
+	if b, _ := os.ReadFile("../../deploy/grafana-dashboard.json"); !json.Valid(b) {
+		t.Error("the dashboard is not valid JSON")
+	}
+}
+
+func TestParseExpect(t *testing.T) {
+	c, err := parseExpect("name=P10,iops=500,bw=100MB/s,burst-iops=3500,burst-bw=170MB,burst-s=1800,vm-bw=48MiB", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := watch.Ceiling{Name: "P10", IOPS: 500, BWBytes: 100e6, BurstIOPS: 3500, BurstBWBytes: 170e6, BurstSeconds: 1800, VMBWBytes: 48 << 20}
+	if *c != want {
+		t.Errorf("got %+v, want %+v", *c, want)
+	}
+	for _, bad := range []string{"iops", "iops=x", "bw=10XB", "speed=3", "burst-s=10"} {
+		if _, err := parseExpect(bad, ""); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestWatchCommandFixture runs iolens watch on a fixture tree and reads
+// the stream back as a result.
+func TestWatchCommandFixture(t *testing.T) {
+	root := t.TempDir()
+	proc, sys := filepath.Join(root, "proc"), filepath.Join(root, "sys")
+	w := func(p, s string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(s), 0o644)
+	}
+	w(filepath.Join(proc, "diskstats"), " 253 16 vdb 10 0 80 5 20 0 160 10 0 15 15 0 0 0 0\n")
+	w(filepath.Join(proc, "stat"), "cpu  100 0 50 800 40 0 10 0 0 0\nbtime 1\n")
+	w(filepath.Join(proc, "meminfo"), "MemTotal: 1000 kB\nDirty: 8 kB\nWriteback: 0 kB\n")
+	w(filepath.Join(sys, "devices/virtual/block/vdb/dev"), "253:16\n")
+	w(filepath.Join(sys, "devices/virtual/block/vdb/queue/rotational"), "0\n")
+	os.MkdirAll(filepath.Join(sys, "class/block"), 0o755)
+	os.Symlink("../../devices/virtual/block/vdb", filepath.Join(sys, "class/block/vdb"))
+	var out, errb bytes.Buffer
+	cmd := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	cmd.SetArgs([]string{"watch", "vdb", "--proc-root", proc, "--sys-root", sys, "--interval", "100ms", "--duration", "350ms", "--top", "0"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var recs []record.Record
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		r, err := record.Decode([]byte(l))
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) < 3 || recs[0].Type != record.TypeStart || recs[1].Type != record.TypeSample || recs[1].Devices[0].Device != "vdb" || recs[1].Devices[0].State != "ok" {
+		t.Fatalf("stream = %s", out.String())
+	}
+	cmd = NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errb})
+	cmd.SetArgs([]string{"watch", "nosuchdev", "--proc-root", proc, "--sys-root", sys})
+	if err := cmd.Execute(); err == nil || ExitCode(err, false, &bytes.Buffer{}) != 1 {
+		t.Errorf("an unknown device must fail clearly, got %v", err)
+	}
+}
