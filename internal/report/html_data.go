@@ -1,0 +1,293 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/fio"
+)
+
+// MaxPoints is how many points a time series keeps in the HTML page.
+// Longer series are downsampled with LTTB, which keeps the shape,
+// troughs included, so stalls stay visible.
+var MaxPoints = 600
+
+// LTTB picks n indices of (xs, ys) by Largest-Triangle-Three-Buckets
+// (Steinarsson 2013). The first and last points are always kept.
+func LTTB(xs, ys []float64, n int) []int {
+	l := len(xs)
+	if n >= l || n < 3 {
+		idx := make([]int, l)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	out := make([]int, 0, n)
+	out = append(out, 0)
+	every := float64(l-2) / float64(n-2)
+	a := 0
+	for i := 0; i < n-2; i++ {
+		// The next bucket's average is the third corner.
+		s := int(math.Floor(float64(i+1)*every)) + 1
+		e := min(int(math.Floor(float64(i+2)*every))+1, l)
+		var avx, avy float64
+		for j := s; j < e; j++ {
+			avx += xs[j]
+			avy += ys[j]
+		}
+		if e > s {
+			avx /= float64(e - s)
+			avy /= float64(e - s)
+		}
+		rs := int(math.Floor(float64(i)*every)) + 1
+		re := int(math.Floor(float64(i+1)*every)) + 1
+		best, bestArea := rs, -1.0
+		for j := rs; j < re; j++ {
+			area := math.Abs((xs[a]-avx)*(ys[j]-ys[a]) - (xs[a]-xs[j])*(avy-ys[a]))
+			if area > bestArea {
+				best, bestArea = j, area
+			}
+		}
+		out = append(out, best)
+		a = best
+	}
+	return append(out, l-1)
+}
+
+// table is columnar chart data: T (seconds) then one column per series.
+// Missing values are null in JSON.
+type table struct {
+	Names []string     `json:"names"`
+	Cols  [][]*float64 `json:"cols"` // Cols[0] is time
+}
+
+func pf(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// downsample builds a table from n rows, keeping the rows LTTB picks on
+// the driver column.
+func downsample(n int, t func(i int) float64, driver func(i int) float64, names []string, cols ...func(i int) float64) *table {
+	if n == 0 {
+		return nil
+	}
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		xs[i], ys[i] = t(i), driver(i)
+	}
+	idx := LTTB(xs, ys, MaxPoints)
+	tb := &table{Names: names, Cols: make([][]*float64, len(cols)+1)}
+	for _, i := range idx {
+		tb.Cols[0] = append(tb.Cols[0], pf(round(xs[i], 3)))
+		for c, f := range cols {
+			tb.Cols[c+1] = append(tb.Cols[c+1], pf(round(f(i), 4)))
+		}
+	}
+	return tb
+}
+
+// round keeps 4 significant digits: plenty for a chart, and small.
+func round(v float64, sig int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	m := math.Pow(10, float64(sig)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*m) / m
+}
+
+// seriesData is the time-series part of one result in the page.
+type seriesData struct {
+	Fio *table `json:"fio"`
+	Dev *table `json:"dev"`
+	Sys *table `json:"sys"`
+	// Shade are [start, end, kind] regions from stall/cliff findings.
+	Shade [][3]any `json:"shade"`
+}
+
+func primaryDevice(r *bench.Result) *bench.DeviceSeries {
+	for i := range r.Devices {
+		if r.Devices[i].Device == r.Target.Device {
+			return &r.Devices[i]
+		}
+	}
+	if len(r.Devices) > 0 {
+		return &r.Devices[0]
+	}
+	return nil
+}
+
+func buildSeries(r *bench.Result) *seriesData {
+	sd := &seriesData{Shade: [][3]any{}}
+	if fs := r.FioSeries; len(fs) > 0 {
+		sd.Fio = downsample(len(fs), func(i int) float64 { return fs[i].T },
+			func(i int) float64 { return fs[i].ReadBWBytes + fs[i].WriteBWBytes },
+			[]string{"app read MB/s", "app write MB/s", "app read IOPS", "app write IOPS", "app read lat ms", "app write lat ms"},
+			func(i int) float64 { return fs[i].ReadBWBytes / 1e6 }, func(i int) float64 { return fs[i].WriteBWBytes / 1e6 },
+			func(i int) float64 { return fs[i].ReadIOPS }, func(i int) float64 { return fs[i].WriteIOPS },
+			func(i int) float64 { return fs[i].ReadLatMeanNs / 1e6 }, func(i int) float64 { return fs[i].WriteLatMeanNs / 1e6 })
+	}
+	if d := primaryDevice(r); d != nil && len(d.Samples) > 0 {
+		s := d.Samples
+		sd.Dev = downsample(len(s), func(i int) float64 { return s[i].T },
+			func(i int) float64 { return s[i].ReadBWBytes + s[i].WriteBWBytes },
+			[]string{"dev read MB/s", "dev write MB/s", "dev read IOPS", "dev write IOPS", "dev r_await ms", "dev w_await ms", "queue size", "util %"},
+			func(i int) float64 { return s[i].ReadBWBytes / 1e6 }, func(i int) float64 { return s[i].WriteBWBytes / 1e6 },
+			func(i int) float64 { return s[i].ReadIOPS }, func(i int) float64 { return s[i].WriteIOPS },
+			func(i int) float64 { return s[i].ReadAwaitMs }, func(i int) float64 { return s[i].WriteAwaitMs },
+			func(i int) float64 { return s[i].QueueSize }, func(i int) float64 { return s[i].UtilPct })
+	}
+	if s := r.System; len(s) > 0 {
+		sd.Sys = downsample(len(s), func(i int) float64 { return s[i].T },
+			func(i int) float64 { return float64(s[i].DirtyBytes + s[i].WritebackBytes) },
+			[]string{"dirty MB", "writeback MB", "iowait %"},
+			func(i int) float64 { return float64(s[i].DirtyBytes) / 1e6 }, func(i int) float64 { return float64(s[i].WritebackBytes) / 1e6 },
+			func(i int) float64 { return s[i].IowaitPct })
+	}
+	for _, f := range r.Findings {
+		if f.StartS == nil || f.DurationS == nil {
+			continue
+		}
+		sd.Shade = append(sd.Shade, [3]any{*f.StartS, *f.StartS + *f.DurationS, f.Kind})
+	}
+	if sd.Fio == nil && sd.Dev == nil && sd.Sys == nil {
+		return nil
+	}
+	return sd
+}
+
+// nines is the x grid of the percentile curves: 0 to 5 nines (p0 to
+// p99.999) in steps of 0.05.
+var nines = func() []float64 {
+	var out []float64
+	for n := 0.0; n <= 5.0001; n += 0.05 {
+		out = append(out, math.Round(n*100)/100)
+	}
+	return out
+}()
+
+// percentileCurve reads a merged histogram at every point of the grid, in ms.
+func percentileCurve(h *fio.Histogram) []*float64 {
+	ps := make([]float64, len(nines))
+	for i, n := range nines {
+		ps[i] = 100 * (1 - math.Pow(10, -n))
+	}
+	vs := h.Percentiles(ps)
+	out := make([]*float64, len(vs))
+	for i, v := range vs {
+		out[i] = pf(round(v/1e6, 4))
+	}
+	return out
+}
+
+// dirOf returns a result's direction by name.
+func dirOf(r *bench.Result, dir string) *bench.DirResult {
+	switch dir {
+	case "read":
+		return r.Read
+	case "write":
+		return r.Write
+	case "sync":
+		return r.Sync
+	}
+	return nil
+}
+
+// testKey names a test and direction across sets.
+type testKey struct{ Test, Dir string }
+
+// aggregate is one set's figures for one test and direction, over its
+// repeats: mean IOPS and throughput, percentiles from the merged histogram.
+type aggregate struct {
+	N       int
+	IOPS    float64
+	BW      float64
+	P99Ns   float64
+	Hist    *fio.Histogram
+	Depth   int
+	Group   string
+	Ceiling map[string]float64
+}
+
+func aggregateSet(rs []bench.Result) (map[testKey]*aggregate, []testKey) {
+	m := map[testKey]*aggregate{}
+	var order []testKey
+	for i := range rs {
+		r := &rs[i]
+		if r.Status != "ok" {
+			continue
+		}
+		for _, dir := range []string{"read", "write", "sync"} {
+			d := dirOf(r, dir)
+			if d == nil {
+				continue
+			}
+			k := testKey{r.Test.Name, dir}
+			a := m[k]
+			if a == nil {
+				a = &aggregate{Hist: &fio.Histogram{}, Depth: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), Group: r.Test.Group, Ceiling: map[string]float64{}}
+				m[k] = a
+				order = append(order, k)
+			}
+			a.N++
+			a.IOPS += d.IOPS
+			a.BW += d.BWBytes
+			if h, err := fio.HistogramFromBins(d.Hist); err == nil {
+				a.Hist.Merge(h)
+			}
+			if a.N == 1 {
+				a.P99Ns = d.Lat.P99Ns
+			}
+			for _, f := range r.Findings {
+				for ek, ev := range f.Evidence {
+					if name, ok := strings.CutPrefix(ek, "ceiling_"); ok && ev > 0 {
+						a.Ceiling[name] = ev
+					}
+				}
+			}
+		}
+	}
+	for _, a := range m {
+		a.IOPS /= float64(a.N)
+		a.BW /= float64(a.N)
+		if a.Hist.Count() > 0 {
+			a.P99Ns = a.Hist.Percentile(99)
+		}
+	}
+	return m, order
+}
+
+// knee is the smallest depth reaching 90% of the sweep's highest IOPS, or
+// 0 when the IOPS still grow by more than 10% at the deepest point.
+func knee(depths []int, iops []float64) int {
+	if len(depths) < 3 {
+		return 0
+	}
+	best := 0.0
+	for _, v := range iops {
+		best = math.Max(best, v)
+	}
+	if n := len(iops); iops[n-1] > iops[n-2]*1.1 {
+		return 0
+	}
+	for i, v := range iops {
+		if v >= 0.9*best {
+			return depths[i]
+		}
+	}
+	return 0
+}
+
+func sortedDepths(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for d := range m {
+		out = append(out, d)
+	}
+	sort.Ints(out)
+	return out
+}
