@@ -14,7 +14,7 @@ import (
 )
 
 // Formats lists the output formats the renderers support.
-var Formats = []string{"text", "json", "ndjson", "csv", "md"}
+var Formats = []string{"text", "json", "ndjson", "csv", "md", "html"}
 
 // Renderer writes a set of results in one format.
 type Renderer func(w io.Writer, rs []bench.Result) error
@@ -42,6 +42,8 @@ func RendererFor(format string) (Renderer, error) {
 		return CSV, nil
 	case "md", "markdown":
 		return Markdown, nil
+	case "html":
+		return HTML, nil
 	}
 	return nil, &UnknownFormatError{Format: format}
 }
