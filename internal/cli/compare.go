@@ -1,5 +1,140 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 
-func newCompareCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "compare", Hidden: true} }
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/store"
+	"github.com/spf13/cobra"
+)
+
+func newCompareCommand(streams IOStreams) *cobra.Command {
+	var db string
+	var ro renderOptions
+	cmd := &cobra.Command{
+		Use:   "compare A B [C...]",
+		Short: "Compare runs, result files or label selections side by side",
+		Long: `Each operand is a saved run id (or a unique prefix of one), an NDJSON file
+of results, or a label selector over the history (key=value,key!=value,key,!key;
+the keys suite, host, device, target and run match those fields).
+
+Per test and direction it shows IOPS, MB/s and p50/p99/p99.9 latency, each
+with its difference to the first operand. Latency percentiles come from the
+merged histograms of all the operand's results. Whether a difference is
+significant is Welch's t-test over the results (repeats, or runs in a
+selection); with fewer than two on either side it says "not enough data".`,
+		Example: `  iolens compare 20240501-1200 20240502-0930
+  iolens compare before.ndjson after.ndjson -o md
+  iolens compare storage-class=managed-premium storage-class=managed-csi -o html --out sc.html`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !validFormat(ro.output, compare.Formats) {
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", ro.output), Hint: "valid formats: " + strings.Join(compare.Formats, ", ")}
+			}
+			ops, err := resolveOperands(cmd.Context(), db, args, streams.In)
+			if err != nil {
+				return err
+			}
+			c := compare.Compare(ops)
+			return writeOut(streams.Out, ro.out, func(w io.Writer) error {
+				if ro.output == "html" {
+					return report.WriteHTML(w, comparePage(ops, c))
+				}
+				return compare.Write(w, ro.output, c)
+			})
+		},
+	}
+	dbFlag(cmd.Flags(), &db)
+	cmd.Flags().StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&ro.out, "out", "", "write to this file instead of standard output")
+	return cmd
+}
+
+func validFormat(f string, fs []string) bool {
+	for _, x := range fs {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveOperands reads each operand: an existing file, a selector, or a
+// run id. The database is opened only when an operand needs it.
+func resolveOperands(ctx context.Context, db string, args []string, stdin io.Reader) ([]compare.Operand, error) {
+	var s *store.Store
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	open := func() error {
+		if s != nil {
+			return nil
+		}
+		var err error
+		s, err = openStore(ctx, db)
+		return err
+	}
+	var ops []compare.Operand
+	for _, a := range args {
+		var rs []bench.Result
+		var err error
+		if _, statErr := os.Stat(a); statErr == nil || a == "-" {
+			rs, err = report.ReadFiles([]string{a}, stdin)
+		} else if store.LooksLikeSelector(a) {
+			sel, perr := store.ParseSelector(a)
+			if perr != nil {
+				return nil, &UsageError{Err: perr, Hint: "a selector is key=value,key!=value,key,!key"}
+			}
+			if err = open(); err == nil {
+				rs, err = s.Select(ctx, sel)
+			}
+			if err == nil && len(rs) == 0 {
+				err = &storeError{fmt.Errorf("selector %q matches no saved result", a), "'iolens history' lists the runs and their labels"}
+			}
+		} else {
+			if err = open(); err == nil {
+				rs, err = s.Results(ctx, a)
+			}
+			if errors.Is(err, store.ErrNotFound) {
+				err = &storeError{fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), "'iolens history' lists the saved runs"}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, compare.Operand{Name: a, Results: rs})
+	}
+	return ops, nil
+}
+
+// comparePage is the HTML form of a comparison: the table, and every
+// operand's results as one set of the charts.
+func comparePage(ops []compare.Operand, c compare.Comparison) report.Page {
+	p := report.Page{Title: "iolens compare " + strings.Join(c.Operands, " vs ")}
+	for _, op := range ops {
+		p.Sets = append(p.Sets, report.Set{Name: op.Name, Results: op.Results})
+	}
+	t := &report.Table{Title: "Comparison", Header: append([]string{"test", "dir", "operand"}, append(compare.Header, "n")...)}
+	for _, r := range c.Rows {
+		for i, x := range r.Cells {
+			n := "-"
+			if x != nil {
+				n = fmt.Sprint(x.N)
+			}
+			row := append([]string{r.Test, r.Dir, c.Operands[i]}, append(compare.Cells(x, r.Dir), n)...)
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	t.Note = fmt.Sprintf("MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against %s; Welch's t-test over repeats at alpha %.2f.", c.Operands[0], c.Alpha)
+	p.Table = t
+	return p
+}

@@ -1,5 +1,89 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
 
-func newExportCommand(IOStreams) *cobra.Command { return &cobra.Command{Use: "export", Hidden: true} }
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/store"
+	"github.com/spf13/cobra"
+)
+
+func newExportCommand(streams IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export saved runs to other tools",
+	}
+	cmd.AddCommand(newExportPrometheusCommand(streams))
+	return cmd
+}
+
+func newExportPrometheusCommand(streams IOStreams) *cobra.Command {
+	var db, out string
+	var last int
+	cmd := &cobra.Command{
+		Use:   "prometheus [ID|SELECTOR...]",
+		Short: "Write saved runs in node-exporter textfile-collector format",
+		Long: `Write the results of saved runs as Prometheus metrics, in the text format
+node-exporter's textfile collector reads. With no argument, the newest run
+(--last N: the newest N). --out writes the file atomically (write, then
+rename), as the collector requires.`,
+		Example: `  iolens export prometheus --out /var/lib/node_exporter/textfile/iolens.prom
+  iolens export prometheus storage-class=managed-premium --last 5
+  iolens export prometheus 20240501-1200`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if last < 1 {
+				return &UsageError{Err: fmt.Errorf("--last must be at least 1"), Hint: "see 'iolens export prometheus --help'"}
+			}
+			s, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var rs []bench.Result
+			var ids []string
+			if len(args) == 0 {
+				runs, err := s.List(cmd.Context(), store.ListOptions{Limit: last})
+				if err != nil {
+					return err
+				}
+				for _, r := range runs {
+					ids = append(ids, r.ID)
+				}
+			}
+			for _, a := range args {
+				if !store.LooksLikeSelector(a) {
+					ids = append(ids, a)
+					continue
+				}
+				sel, err := store.ParseSelector(a)
+				if err != nil {
+					return &UsageError{Err: err, Hint: "a selector is key=value,key!=value,key,!key"}
+				}
+				runs, err := s.List(cmd.Context(), store.ListOptions{Selector: sel, Limit: last})
+				if err != nil {
+					return err
+				}
+				for _, r := range runs {
+					ids = append(ids, r.ID)
+				}
+			}
+			for _, id := range ids {
+				r, err := s.Results(cmd.Context(), id)
+				if err != nil {
+					return lookupErr(err)
+				}
+				rs = append(rs, r...)
+			}
+			if len(rs) == 0 {
+				return &storeError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
+			}
+			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, rs) })
+		},
+	}
+	dbFlag(cmd.Flags(), &db)
+	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of standard output")
+	cmd.Flags().IntVar(&last, "last", 1, "with no run id: export the newest N runs (per selector)")
+	return cmd
+}

@@ -264,11 +264,11 @@ labels to every imported result, to tell clusters or machines apart.`,
 						rs[i].Target.Labels[k] = v
 					}
 				}
-				st, err := s.Save(cmd.Context(), rs)
+				st, err := s.Import(cmd.Context(), rs)
 				if err != nil {
 					return fmt.Errorf("%s: %w", p, err)
 				}
-				fmt.Fprintf(streams.ErrOut, "%s: %d results added, %d already stored (runs: %s)\n", p, st.Added, st.Updated, strings.Join(st.Runs, ", "))
+				fmt.Fprintf(streams.ErrOut, "%s: %d results added, %d already stored (runs: %s)\n", p, st.Added, st.Skipped, strings.Join(st.Runs, ", "))
 			}
 			return nil
 		},

@@ -165,15 +165,27 @@ func recordKey(r *bench.Result) string {
 // SaveStats counts what a Save did.
 type SaveStats struct {
 	// Updated counts results that were stored already (same run, target,
-	// position and start) and were replaced by the given record.
-	Added, Updated int
-	Runs           []string
+	// position and start) and were replaced by the given record; Skipped
+	// those an import left as they were.
+	Added, Updated, Skipped int
+	Runs                    []string
 }
 
 // Save stores results in one transaction: all of them or none. A result
-// already stored (same run, target, position and start) is replaced, so
-// importing the same file twice adds nothing.
+// already stored (same run, target, position and start) is replaced: a run
+// saves each result as it completes, then again with the findings of the
+// whole run.
 func (s *Store) Save(ctx context.Context, rs []bench.Result) (SaveStats, error) {
+	return s.save(ctx, rs, true)
+}
+
+// Import stores results in one transaction, keeping any result already
+// stored as it is, so importing the same file twice changes nothing.
+func (s *Store) Import(ctx context.Context, rs []bench.Result) (SaveStats, error) {
+	return s.save(ctx, rs, false)
+}
+
+func (s *Store) save(ctx context.Context, rs []bench.Result, replace bool) (SaveStats, error) {
 	var st SaveStats
 	if len(rs) == 0 {
 		return st, nil
@@ -207,6 +219,9 @@ func (s *Store) Save(ctx context.Context, rs []bench.Result) (SaveStats, error) 
 		var id int64
 		err = tx.QueryRowContext(ctx, `SELECT id FROM results WHERE rkey = ?`, key).Scan(&id)
 		switch {
+		case err == nil && !replace:
+			st.Skipped++
+			continue
 		case err == nil:
 			// Stored already: keep the newer record (a run re-saves its
 			// results once the analysis of the whole run is known).

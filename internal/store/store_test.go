@@ -140,9 +140,29 @@ func TestSaveListSelectDelete(t *testing.T) {
 	if _, err := s.Save(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	// The same records again add nothing.
-	if st, err := s.Save(ctx, a); err != nil || st.Added != 0 || st.Updated != 2 {
+	// The same records again add nothing; an import keeps what is stored,
+	// a save replaces it.
+	changed := append([]bench.Result(nil), a...)
+	changed[0].Findings = []bench.Finding{{Kind: "stall", Severity: "fail"}}
+	changed[0].Target.Labels = map[string]string{"storage-class": "premium", "zone": "c"}
+	if st, err := s.Import(ctx, changed); err != nil || st.Added != 0 || st.Skipped != 2 {
+		t.Fatalf("re-import: %+v %v", st, err)
+	}
+	if rs, _ := s.Results(ctx, a[0].RunID); len(rs[0].Findings) != 0 {
+		t.Fatalf("import replaced a stored record")
+	}
+	if st, err := s.Save(ctx, changed); err != nil || st.Added != 0 || st.Updated != 2 {
 		t.Fatalf("re-save: %+v %v", st, err)
+	}
+	if rs, _ := s.Results(ctx, a[0].RunID); len(rs[0].Findings) != 1 {
+		t.Fatalf("save did not replace the stored record")
+	}
+	zc, _ := ParseSelector("zone=c")
+	if rs, _ := s.Select(ctx, zc); len(rs) != 1 {
+		t.Fatalf("labels of the replaced record not re-indexed: %d", len(rs))
+	}
+	if _, err := s.Save(ctx, a); err != nil {
+		t.Fatal(err)
 	}
 	runs, err := s.List(ctx, ListOptions{})
 	if err != nil {

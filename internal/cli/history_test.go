@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/report"
+)
+
+// writeRun writes a run of two tests x repeats as NDJSON and returns the
+// file.
+func writeRun(t *testing.T, dir, id string, iops []float64, labels map[string]string) string {
+	t.Helper()
+	var rs []bench.Result
+	start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	if ts, err := time.Parse("20060102-150405", id[:15]); err == nil {
+		start = ts
+	}
+	for ti, name := range []string{"randread-4k", "seqwrite-1m"} {
+		for rep, v := range iops {
+			r := bench.Result{Schema: bench.SchemaV1, RunID: id, Suite: "quick", Index: ti + 1, Repeat: rep + 1,
+				Test:   bench.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: 8, NumJobs: 1},
+				Target: bench.Target{Kind: "dir", Path: "/mnt/" + id, Device: "vdb", Labels: labels},
+				Host:   bench.Host{Hostname: "node"}, Start: start.Add(time.Duration(ti*10+rep) * time.Minute), Status: "ok",
+				Read: &bench.DirResult{IOPS: v * float64(ti+1), BWBytes: v * 4096, Lat: bench.Latency{P99Ns: 2023424},
+					Hist: map[string]uint64{"1003520": 99, "2023424": 1}},
+				FioSeries: []bench.FioSample{}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{}}
+			rs = append(rs, r)
+		}
+	}
+	p := filepath.Join(dir, id+".ndjson")
+	var buf bytes.Buffer
+	if err := report.NDJSON(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHistoryCommands(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	a := writeRun(t, dir, "20240501-120000-aaaaaa", []float64{1000, 1010, 990}, map[string]string{"storage-class": "premium"})
+	b := writeRun(t, dir, "20240502-120000-bbbbbb", []float64{1100, 1120, 1090}, map[string]string{"storage-class": "standard"})
+
+	_, errOut, code := execute(t, "history", "import", "--db", db, "--label", "cluster=west", a, b)
+	if code != 0 || !strings.Contains(errOut, "6 results added") {
+		t.Fatalf("import: %d %s", code, errOut)
+	}
+	// Importing again stores nothing new.
+	if _, errOut, _ = execute(t, "history", "import", "--db", db, a); !strings.Contains(errOut, "0 results added, 6 already stored") {
+		t.Errorf("re-import: %s", errOut)
+	}
+	out, _, code := execute(t, "history", "--db", db)
+	if code != 0 || !strings.Contains(out, "20240502-120000-bbbbbb") || strings.Index(out, "bbbbbb") > strings.Index(out, "aaaaaa") {
+		t.Errorf("list (newest first):\n%s", out)
+	}
+	if !strings.Contains(out, "cluster=west,storage-class=premium") || !strings.Contains(out, "2020") {
+		t.Errorf("list labels/headline:\n%s", out)
+	}
+	out, _, _ = execute(t, "history", "--db", db, "-o", "json", "-l", "storage-class=standard")
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0]["run_id"] != "20240502-120000-bbbbbb" {
+		t.Errorf("json list with selector: %v %s", err, out)
+	}
+	// Export round trip: the exported records equal the imported ones,
+	// plus the import label.
+	out, _, code = execute(t, "history", "export", "--db", db, "20240501")
+	if code != 0 {
+		t.Fatalf("export: %d", code)
+	}
+	got, err := report.ReadResults(strings.NewReader(out), "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := report.ReadFiles([]string{a}, nil)
+	if len(got) != len(orig) {
+		t.Fatalf("export: %d results, want %d", len(got), len(orig))
+	}
+	for i := range orig {
+		orig[i].Target.Labels["cluster"] = "west"
+		gj, _ := json.Marshal(got[i])
+		oj, _ := json.Marshal(orig[i])
+		if !bytes.Equal(gj, oj) {
+			t.Errorf("record %d changed in the round trip:\n%s\n%s", i, gj, oj)
+		}
+	}
+	out, _, code = execute(t, "history", "show", "--db", db, "20240502", "-o", "md")
+	if code != 0 || !strings.Contains(out, "| randread-4k #1 |") {
+		t.Errorf("show: %d\n%s", code, out)
+	}
+	if _, errOut, code = execute(t, "history", "show", "--db", db, "nope"); code != 1 || !strings.Contains(errOut, "iolens history") {
+		t.Errorf("show unknown: %d %s", code, errOut)
+	}
+
+	// compare: run id, file and selector operands.
+	out, _, code = execute(t, "compare", "--db", db, "20240501", b)
+	if code != 0 || !strings.Contains(out, "1103 (+10.3%)") || !strings.Contains(out, "significant, p=") {
+		t.Errorf("compare id vs file: %d\n%s", code, out)
+	}
+	out, _, code = execute(t, "compare", "--db", db, "storage-class=premium", "storage-class=standard", "-o", "csv")
+	if code != 0 || !strings.Contains(out, "storage-class=standard") || strings.Count(out, "\n") != 5 {
+		t.Errorf("compare selectors csv: %d\n%s", code, out)
+	}
+	html := filepath.Join(dir, "cmp.html")
+	if _, errOut, code = execute(t, "compare", "--db", db, "storage-class=premium", "storage-class=standard", "-o", "html", "--out", html); code != 0 {
+		t.Fatalf("compare html: %s", errOut)
+	}
+	page, _ := os.ReadFile(html)
+	if !bytes.Contains(page, []byte("Comparison")) || !bytes.Contains(page, []byte("iolens-data")) {
+		t.Errorf("compare html page incomplete")
+	}
+	if _, errOut, code = execute(t, "compare", "--db", db, "20240501", "zone=x"); code != 1 || !strings.Contains(errOut, "matches no saved result") {
+		t.Errorf("empty selector: %d %s", code, errOut)
+	}
+	if _, _, code = execute(t, "compare", "--db", db, "a", "b", "-o", "xml"); code != 2 {
+		t.Errorf("bad format: %d", code)
+	}
+
+	// Prometheus textfile of the newest run.
+	prom := filepath.Join(dir, "iolens.prom")
+	if _, errOut, code = execute(t, "export", "prometheus", "--db", db, "--out", prom); code != 0 {
+		t.Fatalf("export prometheus: %s", errOut)
+	}
+	text, _ := os.ReadFile(prom)
+	if !bytes.Contains(text, []byte(`iolens_test_io_operations_per_second{device="vdb",direction="read",repeat="1",run_id="20240502-120000-bbbbbb",test="randread-4k"} 1100`)) {
+		t.Errorf("textfile:\n%s", text)
+	}
+	if bytes.Contains(text, []byte("aaaaaa")) {
+		t.Errorf("textfile has the older run without --last")
+	}
+
+	if _, errOut, code = execute(t, "history", "rm", "--db", db, "20240501"); code != 0 || !strings.Contains(errOut, "removed run 20240501-120000-aaaaaa") {
+		t.Errorf("rm: %d %s", code, errOut)
+	}
+	out, _, _ = execute(t, "history", "--db", db, "-o", "json")
+	if strings.Contains(out, "aaaaaa") {
+		t.Errorf("run still listed after rm")
+	}
+}
+
+func TestHistoryDefaultPathFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("IOLENS_DB", filepath.Join(dir, "env.db"))
+	a := writeRun(t, dir, "20240501-120000-cccccc", []float64{1}, nil)
+	if _, errOut, code := execute(t, "history", "import", a); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "env.db")); err != nil {
+		t.Errorf("IOLENS_DB not used: %v", err)
+	}
+	out, _, _ := execute(t, "history")
+	if !strings.Contains(out, "cccccc") {
+		t.Errorf("list: %s", out)
+	}
+}
