@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"strings"
 
 	"github.com/iolens/iolens/internal/report"
@@ -8,12 +9,13 @@ import (
 )
 
 func newReportCommand(streams IOStreams) *cobra.Command {
-	var output string
+	var output, out string
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "Re-render saved results (iolens NDJSON, or fio JSON/json+ output)",
 		Example: `  iolens report results.ndjson
   iolens report -o md results.ndjson
+  iolens report -o html --out report.html results.ndjson
   fio --output-format=json+ job.fio > out.json && iolens report out.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -25,9 +27,10 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return render(streams.Out, rs)
+			return writeOut(streams.Out, out, func(w io.Writer) error { return render(w, rs) })
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
 	return cmd
 }
