@@ -4,8 +4,9 @@ BIN     := bin/iolens
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION)
 SCRATCH ?= ./iolens-scratch
-# Packages the test run needs on a Debian machine.
-APT_PKGS := fio e2fsprogs xfsprogs util-linux
+# Packages the test run needs on a Debian machine (chromium for the HTML
+# report tests in a real browser).
+APT_PKGS := fio e2fsprogs xfsprogs util-linux chromium chromium-driver
 
 .PHONY: all build deps run test test-short bench clean
 
