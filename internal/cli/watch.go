@@ -204,6 +204,11 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		enc := json.NewEncoder(streams.Out)
 		sinks = append(sinks, func(r record.Record) error { return enc.Encode(r) })
 	case "text":
+		names := []string{}
+		for _, d := range w.Devices() {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(streams.Out, "iolens watch: watching %s every %s; findings follow\n", strings.Join(names, ", "), o.interval)
 		sinks = append(sinks, func(r record.Record) error {
 			if line := findingLine(r); line != "" {
 				_, err := fmt.Fprintln(streams.Out, line)
@@ -481,7 +486,11 @@ func (v *watchView) render(wd, ht int) []string {
 			if who != c.Cgroup {
 				who += "  " + c.Cgroup
 			}
-			lines = append(lines, clip(fmt.Sprintf("%-10s %9.2f %9.2f %8.1f %8.1f  %s", c.Device, c.ReadBWBytes/1e6, c.WriteBWBytes/1e6, c.ReadIOPS, c.WriteIOPS, who), wd))
+			dev := c.Device
+			if dev == "" {
+				dev = "(all)" // attributed per process, not per device
+			}
+			lines = append(lines, clip(fmt.Sprintf("%-10s %9.2f %9.2f %8.1f %8.1f  %s", dev, c.ReadBWBytes/1e6, c.WriteBWBytes/1e6, c.ReadIOPS, c.WriteIOPS, who), wd))
 		}
 	}
 	lines = append(lines, "", "FINDINGS")

@@ -42,7 +42,12 @@ type Cgroups struct {
 	byProc   bool
 	probed   bool
 	procPrev map[int]procIO
-	procNow  map[string][]string
+	procNow  map[string][]pidRate
+}
+
+type pidRate struct {
+	pid  int
+	rate float64
 }
 
 // procIO is a process's storage IO: bytes it caused to be read from or
@@ -174,7 +179,7 @@ func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
 	}
 	sec := dt.Seconds()
 	agg := map[string]*record.Cgroup{}
-	c.procNow = map[string][]string{}
+	c.procNow = map[string][]pidRate{}
 	for pid, p := range cur {
 		o, ok := prev[pid]
 		if !ok {
@@ -191,7 +196,7 @@ func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
 		}
 		e.ReadBWBytes += r
 		e.WriteBWBytes += w
-		c.procNow[p.cg] = append(c.procNow[p.cg], strconv.Itoa(pid))
+		c.procNow[p.cg] = append(c.procNow[p.cg], pidRate{pid, r + w})
 	}
 	out := make([]record.Cgroup, 0, len(agg))
 	for _, e := range agg {
@@ -390,8 +395,17 @@ func (c *Cgroups) Describe(e *record.Cgroup, maxProcs int) {
 	}
 	var pids []string
 	if c.byProc {
-		pids = c.procNow[e.Cgroup]
-		sort.Slice(pids, func(i, j int) bool { a, _ := strconv.Atoi(pids[i]); b, _ := strconv.Atoi(pids[j]); return a < b })
+		// The processes that did the IO, heaviest first.
+		pr := c.procNow[e.Cgroup]
+		sort.Slice(pr, func(i, j int) bool {
+			if pr[i].rate != pr[j].rate {
+				return pr[i].rate > pr[j].rate
+			}
+			return pr[i].pid < pr[j].pid
+		})
+		for _, p := range pr {
+			pids = append(pids, strconv.Itoa(p.pid))
+		}
 	} else {
 		b, err := os.ReadFile(filepath.Join(c.Dir, filepath.FromSlash(e.Cgroup), "cgroup.procs"))
 		if err != nil {
