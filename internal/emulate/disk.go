@@ -1,0 +1,604 @@
+package emulate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StateSchema versions the state file.
+const StateSchema = "iolens.emulate/v1"
+
+// File names inside a disk's state directory.
+const (
+	stateName      = "state.json"
+	backingName    = "disk.img"
+	mountName      = "mnt"
+	eventsName     = "events.ndjson"
+	statusName     = "status.json"
+	controllerLog  = "controller.log"
+	defaultRootDir = "/var/lib/iolens/emulate"
+)
+
+// DefaultDir is where emulated disks keep their state: $IOLENS_EMULATE_DIR
+// or /var/lib/iolens/emulate.
+func DefaultDir() string {
+	if d := os.Getenv("IOLENS_EMULATE_DIR"); d != "" {
+		return d
+	}
+	return defaultRootDir
+}
+
+// Disk is an emulated disk, as recorded in its state file.
+type Disk struct {
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
+	// Dir is the disk's state directory; everything but the loop device
+	// and the cgroup lives in it.
+	Dir string `json:"dir"`
+	// Mount is the file system to test; EventLog the controller's NDJSON
+	// event log.
+	Mount    string `json:"mount"`
+	EventLog string `json:"event_log"`
+	Backing  string `json:"backing"`
+	// Device is the loop device (/dev/loopN); MajMin its "major:minor".
+	Device   string `json:"device"`
+	MajMin   string `json:"majmin"`
+	DirectIO bool   `json:"direct_io"`
+	// Cgroup is the cgroup directory whose processes are throttled.
+	Cgroup        string `json:"cgroup"`
+	CgroupVersion int    `json:"cgroup_version"`
+	CgroupMount   string `json:"cgroup_mount"`
+	// ControllerPID is the controller daemon's pid (0 when the controller
+	// runs inside the creating process); ControllerStart its start time in
+	// clock ticks since boot, so a reused pid is never signalled.
+	ControllerPID   int       `json:"controller_pid"`
+	ControllerStart uint64    `json:"controller_start"`
+	Spec            Spec      `json:"spec"`
+	Created         time.Time `json:"created"`
+
+	inproc *inprocController
+}
+
+func (d *Disk) cg() cgroup {
+	return cgroup{Hierarchy: Hierarchy{Version: d.CgroupVersion, Mount: d.CgroupMount}, Dir: d.Cgroup}
+}
+
+// CommandPrefix returns argv to put before a command so it runs inside the
+// disk's cgroup: a shell moves itself there, then execs the command. Use it
+// as bench.Config.CommandPrefix.
+func (d *Disk) CommandPrefix() []string {
+	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, d.cg().procsFile()}
+}
+
+// Command builds an exec.Cmd that runs name args inside the disk's cgroup.
+func (d *Disk) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	argv := append(d.CommandPrefix(), name)
+	return exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
+}
+
+// Events reads the disk's event log.
+func (d *Disk) Events() ([]Event, error) { return ReadEventFile(d.EventLog) }
+
+// Status is what status and ls show about a disk.
+type Status struct {
+	Disk *Disk `json:"disk"`
+	// Controller is "running", "stopped" or "in-process".
+	Controller string `json:"controller"`
+	Mounted    bool   `json:"mounted"`
+	LoopOK     bool   `json:"loop_attached"`
+	CgroupOK   bool   `json:"cgroup"`
+	Procs      []int  `json:"procs"`
+	// Model is the controller's last status snapshot, if any.
+	Model *State `json:"model,omitempty"`
+	// Broken lists what is wrong (after a crash or a reboot).
+	Broken []string `json:"broken,omitempty"`
+}
+
+// Status inspects the disk's parts.
+func (d *Disk) Status() Status {
+	st := Status{Disk: d, Controller: "stopped"}
+	switch {
+	case d.inproc != nil:
+		st.Controller = "in-process"
+	case d.controllerAlive():
+		st.Controller = "running"
+	}
+	st.Mounted = isMountPoint(d.Mount)
+	st.LoopOK = d.Device != "" && loopBacking(d.Device) == d.Backing
+	st.CgroupOK = d.cg().exists()
+	st.Procs, _ = d.cg().procs()
+	var m State
+	if b, err := os.ReadFile(filepath.Join(d.Dir, statusName)); err == nil && json.Unmarshal(b, &m) == nil {
+		st.Model = &m
+	}
+	if !st.Mounted {
+		st.Broken = append(st.Broken, "not mounted")
+	}
+	if !st.LoopOK {
+		st.Broken = append(st.Broken, "loop device detached")
+	}
+	if !st.CgroupOK {
+		st.Broken = append(st.Broken, "cgroup missing")
+	}
+	if st.Controller == "stopped" {
+		st.Broken = append(st.Broken, "controller not running")
+	}
+	return st
+}
+
+func diskDir(root, name string) string { return filepath.Join(root, name) }
+
+// Open loads the emulated disk called name from DefaultDir().
+func Open(name string) (*Disk, error) { return OpenIn(DefaultDir(), name) }
+
+// ErrNotFound is returned for a disk name with no state.
+var ErrNotFound = errors.New("no such emulated disk")
+
+// OpenIn loads the emulated disk called name from the state root dir.
+func OpenIn(root, name string) (*Disk, error) {
+	if !nameRE.MatchString(name) {
+		return nil, &HintError{Err: fmt.Errorf("%w: %q", ErrNotFound, name), Help: "list them with 'iolens emulate ls'"}
+	}
+	dir := diskDir(root, name)
+	b, err := os.ReadFile(filepath.Join(dir, stateName))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(dir); err == nil {
+			// Created part way and crashed before the first state write.
+			return &Disk{Schema: StateSchema, Name: name, Dir: dir, Mount: filepath.Join(dir, mountName),
+				Backing: filepath.Join(dir, backingName), EventLog: filepath.Join(dir, eventsName)}, nil
+		}
+		return nil, &HintError{Err: fmt.Errorf("%w: %q in %s", ErrNotFound, name, root), Help: "list them with 'iolens emulate ls'"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d Disk
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("state of %q: %w", name, err)
+	}
+	if d.Schema != StateSchema {
+		return nil, fmt.Errorf("state of %q: schema %q, want %q", name, d.Schema, StateSchema)
+	}
+	return &d, nil
+}
+
+// List loads every emulated disk under root, sorted by name.
+func List(root string) ([]*Disk, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Disk
+	var errs []error
+	for _, e := range ents {
+		if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+			continue
+		}
+		d, err := OpenIn(root, e.Name())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errors.Join(errs...)
+}
+
+func (d *Disk) save() error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(d.Dir, stateName), append(b, '\n'))
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ErrNotRoot is returned when creating or destroying without root.
+var ErrNotRoot = errors.New("emulated disks need root")
+
+func needRoot() error {
+	if os.Geteuid() != 0 {
+		return &HintError{Err: ErrNotRoot, Help: "run as root (sudo): iolens attaches a loop device, mounts a file system and writes cgroup limits"}
+	}
+	return nil
+}
+
+// Progress receives create's steps; nil discards them.
+type Progress func(step string)
+
+// Create builds an emulated disk: a sparse backing file, a loop device
+// with direct IO, a file system mounted at Disk.Mount, a cgroup whose
+// throttle caps the loop device, and the controller. If anything fails,
+// or ctx is cancelled, everything made so far is removed.
+func Create(ctx context.Context, spec Spec) (*Disk, error) {
+	return CreateWithProgress(ctx, spec, nil)
+}
+
+// CreateWithProgress is Create reporting each step to progress.
+func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *Disk, err error) {
+	spec = spec.withDefaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := needRoot(); err != nil {
+		return nil, err
+	}
+	hs, err := FindHierarchies("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("reading mounts: %w", err)
+	}
+	h, err := PickHierarchy(hs, spec.Cgroup)
+	if err != nil {
+		return nil, err
+	}
+	for _, tool := range []string{"losetup", "mkfs." + spec.FS} {
+		if _, err := exec.LookPath(tool); err != nil {
+			pkg := map[string]string{"losetup": "util-linux", "mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs"}[tool]
+			return nil, &HintError{Err: fmt.Errorf("%s not found", tool), Help: "install " + pkg}
+		}
+	}
+	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating state root: %w", err)
+	}
+	root, err := filepath.Abs(spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	spec.Dir = root
+	dir := diskDir(root, spec.Name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, &HintError{Err: fmt.Errorf("emulated disk %q already exists", spec.Name),
+				Help: fmt.Sprintf("pick another name, or remove it: iolens emulate rm %s", spec.Name)}
+		}
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	sum := sha256.Sum256([]byte(dir))
+	cg := cgroupFor(h, spec.Name+"-"+hex.EncodeToString(sum[:4]))
+	d = &Disk{
+		Schema: StateSchema, Name: spec.Name, Dir: dir,
+		Mount: filepath.Join(dir, mountName), EventLog: filepath.Join(dir, eventsName), Backing: filepath.Join(dir, backingName),
+		Cgroup: cg.Dir, CgroupVersion: h.Version, CgroupMount: h.Mount,
+		Spec: spec, Created: time.Now().UTC(),
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := d.destroy(cctx, true); derr != nil {
+			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
+		}
+		d = nil
+	}()
+	step := func(name string) error {
+		if progress != nil {
+			progress(name)
+		}
+		if spec.hook != nil {
+			if err := spec.hook(name); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
+
+	if err := step("state"); err != nil {
+		return d, err
+	}
+	if err := d.save(); err != nil {
+		return d, fmt.Errorf("writing state: %w", err)
+	}
+
+	if err := step("backing"); err != nil {
+		return d, err
+	}
+	f, err := os.OpenFile(d.Backing, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return d, fmt.Errorf("creating backing file: %w", err)
+	}
+	err = f.Truncate(spec.SizeBytes)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return d, fmt.Errorf("sizing backing file: %w", err)
+	}
+
+	if err := step("loop"); err != nil {
+		return d, err
+	}
+	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", d.Backing).CombinedOutput()
+	if err != nil {
+		return d, fmt.Errorf("losetup: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	d.Device = strings.TrimSpace(string(out))
+	base := filepath.Base(d.Device)
+	mm, err := os.ReadFile(filepath.Join("/sys/block", base, "dev"))
+	if err != nil {
+		return d, fmt.Errorf("reading %s's device number: %w", d.Device, err)
+	}
+	d.MajMin = strings.TrimSpace(string(mm))
+	d.DirectIO = strings.TrimSpace(readString(filepath.Join("/sys/block", base, "loop", "dio"))) == "1"
+	if err := d.save(); err != nil {
+		return d, fmt.Errorf("writing state: %w", err)
+	}
+
+	if err := step("mkfs"); err != nil {
+		return d, err
+	}
+	// Initialise inode tables and the journal now: ext4's lazy init would
+	// write in the background later, unthrottled, and spend the disk's
+	// credits behind the tests' back.
+	args := []string{"-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", d.Device}
+	if spec.FS == "xfs" {
+		args = []string{"-q", "-f", d.Device}
+	}
+	if out, err := exec.CommandContext(ctx, "mkfs."+spec.FS, args...).CombinedOutput(); err != nil {
+		return d, fmt.Errorf("mkfs.%s: %v: %s", spec.FS, err, strings.TrimSpace(string(out)))
+	}
+
+	if err := step("mount"); err != nil {
+		return d, err
+	}
+	if err := os.Mkdir(d.Mount, 0o755); err != nil {
+		return d, err
+	}
+	if err := unix.Mount(d.Device, d.Mount, spec.FS, unix.MS_NOATIME, ""); err != nil {
+		return d, fmt.Errorf("mounting %s on %s: %w", d.Device, d.Mount, err)
+	}
+
+	if err := step("cgroup"); err != nil {
+		return d, err
+	}
+	if err := cg.create(); err != nil {
+		return d, err
+	}
+	if err := cg.set(d.MajMin, NewModel(spec, time.Now()).Limits()); err != nil {
+		return d, err
+	}
+
+	if err := step("controller"); err != nil {
+		return d, err
+	}
+	if err := d.startController(ctx); err != nil {
+		return d, err
+	}
+	if err := d.save(); err != nil {
+		return d, fmt.Errorf("writing state: %w", err)
+	}
+	if err := step("done"); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// Destroy removes the disk: controller, mount, loop device, cgroup and
+// state directory. It refuses while processes remain in the cgroup. It is
+// idempotent and works on what a crash left behind.
+func (d *Disk) Destroy(ctx context.Context) error { return d.destroy(ctx, false) }
+
+// ForceDestroy is Destroy that first kills the processes left in the
+// disk's cgroup.
+func (d *Disk) ForceDestroy(ctx context.Context) error { return d.destroy(ctx, true) }
+
+// BusyError says which processes keep a disk in use.
+type BusyError struct {
+	Name string
+	PIDs []int
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("emulated disk %q is in use by %d process(es): %v", e.Name, len(e.PIDs), e.PIDs)
+}
+
+// Hint says what to do next.
+func (e *BusyError) Hint() string {
+	return fmt.Sprintf("stop them, or kill them and remove the disk with: iolens emulate rm --force %s", e.Name)
+}
+
+func (d *Disk) destroy(ctx context.Context, force bool) error {
+	if err := needRoot(); err != nil {
+		return err
+	}
+	cg := d.cg()
+	if d.Cgroup != "" {
+		pids, err := cg.procs()
+		if err != nil {
+			return err
+		}
+		if len(pids) > 0 && !force {
+			return &BusyError{Name: d.Name, PIDs: pids}
+		}
+		if err := killAll(ctx, cg); err != nil {
+			return err
+		}
+	}
+	// Unmount first: if the file system is busy nothing else has changed.
+	if isMountPoint(d.Mount) {
+		if err := unix.Unmount(d.Mount, 0); err != nil {
+			if errors.Is(err, unix.EBUSY) {
+				return &HintError{Err: fmt.Errorf("unmounting %s: %w", d.Mount, err),
+					Help: "a process outside the emulator uses it (a shell's working directory?); find it with: fuser -vm " + d.Mount}
+			}
+			return fmt.Errorf("unmounting %s: %w", d.Mount, err)
+		}
+	}
+	var errs []error
+	errs = append(errs, d.stopController(ctx))
+	for _, dev := range loopsFor(d.Backing, d.Device) {
+		if out, err := exec.CommandContext(ctx, "losetup", "-d", dev).CombinedOutput(); err != nil && loopBacking(dev) == d.Backing {
+			errs = append(errs, fmt.Errorf("detaching %s: %v: %s", dev, err, strings.TrimSpace(string(out))))
+		}
+	}
+	if d.Cgroup != "" {
+		errs = append(errs, cg.remove())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Never delete through a mount: if anything is still mounted under the
+	// state directory, stop here.
+	if m := mountsUnder(d.Dir); len(m) > 0 {
+		return fmt.Errorf("not removing %s: %s still mounted", d.Dir, strings.Join(m, ", "))
+	}
+	if err := os.RemoveAll(d.Dir); err != nil {
+		return fmt.Errorf("removing %s: %w", d.Dir, err)
+	}
+	return nil
+}
+
+// killAll SIGKILLs the cgroup's processes and waits for them to leave.
+func killAll(ctx context.Context, cg cgroup) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids, err := cg.procs()
+		if err != nil || len(pids) == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %v in %s did not exit after SIGKILL", pids, cg.Dir)
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// RemoveAll destroys every emulated disk under root. With force it kills
+// processes still in their cgroups.
+func RemoveAll(ctx context.Context, root string, force bool) (removed []string, err error) {
+	disks, lerr := List(root)
+	var errs []error
+	if lerr != nil {
+		errs = append(errs, lerr)
+	}
+	for _, d := range disks {
+		if err := d.destroy(ctx, force); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.Name, err))
+			continue
+		}
+		removed = append(removed, d.Name)
+	}
+	return removed, errors.Join(errs...)
+}
+
+func isMountPoint(p string) bool {
+	for _, m := range mountPoints() {
+		if m == p {
+			return true
+		}
+	}
+	return false
+}
+
+func mountsUnder(dir string) []string {
+	var out []string
+	for _, m := range mountPoints() {
+		if m == dir || strings.HasPrefix(m, dir+"/") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func mountPoints() []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			out = append(out, unescapeMount(f[4]))
+		}
+	}
+	return out
+}
+
+// loopBacking returns the file behind loop device dev, "" if none.
+func loopBacking(dev string) string {
+	s := strings.TrimSpace(readString(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")))
+	return strings.TrimSuffix(s, " (deleted)")
+}
+
+// loopsFor lists the loop devices attached to backing: the recorded one
+// and any other (a crash between attach and the state write).
+func loopsFor(backing, recorded string) []string {
+	var out []string
+	if backing == "" {
+		return nil
+	}
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "loop") && loopBacking(e.Name()) == backing {
+			out = append(out, "/dev/"+e.Name())
+		}
+	}
+	if recorded != "" && loopBacking(recorded) == backing && !contains(out, recorded) {
+		out = append(out, recorded)
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// procStart returns a process's start time (clock ticks since boot),
+// 0 if it does not exist or is a zombie.
+func procStart(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); starttime is field 22.
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
