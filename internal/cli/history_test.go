@@ -162,3 +162,39 @@ func TestHistoryDefaultPathFromEnv(t *testing.T) {
 		t.Errorf("list: %s", out)
 	}
 }
+
+func TestRunSavesAndWritesHTML(t *testing.T) {
+	needFio(t)
+	base := t.TempDir()
+	db := filepath.Join(base, "h.db")
+	job := filepath.Join(base, "j.fio")
+	os.WriteFile(job, []byte("[global]\nioengine=psync\nsize=8m\nruntime=1\ntime_based=1\n[rr]\nrw=randread\nbs=4k\n"), 0o644)
+	page := filepath.Join(base, "page.html")
+	target := filepath.Join(base, "t")
+	os.Mkdir(target, 0o755)
+	_, stderr, code := execute(t, "run", "--job", job, "--size", "16M", "-q", "--db", db, "--label", "team=<script>x</script>",
+		"--metrics-addr", "127.0.0.1:0", "-o", "html", "--out", page, target)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "metrics on http://127.0.0.1:") || !strings.Contains(stderr, "saved as run") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !bytes.Contains(b, []byte("team=&lt;script&gt;x&lt;/script&gt;")) || bytes.Contains(b, []byte("<script>x")) {
+		t.Errorf("html page: %v", err)
+	}
+	out, _, _ := execute(t, "history", "--db", db, "-l", "team=<script>x</script>", "-o", "json")
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0]["tests"].(float64) != 1 {
+		t.Fatalf("saved run: %v %s", err, out)
+	}
+	// --no-save writes no database.
+	db2 := filepath.Join(base, "none.db")
+	if _, stderr, code = execute(t, "run", "--job", job, "--size", "16M", "-q", "--no-save", "--db", db2, target); code != 0 {
+		t.Fatalf("--no-save: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(db2); err == nil {
+		t.Errorf("--no-save created a database")
+	}
+}
