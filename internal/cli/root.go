@@ -95,7 +95,10 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		}
 	}
 	var u *UsageError
+	var st interface{ ExitStatus() int }
 	switch {
+	case errors.As(err, &st):
+		return st.ExitStatus() // a command iolens ran for the user, e.g. emulate exec
 	case interrupted:
 		return 130
 	case errors.As(err, &u):
