@@ -34,6 +34,7 @@ type runOptions struct {
 	untilSteady    bool
 	minRuntime     float64
 	maxRuntime     float64
+	emulated       string
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -80,6 +81,7 @@ block device behind the target.`,
 	o.keep.addFlags(f)
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
 	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
 	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	return cmd
 }
@@ -135,6 +137,12 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if dir != "" && o.device != "" {
 		return usageErr("give either DIR or --device, not both")
 	}
+	var emulatedPrefix []string
+	if o.emulated != "" {
+		if dir, emulatedPrefix, err = emulatedTarget(o.emulated, dir, o.device); err != nil {
+			return err
+		}
+	}
 	if (o.destructive || o.force) && o.device == "" {
 		return usageErr("--destructive and --force apply to --device only")
 	}
@@ -172,6 +180,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat,
 		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
 	}
+	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
 	cfg.RunID = bench.NewRunID()
 	if o.untilSteady {
 		cfg.UntilSteady, cfg.MinRuntimeS, cfg.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
