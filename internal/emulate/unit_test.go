@@ -1,0 +1,251 @@
+package emulate
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEventLogRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openEventLog(filepath.Join(dir, "e.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
+	c, d := 0.0, 3.5e6
+	in := []Event{
+		{Time: t0, Event: EventStart, ReadIOPS: 3500, WriteIOPS: 3500, Scale: 60},
+		{Time: t0.Add(30 * time.Second), Event: EventBurstEnd, ElapsedS: 30, ReadIOPS: 120, WriteIOPS: 120, Resource: ResourceIOPS, Credits: &c},
+		{Time: t0.Add(31 * time.Second), Event: EventStallStart, ElapsedS: 31, ReadIOPS: 1, WriteIOPS: 1, WriteBPS: 128e6, DirtyBytes: &d},
+	}
+	for _, e := range in {
+		if err := l.write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, "e.ndjson"))
+	// The wire format others parse: RFC 3339 time with nanoseconds, and
+	// credits present even when 0.
+	first := strings.SplitN(string(b), "\n", 2)[0]
+	if !strings.Contains(first, `"time":"2026-11-22T10:00:00.123456789Z"`) || !strings.Contains(first, `"event":"start"`) {
+		t.Errorf("first line %s", first)
+	}
+	if !strings.Contains(string(b), `"credits":0`) {
+		t.Errorf("credits 0 dropped: %s", b)
+	}
+	out, err := ReadEvents(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || !out[0].Time.Equal(t0) || out[1].Event != EventBurstEnd || *out[1].Credits != 0 || *out[2].DirtyBytes != d || out[2].WriteBPS != 128e6 {
+		t.Errorf("read back %+v", out)
+	}
+	if got := out[2].Limits(); got != (Limits{ReadIOPS: 1, WriteIOPS: 1, WriteBPS: 128e6}) {
+		t.Errorf("Limits() %+v", got)
+	}
+}
+
+func TestReadEventsTornLastLine(t *testing.T) {
+	log := `{"time":"2026-01-01T00:00:00Z","event":"start"}
+{"time":"2026-01-01T00:00:01Z","event":"burst-end","resource":"iops","credits":0}
+{"time":"2026-01-01T00:00:02Z","eve`
+	evs, err := ReadEvents(strings.NewReader(log))
+	if err != nil || len(evs) != 2 || evs[1].Event != EventBurstEnd {
+		t.Errorf("torn tail: %v %+v", err, evs)
+	}
+	bad := "{\"event\":\"start\"}\nnot json\n{\"event\":\"stop\"}\n"
+	if _, err := ReadEvents(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad middle line: %v", err)
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+	}{
+		{"25MB/s", 25e6}, {"25MB", 25e6}, {"128MiB/s", 128 << 20}, {"1.5GB/s", 1.5e9}, {"500KiB", 500 << 10}, {"4096", 4096}, {"0", 0},
+	} {
+		got, err := ParseRate(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"25M", "25m", "", "MB", "-1MB", "25 furlongs"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		iops, bps           float64
+		burstIOPS, burstBPS float64
+		burstS, bucketIOs   float64
+	}{
+		// Figures from cloud-limits.yaml.
+		{"azure:P4", 120, 25e6, 3500, 170e6, 1800, 0},
+		{"azure:P15", 1100, 125e6, 3500, 170e6, 1800, 0},
+		{"azure:E10", 500, 60e6, 600, 150e6, 1800, 0},
+		{"aws:gp2:100GiB", 300, 128 << 20, 3000, 0, 0, 5.4e6},
+		{"aws:gp2:10GiB", 100, 128 << 20, 3000, 0, 0, 5.4e6},
+		{"aws:gp2:2000GiB", 6000, 250 << 20, 0, 0, 0, 0},
+		{"aws:gp3", 3000, 125 << 20, 0, 0, 0, 0},
+		{"ibm:10iops-tier:300GiB", 3000, 3000 * 256 * 1024, 0, 0, 0, 0},
+		{"ibm:10iops-tier:4800GiB", 48000, 1024e6, 0, 0, 0, 0},
+	} {
+		p, err := LookupProfile(c.name)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if p.IOPS != c.iops || p.BPS != c.bps || p.BurstIOPS != c.burstIOPS || p.BurstBPS != c.burstBPS || p.BurstSeconds != c.burstS || p.BucketIOs != c.bucketIOs {
+			t.Errorf("%s: %+v", c.name, p)
+		}
+		s := Spec{Name: "x"}
+		p.Apply(&s)
+		if err := s.withDefaults().Validate(); err != nil {
+			t.Errorf("%s: spec does not validate: %v", c.name, err)
+		}
+	}
+	// gp2 100 GiB: 5.4M credits last 2000 s at 3000 IOPS (the AWS example).
+	p, _ := LookupProfile("aws:gp2:100GiB")
+	s := Spec{Name: "x"}
+	p.Apply(&s)
+	if got := NewModel(s, time.Time{}).BurstSeconds(ResourceIOPS); got != 2000 {
+		t.Errorf("gp2 100 GiB burst %v s, want 2000", got)
+	}
+	for _, bad := range []string{"azure:P99", "aws:gp2", "aws:gp2:big", "aws:gp2:-5GiB", "gcp:pd"} {
+		if _, err := LookupProfile(bad); err == nil {
+			t.Errorf("LookupProfile(%q) accepted", bad)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Spec{Name: "db-1", Limits: Limits{ReadIOPS: 100, WriteIOPS: 100, WriteBPS: 1e6}}
+	if err := ok.withDefaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for what, mod := range map[string]func(*Spec){
+		"bad name":             func(s *Spec) { s.Name = "../etc" },
+		"upper name":           func(s *Spec) { s.Name = "Disk" },
+		"fs":                   func(s *Spec) { s.FS = "btrfs" },
+		"small":                func(s *Spec) { s.SizeBytes = 1 << 20 },
+		"negative":             func(s *Spec) { s.Limits.ReadBPS = -1 },
+		"burst below baseline": func(s *Spec) { s.BurstIOPS, s.BurstSeconds = 50, 10 },
+		"burst no bucket":      func(s *Spec) { s.BurstIOPS = 500 },
+		"burst split caps":     func(s *Spec) { s.Limits.WriteIOPS, s.BurstIOPS, s.BurstSeconds = 200, 500, 10 },
+		"bw burst no base":     func(s *Spec) { s.BurstBPS, s.BurstSeconds = 1e6, 10 },
+		"cache mode":           func(s *Spec) { s.Cache = "writeback" },
+		"rw cache no drain":    func(s *Spec) { s.Cache, s.Limits = CacheReadWrite, Limits{} },
+		"cgroup":               func(s *Spec) { s.Cgroup = "v3" },
+	} {
+		s := ok
+		mod(&s)
+		if err := s.withDefaults().Validate(); !errors.Is(err, ErrSpec) {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+}
+
+// This machine's layout at the time of writing: blkio on v1, a v2 mount
+// without the io controller.
+const hybridMountinfo = `25 1 0:22 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+26 25 0:23 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+31 25 0:28 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio
+34 25 0:31 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+`
+
+const v2Mountinfo = `30 1 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
+`
+
+func TestFindHierarchies(t *testing.T) {
+	files := map[string]string{
+		"/sys/fs/cgroup/unified/cgroup.controllers": "hugetlb\n",
+		"/sys/fs/cgroup/cgroup.controllers":         "cpuset cpu io memory hugetlb pids rdma misc\n",
+	}
+	exists := func(p string) bool { return p == "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device" }
+	read := func(p string) string { return files[p] }
+
+	hs, err := findHierarchies(strings.NewReader(hybridMountinfo), exists, read)
+	if err != nil || len(hs) != 1 || hs[0] != (Hierarchy{Version: 1, Mount: "/sys/fs/cgroup/blkio"}) {
+		t.Fatalf("hybrid: %+v %v", hs, err)
+	}
+	if _, err := PickHierarchy(hs, CgroupV2); !errors.Is(err, ErrNoThrottle) {
+		t.Errorf("v2 asked on hybrid: %v", err)
+	}
+	if h, err := PickHierarchy(hs, CgroupAuto); err != nil || h.Version != 1 {
+		t.Errorf("auto on hybrid: %+v %v", h, err)
+	}
+
+	hs, _ = findHierarchies(strings.NewReader(v2Mountinfo), exists, read)
+	if len(hs) != 1 || hs[0] != (Hierarchy{Version: 2, Mount: "/sys/fs/cgroup"}) {
+		t.Fatalf("v2: %+v", hs)
+	}
+
+	// v1 blkio without throttling compiled in, and v2 without io.
+	hs, _ = findHierarchies(strings.NewReader(hybridMountinfo), func(string) bool { return false }, read)
+	_, err = PickHierarchy(hs, CgroupAuto)
+	var h interface{ Hint() string }
+	if !errors.Is(err, ErrNoThrottle) || !errors.As(err, &h) || h.Hint() == "" {
+		t.Errorf("no throttle: %v", err)
+	}
+}
+
+func TestCgroupSetWritesKernelFormat(t *testing.T) {
+	l := Limits{ReadIOPS: 120, WriteIOPS: 0, ReadBPS: 25e6, WriteBPS: 0.4}
+	dir := t.TempDir()
+	v2 := cgroup{Hierarchy: Hierarchy{Version: 2}, Dir: dir}
+	if err := v2.set("7:3", l); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "io.max"))
+	if got, want := string(b), "7:3 rbps=25000000 wbps=1 riops=120 wiops=max"; got != want {
+		t.Errorf("io.max %q, want %q", got, want)
+	}
+	v1 := cgroup{Hierarchy: Hierarchy{Version: 1}, Dir: dir}
+	if err := v1.set("7:3", l); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"read_bps_device": "7:3 25000000", "write_bps_device": "7:3 1",
+		"read_iops_device": "7:3 120", "write_iops_device": "7:3 0"} {
+		b, _ := os.ReadFile(filepath.Join(dir, "blkio.throttle."+file))
+		if string(b) != want {
+			t.Errorf("%s %q, want %q", file, b, want)
+		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	a, err := parseStat("     100        0     1600       10      200        0     4096       20        0       30       30        0        0        0        0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := parseStat("     150        0     2000       10      260        0     8192       20        0       30       30")
+	u := usageBetween(a, b)
+	if u != (Usage{ReadIOs: 50, WriteIOs: 60, ReadBytes: 400 * 512, WriteBytes: 4096 * 512}) {
+		t.Errorf("usage %+v", u)
+	}
+	// A counter going back (device re-attached) is no IO, not a huge one.
+	if u := usageBetween(b, a); u != (Usage{}) {
+		t.Errorf("backwards: %+v", u)
+	}
+	if _, err := parseStat("1 2 3"); err == nil {
+		t.Error("short stat accepted")
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	if got := unescapeMount(`/mnt/a\040b`); got != "/mnt/a b" {
+		t.Errorf("%q", got)
+	}
+}
