@@ -1,0 +1,42 @@
+package limits
+
+import "testing"
+
+func TestFromStorageClass(t *testing.T) {
+	const gi = 1 << 30
+	tests := []struct {
+		prov   string
+		params map[string]string
+		size   int64
+		want   string
+		ok     bool
+	}{
+		{"kubernetes.io/azure-disk", map[string]string{"storageaccounttype": "Premium_LRS", "kind": "Managed", "cachingmode": "None"}, 250 * gi, "azure:P15", true},
+		{"disk.csi.azure.com", map[string]string{"skuName": "Premium_LRS"}, 500 * gi, "azure:P20", true},
+		{"disk.csi.azure.com", nil, 100 * gi, "azure:E10", true},
+		{"kubernetes.io/azure-disk", map[string]string{"storageaccounttype": "Standard_LRS"}, 1024 * gi, "azure:S30", true},
+		{"disk.csi.azure.com", map[string]string{"skuName": "PremiumV2_LRS", "DiskIOPSReadWrite": "5000", "DiskMBpsReadWrite": "200"}, 100 * gi, "azure:premium-ssd-v2:100GiB:iops=5000,throughput=200", true},
+		{"ebs.csi.aws.com", map[string]string{"type": "gp3", "iops": "6000", "throughput": "250"}, 200 * gi, "aws:gp3:200GiB:iops=6000,throughput=250", true},
+		{"ebs.csi.aws.com", nil, 100 * gi, "aws:gp3:100GiB:iops=3000,throughput=125", true},
+		{"kubernetes.io/aws-ebs", map[string]string{"type": "io1", "iopsPerGB": "10"}, 100 * gi, "aws:io1:100GiB:iops=1000", true},
+		{"kubernetes.io/aws-ebs", nil, 100 * gi, "aws:gp2:100GiB", true},
+		{"pd.csi.storage.gke.io", map[string]string{"type": "pd-ssd"}, 500 * gi, "gcp:pd-ssd:500GiB", true},
+		{"vpc.block.csi.ibm.io", map[string]string{"profile": "10iops-tier"}, 300 * gi, "ibm:10iops-tier:300GB", true},
+		{"vpc.block.csi.ibm.io", map[string]string{"profile": "custom", "iops": "4000"}, 300 * gi, "ibm:custom:300GB:iops=4000", true},
+		{"rancher.io/local-path", nil, gi, "", false},
+		{"disk.csi.azure.com", map[string]string{"skuName": "Premium_LRS"}, 40000 * gi, "", false},
+		{"disk.csi.azure.com", map[string]string{"skuName": "Nope"}, gi, "", false},
+	}
+	for _, tc := range tests {
+		got, ok := FromStorageClass(tc.prov, tc.params, tc.size)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("FromStorageClass(%s, %v, %d) = %q, %v; want %q, %v", tc.prov, tc.params, tc.size, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got := StorageClassCache("disk.csi.azure.com", nil); got != CacheReadOnly {
+		t.Errorf("CSI default cache %q", got)
+	}
+	if got := StorageClassCache("kubernetes.io/azure-disk", map[string]string{"cachingmode": "None"}); got != CacheNone {
+		t.Errorf("cachingmode None: %q", got)
+	}
+}
