@@ -1,0 +1,238 @@
+package limits
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+// Verdicts of a ceiling finding (Evidence "verdict" code in brackets).
+const (
+	VerdictDiskIOPS = "at the disk IOPS cap"                     // 1
+	VerdictDiskBW   = "at the disk bandwidth cap"                // 2
+	VerdictVM       = "the VM cap binds"                         // 3
+	VerdictShare    = "the node bandwidth share binds"           // 4
+	VerdictLatency  = "latency-bound"                            // 5
+	VerdictAbove    = "above the ceiling"                        // 6
+	VerdictBelow    = "well below the ceiling"                   // 7
+	VerdictCacheRW  = "ReadWrite host cache under random writes" // 8
+	KindCeiling     = "ceiling"
+	atCapFraction   = 0.9
+	aboveFraction   = 1.1
+)
+
+// Measured is what Diagnose needs from a result.
+type Measured struct {
+	IOPS    float64
+	BWBytes float64
+	// BlockSize in bytes; IODepth x NumJobs is the queue depth.
+	BlockSize int64
+	IODepth   int
+	NumJobs   int
+	// MeanLatNs is the mean completion latency.
+	MeanLatNs float64
+	Write     bool // any writes
+	Read      bool // any reads
+	Random    bool
+	Direct    bool
+}
+
+// MeasuredFrom takes the figures of a result (reads and writes together).
+func MeasuredFrom(r *bench.Result) (Measured, bool) {
+	m := Measured{BlockSize: r.Test.BlockSize, IODepth: r.Test.IODepth, NumJobs: r.Test.NumJobs, Direct: r.Test.Direct,
+		Random: strings.HasPrefix(r.Test.RW, "rand")}
+	var latW float64
+	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+		if d == nil || d.IOPS <= 0 {
+			continue
+		}
+		m.IOPS += d.IOPS
+		m.BWBytes += d.BWBytes
+		latW += d.Lat.MeanNs * d.IOPS
+		if d == r.Write {
+			m.Write = true
+		} else {
+			m.Read = true
+		}
+	}
+	if m.IOPS <= 0 || r.Status != "ok" {
+		return m, false
+	}
+	m.MeanLatNs = latW / m.IOPS
+	if m.BlockSize <= 0 {
+		m.BlockSize = int64(m.BWBytes / m.IOPS)
+	}
+	return m, m.BlockSize > 0
+}
+
+// Diagnose compares a result with what the expectation says the platform
+// should deliver and returns "ceiling" findings: the share of the
+// ceiling reached, the component that binds, and what to change.
+func (c *Catalog) Diagnose(r *bench.Result, x *Expectation) []bench.Finding {
+	m, ok := MeasuredFrom(r)
+	if !ok {
+		return nil
+	}
+	return c.DiagnoseMeasured(m, x)
+}
+
+// DiagnoseMeasured is Diagnose on bare figures.
+func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []bench.Finding {
+	ce := x.At(m.BlockSize, m.Write && !m.Read)
+	if m.Write && m.Read {
+		// Mixed: the caps cover reads and writes together; take the
+		// lower of the two directions.
+		if w := x.At(m.BlockSize, true); w.IOPS < ce.IOPS {
+			ce = w
+		}
+	}
+	qd := max(m.IODepth, 1) * max(m.NumJobs, 1)
+	var little float64
+	if m.MeanLatNs > 0 {
+		little = float64(qd) / (m.MeanLatNs / 1e9)
+	}
+	pct := m.IOPS / ce.IOPS
+	ev := map[string]float64{
+		"measured_iops": m.IOPS, "measured_bw_bytes": m.BWBytes,
+		"ceiling_iops": ce.IOPS, "ceiling_bw_bytes": ce.BWBytes, "ceiling_pct": pct * 100,
+		"qd": float64(qd), "lat_mean_ns": m.MeanLatNs, "little_max_iops": little, "io_size_bytes": float64(m.BlockSize),
+	}
+	name := x.Disk.Spec
+	if x.VM != nil {
+		name += " on " + x.VM.ID
+	}
+	rate := func(iops, bw float64) string {
+		return fmt.Sprintf("%s IOPS, %s MB/s", num(iops), num(bw/1e6))
+	}
+	f := bench.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
+	var out []bench.Finding
+	switch {
+	case pct > aboveFraction:
+		f.Severity = "warn"
+		why := "cache or burst credits are inflating this"
+		switch {
+		case ce.Burst != nil && m.IOPS <= ce.Burst.IOPS*aboveFraction:
+			why = fmt.Sprintf("burst credits are inflating this (burst ceiling %s for %s from a full bucket)", rate(ce.Burst.IOPS, ce.Burst.BWBytes), durStr(ce.Burst.Seconds))
+			ev["burst_iops"] = ce.Burst.IOPS
+		case !m.Direct:
+			why = "the page cache is inflating this (buffered IO)"
+		case ce.CacheHit != nil:
+			why = fmt.Sprintf("the %s host cache is inflating this (cache ceiling %s)", x.Cache, rate(ce.CacheHit.IOPS, ce.CacheHit.BWBytes))
+		}
+		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s); %s; re-run with --until-steady or longer",
+			VerdictAbove, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, why)
+		ev["verdict"] = 6
+	case pct >= atCapFraction:
+		f.Summary, ev["verdict"] = c.atCap(m, x, ce, pct, name, rate)
+	case little > 0 && little < ce.IOPS*atCapFraction && m.IOPS >= little*0.7:
+		need := int(math.Ceil(ce.IOPS * m.MeanLatNs / 1e9))
+		f.Summary = fmt.Sprintf("%s: %s at QD%d allows at most %s IOPS; the cap is %s (%s, %s); raise iodepth or parallelism (QD %d or more at this latency)",
+			VerdictLatency, latStr(m.MeanLatNs), qd, num(little), num(ce.IOPS), ce.Binds.Name, name, need)
+		ev["verdict"] = 5
+	default:
+		f.Severity = "warn"
+		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s), and latency does not explain it (QD%d at %s allows %s IOPS); investigate: a noisy neighbour, throttling elsewhere (VM, network, host), or a cold disk",
+			VerdictBelow, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, qd, latStr(m.MeanLatNs), num(little))
+		ev["verdict"] = 7
+	}
+	out = append(out, f)
+	if x.Cache == CacheReadWrite && m.Write && m.Random {
+		out = append(out, bench.Finding{Kind: KindCeiling, Severity: "warn", Evidence: map[string]float64{"verdict": 8},
+			Summary: VerdictCacheRW + ": writes land in the host cache and IO stalls while it drains to the slower disk; disable it (cachingMode: None) for write-heavy disks"})
+	}
+	return out
+}
+
+func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, name string, rate func(float64, float64) string) (string, float64) {
+	b := ce.Binds.Name
+	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
+	switch {
+	case strings.HasPrefix(b, "disk"):
+		iops := strings.HasSuffix(b, "IOPS")
+		verdict, code := VerdictDiskBW, 2.0
+		if iops {
+			verdict, code = VerdictDiskIOPS, 1
+		}
+		s := verdict + ": " + head
+		if ce.Binds.Why != "" {
+			s += "; " + ce.Binds.Why
+		}
+		if nd := c.Bigger(x.Disk, iops); nd != nil {
+			s += fmt.Sprintf("; for more, %s gives %s", nd.Spec, rate(nd.Read.IOPS, nd.Read.BWBytes))
+			if x.VM != nil {
+				y := *x
+				y.Disk = nd
+				if ny := y.At(m.BlockSize, m.Write && !m.Read); ny.IOPS < math.Min(nd.Read.IOPS, nd.Read.BWBytes/float64(m.BlockSize))*0.999 {
+					s += fmt.Sprintf(" (but %s would then bind at %s IOPS)", ny.Binds.Name, num(ny.IOPS))
+				}
+			}
+		} else {
+			s += "; this is the family's largest"
+		}
+		return s, code
+	case b == "volume bandwidth share":
+		sh := x.Share
+		s := fmt.Sprintf("%s: %s; the volume gets %s of %s Mbps for data volumes (%.0f%% of %s Mbps minus %s for the boot volume) split over %d volume(s)",
+			VerdictShare, head, num(sh.AllocMbps[0]), num(sh.AvailableMbps), sh.VolumesMbps/sh.InstanceMbps*100, num(sh.InstanceMbps), num(sh.BootMbps), len(sh.AllocMbps))
+		if len(sh.AllocMbps) > 1 {
+			s += "; fewer volumes on this node would raise it"
+		}
+		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
+			s += fmt.Sprintf("; %s (%s Mbps) gives the volume its own limit", v.ID, num(v.BandwidthMbps))
+		}
+		return s, 4
+	default:
+		s := fmt.Sprintf("%s: %s; %s binds (the disk alone allows %s)", VerdictVM, head, b, rate(math.Min(x.Disk.Read.IOPS, x.Disk.Read.BWBytes/float64(m.BlockSize)), math.Min(x.Disk.Read.BWBytes, x.Disk.Read.IOPS*float64(m.BlockSize))))
+		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
+			r, _ := (&Expectation{Disk: x.Disk, VM: v}).VMRate(m.Write && !m.Read)
+			s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
+		}
+		return s, 3
+	}
+}
+
+func num(x float64) string {
+	switch {
+	case x >= 100:
+		return commas(int64(math.Round(x)))
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func latStr(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+func durStr(s float64) string {
+	switch {
+	case s <= 0:
+		return "no time limit"
+	case s >= 3600 && math.Mod(s, 3600) == 0:
+		return fmt.Sprintf("%.0f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.0f min", s/60)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
