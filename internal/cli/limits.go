@@ -601,3 +601,50 @@ func catalogShow(w io.Writer, c *limits.Catalog, id string, output string) error
 	}
 	return nil
 }
+
+// expectOptions is --expect DISK with --vm, --attached and --cache, for
+// run and report: results get "ceiling" findings against what the disk
+// should deliver.
+type expectOptions struct {
+	disk string
+	expectFlags
+}
+
+func (e *expectOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&e.disk, "expect", "", "compare results with what this disk should deliver (a catalog spec: azure:P15, aws:gp3:iops=6000; see 'iolens limits')")
+	e.expectFlags.add(cmd)
+}
+
+// diagnoser returns a function adding ceiling findings to a result, nil
+// without --expect.
+func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*bench.Result), error) {
+	if e.disk == "" {
+		for _, n := range []string{"vm", "attached", "cache"} {
+			if cmd.Flags().Changed(n) {
+				return nil, &UsageError{Err: fmt.Errorf("--%s needs --expect", n), Hint: "say which disk: --expect azure:P15 --vm Standard_DS2_v2"}
+			}
+		}
+		return nil, nil
+	}
+	x, err := e.expectation(e.disk)
+	if err != nil {
+		return nil, err
+	}
+	c := limits.MustDefault()
+	return func(r *bench.Result) {
+		keep := r.Findings[:0:0]
+		for _, f := range r.Findings {
+			if f.Kind != limits.KindCeiling {
+				keep = append(keep, f)
+			}
+		}
+		r.Findings = append(keep, c.Diagnose(r, x)...)
+		if r.Target.Labels == nil {
+			r.Target.Labels = map[string]string{}
+		}
+		r.Target.Labels["expect"] = x.Disk.Spec
+		if x.VM != nil {
+			r.Target.Labels["expect_vm"] = x.VM.ID
+		}
+	}, nil
+}

@@ -10,27 +10,39 @@ import (
 
 func newReportCommand(streams IOStreams) *cobra.Command {
 	var output, out string
+	var expect expectOptions
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "Re-render saved results (iolens NDJSON, or fio JSON/json+ output)",
 		Example: `  iolens report results.ndjson
   iolens report -o md results.ndjson
   iolens report -o html --out report.html results.ndjson
-  fio --output-format=json+ job.fio > out.json && iolens report out.json`,
+  fio --output-format=json+ job.fio > out.json && iolens report out.json
+  iolens report results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			render, err := report.RendererFor(output)
 			if err != nil {
 				return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
 			}
+			diag, err := expect.diagnoser(cmd)
+			if err != nil {
+				return err
+			}
 			rs, err := report.ReadFiles(args, streams.In)
 			if err != nil {
 				return err
+			}
+			for i := range rs {
+				if diag != nil {
+					diag(&rs[i])
+				}
 			}
 			return writeOut(streams.Out, out, func(w io.Writer) error { return render(w, rs) })
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
+	expect.addFlags(cmd)
 	return cmd
 }

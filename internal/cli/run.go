@@ -35,6 +35,8 @@ type runOptions struct {
 	minRuntime     float64
 	maxRuntime     float64
 	emulated       string
+	expect         expectOptions
+	diag           func(*bench.Result)
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -58,6 +60,11 @@ block device behind the target.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			diag, err := o.expect.diagnoser(cmd)
+			if err != nil {
+				return err
+			}
+			o.diag = diag
 			return o.run(cmd.Context(), streams, dir, cmd.Flags().Changed("ramp"))
 		},
 	}
@@ -83,6 +90,7 @@ block device behind the target.`,
 	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
 	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
 	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
+	o.expect.addFlags(cmd)
 	return cmd
 }
 
@@ -197,6 +205,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	var results []bench.Result
 	stream := o.output == "ndjson"
 	emit := func(r bench.Result) error {
+		if o.diag != nil {
+			o.diag(&r)
+		}
 		session.Add(&r)
 		results = append(results, r)
 		keeper.add(ctx, r)
