@@ -67,21 +67,35 @@ func (h *levelHist) add(v float64) {
 	h.n++
 }
 
-// median returns the geometric centre of the median bin (within 1%).
-func (h *levelHist) median() float64 {
-	if h.n == 0 {
+func binValue(i int) float64 { return levelMin * math.Pow(levelRatio, float64(i)+0.5) }
+
+// quantile returns the q-quantile (0 < q <= 1) of the samples at or above
+// floor, within 2%.
+func (h *levelHist) quantile(q, floor float64) float64 {
+	from := 0
+	if floor > 0 {
+		from = min(max(int(math.Log(floor/levelMin)/logLevelRatio), 0), levelBins-1)
+	}
+	var n uint64
+	for _, c := range h.counts[from:] {
+		n += uint64(c)
+	}
+	if n == 0 {
 		return 0
 	}
-	half := (h.n + 1) / 2
+	want := uint64(math.Ceil(q * float64(n)))
 	var cum uint64
-	for i, c := range h.counts {
-		cum += uint64(c)
-		if cum >= half {
-			return levelMin * math.Pow(levelRatio, float64(i)+0.5)
+	for i := from; i < levelBins; i++ {
+		cum += uint64(h.counts[i])
+		if cum >= max(want, 1) {
+			return binValue(i)
 		}
 	}
 	return 0
 }
+
+// median of the samples held.
+func (h *levelHist) median() float64 { return h.quantile(0.5, 0) }
 
 // welford keeps a running mean and variance.
 type welford struct {
@@ -150,8 +164,11 @@ func (c *clock) step(t float64) (missing []float64, dt float64) {
 type StallConfig struct {
 	// Frac: a window is stalled below Frac x the reference level
 	// (default 0.10). The reference is the median of the active windows
-	// seen so far (those above 1% of the highest one), so that long stalls
-	// cannot drag it to zero.
+	// seen so far: those at or above Frac x the third-highest window (not
+	// the highest, so that a spike cannot raise the bar), so that long
+	// stalls, or a trickle through a throttle, cannot drag the level down
+	// to their own. A stall whose level becomes the reference (the rate
+	// after a short initial spike) is dropped.
 	Frac float64
 	// MinS is the shortest stall reported (default 2 s).
 	MinS float64
@@ -173,8 +190,10 @@ type StallDetector struct {
 	cfg   StallConfig
 	clk   clock
 	ref   levelHist
-	peak  float64
+	top   [3]float64 // the three highest windows, highest first
 	in    bool
+	sum   float64 // of the stalled windows
+	cnt   int
 	start float64 // window start of the first stalled sample
 	last  float64 // window end of the last stalled sample
 	refAt float64 // reference level when the stall began
@@ -241,26 +260,36 @@ func (d *StallDetector) Add(t, v float64, dev *bench.DeviceSample) []bench.Findi
 }
 
 func (d *StallDetector) add(t, v float64, dev *bench.DeviceSample, dt float64) []bench.Finding {
+	for i := range d.top {
+		if v > d.top[i] {
+			copy(d.top[i+1:], d.top[i:len(d.top)-1])
+			d.top[i] = v
+			break
+		}
+	}
+	if v >= d.cfg.Frac*d.top[len(d.top)-1] {
+		d.ref.add(v)
+	}
 	ref := d.ref.median()
+	if d.in && d.sum/float64(d.cnt) >= d.cfg.Frac*ref {
+		d.in = false // the level fell to the "stall's": it is the norm
+	}
 	low := d.ref.n >= 2 && v < d.cfg.Frac*ref
-	var out []bench.Finding
 	switch {
 	case low && !d.in:
-		d.in, d.start, d.refAt, d.minV, d.dev = true, t-dt, ref, v, devAcc{}
+		d.in, d.start, d.refAt, d.minV, d.dev, d.sum, d.cnt = true, t-dt, ref, v, devAcc{}, 0, 0
 		fallthrough
 	case low:
 		d.last = t
 		d.minV = math.Min(d.minV, v)
+		d.sum += v
+		d.cnt++
 		d.dev.add(dev, dt)
 		return nil
 	case d.in:
-		out = d.end(false)
+		return d.end(false)
 	}
-	d.peak = math.Max(d.peak, v)
-	if v >= 0.01*d.peak {
-		d.ref.add(v)
-	}
-	return out
+	return nil
 }
 
 // Flush reports a stall still going on at the end of the series.

@@ -167,3 +167,27 @@ func TestStallDetectorThrottledAboveDevice(t *testing.T) {
 		t.Fatalf("want a warn-level throttle stall, got %+v", got)
 	}
 }
+
+func TestStallDetectorTrickleDominates(t *testing.T) {
+	// A write cache: 5 s at 80 MB/s, then 15 s of a 1 MB/s trickle
+	// through the throttle, three times. Stalls fill 75% of the time.
+	var s series
+	for range 3 {
+		s = cat(s, flat(5, 80e6), flat(15, 1e6))
+	}
+	stalls, cliffs := runDetectors(s, nil)
+	if len(stalls) != 3 || len(cliffs) != 0 {
+		t.Fatalf("want 3 stalls and no cliff, got %+v %+v", stalls, cliffs)
+	}
+	for k, f := range stalls {
+		if *f.StartS != float64(5+20*k) || *f.DurationS != 15 {
+			t.Errorf("stall %d: %v s from %v", k, *f.DurationS, *f.StartS)
+		}
+	}
+	// One spike (page cache) before the real rate: not a reason to call
+	// the real rate a stall.
+	stalls, cliffs = runDetectors(cat(flat(2, 2e9), flat(60, 100e6).noisy(0.05, 9)), nil)
+	if len(stalls)+len(cliffs) != 0 {
+		t.Errorf("findings after a spike: %+v %+v", stalls, cliffs)
+	}
+}
