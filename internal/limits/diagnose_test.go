@@ -1,0 +1,121 @@
+package limits
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+)
+
+func result(rw string, bs int64, qd int, iops, latMs float64) *bench.Result {
+	d := &bench.DirResult{IOPS: iops, BWBytes: iops * float64(bs), Lat: bench.Latency{MeanNs: latMs * 1e6}}
+	r := &bench.Result{Status: "ok", Test: bench.TestSpec{RW: rw, BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true}}
+	if strings.Contains(rw, "write") {
+		r.Write = d
+	} else {
+		r.Read = d
+	}
+	return r
+}
+
+func TestDiagnose(t *testing.T) {
+	c := MustDefault()
+	tests := []struct {
+		name            string
+		disk, vm, cache string
+		attached        []string
+		r               *bench.Result
+		verdict         float64
+		sev             string
+		contains        []string
+		extraFindings   int
+	}{
+		{name: "seed 000 test 3: QD1 at 2.5 ms", disk: "azure:P15", r: result("write", 4096, 1, 400, 2.5), verdict: 5, sev: "info",
+			contains: []string{"latency-bound", "2.5 ms at QD1 allows at most 400 IOPS; the cap is 1,100", "raise iodepth"}},
+		{name: "seed 000 test 4: QD16 at the cap", disk: "azure:P15", r: result("write", 4096, 16, 1098, 14.5), verdict: 1, sev: "info",
+			contains: []string{"at the disk IOPS cap", "100%", "azure:P20 gives 2,300 IOPS"}},
+		{name: "256 KiB at the bandwidth cap", disk: "azure:P15", r: result("randwrite", 256<<10, 16, 470, 34), verdict: 2,
+			contains: []string{"at the disk bandwidth cap", "azure:P20 gives 2,300 IOPS, 150 MB/s"}},
+		{name: "DS2_v2 caps a P30 at 96 MB/s", disk: "azure:P30", vm: "Standard_DS2_v2", r: result("read", 1<<20, 8, 91, 88), verdict: 3,
+			contains: []string{"the VM cap binds", "VM throughput", "Standard_D8s_v5 (12,800 IOPS, 290 MB/s)"}},
+		{name: "seed 002: 4 vCPU node share", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-4x16", r: result("randrw", 256<<10, 64, 765, 80), verdict: 4,
+			contains: []string{"node bandwidth share binds", "1,607", "ibm:bx2-"}},
+		{name: "seed 002: two volumes", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-16x64", attached: []string{"ibm:10iops-tier:300GiB"}, r: result("read", 256<<10, 64, 1800, 35), verdict: 4,
+			contains: []string{"fewer volumes"}},
+		{name: "fresh P15 bursting", disk: "azure:P15", r: result("randread", 4096, 32, 3400, 9), verdict: 6, sev: "warn",
+			contains: []string{"above the ceiling", "burst credits", "--until-steady"}},
+		{name: "buffered IO above the ceiling", disk: "azure:P15", r: func() *bench.Result {
+			r := result("write", 1<<20, 1, 600, 1)
+			r.Test.Direct = false
+			return r
+		}(), verdict: 6, contains: []string{"page cache"}},
+		{name: "unexplained shortfall", disk: "aws:gp3:iops=6000,throughput=250", r: result("randread", 4096, 32, 1500, 1), verdict: 7, sev: "warn",
+			contains: []string{"well below the ceiling", "noisy neighbour"}},
+		{name: "ReadWrite cache and random writes", disk: "azure:P4", vm: "Standard_D8s_v3", cache: "readwrite", r: result("randwrite", 4096, 16, 120, 130), verdict: 1, extraFindings: 1,
+			contains: []string{"at the disk IOPS cap"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := c.ParseExpectation(tc.disk, tc.vm, tc.attached, tc.cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := c.Diagnose(tc.r, x)
+			if len(fs) != 1+tc.extraFindings {
+				t.Fatalf("%d findings, want %d: %+v", len(fs), 1+tc.extraFindings, fs)
+			}
+			f := fs[0]
+			if f.Kind != KindCeiling || f.Evidence["verdict"] != tc.verdict {
+				t.Errorf("verdict %v, want %v: %s", f.Evidence["verdict"], tc.verdict, f.Summary)
+			}
+			if tc.sev != "" && f.Severity != tc.sev {
+				t.Errorf("severity %s, want %s", f.Severity, tc.sev)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(f.Summary, s) {
+					t.Errorf("summary lacks %q:\n%s", s, f.Summary)
+				}
+			}
+			if tc.extraFindings > 0 && !strings.Contains(fs[1].Summary, "cachingMode: None") {
+				t.Errorf("no advice to disable the ReadWrite cache: %s", fs[1].Summary)
+			}
+		})
+	}
+	// A failed test gets no ceiling finding.
+	r := result("read", 4096, 1, 100, 1)
+	r.Status = "failed"
+	if fs := c.Diagnose(r, &Expectation{}); fs != nil {
+		t.Errorf("failed result diagnosed: %+v", fs)
+	}
+}
+
+func TestSmallest(t *testing.T) {
+	c := MustDefault()
+	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Option{}
+	for _, o := range opts {
+		got[o.Disk.Family.ID] = o
+	}
+	// By hand: Premium SSD P30 (5,000 / 200); Standard SSD E70 is the
+	// first with 200 MB/s but has 4,000 IOPS, so E80; Premium SSD v2 at
+	// 10 GiB (500 IOPS/GiB) with 5,000 IOPS and 200 MB/s.
+	want := map[string]string{
+		"azure:premium-ssd":    "azure:P30",
+		"azure:standard-ssd":   "azure:E80",
+		"azure:premium-ssd-v2": "azure:premium-ssd-v2:10GiB:iops=5000,throughput=200",
+	}
+	for fam, spec := range want {
+		if got[fam].Spec != spec {
+			t.Errorf("%s: %q, want %q", fam, got[fam].Spec, spec)
+		}
+	}
+	if o, ok := got["azure:standard-hdd"]; ok {
+		t.Errorf("no Standard HDD tier has 5,000 IOPS, got %s", o.Spec)
+	}
+	if o := got["azure:premium-ssd"]; !strings.Contains(o.VMBinds, "Standard_D4s_v3") {
+		t.Errorf("D4s_v3 (6,400 IOPS, 96 MB/s) cannot carry 200 MB/s: %q", o.VMBinds)
+	}
+}
