@@ -1,0 +1,233 @@
+package emulate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/cli"
+	"github.com/iolens/iolens/internal/emulate"
+)
+
+// The test binary doubles as iolens when asked, so the CLI, and the
+// controller daemon it starts, run for real.
+func TestMain(m *testing.M) {
+	if os.Getenv("IOLENS_TEST_AS_CLI") == "1" {
+		ctx, stop := signalContext()
+		streams := cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+		err := cli.NewRootCommand(streams).ExecuteContext(ctx)
+		interrupted := ctx.Err() != nil
+		stop()
+		os.Exit(cli.ExitCode(err, interrupted, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signalNotify(ch)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+type iolens struct {
+	t    *testing.T
+	exe  string
+	root string
+}
+
+func (c iolens) run(args ...string) (string, string, int) {
+	c.t.Helper()
+	// The state dir goes before any "--", or the command would get it.
+	argv := append([]string{args[0], "--state-dir", c.root}, args[1:]...)
+	cmd := exec.Command(c.exe, argv...)
+	cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func needRoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: real loop devices")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts, cgroups)")
+	}
+	hs, err := emulate.FindHierarchies("/proc/self/mountinfo")
+	if err != nil || len(hs) == 0 {
+		t.Skip("no block throttle here")
+	}
+}
+
+func loopsBacking(file string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join("/sys/block", e.Name(), "loop", "backing_file"))
+		if strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)") == file {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func mountedUnder(dir string) bool {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	return strings.Contains(string(b), " "+dir+"/")
+}
+
+// TestCLILifecycle: create with a daemon controller, exec with the exit
+// status passed on, rm refusing a busy disk, then kill -9 of the
+// controller and rm --all leaving nothing behind.
+func TestCLILifecycle(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	out, errOut, code := c.run("emulate", "create", "life", "--profile", "aws:gp2:100GiB", "--scale", "100", "--size", "256M")
+	if code != 0 {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	for _, want := range []string{"TIME SCALED", "x100", "300 IOPS", "3000 IOPS for 20 s", "/life/mnt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("create output lacks %q:\n%s", want, out)
+		}
+	}
+	d, err := emulate.OpenIn(c.root, "life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	if d.ControllerPID == 0 || d.Status().Controller != "running" {
+		t.Fatalf("controller not running: %+v", d.Status())
+	}
+
+	out, _, code = c.run("emulate", "exec", "life", "--", "sh", "-c", `cat /proc/self/cgroup; test -d "$IOLENS_EMULATE_MOUNT"; exit 7`)
+	if code != 7 {
+		t.Errorf("exec exit status %d, want 7", code)
+	}
+	leaf := filepath.Base(d.Cgroup)
+	if !strings.Contains(out, leaf) {
+		t.Errorf("exec'd command not in the disk's cgroup %s:\n%s", leaf, out)
+	}
+
+	// A process in the cgroup: rm refuses, says how to force.
+	sleeper := exec.Command(exe, "emulate", "--state-dir", c.root, "exec", "life", "--", "sleep", "60")
+	sleeper.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go sleeper.Wait()
+	for i := 0; len(d.Status().Procs) == 0; i++ {
+		if i > 200 {
+			t.Fatal("sleep never entered the cgroup")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, errOut, code = c.run("emulate", "rm", "life")
+	if code == 0 || !strings.Contains(errOut, "--force") {
+		t.Errorf("rm of a busy disk: %d %s", code, errOut)
+	}
+	out, _, _ = c.run("emulate", "ls")
+	if !strings.Contains(out, "life") || !strings.Contains(out, "running") || !strings.Contains(out, " ok") {
+		t.Errorf("ls after a refused rm:\n%s", out)
+	}
+
+	// The controller dies hard; ls says so, rm --all still cleans up.
+	if err := syscall.Kill(d.ControllerPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; d.Status().Controller == "running"; i++ {
+		if i > 200 {
+			t.Fatal("controller survived SIGKILL")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out, _, _ = c.run("emulate", "ls")
+	if !strings.Contains(out, "controller not running") {
+		t.Errorf("ls does not report the dead controller:\n%s", out)
+	}
+	out, errOut, code = c.run("emulate", "rm", "--all", "--force")
+	if code != 0 || !strings.Contains(out, "removed life") {
+		t.Fatalf("rm --all: %d %s %s", code, out, errOut)
+	}
+	if l := loopsBacking(d.Backing); len(l) > 0 {
+		t.Errorf("loop devices left: %v", l)
+	}
+	if mountedUnder(d.Dir) {
+		t.Errorf("mount left under %s", d.Dir)
+	}
+	for _, p := range []string{d.Cgroup, d.Dir} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left", p)
+		}
+	}
+	if ents, _ := os.ReadDir(c.root); len(ents) > 0 {
+		t.Errorf("state root not empty: %v", ents)
+	}
+	// Idempotent: nothing left to remove is not an error.
+	if _, errOut, code := c.run("emulate", "rm", "--all"); code != 0 {
+		t.Errorf("second rm --all: %d %s", code, errOut)
+	}
+}
+
+// TestCLIErrors: mistakes get a usage error with a hint.
+func TestCLIErrors(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	for _, args := range [][]string{
+		{"emulate", "create", "x", "--bw", "25M"},
+		{"emulate", "create", "x", "--profile", "azure:P99"},
+		{"emulate", "create", "x", "--cache", "writeback"},
+		{"emulate", "create", "x", "--iops", "100", "--burst-iops", "50", "--burst-seconds", "10"},
+		{"emulate", "rm"},
+		{"emulate", "exec", "x", "sh"},
+	} {
+		_, errOut, code := c.run(args...)
+		if code != 2 || !strings.Contains(errOut, "hint:") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with a hint", args, code, errOut)
+		}
+	}
+	_, errOut, code := c.run("emulate", "status", "nope")
+	if code != 1 || !strings.Contains(errOut, "emulate ls") {
+		t.Errorf("status of a missing disk: %d %q", code, errOut)
+	}
+	out, _, code := c.run("emulate", "profiles")
+	if code != 0 || !strings.Contains(out, "azure:P4") || !strings.Contains(out, "ibm:10iops-tier:300GiB") {
+		t.Errorf("profiles: %d %s", code, out)
+	}
+	var st []emulate.Status
+	out, _, _ = c.run("emulate", "ls", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &st); err != nil && strings.TrimSpace(out) != "null" {
+		t.Errorf("ls -o json: %v: %s", err, out)
+	}
+}

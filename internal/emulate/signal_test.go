@@ -1,0 +1,9 @@
+package emulate_test
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func signalNotify(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
