@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestLimitsCommand(t *testing.T) {
+	out, errOut, code := execute(t, "limits", "azure:premium-ssd:250GB", "--vm", "Standard_DS2_v2", "--io-size", "4k,1m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"azure:P15", "1,100 IOPS, 125.0 MB/s", "VM throughput", "30 min", "233 GiB rounds up to P15"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	out, errOut, code = execute(t, "limits", "ibm:10iops-tier:300GiB", "--vm", "ibm:bx2-4x16", "--io-size", "256k", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Expectation struct {
+			Share struct {
+				AvailableMbps float64   `json:"available_mbps"`
+				AllocMbps     []float64 `json:"alloc_mbps"`
+			} `json:"share"`
+		} `json:"expectation"`
+		Ceilings []struct {
+			BWBytes float64 `json:"bw_bytes"`
+			Binds   struct{ Name string }
+		} `json:"ceilings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Expectation.Share.AvailableMbps != 1607 || len(rep.Ceilings) != 1 || rep.Ceilings[0].Binds.Name != "volume bandwidth share" ||
+		int(rep.Ceilings[0].BWBytes/1e6) != 200 {
+		t.Errorf("IBM 4 vCPU: %+v", rep)
+	}
+	_, errOut, code = execute(t, "limits", "azure:P99")
+	if code == 0 || !strings.Contains(errOut, "hint: valid:") || !strings.Contains(errOut, "P15") {
+		t.Errorf("bad spec: exit %d, %s", code, errOut)
+	}
+	out, _, code = execute(t, "limits", "--target-iops", "5000", "--target-mbps", "200", "--provider", "azure")
+	if code != 0 || !strings.Contains(out, "azure:P30") {
+		t.Errorf("sizing: exit %d\n%s", code, out)
+	}
+}
+
+func TestCatalogCommand(t *testing.T) {
+	out, _, code := execute(t, "catalog", "list")
+	if code != 0 || !strings.Contains(out, "azure:premium-ssd") || !strings.Contains(out, "aws:m5.large") || !strings.Contains(out, "entries") {
+		t.Errorf("catalog list: exit %d\n%s", code, out)
+	}
+	out, _, code = execute(t, "catalog", "show", "aws:gp3")
+	if code != 0 || !strings.Contains(out, "2025..now") || !strings.Contains(out, "2020-12..2025") || !strings.Contains(out, "aws-gp:") {
+		t.Errorf("catalog show: exit %d\n%s", code, out)
+	}
+	if _, _, code := execute(t, "catalog", "show", "azure:nothing"); code == 0 {
+		t.Error("unknown id accepted")
+	}
+}
+
+func TestReportExpect(t *testing.T) {
+	out, errOut, code := execute(t, "report", "--expect", "azure:P15", "-o", "json", "../report/testdata/randread_4k_qd8.jsonplus.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"kind": "ceiling"`) && !strings.Contains(out, `"kind":"ceiling"`) {
+		t.Errorf("no ceiling finding:\n%.2000s", out)
+	}
+	if _, errOut, code := execute(t, "report", "--vm", "Standard_DS2_v2", "../report/testdata/randread_4k_qd8.jsonplus.json"); code == 0 || !strings.Contains(errOut, "--expect") {
+		t.Errorf("--vm without --expect: exit %d %s", code, errOut)
+	}
+}
