@@ -22,7 +22,7 @@ type Point struct {
 }
 
 // Series puts a result's fio series on a regular 1 s grid from the first
-// window to the end of the measurement. fio writes no log row for a
+// window to the end of the measurement (less the last window). fio writes no log row for a
 // window without completions, so missing windows are zeros: that is what
 // a full stall looks like.
 func Series(r *bench.Result) []Point {
@@ -40,7 +40,9 @@ func Series(r *bench.Result) []Point {
 		last = max(last, k)
 	}
 	if rt := runtimeS(r); rt > 0 {
-		last = max(last, int(math.Floor(rt+0.25)))
+		// fio often writes no row for the last window when the job ends on
+		// its boundary: only windows before it count as missing.
+		last = max(last, int(math.Floor(rt+0.25))-1)
 	}
 	dev := primaryDevice(r.Devices, r.Target.Device)
 	out := make([]Point, 0, last)

@@ -1,0 +1,217 @@
+package analysis_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/fio"
+)
+
+// The ground truth: emulated disks whose controller logs when bursts and
+// stalls happen, measured with iolens's own runner, analysed as iolens
+// run analyses every result. About 100 s of IO in all.
+
+func groundTruthEnv(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real loop devices and IO")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts, cgroups)")
+	}
+	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
+		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+// measure runs one test on a fresh emulated disk and returns the result
+// with its findings, the controller's events, and the wall-clock instant
+// of the result's t=0 (fio's measurement start).
+func measure(t *testing.T, spec emulate.Spec, test bench.TestSpec) (bench.Result, []emulate.Event, time.Time) {
+	t.Helper()
+	spec.Dir = t.TempDir()
+	if spec.SizeBytes == 0 {
+		spec.SizeBytes = 1 << 30
+	}
+	ctx := context.Background()
+	d, err := emulate.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("emulate: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.ForceDestroy(context.Background()); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	cfg := bench.Config{Suite: bench.Suite{Name: "groundtruth", Tests: []bench.TestSpec{test}},
+		Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(), NoPrecondition: true, SizeBytes: 64 << 20}
+	var res bench.Result
+	session := analysis.NewSession(cfg.Suite, 1)
+	err = bench.Run(ctx, cfg, func(r bench.Result) error {
+		session.Add(&r)
+		res = r
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	evs, err := d.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := fio.Decode(res.FioJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt int64
+	for _, j := range out.AllJobs() {
+		rt = max(rt, j.Read.Runtime, j.Write.Runtime)
+	}
+	origin := time.UnixMilli(out.TimestampMs - rt)
+	for _, f := range res.Findings {
+		t.Logf("finding [%s] %s", f.Severity, f.Summary)
+	}
+	var mbs []string
+	for _, p := range analysis.Series(&res) {
+		mbs = append(mbs, fmt.Sprintf("%.1f", p.BWBytes/1e6))
+	}
+	t.Logf("1 s MB/s: %s", strings.Join(mbs, " "))
+	return res, evs, origin
+}
+
+func byKind(fs []bench.Finding, kind string) []bench.Finding {
+	var out []bench.Finding
+	for _, f := range fs {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func write(name, rw string, bs int64, qd int, runtime float64) bench.TestSpec {
+	return bench.TestSpec{Name: name, RW: rw, BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: runtime}
+}
+
+// TestGroundTruthCreditBurst: a gp2-style bucket, scaled 30x, lasts about
+// 15 s at 1500 IOPS against a 300 IOPS baseline; the cliff's burst
+// duration matches the controller's burst-end within 10%.
+func TestGroundTruthCreditBurst(t *testing.T) {
+	groundTruthEnv(t)
+	const base, burst, burstS, scale = 300, 1500, 15.0, 30
+	res, evs, origin := measure(t, emulate.Spec{Name: "gt-burst", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
+		BurstIOPS: burst, BucketIOs: (burst - base) * burstS * scale, Scale: scale},
+		write("burst", "randwrite", 4096, 16, 35))
+	var end time.Time
+	for _, e := range evs {
+		if e.Event == emulate.EventBurstEnd && e.Resource == emulate.ResourceIOPS && e.Time.After(origin) {
+			end = e.Time
+			break
+		}
+	}
+	if end.IsZero() {
+		t.Fatalf("no burst-end event after the start: %+v", evs)
+	}
+	truth := end.Sub(origin).Seconds()
+	cliffs := byKind(res.Findings, analysis.KindCliff)
+	if len(cliffs) != 1 {
+		t.Fatalf("want one cliff, got %d", len(cliffs))
+	}
+	got := *cliffs[0].DurationS
+	t.Logf("burst: event log %.2f s, cliff finding %.2f s (ratio %.3f)", truth, got, got/truth)
+	if math.Abs(got/truth-1) > 0.10 {
+		t.Errorf("burst duration %.1f s, event log says %.1f s: off by more than 10%%", got, truth)
+	}
+	if len(byKind(res.Findings, analysis.KindStall)) != 0 {
+		t.Error("stall findings on a credit cliff")
+	}
+	if hi, lo := cliffs[0].Evidence["burst_rate"], cliffs[0].Evidence["plateau_rate"]; math.Abs(hi/(burst*4096)-1) > 0.1 || math.Abs(lo/(base*4096)-1) > 0.1 {
+		t.Errorf("rates %.0f and %.0f B/s, want about %d and %d", hi, lo, burst*4096, base*4096)
+	}
+}
+
+// TestGroundTruthWriteCache: a readwrite cache of 300 MB taking 80 MB/s
+// in front of a 20 MB/s disk fills in about 5 s and stalls for about
+// 15 s. Every stall of the event log has its finding: start within 2 s,
+// duration within 20%.
+func TestGroundTruthWriteCache(t *testing.T) {
+	groundTruthEnv(t)
+	res, evs, origin := measure(t, emulate.Spec{Name: "gt-cache", Limits: emulate.Limits{ReadBPS: 20e6, WriteBPS: 20e6},
+		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 300e6},
+		write("cache", "write", 1<<20, 4, 42))
+	rt := float64(res.Write.RuntimeMs) / 1000
+	type span struct{ start, dur float64 }
+	var truth []span
+	var open *float64
+	for _, e := range evs {
+		at := e.Time.Sub(origin).Seconds()
+		switch e.Event {
+		case emulate.EventStallStart:
+			open = &at
+		case emulate.EventStallEnd:
+			if open != nil && *open >= 0 && at <= rt {
+				truth = append(truth, span{*open, at - *open})
+			}
+			open = nil
+		}
+	}
+	if len(truth) < 2 {
+		t.Fatalf("want two complete stalls in the event log, got %+v from %+v", truth, evs)
+	}
+	stalls := byKind(res.Findings, analysis.KindStall)
+	for _, want := range truth {
+		var match *bench.Finding
+		for i := range stalls {
+			if math.Abs(*stalls[i].StartS-want.start) <= 2 {
+				match = &stalls[i]
+			}
+		}
+		if match == nil {
+			t.Errorf("stall at %.1f s for %.1f s (event log): no finding starts within 2 s", want.start, want.dur)
+			continue
+		}
+		got := *match.DurationS
+		t.Logf("stall: event log %.2f s from %.2f s; finding %.0f s from %.0f s (ratio %.3f)", want.dur, want.start, got, *match.StartS, got/want.dur)
+		if math.Abs(got/want.dur-1) > 0.20 {
+			t.Errorf("stall at %.1f s: %.1f s long by the event log, %.0f s by the finding", want.start, want.dur, got)
+		}
+		if match.Severity == analysis.SevInfo {
+			t.Errorf("a throttle stall called an idle application: %s", match.Summary)
+		}
+	}
+	// Beyond the event log's complete stalls, at most one more: a stall
+	// still open when fio ended.
+	if len(stalls) > len(truth)+1 {
+		t.Errorf("%d stall findings for %d stalls", len(stalls), len(truth))
+	}
+}
+
+// TestGroundTruthStaticCap: a plain 800 IOPS cap gives a flat series: no
+// stall, no cliff.
+func TestGroundTruthStaticCap(t *testing.T) {
+	groundTruthEnv(t)
+	res, _, _ := measure(t, emulate.Spec{Name: "gt-static", Limits: emulate.Limits{ReadIOPS: 800, WriteIOPS: 800}},
+		write("static", "randwrite", 4096, 16, 20))
+	if res.Write == nil || math.Abs(res.Write.IOPS/800-1) > 0.1 {
+		t.Fatalf("the cap did not hold: %+v", res.Write)
+	}
+	for _, f := range res.Findings {
+		if f.Kind == analysis.KindStall || f.Kind == analysis.KindCliff {
+			t.Errorf("false alarm on a static cap: %s", f.Summary)
+		}
+	}
+}
