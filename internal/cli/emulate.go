@@ -217,9 +217,6 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	if o.output != "text" && o.output != "json" {
 		return s, emulateUsage("-o: text or json")
 	}
-	if err := s.Validate(); err != nil && !strings.Contains(err.Error(), "controller tick") {
-		return s, &UsageError{Err: err, Hint: "see 'iolens emulate create --help'"}
-	}
 	return s, nil
 }
 
@@ -240,6 +237,9 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		}
 	})
 	if err != nil {
+		if errors.Is(err, emulate.ErrSpec) {
+			return &UsageError{Err: err, Hint: "see 'iolens emulate create --help'"}
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w (nothing left behind)", err)
 		}
@@ -604,7 +604,7 @@ func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
 // emulatedTarget resolves 'run --emulated NAME': the directory to test
 // (the disk's mount unless DIR is inside it) and the prefix that puts fio
 // in the disk's cgroup.
-func emulatedTarget(name, dir, device string) (string, []string, error) {
+func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, error) {
 	if device != "" {
 		return "", nil, usageErr("--emulated tests a directory on the emulated disk, not --device")
 	}
@@ -617,6 +617,17 @@ func emulatedTarget(name, dir, device string) (string, []string, error) {
 		return "", nil, &emulate.HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
 			Help: "remove it with 'iolens emulate rm " + name + "' and create it again"}
 	}
+	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
+	if d.Spec.Profile != "" {
+		note += " (" + d.Spec.Profile + ")"
+	}
+	if st.Controller == "stopped" {
+		note += "; its controller is NOT running: static caps only, no bursting or cache"
+	}
+	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
+		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
+	}
+	fmt.Fprintln(w, note)
 	if dir == "" {
 		return d.Mount, d.CommandPrefix(), nil
 	}

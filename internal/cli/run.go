@@ -147,7 +147,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	var emulatedPrefix []string
 	if o.emulated != "" {
-		if dir, emulatedPrefix, err = emulatedTarget(o.emulated, dir, o.device); err != nil {
+		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
