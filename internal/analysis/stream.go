@@ -97,17 +97,30 @@ func (h *levelHist) quantile(q, floor float64) float64 {
 // median of the samples held.
 func (h *levelHist) median() float64 { return h.quantile(0.5, 0) }
 
-// welford keeps a running mean and variance.
+// welford keeps a running mean and variance, and the sums of a
+// least-squares line through (t, v), all in constant memory.
 type welford struct {
 	n        int
 	mean, m2 float64
+	// t0 anchors the times to keep the sums small.
+	t0, t1           float64
+	st, stt, stv, sv float64
 }
 
-func (w *welford) add(v float64) {
+func (w *welford) add(t, v float64) {
+	if w.n == 0 {
+		w.t0 = t
+	}
 	w.n++
 	d := v - w.mean
 	w.mean += d / float64(w.n)
 	w.m2 += d * (v - w.mean)
+	x := t - w.t0
+	w.t1 = t
+	w.st += x
+	w.stt += x * x
+	w.stv += x * v
+	w.sv += v
 }
 
 func (w *welford) sd() float64 {
@@ -122,6 +135,18 @@ func (w *welford) cv() float64 {
 		return 0
 	}
 	return w.sd() / w.mean
+}
+
+// excursion is how far the fitted line moves across the segment, as a
+// fraction of the mean (the PTS slope criterion).
+func (w *welford) excursion() float64 {
+	n := float64(w.n)
+	den := n*w.stt - w.st*w.st
+	if w.n < 3 || den == 0 || w.mean == 0 {
+		return 0
+	}
+	slope := (n*w.stv - w.st*w.sv) / den
+	return math.Abs(slope) * (w.t1 - w.t0) / math.Abs(w.mean)
 }
 
 // clock turns window end times into regular windows: it infers the
@@ -371,9 +396,11 @@ type CliffConfig struct {
 	// MinBurstS and MinLowS are the shortest high and low plateaus
 	// (defaults 5 s and 10 s).
 	MinBurstS, MinLowS float64
-	// MaxCV bounds the variability of both plateaus (default 0.15); a
-	// ramp is not a cliff.
-	MaxCV float64
+	// MaxTrend bounds how far a line fitted to each plateau moves across
+	// it, as a fraction of its mean (default 0.2): a ramp is not a cliff.
+	// MaxCV bounds their variability (default 0.3); one dip does not
+	// undo a plateau.
+	MaxTrend, MaxCV float64
 	// Interval is the sample period in seconds (default 1).
 	Interval float64
 	// Unit of the values: UnitBytes (default) or UnitIOPS.
@@ -414,7 +441,10 @@ func NewCliffDetector(cfg CliffConfig) *CliffDetector {
 		cfg.MinLowS = 10
 	}
 	if cfg.MaxCV <= 0 {
-		cfg.MaxCV = 0.15
+		cfg.MaxCV = 0.3
+	}
+	if cfg.MaxTrend <= 0 {
+		cfg.MaxTrend = 0.2
 	}
 	if cfg.Unit == "" {
 		cfg.Unit = UnitBytes
@@ -459,16 +489,17 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 			// Back up: a dip, not a cliff.
 			d.candidate = false
 			d.low = welford{}
-			d.high.add(v)
+			d.high.add(t, v)
 			return nil
 		}
-		d.low.add(v)
+		d.low.add(t, v)
 		d.lowLast = t
 		if d.lowLast-d.cStart < d.cfg.MinLowS-1e-9 {
 			return nil
 		}
 		d.candidate = false
-		if d.high.cv() <= d.cfg.MaxCV && d.low.cv() <= d.cfg.MaxCV && d.low.mean <= (1-d.cfg.Drop)*hm {
+		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
+		if stable(&d.high) && stable(&d.low) && d.low.mean <= (1-d.cfg.Drop)*hm {
 			f := d.finding()
 			// The new plateau is the level a further drop is measured from.
 			d.high, d.highStart, d.low = d.low, d.cStart, welford{}
@@ -489,17 +520,17 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		d.cStart = d.pending[0].t - d.pending[0].dt
 		d.low = welford{}
 		for _, p := range d.pending {
-			d.low.add(p.v)
+			d.low.add(p.t, p.v)
 			d.lowLast = p.t
 		}
 		d.pending = d.pending[:0]
 		return nil
 	}
 	for _, p := range d.pending {
-		d.high.add(p.v)
+		d.high.add(p.t, p.v)
 	}
 	d.pending = d.pending[:0]
-	d.high.add(v)
+	d.high.add(t, v)
 	return nil
 }
 
@@ -525,6 +556,7 @@ func (d *CliffDetector) finding() bench.Finding {
 		Evidence: map[string]float64{
 			"burst_start_s": d.highStart, "burst_duration_s": burst,
 			"burst_rate": hi, "plateau_rate": lo, "burst_cv": d.high.cv(), "plateau_cv": d.low.cv(),
+			"burst_trend": d.high.excursion(), "plateau_trend": d.low.excursion(),
 		},
 	}
 }

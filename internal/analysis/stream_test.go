@@ -191,3 +191,13 @@ func TestStallDetectorTrickleDominates(t *testing.T) {
 		t.Errorf("findings after a spike: %+v %+v", stalls, cliffs)
 	}
 }
+
+func TestCliffDetectorSurvivesADip(t *testing.T) {
+	// Measured on an emulated gp2-style disk while other IO ran: a dip
+	// and its catch-up just before the credits ran out.
+	s := cat(flat(12, 6.1e6), series{5.4e6, 2.8e6, 6.6e6, 5.0e6}, flat(18, 1.2e6))
+	_, cliffs := runDetectors(s, nil)
+	if len(cliffs) != 1 || *cliffs[0].DurationS != 16 {
+		t.Fatalf("want one cliff after a 16 s burst, got %+v", cliffs)
+	}
+}
