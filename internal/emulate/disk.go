@@ -142,6 +142,26 @@ func (d *Disk) Status() Status {
 
 func diskDir(root, name string) string { return filepath.Join(root, name) }
 
+// cgroupLeaf names a disk's cgroup. The hash of its state directory keeps
+// disks of the same name under different state roots apart, and lets a
+// teardown find the cgroup of a disk whose state file is lost.
+func cgroupLeaf(dir, name string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return name + "-" + hex.EncodeToString(sum[:4])
+}
+
+// lostCgroups finds the cgroups a disk without a state file may have left.
+func lostCgroups(dir, name string) []cgroup {
+	hs, _ := FindHierarchies("/proc/self/mountinfo")
+	var out []cgroup
+	for _, h := range hs {
+		if c := cgroupFor(h, cgroupLeaf(dir, name)); c.exists() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Open loads the emulated disk called name from DefaultDir().
 func Open(name string) (*Disk, error) { return OpenIn(DefaultDir(), name) }
 
@@ -278,8 +298,7 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 		}
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
-	sum := sha256.Sum256([]byte(dir))
-	cg := cgroupFor(h, spec.Name+"-"+hex.EncodeToString(sum[:4]))
+	cg := cgroupFor(h, cgroupLeaf(dir, spec.Name))
 	d = &Disk{
 		Schema: StateSchema, Name: spec.Name, Dir: dir,
 		Mount: filepath.Join(dir, mountName), EventLog: filepath.Join(dir, eventsName), Backing: filepath.Join(dir, backingName),
@@ -427,8 +446,11 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 	if err := needRoot(); err != nil {
 		return err
 	}
-	cg := d.cg()
-	if d.Cgroup != "" {
+	cgs := []cgroup{d.cg()}
+	if d.Cgroup == "" {
+		cgs = lostCgroups(d.Dir, d.Name)
+	}
+	for _, cg := range cgs {
 		pids, err := cg.procs()
 		if err != nil {
 			return err
@@ -457,8 +479,10 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 			errs = append(errs, fmt.Errorf("detaching %s: %v: %s", dev, err, strings.TrimSpace(string(out))))
 		}
 	}
-	if d.Cgroup != "" {
-		errs = append(errs, cg.remove())
+	for _, cg := range cgs {
+		if cg.Dir != "" {
+			errs = append(errs, cg.remove())
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

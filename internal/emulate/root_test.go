@@ -466,3 +466,26 @@ func TestDestroyRefusesBusyDisk(t *testing.T) {
 		t.Errorf("second destroy: %v", err)
 	}
 }
+
+// TestRemoveAllAfterLostState: a disk whose state file is gone (deleted
+// by hand, a broken disk) is still torn down whole by RemoveAll: mount,
+// loop device and cgroup.
+func TestRemoveAllAfterLostState(t *testing.T) {
+	rootEnv(t)
+	root := t.TempDir()
+	d, err := Create(context.Background(), Spec{Name: "lost", Dir: root, SizeBytes: 128 << 20, Limits: Limits{WriteIOPS: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := *d
+	if err := os.Remove(filepath.Join(d.Dir, stateName)); err != nil {
+		t.Fatal(err)
+	}
+	d.inproc.cancel() // as if its controller had died too
+	<-d.inproc.done
+	removed, err := RemoveAll(context.Background(), root, false)
+	if err != nil || len(removed) != 1 || removed[0] != "lost" {
+		t.Fatalf("RemoveAll: %v %v", removed, err)
+	}
+	assertGone(t, snap)
+}
