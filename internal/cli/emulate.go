@@ -447,6 +447,9 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 				return &emulate.HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", d.Name, strings.Join(st.Broken, ", ")),
 					Help: "remove it with 'iolens emulate rm " + d.Name + "' and create it again"}
 			}
+			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
+				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: static caps only, no bursting or cache (recreate it)\n", d.Name)
+			}
 			argv := append(d.CommandPrefix(), args[1:]...)
 			c := exec.Command(argv[0], argv[1:]...)
 			c.Stdin, c.Stdout, c.Stderr = streams.In, streams.Out, streams.ErrOut
