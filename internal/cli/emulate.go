@@ -448,7 +448,7 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 					Help: "remove it with 'iolens emulate rm " + d.Name + "' and create it again"}
 			}
 			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
-				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: static caps only, no bursting or cache (recreate it)\n", d.Name)
+				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)
 			}
 			argv := append(d.CommandPrefix(), args[1:]...)
 			c := exec.Command(argv[0], argv[1:]...)
@@ -625,7 +625,7 @@ func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, er
 		note += " (" + d.Spec.Profile + ")"
 	}
 	if st.Controller == "stopped" {
-		note += "; its controller is NOT running: static caps only, no bursting or cache"
+		note += "; its controller is NOT running: caps stay as last set, no bursting or cache changes"
 	}
 	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
 		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
