@@ -1,12 +1,12 @@
 // Command analysis measures the analysis package: the time to analyse a
 // one-hour 1 s result, and the rate and peak memory of streaming a
 // 10-million-row per-IO latency log (against loading it whole and sorting,
-// in the same run). With -emulated it also compares iolens run
+// in the same run). With -emulated-iops it also compares iolens run
 // --until-steady with fixed 60 s runs on the same emulated disk, in
-// alternating pairs (see steady.go).
+// alternating pairs (steady.go; needs root).
 //
 //	go run ./bench/analysis -rows 10000000
-//	go run ./bench/analysis -emulated-iops 2000 -pairs 3
+//	go run ./bench/analysis -rows 0 -emulated-iops 1000 -pairs 3   (as root)
 package main
 
 import (
@@ -34,8 +34,8 @@ func main() {
 	reps := flag.Int("reps", 5, "repetitions of the one-hour analysis")
 	tmp := flag.String("tmp", os.TempDir(), "where the latency log is written (removed afterwards)")
 	emuIOPS := flag.Float64("emulated-iops", 0, "if > 0: compare --until-steady with fixed 60 s runs on an emulated disk with this IOPS cap")
-	pairs := flag.Int("pairs", 3, "alternating pairs for the --until-steady comparison")
-	iolens := flag.String("iolens", "bin/iolens", "iolens binary for the --until-steady comparison")
+	pairs := flag.Int("pairs", 3, "alternating pairs for the --until-steady comparison on the static cap")
+	cachePairs := flag.Int("cache-pairs", 1, "pairs on a write-cache disk, which is never steady")
 	flag.Parse()
 
 	hourSeries(*reps)
@@ -46,7 +46,7 @@ func main() {
 		}
 	}
 	if *emuIOPS > 0 {
-		if err := untilSteady(*iolens, *emuIOPS, *pairs); err != nil {
+		if err := untilSteady(*emuIOPS, *pairs, *cachePairs); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
