@@ -1,7 +1,11 @@
 // Command image builds the iolens agent image as a docker-archive tarball,
 // without a container daemon, for 'make image':
 //
-//	go run ./image --iolens bin/iolens --ref ghcr.io/iolens/iolens:0.1.0 --out bin/iolens-image.tar
+//	go run ./image --iolens bin/iolens --out bin/iolens-image.tar
+//
+// Without --ref, the reference is the one the iolens binary uses by default
+// (ghcr.io/iolens/iolens:<its version>), so 'iolens k8s run' finds the
+// image once it is loaded into the node's container runtime.
 //
 // The image holds iolens, the host's fio with the libraries it loads, and a
 // static busybox (sh, mkdir, rm: what a local-path provisioner's helper pod
@@ -17,12 +21,13 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/iolens/iolens/internal/cli"
 	"github.com/iolens/iolens/internal/image"
 )
 
 func main() {
 	out := flag.String("out", "bin/iolens-image.tar", "tarball to write")
-	ref := flag.String("ref", "", "image reference with a pinned tag")
+	ref := flag.String("ref", "", "image reference with a pinned tag (default: the one --iolens uses)")
 	iolens := flag.String("iolens", "bin/iolens", "static iolens binary")
 	fio := flag.String("fio", "", "fio binary (default: the one in PATH)")
 	busybox := flag.String("busybox", "", "static busybox (default: busybox in PATH)")
@@ -35,10 +40,22 @@ func main() {
 }
 
 func run(out, ref, iolens, fio, busybox, pause string) error {
-	if ref == "" {
-		return fmt.Errorf("--ref is required")
-	}
 	ctx := context.Background()
+	if ref == "" {
+		if pause != "" {
+			return fmt.Errorf("--ref is required with --pause")
+		}
+		v, err := exec.CommandContext(ctx, iolens, "--version").Output()
+		if err != nil {
+			return fmt.Errorf("asking %s for its version: %w", iolens, err)
+		}
+		// "iolens version X"
+		f := strings.Fields(string(v))
+		if len(f) == 0 {
+			return fmt.Errorf("%s --version printed nothing", iolens)
+		}
+		ref = cli.ImageRepository + ":" + cli.ImageTag(f[len(f)-1])
+	}
 	var spec image.Spec
 	if pause != "" {
 		spec = image.Spec{Ref: ref, Files: []image.File{{Src: pause, Dst: "/pause"}}, Entrypoint: []string{"/pause"}}

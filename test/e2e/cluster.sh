@@ -23,8 +23,18 @@ NODE_IP=10.123.0.2
 PEER_IP=10.123.0.1
 IMAGE=${IOLENS_E2E_IMAGE:-}
 AGENT_TAR=${IOLENS_E2E_AGENT_TAR:-}
-PV_SIZE_MB=${IOLENS_E2E_PV_MB:-4096}
+PV_SIZE_MB=${IOLENS_E2E_PV_MB:-2048}
+# Class local-path-b lives on its own loop device, capped at this many
+# IOPS per container (0: no cap), as a capped cloud disk would be.
+CAP_IOPS=${IOLENS_E2E_CAP_IOPS:-400}
+# Raw loop devices for the static Block-mode PVs of class local-block.
+BLOCK_DEVS=${IOLENS_E2E_BLOCK_DEVS:-2}
+BLOCK_MB=${IOLENS_E2E_BLOCK_MB:-512}
 SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops"
+# The host as it was before 'up', for 'check' (which removes it when the
+# host is back to it). It lives next to the state dir, which 'down' removes.
+BASELINE=$S.baseline
+HOST_PATHS="/var/lib/cni /run/containerd /var/lib/kubelet /var/lib/kubelet/device-plugins /run/netns /opt/containerd"
 
 log() { echo "cluster: $(date +%T) $*" >&2; }
 ns() { nsenter --net=/run/netns/$NETNS "$@"; }
@@ -131,12 +141,13 @@ up() {
 	mkdir -p "$S"/{logs,pids,bin,etcd,kubelet,pod-logs,cni/net.d,cni/ipam,containerd/root,containerd/state,run,pv,lpp,saved}
 	touch "$S/up"
 	# What was there before, so 'down' removes only what the cluster made.
-	for p in /var/lib/cni /run/containerd /var/lib/kubelet /var/lib/kubelet/device-plugins /run/netns /opt/containerd; do
+	: > "$S/saved/existed"
+	for p in $HOST_PATHS; do
 		[ -e "$p" ] && echo "$p" >> "$S/saved/existed"
 	done
 	for s in $SYSCTLS; do echo "$s=$(sysctl -n "$s")"; done > "$S/saved/sysctl"
-	iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//' > "$S/saved/iptables" || true
 	ls /run/netns 2>/dev/null > "$S/saved/netns" || true
+	host_state > "$BASELINE"
 
 	log "network namespace $NETNS"
 	ip netns add "$NETNS"
@@ -179,7 +190,7 @@ up() {
 	start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig="$S/controller-manager.kubeconfig" \
 		--authentication-kubeconfig="$S/controller-manager.kubeconfig" --authorization-kubeconfig="$S/controller-manager.kubeconfig" \
 		--service-account-private-key-file=$p/sa.key --root-ca-file=$p/ca.crt --leader-elect=false \
-		--use-service-account-credentials=false --bind-address=127.0.0.1
+		--use-service-account-credentials=true --bind-address=127.0.0.1
 	start kube-scheduler "$bin/kube-scheduler" --kubeconfig="$S/scheduler.kubeconfig" \
 		--authentication-kubeconfig="$S/scheduler.kubeconfig" --authorization-kubeconfig="$S/scheduler.kubeconfig" \
 		--leader-elect=false --bind-address=127.0.0.1
@@ -224,12 +235,27 @@ EOF
 	ctr -a "$S/run/containerd.sock" -n k8s.io images import "$S/pause.tar" >/dev/null
 	ctr -a "$S/run/containerd.sock" -n k8s.io images import "$AGENT_TAR" >/dev/null
 
-	log "storage: ext4 on a loop device"
-	truncate -s ${PV_SIZE_MB}M "$S/pv.img"
-	losetup --find --show --direct-io=on "$S/pv.img" > "$S/saved/loop"
-	mkfs.ext4 -q -F "$(cat "$S/saved/loop")"
-	mount "$(cat "$S/saved/loop")" "$S/pv"
-	mkdir -p "$S/pv/a" "$S/pv/b"
+	log "storage: ext4 on loop devices, raw loop devices for Block"
+	local c dev
+	for c in a b; do
+		mkdir -p "$S/pv/$c"
+		truncate -s ${PV_SIZE_MB}M "$S/pv-$c.img"
+		dev=$(losetup --find --show --direct-io=on "$S/pv-$c.img")
+		echo "$dev" >> "$S/saved/loop"
+		mkfs.ext4 -q -F "$dev"
+		mount "$dev" "$S/pv/$c"
+	done
+	if [ "$CAP_IOPS" -gt 0 ]; then
+		# The runc wrapper caps every container on the device of class b.
+		echo "$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ') $CAP_IOPS" > "$S/blkio-cap"
+	fi
+	: > "$S/block-devices"
+	for c in $(seq "$BLOCK_DEVS"); do
+		truncate -s ${BLOCK_MB}M "$S/block-$c.img"
+		dev=$(losetup --find --show --direct-io=on "$S/block-$c.img")
+		echo "$dev" >> "$S/saved/loop"
+		echo "$dev" >> "$S/block-devices"
+	done
 
 	log "kubelet"
 	cat > "$S/kubelet.yaml" <<EOF
@@ -321,6 +347,13 @@ provisioner: rancher.io/local-path
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 parameters: {fsType: ext4}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-block}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
 EOF
 	start local-path-provisioner "$bin/local-path-provisioner" start --config "$S/lpp/config.json" \
 		--kubeconfig "$S/admin.kubeconfig" --namespace local-path-storage --helper-image "$IMAGE" \
@@ -411,7 +444,7 @@ down() {
 		done
 	done
 	if [ -f "$S/saved/loop" ]; then
-		losetup -d "$(cat "$S/saved/loop")" 2>/dev/null || true
+		while read -r n; do losetup -d "$n" 2>/dev/null || true; done < "$S/saved/loop"
 	fi
 	for n in /run/netns/cni-*; do
 		[ -e "$n" ] || continue
@@ -428,25 +461,64 @@ down() {
 		grep -qx "$p" "$S/saved/existed" 2>/dev/null || rm -rf "$p"
 	done
 	if ! grep -qx /run/netns "$S/saved/existed" 2>/dev/null; then
+		# ip netns bind-mounts /run/netns on itself.
+		while mountpoint -q /run/netns; do umount /run/netns 2>/dev/null || umount -l /run/netns || break; done
 		rmdir /run/netns 2>/dev/null || true
 	fi
 	rm -rf "$S"
 	log "stopped"
 }
 
+# host_state prints what 'check' compares with the baseline: sysctls the
+# kubelet sets, host iptables rules (filter, nat, mangle), the host paths
+# the cluster may create, and network namespaces.
+host_state() {
+	local s p
+	for s in $SYSCTLS; do echo "sysctl $s=$(sysctl -n "$s")"; done
+	iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//' | sed 's/^/iptables /' || true
+	ip6tables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//' | sed 's/^/ip6tables /' || true
+	for p in $HOST_PATHS; do [ -e "$p" ] && echo "path $p"; done
+	ip netns list 2>/dev/null | sed 's/^/netns /' || true
+	return 0
+}
+
 check() {
 	local bad=0
+	if [ -f "$BASELINE" ]; then
+		local diff
+		if ! diff=$(diff <(sort "$BASELINE") <(host_state | sort)); then
+			echo "left: host changes since 'up' (< before, > now):"
+			echo "$diff"
+			bad=1
+		fi
+	else
+		echo "note: no baseline from 'up' ($BASELINE): sysctls and iptables not compared" >&2
+	fi
 	if [ -d "$S" ]; then echo "left: $S"; bad=1; fi
 	if ip netns list | grep -qw "$NETNS"; then echo "left: netns $NETNS"; bad=1; fi
-	if losetup -a | grep -q "$S/pv.img"; then echo "left: loop device on $S/pv.img"; bad=1; fi
+	if losetup -a | grep -q "$S/"; then echo "left: loop devices"; losetup -a | grep "$S/"; bad=1; fi
+	if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ] && mountpoint -q /run/netns; then
+		echo "left: empty /run/netns bind mount"; bad=1
+	fi
 	if grep -qE "$S|/run/netns/cni-|kubelet" /proc/self/mountinfo; then echo "left: mounts"; grep -E "$S|/run/netns/cni-|kubelet" /proc/self/mountinfo; bad=1; fi
 	if [ -n "$(cgroup_dirs)" ]; then echo "left: cgroups $(cgroup_dirs)"; bad=1; fi
 	local p
-	for p in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet containerd-shim-runc-v2 local-path-provisioner; do
-		if pgrep -x "$p" >/dev/null; then echo "left: process $p"; bad=1; fi
+	# Names longer than 15 characters are truncated in /proc/PID/comm:
+	# match the executable's base name instead.
+	local e
+	for e in /proc/[0-9]*/exe; do
+		p=$(readlink "$e" 2>/dev/null) || continue
+		case "${p##*/}" in
+		etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | containerd | containerd-shim-runc-v2 | local-path-provisioner | pause)
+			echo "left: process ${e//[!0-9]/} $p"; bad=1 ;;
+		esac
 	done
 	if pgrep -f "TCP-LISTEN:$API_PORT" >/dev/null; then echo "left: socat"; bad=1; fi
 	if iptables-save 2>/dev/null | grep -q KUBE; then echo "left: KUBE iptables chains on the host"; bad=1; fi
+	if [ $bad = 0 ]; then
+		rm -f "$BASELINE"
+		echo "check: nothing left on the host" >&2
+	fi
 	return $bad
 }
 
