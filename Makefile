@@ -8,7 +8,7 @@ SCRATCH ?= ./iolens-scratch
 # report tests in a real browser).
 APT_PKGS := fio e2fsprogs xfsprogs util-linux chromium chromium-driver
 
-.PHONY: all build deps run test test-short bench clean
+.PHONY: all build deps run test test-short bench clean image e2e
 
 all: build
 
@@ -31,6 +31,17 @@ test: deps
 
 test-short:
 	$(GO) test -short ./...
+
+# image: the k8s agent image (iolens + fio + busybox) as a docker-archive
+# tarball, built without a container daemon; tagged with the version.
+IMAGE_TAR := bin/iolens-image.tar
+image: build
+	CGO_ENABLED=0 $(GO) run ./image --iolens $(BIN) --out $(IMAGE_TAR)
+
+# e2e: a real single-node Kubernetes cluster (root only; see test/e2e/):
+# cluster up, the k8s tests, cluster down (also on failure), host check.
+e2e: image
+	test/e2e/run.sh $(BIN) $(IMAGE_TAR)
 
 bench: build
 	go run ./bench/overhead -iolens $(BIN)
