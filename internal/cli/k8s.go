@@ -13,11 +13,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -130,25 +133,38 @@ func k8sUsage(cmd string, format string, args ...any) error {
 
 // ---- classes ----
 
+// skuAt resolves a class to the limits catalog disk it provisions at size.
+func skuAt(size resource.Quantity) k8s.SKUResolver {
+	return func(provisioner string, params map[string]string) (string, bool) {
+		return limits.FromStorageClass(provisioner, params, size.Value())
+	}
+}
+
 func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
-	var output string
+	var output, sizeFlag string
 	cmd := &cobra.Command{
 		Use:   "classes",
 		Short: "List storage classes with the parameters that decide performance",
+		Long: `List the storage classes with the parameters that decide performance, and
+the cloud catalog disk each provisions at --size ('iolens limits' shows its
+ceilings; cloud disks get faster as they get larger).`,
 		Example: `  iolens k8s classes
+  iolens k8s classes --size 1Ti
   iolens k8s classes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return k8sUsage("classes", "-o %q: want table or json", output)
 			}
+			size, err := resource.ParseQuantity(sizeFlag)
+			if err != nil || size.Sign() <= 0 {
+				return k8sUsage("classes", "--size %q: want a quantity such as 100Gi", sizeFlag)
+			}
 			c, _, _, err := kf.client()
 			if err != nil {
 				return err
 			}
-			// The limits catalog plugs in here once it exists.
-			var sku k8s.SKUResolver
-			cls, err := k8s.Classes(cmd.Context(), c.CS, sku)
+			cls, err := k8s.Classes(cmd.Context(), c.CS, skuAt(size))
 			if err != nil {
 				return err
 			}
@@ -158,7 +174,7 @@ func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 				return enc.Encode(cls)
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tSKU")
+			fmt.Fprintf(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tDISK AT %s\n", size.String())
 			for _, c := range cls {
 				var ps []string
 				for k, v := range c.Important {
@@ -179,6 +195,7 @@ func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&sizeFlag, "size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
 	return cmd
 }
 
@@ -216,6 +233,7 @@ type k8sRunOptions struct {
 	quiet          bool
 	runAsUser      int64
 	runID          string
+	save           runSaveOptions
 }
 
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
@@ -238,6 +256,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
+	o.save.addFlags(f)
 }
 
 func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
@@ -419,6 +438,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		return err
 	}
 	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
+	cfg.Disk = limits.FromStorageClass
 	classes := o.classes
 	if len(classes) == 0 {
 		def, err := defaultClass(ctx, c.CS)
@@ -439,13 +459,14 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
-	return runTargets(ctx, streams, c, cfg, targets, o.output, o.out, o.quiet, nil)
+	return runTargets(ctx, streams, c, cfg, targets, o, nil)
 }
 
 // runTargets runs targets, draws progress, writes results and turns the
 // outcome into the exit status. after, if set, sees the results at the end.
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
-	output, out string, quiet bool, after func([]bench.Result)) error {
+	o *k8sRunOptions, after func([]bench.Result)) error {
+	output, out, quiet := o.output, o.out, o.quiet
 	render, _ := report.RendererFor(output)
 	var sink *os.File
 	var err error
@@ -455,6 +476,15 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		}
 		defer sink.Close()
 	}
+	suiteName := cfg.Agent.Suite
+	if suiteName == "" {
+		suiteName = "job:" + cfg.Agent.JobName
+	}
+	keeper, err := o.save.start(ctx, streams, cfg.RunID, suiteName, map[string]string{"k8s.run-id": cfg.RunID})
+	if err != nil {
+		return err
+	}
+	defer keeper.close()
 	prog := &k8sProgress{w: streams.ErrOut, quiet: quiet, start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
@@ -465,6 +495,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	stream := output == "ndjson"
 	emit := func(r bench.Result) error {
 		results = append(results, r)
+		keeper.add(ctx, r)
 		if sink != nil {
 			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
@@ -477,6 +508,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	}
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
 	sum, runErr := r.Run(ctx, targets)
+	keeper.finish(ctx, results)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
 			return err
@@ -612,7 +644,11 @@ func (p *k8sProgress) summary(s k8s.Summary) {
 	for _, pv := range s.Retained {
 		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
 	}
-	if !s.FirstResult.IsZero() {
+	switch {
+	case s.FirstResult.IsZero():
+	case s.CleanedUp.IsZero(): // --keep
+		p.line("first result %.1fs after start", s.FirstResult.Sub(s.Started).Seconds())
+	default:
 		p.line("first result %.1fs after start; cleanup done %.1fs after the last result",
 			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
 	}
@@ -658,7 +694,7 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 			}
 			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
 			var results []bench.Result
-			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o.output, o.out, o.quiet, func(rs []bench.Result) { results = rs })
+			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []bench.Result) { results = rs })
 			if v := etcdVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}
@@ -811,7 +847,10 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		// it: nothing on it can be lost.
 		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
 	}
+	// The same findings as a local run, computed where the results are made.
+	session := analysis.NewSession(suite, o.repeat)
 	emit := func(r bench.Result) error {
+		session.Add(&r)
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err

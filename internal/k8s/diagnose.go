@@ -233,6 +233,28 @@ func diagnoseJob(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job)
 	return "the Job created no pod", "is the job controller (kube-controller-manager) running?"
 }
 
+// refusedPod reports a Job whose pods the API server refuses for good
+// (Pod Security admission, RBAC): waiting for the schedule timeout would
+// not change it. A full quota is not final and is left to the timeout.
+func refusedPod(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) (cause, hint string, ok bool) {
+	if job == nil {
+		return "", "", false
+	}
+	for _, ev := range events(ctx, cs, job.Namespace, "Job", job.Name) {
+		if ev.Reason != "FailedCreate" {
+			continue
+		}
+		switch {
+		case strings.Contains(ev.Message, "violates PodSecurity"):
+			c, h := explainCreate(fmt.Errorf("%s", ev.Message), "Pod")
+			return joinCause("FailedCreate: "+ev.Message, c), h, true
+		case strings.Contains(ev.Message, "is forbidden") && !strings.Contains(ev.Message, "exceeded quota"):
+			return "FailedCreate: " + ev.Message, "the job controller may not create pods here: check the admission policies and RBAC of the namespace", true
+		}
+	}
+	return "", "", false
+}
+
 // nodeGone checks whether the node a target ran on still exists.
 func nodeGone(ctx context.Context, cs kubernetes.Interface, node string) func(Target) error {
 	if node == "" {

@@ -26,7 +26,12 @@ type Target struct {
 // Name is a human label for progress lines: class/size[@node][#slot].
 func (t Target) Name() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s", t.StorageClass, t.Size.String())
+	if t.StorageClass == "" {
+		// A host path target (node-check) has no volume.
+		b.WriteString("hostpath")
+	} else {
+		fmt.Fprintf(&b, "%s/%s", t.StorageClass, t.Size.String())
+	}
 	if t.Node != "" {
 		b.WriteString("@" + t.Node)
 	}

@@ -366,6 +366,9 @@ func (st *target) waitStarted(ctx context.Context) error {
 		schedFrom = now
 	}
 	bound := st.claim == nil
+	// How often to look for events saying the pod is refused for good.
+	const refusedEvery = 2 * time.Second
+	var lastRefusedCheck time.Time
 	tick := time.NewTicker(r.Client.poll())
 	defer tick.Stop()
 	for {
@@ -449,6 +452,13 @@ func (st *target) waitStarted(ctx context.Context) error {
 		} else if jf := jobFailed(ctx, cs, st.job); jf != "" {
 			te := st.fail("schedule", fmt.Errorf("job %s failed: %s", st.job.Name, jf))
 			return te
+		} else if now.Sub(lastRefusedCheck) >= refusedEvery {
+			lastRefusedCheck = now
+			if cause, hint, ok := refusedPod(ctx, cs, st.job); ok {
+				te := st.fail("schedule", fmt.Errorf("job %s cannot create its pod", st.job.Name))
+				te.Cause, te.hint = cause, hint
+				return te
+			}
 		}
 		if (pod == nil || pod.Spec.NodeName == "") && !schedFrom.IsZero() && now.Sub(schedFrom) > to.Schedule {
 			te := st.fail("schedule", fmt.Errorf("pod not scheduled after %s: %w", to.Schedule, ErrPhaseTimeout))
@@ -571,6 +581,15 @@ func (st *target) collectMeta(ctx context.Context) {
 			for k, v := range sc.Parameters {
 				if importantParam(k) {
 					m["k8s.sc."+k] = v
+				}
+			}
+			if r.Config.Disk != nil {
+				size := st.t.Size
+				if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+					size = q
+				}
+				if spec, ok := r.Config.Disk(sc.Provisioner, sc.Parameters, size.Value()); ok {
+					m["k8s.catalog-disk"] = spec
 				}
 			}
 		}

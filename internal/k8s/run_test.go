@@ -39,6 +39,9 @@ type fakeCluster struct {
 	podFails   *corev1.ContainerStateTerminated
 	reclaim    corev1.PersistentVolumeReclaimPolicy
 	bindReason string // event on a PVC that does not bind
+	// refusePods, if set, is the FailedCreate message the job controller
+	// reports instead of creating a pod.
+	refusePods string
 	// logs serves a pod's log; call counts from 0 per pod.
 	logs func(ctx context.Context, pod string, call int) (io.ReadCloser, error)
 
@@ -133,6 +136,12 @@ func (fc *fakeCluster) control(ctx context.Context) {
 		for _, j := range jobs.Items {
 			name := j.Name + "-pod"
 			if _, err := cs.CoreV1().Pods(ns).Get(bg, name, metav1.GetOptions{}); err == nil {
+				continue
+			}
+			if fc.refusePods != "" {
+				_, _ = cs.CoreV1().Events(ns).Create(bg, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: j.Name + ".ev"},
+					InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: j.Name, Namespace: ns},
+					Reason:         "FailedCreate", Message: fc.refusePods, Type: corev1.EventTypeWarning}, metav1.CreateOptions{})
 				continue
 			}
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: j.Spec.Template.Labels, CreationTimestamp: metav1.Now()},
@@ -242,7 +251,11 @@ func leftovers(t *testing.T, fc *fakeCluster) Leftovers {
 func TestRunSuccessMetadataAndCleanupOrder(t *testing.T) {
 	fc := newFakeCluster(t, "fast")
 	fc.logs = staticLogs(agentLog(t, 2, ""))
-	h := newHarness(t, fc, nil)
+	h := newHarness(t, fc, func(c *Config) {
+		c.Disk = func(prov string, params map[string]string, size int64) (string, bool) {
+			return fmt.Sprintf("%s:%s:%d", prov, params["skuName"], size>>30), true
+		}
+	})
 	sum, err := h.run(t, context.Background(), oneTarget(t))
 	if err != nil {
 		t.Fatal(err)
@@ -256,6 +269,8 @@ func TestRunSuccessMetadataAndCleanupOrder(t *testing.T) {
 		"k8s.pv": "pv-iolens-t1-1", "k8s.csi-volume-handle": "vol-iolens-t1-1", "k8s.node": "node-1",
 		"k8s.node.topology.kubernetes.io/zone": "z1", "k8s.node.node.kubernetes.io/instance-type": "m5.large",
 		"k8s.size-requested": "1Gi", "k8s.size-actual": "2Gi", "k8s.sc.skuName": "Premium_LRS", "agent": "yes",
+		// The catalog disk of the actual size, which the cloud rounded up.
+		"k8s.catalog-disk": "example.com/fast:Premium_LRS:2",
 	}
 	for k, v := range want {
 		if r.Target.Labels[k] != v {
@@ -347,6 +362,18 @@ func TestRunFailurePoints(t *testing.T) {
 			},
 			phase: "create Job", wantErr: []string{"RBAC says no"}, wantHint: "rbac.yaml",
 			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "delete persistentvolumeclaims iolens-t1-1"},
+		},
+		{
+			name: "pod refused by Pod Security admission fails at once",
+			setup: func(fc *fakeCluster, cfg *Config) {
+				fc.refusePods = `Error creating: pods "iolens-t1-2-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`
+				// Far longer than the test may take: the refusal must not
+				// wait for it.
+				cfg.Timeouts.Schedule = time.Hour
+			},
+			phase: "schedule", wantErr: []string{"cannot create its pod", "violates PodSecurity"}, wantHint: "privileged",
+			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
+				"delete jobs iolens-t1-2", "delete persistentvolumeclaims iolens-t1-1"},
 		},
 		{
 			name: "pod fails: out of space reported by the agent",

@@ -55,6 +55,9 @@ type Config struct {
 	Keep     bool
 	Timeouts Timeouts
 	Agent    AgentArgs
+	// Disk, if set, maps a class and a volume size in bytes to the cloud
+	// catalog disk it provisions, recorded as the label k8s.catalog-disk.
+	Disk func(provisioner string, parameters map[string]string, size int64) (spec string, ok bool)
 	// HostPath and RunAsUser are for node-check targets.
 	HostPath  string
 	RunAsUser *int64

@@ -1,0 +1,575 @@
+// Package e2e tests 'iolens k8s' against a real single-node cluster that
+// run.sh starts (cluster.sh). Without one (IOLENS_E2E_KUBECONFIG unset), the
+// tests skip: run them with 'make e2e' as root.
+//
+// The cluster has three storage classes: local-path (dynamic, ext4 on a
+// loop device), local-path-b (the same on another loop device whose IO the
+// runc wrapper caps at IOLENS_E2E_CAP_IOPS per container, like a capped
+// cloud disk) and local-block (static PVs on raw loop devices, for Block
+// mode; the test creates them).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/bench"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	node      = "e2e-node"
+	managedBy = "app.kubernetes.io/managed-by=iolens"
+	// nsRestricted enforces the restricted Pod Security profile: the
+	// Filesystem runs must pass it. nsPriv allows Block mode and
+	// node-check, which need root.
+	nsRestricted = "iolens-restricted"
+	nsPriv       = "iolens-priv"
+)
+
+type env struct {
+	kubeconfig, iolens, kubectl, state string
+	cs                                 kubernetes.Interface
+	db                                 string
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	e := &env{
+		kubeconfig: os.Getenv("IOLENS_E2E_KUBECONFIG"),
+		iolens:     os.Getenv("IOLENS_E2E_IOLENS"),
+		kubectl:    os.Getenv("IOLENS_E2E_KUBECTL"),
+		state:      os.Getenv("IOLENS_E2E_STATE"),
+	}
+	if e.kubeconfig == "" || e.iolens == "" || e.state == "" {
+		t.Skip("no e2e cluster: run 'make e2e' as root (it starts one and sets IOLENS_E2E_KUBECONFIG, IOLENS_E2E_IOLENS, IOLENS_E2E_STATE)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.cs, err = kubernetes.NewForConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	e.db = filepath.Join(t.TempDir(), "history.db")
+	ctx := context.Background()
+	for ns, level := range map[string]string{nsRestricted: "restricted", nsPriv: "privileged"} {
+		_, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+			Labels: map[string]string{"pod-security.kubernetes.io/enforce": level}}}, metav1.CreateOptions{})
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Fatal(err)
+		}
+	}
+	// The namespace controller creates the default service account, which
+	// the Job controller needs before it can create pods.
+	for _, ns := range []string{nsRestricted, nsPriv} {
+		waitFor(t, 30*time.Second, "service account in "+ns, func() bool {
+			_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil
+		})
+	}
+	return e
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// result of one iolens invocation.
+type result struct {
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+func (e *env) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, e.iolens, append([]string{"k8s", "--kubeconfig", e.kubeconfig}, args...)...)
+	c.Env = append(os.Environ(), "IOLENS_DB="+e.db, "NO_COLOR=1")
+	return c
+}
+
+func (e *env) run(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := e.cmd(ctx, args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("iolens %v: %v", args, err)
+	}
+	t.Logf("iolens k8s %s: exit %d in %.1fs\n%s", strings.Join(args, " "), r.code, r.took.Seconds(), r.stderr)
+	return r
+}
+
+func results(t *testing.T, ndjson string) []bench.Result {
+	t.Helper()
+	var rs []bench.Result
+	sc := bufio.NewScanner(strings.NewReader(ndjson))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r bench.Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("result line: %v: %.200s", err, sc.Text())
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// nothingLeft fails unless no object of any iolens run is left, no PV is
+// bound to or released from an iolens claim (apart from the Retain PVs
+// listed in keep) and the provisioner's directories are empty.
+func (e *env) nothingLeft(t *testing.T, keepPVs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	var left []string
+	waitFor(t, 60*time.Second, "nothing left in the cluster", func() bool {
+		left = nil
+		opt := metav1.ListOptions{LabelSelector: managedBy}
+		if l, err := e.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opt); err == nil {
+			for _, o := range l.Items {
+				left = append(left, "pvc "+o.Namespace+"/"+o.Name)
+			}
+		}
+		if l, err := e.cs.BatchV1().Jobs("").List(ctx, opt); err == nil {
+			for _, o := range l.Items {
+				left = append(left, "job "+o.Namespace+"/"+o.Name)
+			}
+		}
+		if l, err := e.cs.CoreV1().Pods("").List(ctx, opt); err == nil {
+			for _, o := range l.Items {
+				left = append(left, "pod "+o.Namespace+"/"+o.Name)
+			}
+		}
+		// The provisioner's helper pods run in local-path-storage.
+		if l, err := e.cs.CoreV1().Pods("local-path-storage").List(ctx, metav1.ListOptions{}); err == nil {
+			for _, o := range l.Items {
+				left = append(left, "helper pod "+o.Name)
+			}
+		}
+		if l, err := e.cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{}); err == nil {
+			for _, o := range l.Items {
+				if !contains(keepPVs, o.Name) {
+					left = append(left, "pv "+o.Name+" ("+string(o.Status.Phase)+")")
+				}
+			}
+		}
+		for _, d := range []string{"pv/a", "pv/b"} {
+			ents, _ := os.ReadDir(filepath.Join(e.state, d))
+			for _, de := range ents {
+				if de.Name() != "lost+found" {
+					left = append(left, "dir "+filepath.Join(d, de.Name()))
+				}
+			}
+		}
+		return len(left) == 0
+	})
+	if len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jobFile is a short fio job: one 4 KiB random read test of a few seconds.
+func jobFile(t *testing.T, runtime int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "randread.fio")
+	job := fmt.Sprintf("[global]\nioengine=libaio\ndirect=1\ntime_based=1\nruntime=%d\nsize=32m\n\n[randread-4k]\nrw=randread\nbs=4k\niodepth=16\n", runtime)
+	if err := os.WriteFile(p, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func capIOPS() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("IOLENS_E2E_CAP_IOPS"), 64); err == nil {
+		return v
+	}
+	return 400
+}
+
+func TestCluster(t *testing.T) {
+	e := setup(t)
+	// In order: each case starts from an empty cluster and must leave it
+	// empty.
+	t.Run("classes", e.testClasses)
+	t.Run("matrix", e.testMatrix)
+	t.Run("block", e.testBlock)
+	t.Run("node-check", e.testNodeCheck)
+	t.Run("missing-class", e.testMissingClass)
+	t.Run("never-binds", e.testNeverBinds)
+	t.Run("interrupt", e.testInterrupt)
+	t.Run("keep-and-cleanup", e.testKeepAndCleanup)
+	t.Run("kubectl-plugin", e.testPlugin)
+}
+
+func (e *env) testClasses(t *testing.T) {
+	r := e.run(t, "classes", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	var cls []struct {
+		Name              string `json:"name"`
+		Provisioner       string `json:"provisioner"`
+		Default           bool   `json:"default"`
+		VolumeBindingMode string `json:"volume_binding_mode"`
+		ReclaimPolicy     string `json:"reclaim_policy"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &cls); err != nil {
+		t.Fatalf("classes -o json: %v\n%s", err, r.stdout)
+	}
+	got := map[string]string{}
+	for _, c := range cls {
+		got[c.Name] = fmt.Sprintf("%s %v %s %s", c.Provisioner, c.Default, c.VolumeBindingMode, c.ReclaimPolicy)
+	}
+	want := map[string]string{
+		"local-path":   "rancher.io/local-path true WaitForFirstConsumer Delete",
+		"local-path-b": "rancher.io/local-path false WaitForFirstConsumer Delete",
+		"local-block":  "kubernetes.io/no-provisioner false WaitForFirstConsumer Retain",
+	}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("class %s: got %q, want %q", n, got[n], w)
+		}
+	}
+	r = e.run(t, "classes")
+	if r.code != 0 || !strings.Contains(r.stdout, "PROVISIONER") || !strings.Contains(r.stdout, "local-path-b") {
+		t.Errorf("classes table: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// testMatrix: two classes × one size, two volumes per node, all at once, in
+// a namespace that enforces the restricted Pod Security profile.
+func (e *env) testMatrix(t *testing.T) {
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-path,local-path-b", "--size", "1Gi",
+		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 3), "-o", "ndjson")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	rs := results(t, r.stdout)
+	if len(rs) != 4 {
+		t.Fatalf("%d results, want 4 (2 classes × 2 volumes)", len(rs))
+	}
+	slots := map[string]int{}
+	pvs := map[string]bool{}
+	capped := capIOPS()
+	for _, res := range rs {
+		l := res.Target.Labels
+		for _, k := range []string{"k8s.context", "k8s.namespace", "k8s.storage-class", "k8s.provisioner", "k8s.pv", "k8s.pvc",
+			"k8s.node", "k8s.size-requested", "k8s.size-actual", "k8s.pod", "k8s.run-id", "k8s.volume-mode"} {
+			if l[k] == "" {
+				t.Errorf("result of %s has no label %s: %v", l["k8s.target"], k, l)
+			}
+		}
+		if l["k8s.node"] != node || l["k8s.namespace"] != nsRestricted || l["k8s.provisioner"] != "rancher.io/local-path" ||
+			l["k8s.size-requested"] != "1Gi" || l["k8s.volume-mode"] != "Filesystem" || l["k8s.context"] != "iolens-e2e" {
+			t.Errorf("metadata: %v", l)
+		}
+		if res.Status != "ok" || res.Read == nil {
+			t.Fatalf("result %s: status %s, read %v", l["k8s.target"], res.Status, res.Read)
+		}
+		slots[l["k8s.storage-class"]+"#"+l["k8s.slot"]]++
+		pvs[l["k8s.pv"]] = true
+		iops := res.Read.IOPS
+		t.Logf("%s slot %s: %.0f IOPS", l["k8s.storage-class"], l["k8s.slot"], iops)
+		switch l["k8s.storage-class"] {
+		case "local-path-b":
+			// The class's disk is capped: the result must show the cap.
+			if capped > 0 && (iops < 0.8*capped || iops > 1.1*capped) {
+				t.Errorf("capped class: %.0f IOPS, want about %.0f", iops, capped)
+			}
+		case "local-path":
+			if capped > 0 && iops < 2*capped {
+				t.Errorf("uncapped class: %.0f IOPS, want well above the other class's cap %.0f", iops, capped)
+			}
+		}
+	}
+	for _, k := range []string{"local-path#1", "local-path#2", "local-path-b#1", "local-path-b#2"} {
+		if slots[k] != 1 {
+			t.Errorf("target %s: %d results, want 1 (%v)", k, slots[k], slots)
+		}
+	}
+	if len(pvs) != 4 {
+		t.Errorf("%d distinct PVs, want 4", len(pvs))
+	}
+	for _, s := range []string{"bound", "scheduled", "running test 1/1", "cleaned", "first result"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("progress has no %q", s)
+		}
+	}
+	if !strings.Contains(r.stderr, "saved as run") {
+		t.Errorf("results not saved to the history")
+	}
+	e.nothingLeft(t)
+}
+
+// testBlock: Block mode on static PVs of raw loop devices. Their Retain
+// policy keeps them: iolens must name them; the test deletes them.
+func (e *env) testBlock(t *testing.T) {
+	ctx := context.Background()
+	devs, err := os.ReadFile(filepath.Join(e.state, "block-devices"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	mode := corev1.PersistentVolumeBlock
+	for i, d := range strings.Fields(string(devs)) {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-block-%d", i+1)},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("512Mi")},
+				VolumeMode:                    &mode,
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              "local-block",
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: d}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+				}}}},
+			},
+		}
+		if _, err := e.cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, pv.Name)
+	}
+	defer func() {
+		for _, n := range names {
+			_ = e.cs.CoreV1().PersistentVolumes().Delete(ctx, n, metav1.DeleteOptions{})
+		}
+		e.nothingLeft(t)
+	}()
+	r := e.run(t, "run", "-n", nsPriv, "--storage-class", "local-block", "--size", "512Mi", "--volume-mode", "Block",
+		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 2), "-o", "ndjson", "--no-save")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	rs := results(t, r.stdout)
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	for _, res := range rs {
+		l := res.Target.Labels
+		if l["k8s.volume-mode"] != "Block" || !contains(names, l["k8s.pv"]) || res.Target.Kind != "pvc" || res.Read == nil || res.Read.IOPS <= 0 {
+			t.Errorf("block result: kind %s, labels %v", res.Target.Kind, l)
+		}
+	}
+	for _, n := range names {
+		if !strings.Contains(r.stderr, "PV "+n+" kept by its Retain reclaim policy") {
+			t.Errorf("retained PV %s not reported", n)
+		}
+	}
+	e.nothingLeft(t, names...)
+}
+
+// testNodeCheck: the etcd suite in a host directory of the node.
+func (e *env) testNodeCheck(t *testing.T) {
+	dir := filepath.Join(e.state, "node-check")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	r := e.run(t, "node-check", node, "-n", nsPriv, "--path", dir, "-o", "ndjson", "--no-save")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	rs := results(t, r.stdout)
+	if len(rs) != 1 || rs[0].Sync == nil {
+		t.Fatalf("want one etcd result with fdatasync latency, got %d", len(rs))
+	}
+	if rs[0].Target.Labels["k8s.host-path"] != dir || rs[0].Target.Labels["k8s.node"] != node {
+		t.Errorf("labels: %v", rs[0].Target.Labels)
+	}
+	if !strings.Contains(r.stderr, "etcd verdict: ") {
+		t.Errorf("no etcd verdict")
+	}
+	// The pod wrote only in its own subdirectory, and removed it.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Errorf("node-check left %d entries in %s", len(ents), dir)
+	}
+	e.nothingLeft(t)
+}
+
+func (e *env) testMissingClass(t *testing.T) {
+	r := e.run(t, "run", "--storage-class", "e2e-missing", "--size", "1Gi", "--job", jobFile(t, 1), "--no-save")
+	if r.code == 0 || !strings.Contains(r.stderr, `storage class "e2e-missing" does not exist`) || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("exit %d, want a clear error with a hint", r.code)
+	}
+	e.nothingLeft(t)
+}
+
+// testNeverBinds: a class whose provisioner does not exist. The claim never
+// binds; the error must say why, and everything must go.
+func (e *env) testNeverBinds(t *testing.T) {
+	ctx := context.Background()
+	imm := storagev1.VolumeBindingImmediate
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "e2e-orphan"}, Provisioner: "example.com/nobody", VolumeBindingMode: &imm}
+	if _, err := e.cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer e.cs.StorageV1().StorageClasses().Delete(ctx, sc.Name, metav1.DeleteOptions{})
+	r := e.run(t, "run", "--storage-class", "e2e-orphan,local-path", "--size", "1Gi", "--job", jobFile(t, 1),
+		"--bind-timeout", "8s", "--parallel", "--no-save", "-o", "ndjson")
+	if r.code == 0 {
+		t.Fatalf("exit 0 with a class that cannot provision")
+	}
+	if !strings.Contains(r.stderr, "e2e-orphan") || !strings.Contains(r.stderr, "example.com/nobody") {
+		t.Errorf("the error does not name the class and its provisioner")
+	}
+	// The other target carried on.
+	if rs := results(t, r.stdout); len(rs) != 1 || rs[0].Target.Labels["k8s.storage-class"] != "local-path" {
+		t.Errorf("want the local-path target's result, got %d results", len(rs))
+	}
+	if !strings.Contains(r.stderr, "1 of 2 targets failed") {
+		t.Errorf("no partial-failure summary")
+	}
+	e.nothingLeft(t)
+}
+
+// testInterrupt: SIGINT (Ctrl-C) while every target runs fio.
+func (e *env) testInterrupt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := e.cmd(ctx, "run", "-n", nsRestricted, "--storage-class", "local-path,local-path-b", "--size", "1Gi",
+		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 120), "--no-save")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	c.Stderr = pw
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	running := map[string]bool{}
+	var mu sync.Mutex
+	allRunning := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			stderr.WriteString(line + "\n")
+			if i := strings.Index(line, "] running test"); i > 0 {
+				running[line[strings.Index(line, "[")+1:i]] = true
+				if len(running) == 4 {
+					close(allRunning)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	select {
+	case <-allRunning:
+	case <-time.After(90 * time.Second):
+		_ = c.Process.Kill()
+		t.Fatalf("targets not running after 90s:\n%s", stderr.String())
+	}
+	time.Sleep(time.Second)
+	sent := time.Now()
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait()
+	took := time.Since(sent)
+	mu.Lock()
+	out := stderr.String()
+	mu.Unlock()
+	t.Logf("interrupted; exit after %.1fs:\n%s", took.Seconds(), out)
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	if !strings.Contains(out, "interrupted") || !strings.Contains(out, "was deleted") {
+		t.Errorf("the interrupted run does not say it cleaned up")
+	}
+	e.nothingLeft(t)
+}
+
+// testKeepAndCleanup: --keep leaves the objects; 'iolens k8s cleanup' finds
+// them by run id and removes them.
+func (e *env) testKeepAndCleanup(t *testing.T) {
+	ctx := context.Background()
+	id := "e2e-keep-" + strconv.FormatInt(time.Now().Unix(), 36)
+	r := e.run(t, "run", "--storage-class", "local-path", "--size", "1Gi", "--job", jobFile(t, 1), "--keep", "--run-id", id, "--no-save")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	sel := metav1.ListOptions{LabelSelector: managedBy + ",iolens.dev/run-id=" + id}
+	pvcs, _ := e.cs.CoreV1().PersistentVolumeClaims("default").List(ctx, sel)
+	jobs, _ := e.cs.BatchV1().Jobs("default").List(ctx, sel)
+	if len(pvcs.Items) != 1 || len(jobs.Items) != 1 {
+		t.Fatalf("--keep: %d PVCs and %d Jobs of run %s, want 1 and 1", len(pvcs.Items), len(jobs.Items), id)
+	}
+	r = e.run(t, "cleanup", "--run", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing left") {
+		t.Errorf("cleanup: exit %d, %s", r.code, r.stdout)
+	}
+	e.nothingLeft(t)
+	r = e.run(t, "cleanup", "--all", "-A")
+	if r.code != 0 {
+		t.Errorf("cleanup --all -A on an empty cluster: exit %d", r.code)
+	}
+}
+
+// testPlugin: 'kubectl iolens' finds the plugin on PATH.
+func (e *env) testPlugin(t *testing.T) {
+	if e.kubectl == "" {
+		t.Skip("no kubectl (IOLENS_E2E_KUBECTL)")
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-iolens"), "github.com/iolens/iolens/cmd/kubectl-iolens")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	c := exec.Command(e.kubectl, "iolens", "classes")
+	c.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "KUBECONFIG="+e.kubeconfig)
+	out, err := c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "local-path-b") {
+		t.Errorf("kubectl iolens classes: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The iolens Kubernetes end-to-end test ('make e2e'): brings a real
+# single-node cluster up (cluster.sh), loads the agent image into its
+# containerd, runs the Go e2e tests against it (e2e_test.go), and brings the
+# cluster down again, even when a test fails or the run is interrupted.
+# Then 'cluster.sh check' must find the host as it was.
+#
+#   test/e2e/run.sh BIN/iolens BIN/iolens-image.tar
+#
+# Needs root (network namespace, loop devices, mounts, cgroups). Runs of
+# this script on one machine wait for each other.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# = 2 ] || { echo "usage: $0 IOLENS_BINARY IMAGE_TAR" >&2; exit 2; }
+iolens=$(realpath "$1")
+tarball=$(realpath "$2")
+if [ "$(id -u)" != 0 ]; then
+	echo "e2e: needs root (network namespace, loop devices, mounts); skipped" >&2
+	exit 0
+fi
+
+# One cluster per machine: wait for another run to finish.
+exec 9<"$0"
+flock 9
+
+t0=$(date +%s.%N)
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# The image reference is in the tarball's manifest.
+ref=$(tar -xOf "$tarball" manifest.json | grep -o '"RepoTags":\["[^"]*"' | sed 's/.*\["//; s/"$//')
+[ -n "$ref" ] || { echo "e2e: no image reference in $tarball" >&2; exit 1; }
+export IOLENS_E2E_IMAGE=$ref IOLENS_E2E_AGENT_TAR=$tarball
+
+down() {
+	local rc=$?
+	trap - EXIT INT TERM
+	local t=$(date +%s.%N)
+	"$here/cluster.sh" down || rc=1
+	echo "e2e: cluster down in $(elapsed "$t")s" >&2
+	if ! "$here/cluster.sh" check; then
+		echo "e2e: FAIL: the cluster left something on the host" >&2
+		rc=1
+	fi
+	echo "e2e: total $(elapsed "$t0")s, exit $rc" >&2
+	exit $rc
+}
+trap down EXIT
+trap 'exit 130' INT TERM
+
+t=$(date +%s.%N)
+kubeconfig=$("$here/cluster.sh" up | tail -1)
+echo "e2e: cluster up in $(elapsed "$t")s (including the build or cache lookup of the Kubernetes binaries)" >&2
+bin=$("$here/build.sh" 2>/dev/null | tail -1)
+
+t=$(date +%s.%N)
+cd "$root"
+IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
+	IOLENS_E2E_STATE=${IOLENS_E2E_STATE:-/var/tmp/iolens-e2e} \
+	go test -count=1 -v -timeout 20m ./test/e2e/
+echo "e2e: tests took $(elapsed "$t")s" >&2
