@@ -239,6 +239,7 @@ func TestCluster(t *testing.T) {
 	t.Run("node-check", e.testNodeCheck)
 	t.Run("missing-class", e.testMissingClass)
 	t.Run("never-binds", e.testNeverBinds)
+	t.Run("pod-security-refused", e.testPodSecurityRefused)
 	t.Run("interrupt", e.testInterrupt)
 	t.Run("keep-and-cleanup", e.testKeepAndCleanup)
 	t.Run("kubectl-plugin", e.testPlugin)
@@ -464,6 +465,24 @@ func (e *env) testNeverBinds(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "1 of 2 targets failed") {
 		t.Errorf("no partial-failure summary")
+	}
+	e.nothingLeft(t)
+}
+
+// testPodSecurityRefused: Block mode runs as root, which a restricted
+// namespace refuses. That must fail at once with the reason and a hint, not
+// after the schedule timeout.
+func (e *env) testPodSecurityRefused(t *testing.T) {
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-block", "--size", "512Mi", "--volume-mode", "Block",
+		"--job", jobFile(t, 1), "--no-save")
+	if r.code == 0 {
+		t.Fatal("exit 0: a root pod ran in a restricted namespace")
+	}
+	if !strings.Contains(r.stderr, "violates PodSecurity") || !strings.Contains(r.stderr, "pod-security.kubernetes.io/enforce=privileged") {
+		t.Errorf("the error does not give the cause and the fix")
+	}
+	if r.took > 60*time.Second {
+		t.Errorf("took %.0fs: the refusal waited for a timeout", r.took.Seconds())
 	}
 	e.nothingLeft(t)
 }
