@@ -24,10 +24,13 @@ run: deps build
 	./$(BIN) run --suite quick $(SCRATCH)
 
 # test: every test. Tests that need root, loop devices or cgroups skip,
-# saying why, when those are not available.
+# saying why, when those are not available. As root, it ends with the
+# Kubernetes end-to-end test on a real single-node cluster (make e2e).
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
+	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
 
 test-short:
 	$(GO) test -short ./...
