@@ -824,6 +824,7 @@ func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
 }
 
 func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
+	started := time.Now()
 	var suite bench.Suite
 	var err error
 	if o.jobEnv != "" {
@@ -841,7 +842,11 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		}
 	}
 	cfg := bench.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
-		RunID: o.runID, IolensVersion: Version}
+		RunID: o.runID, IolensVersion: Version,
+		// When the agent started, to split a target's overhead into the
+		// cluster's part (provisioning, scheduling, container start) and
+		// the test's (preconditioning) with the start of the first test.
+		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
 	if o.device != "" {
 		// The volume was provisioned for this run and is deleted after
 		// it: nothing on it can be lost.
