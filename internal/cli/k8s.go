@@ -525,12 +525,22 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	case errors.As(runErr, &cnf):
 		return runErr
 	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted: %w", len(results), cfg.RunID, runErr)
+		var re *k8s.RunError
+		if errors.As(runErr, &re) && len(re.Errs) > 0 {
+			return fmt.Errorf("interrupted: %d results kept; not everything went well: %w", len(results), runErr)
+		}
+		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted", len(results), cfg.RunID)
 	case sum.Failed() < len(sum.Outcomes):
-		return fmt.Errorf("%w: %w", ErrPartial, runErr)
+		return partialError{runErr}
 	}
 	return runErr
 }
+
+// partialError is a run some of whose targets failed: exit status 3.
+type partialError struct{ err error }
+
+func (e partialError) Error() string   { return e.err.Error() }
+func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
 
 func defaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	cls, err := k8s.Classes(ctx, cs, nil)
@@ -621,6 +631,9 @@ func (p *k8sProgress) event(e k8s.Event) {
 		}
 	case k8s.PhaseFailed:
 		what = "FAILED: " + e.Message
+		if strings.HasSuffix(e.Message, context.Canceled.Error()) {
+			what = "interrupted"
+		}
 	default:
 		if e.Message != "" {
 			what += " " + e.Message

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,12 +167,53 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		}
 	}
 	if ctx.Err() != nil {
-		return r.sum, fmt.Errorf("run %s interrupted: %w", r.Config.RunID, errors.Join(append([]error{ctx.Err()}, errs...)...))
+		// A target stopped by the interruption is no news; a cleanup that
+		// failed, or a target that had failed before, is.
+		var kept []error
+		for _, err := range errs {
+			if !errors.Is(err, context.Canceled) {
+				kept = append(kept, err)
+			}
+		}
+		return r.sum, &RunError{Total: len(targets), Interrupted: ctx.Err(), Errs: kept}
 	}
 	if len(errs) > 0 {
-		return r.sum, fmt.Errorf("%d of %d targets failed: %w", len(errs), len(targets), errors.Join(append([]error{ErrRunFailed}, errs...)...))
+		return r.sum, &RunError{Total: len(targets), Errs: errs}
 	}
 	return r.sum, nil
+}
+
+// RunError is Run's error when targets failed or the run was interrupted.
+// It wraps ErrRunFailed, or the context's error when interrupted, and each
+// target's error.
+type RunError struct {
+	Total int
+	// Interrupted is the context's error when the run was interrupted.
+	Interrupted error
+	// Errs are the targets' errors; for an interrupted run, only those
+	// the interruption did not cause (failed cleanups, earlier failures).
+	Errs []error
+}
+
+func (e *RunError) Error() string {
+	var b strings.Builder
+	if e.Interrupted != nil {
+		fmt.Fprintf(&b, "run interrupted (%v)", e.Interrupted)
+	} else {
+		fmt.Fprintf(&b, "%d of %d targets failed", len(e.Errs), e.Total)
+	}
+	for _, err := range e.Errs {
+		b.WriteString("\n" + err.Error())
+	}
+	return b.String()
+}
+
+func (e *RunError) Unwrap() []error {
+	first := ErrRunFailed
+	if e.Interrupted != nil {
+		first = e.Interrupted
+	}
+	return append([]error{first}, e.Errs...)
 }
 
 // preflight checks that the storage classes exist before anything is
