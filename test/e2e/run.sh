@@ -48,6 +48,12 @@ down() {
 trap down EXIT
 trap 'exit 130' INT TERM
 
+state=${IOLENS_E2E_STATE:-/var/tmp/iolens-e2e}
+if [ -e "$state/up" ]; then
+	# We hold the lock, so no other run owns it: a run that was killed.
+	echo "e2e: removing the cluster a killed run left in $state" >&2
+	"$here/cluster.sh" down
+fi
 t=$(date +%s.%N)
 kubeconfig=$("$here/cluster.sh" up | tail -1)
 echo "e2e: cluster up in $(elapsed "$t")s (including the build or cache lookup of the Kubernetes binaries)" >&2
@@ -56,6 +62,6 @@ bin=$("$here/build.sh" 2>/dev/null | tail -1)
 t=$(date +%s.%N)
 cd "$root"
 IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
-	IOLENS_E2E_STATE=${IOLENS_E2E_STATE:-/var/tmp/iolens-e2e} \
+	IOLENS_E2E_STATE=$state \
 	go test -count=1 -v -timeout 20m ./test/e2e/
 echo "e2e: tests took $(elapsed "$t")s" >&2
