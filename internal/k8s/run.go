@@ -409,7 +409,7 @@ func (st *target) waitStarted(ctx context.Context) error {
 	}
 	bound := st.claim == nil
 	// How often to look for events saying the pod is refused for good.
-	const refusedEvery = 2 * time.Second
+	refusedEvery := min(2*time.Second, 20*r.Client.poll())
 	var lastRefusedCheck time.Time
 	tick := time.NewTicker(r.Client.poll())
 	defer tick.Stop()

@@ -77,7 +77,8 @@ func newFakeCluster(t *testing.T, classes ...string) *fakeCluster {
 		return false, nil, nil
 	})
 	fc.cs.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if res := a.GetResource().Resource; res != "persistentvolumes" {
+		// PVs and nodes are deleted by the fake controllers and tests.
+		if res := a.GetResource().Resource; res != "persistentvolumes" && res != "nodes" {
 			fc.record("delete " + res + " " + a.(k8stesting.DeleteAction).GetName())
 		}
 		return false, nil, nil
@@ -382,6 +383,18 @@ func TestRunFailurePoints(t *testing.T) {
 				fc.logs = staticLogs(agentLog(t, 1, "fio job write_iops failed with error 28 (ENOSPC): No space left on device"))
 			},
 			phase: "run", wantErr: []string{"ENOSPC"}, wantHint: "--size",
+			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
+				"delete jobs iolens-t1-2", "delete pods iolens-t1-2-pod", "delete persistentvolumeclaims iolens-t1-1"},
+		},
+		{
+			name: "node disappears while the test runs",
+			setup: func(fc *fakeCluster, _ *Config) {
+				fc.logs = func(ctx context.Context, _ string, _ int) (io.ReadCloser, error) {
+					_ = fc.cs.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{})
+					return io.NopCloser(&errReader{errors.New("dial tcp 10.0.0.1:10250: connect: no route to host")}), nil
+				}
+			},
+			phase: "run", wantErr: []string{"node node-1 disappeared"}, wantHint: "stable nodes",
 			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
 				"delete jobs iolens-t1-2", "delete pods iolens-t1-2-pod", "delete persistentvolumeclaims iolens-t1-1"},
 		},
