@@ -788,10 +788,44 @@ func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 
 // ---- agent (in the pod) ----
 
+// waitGate waits until path holds a start time (the kubelet writes the pod
+// annotation there), then until that time. It returns a note when it
+// gives up and starts alone.
+func waitGate(ctx context.Context, path string, timeout time.Duration) string {
+	end := time.Now().Add(timeout)
+	for {
+		b, _ := os.ReadFile(path)
+		if s := strings.TrimSpace(string(b)); s != "" {
+			at, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return fmt.Sprintf("start time %q unreadable (%v): starting now", s, err)
+			}
+			// A node clock far off must not hold the test for long.
+			if d := time.Until(at); d > 0 && d < 30*time.Second {
+				select {
+				case <-ctx.Done():
+				case <-time.After(d):
+				}
+			}
+			return ""
+		}
+		if time.Now().After(end) {
+			return fmt.Sprintf("the rest of the group did not come within %s: starting alone", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 type agentOptions struct {
 	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
 	runtime                                                      float64
 	repeat                                                       int
+	startGate                                                    string
+	gateTimeout                                                  time.Duration
 }
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
@@ -816,6 +850,8 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&o.fileSize, "file-size", "", "test file size")
 	f.StringVar(&o.runID, "run-id", "", "run id")
 	f.StringVar(&o.target, "target", "", "target id")
+	f.StringVar(&o.startGate, "start-gate", "", "file that receives the group's start time; wait for it before the first test")
+	f.DurationVar(&o.gateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
 	return cmd
 }
 
@@ -875,9 +911,19 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		}
 		return fw.Write(k8s.Record{Type: k8s.RecordResult, Result: b})
 	}
+	gateDone := o.startGate == ""
 	progress := func(e bench.Event) {
 		switch e.Kind {
 		case bench.EventTestStart:
+			if !gateDone {
+				// The test file is written: wait here, before the first
+				// test, so that the group's volumes are measured together.
+				gateDone = true
+				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true})
+				if msg := waitGate(ctx, o.startGate, o.gateTimeout); msg != "" {
+					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg})
+				}
+			}
 			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name})
 		case bench.EventPrepare, bench.EventInfo:
 			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message})

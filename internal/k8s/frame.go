@@ -36,6 +36,8 @@ type Record struct {
 	Tests   int    `json:"tests,omitempty"`
 	Name    string `json:"name,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Ready: the agent waits for the start time of its group (GatePath).
+	Ready bool `json:"ready,omitempty"`
 	// Result is a bench.Result, kept raw so that the reader does not
 	// depend on knowing every field.
 	Result json.RawMessage `json:"result,omitempty"`

@@ -102,6 +102,7 @@ type Runner struct {
 	mu      sync.Mutex
 	classes map[string]*storagev1.StorageClass
 	sum     Summary
+	gates   map[string]*gate
 }
 
 // ErrRunFailed is wrapped by Run's error when targets failed.
@@ -120,6 +121,7 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		return r.sum, err
 	}
 	groups := Groups(targets)
+	r.gates = newGates(groups)
 	outcomes := make([][]Outcome, len(groups))
 	runGroup := func(i int) {
 		g := groups[i]
@@ -298,6 +300,7 @@ func (r *Runner) runTarget(ctx context.Context, t Target) (o Outcome) {
 	o = Outcome{Target: t, Created: r.Client.now()}
 	st := &target{r: r, t: t, out: &o, phase: ""}
 	defer func() {
+		r.gateLeft(ctx, t)
 		if o.Err != nil {
 			r.event(Event{Target: t, Phase: PhaseFailed, Message: o.Err.Error()})
 		}
@@ -783,6 +786,10 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 		st.lastSeq = rec.Seq
 		switch rec.Type {
 		case RecordEvent:
+			if rec.Ready {
+				st.gateReady(ctx)
+				continue
+			}
 			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
 		case RecordResult:
 			var res bench.Result

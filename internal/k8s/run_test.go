@@ -722,3 +722,105 @@ func TestCleanupFindsLeftovers(t *testing.T) {
 		t.Errorf("order:\n%s", tail)
 	}
 }
+
+// gatedLog is an agent of a --volumes-per-node group: ready, then (once
+// the CLI has set the start time) one test.
+func gatedLog(t *testing.T) []byte {
+	var b bytes.Buffer
+	w := NewFrameWriter(&b)
+	_ = w.Write(Record{Type: RecordEvent, Ready: true})
+	b.Write(agentLog(t, 1, ""))
+	return b.Bytes()
+}
+
+func TestRunGroupStartsTogether(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 3}
+	for _, failOne := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one-fails=%v", failOne), func(t *testing.T) {
+			fc := newFakeCluster(t, "fast")
+			var mu sync.Mutex
+			patched := map[string]string{}
+			fc.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				var p struct {
+					Metadata struct{ Annotations map[string]string } `json:"metadata"`
+				}
+				_ = json.Unmarshal(a.(k8stesting.PatchAction).GetPatch(), &p)
+				mu.Lock()
+				patched[a.(k8stesting.PatchAction).GetName()] = p.Metadata.Annotations[AnnotationStart]
+				mu.Unlock()
+				return true, &corev1.Pod{}, nil
+			})
+			log := gatedLog(t)
+			fc.logs = func(_ context.Context, pod string, _ int) (io.ReadCloser, error) {
+				if failOne && strings.HasPrefix(pod, "iolens-t3-") {
+					// Never ready: its pod dies before the test file is written.
+					return io.NopCloser(bytes.NewReader(nil)), errors.New("container exited")
+				}
+				return io.NopCloser(bytes.NewReader(log)), nil
+			}
+			h := newHarness(t, fc, func(c *Config) { c.Parallel = true })
+			_, err := h.run(t, context.Background(), targetsOf(t, m))
+			if (err != nil) != failOne {
+				t.Fatalf("error %v", err)
+			}
+			want := 3
+			if failOne {
+				want = 2
+			}
+			if len(patched) != want {
+				t.Fatalf("start time set on %d pods (%v), want %d", len(patched), patched, want)
+			}
+			var start string
+			for pod, s := range patched {
+				if start != "" && s != start {
+					t.Errorf("pod %s starts at %s, the group at %s", pod, s, start)
+				}
+				start = s
+			}
+			if _, err := time.Parse(time.RFC3339Nano, start); err != nil {
+				t.Errorf("start time %q: %v", start, err)
+			}
+			// Nobody was told to start before the whole group was ready.
+			var waiting, started int
+			for _, e := range h.events {
+				switch {
+				case strings.HasPrefix(e.Message, "ready; waiting"):
+					waiting++
+				case strings.HasPrefix(e.Message, "group complete"):
+					started++
+					if waiting < want-1 {
+						t.Errorf("group started after %d of %d were ready", waiting+1, want)
+					}
+				}
+			}
+			if started != want {
+				t.Errorf("%d pods told to start, want %d", started, want)
+			}
+		})
+	}
+}
+
+func TestJobSpecStartGate(t *testing.T) {
+	c := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "quick"}}
+	alone := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1"}, "claim")
+	if strings.Contains(strings.Join(alone.Spec.Template.Spec.Containers[0].Args, " "), "--start-gate") {
+		t.Error("a target alone on its node waits for a group")
+	}
+	grouped := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1", Slot: 1}, "claim")
+	args := strings.Join(grouped.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--start-gate "+GatePath) {
+		t.Errorf("grouped target args: %s", args)
+	}
+	if _, ok := grouped.Spec.Template.Annotations[AnnotationStart]; !ok {
+		t.Error("no start annotation on the pod template")
+	}
+	var dw *corev1.DownwardAPIVolumeSource
+	for _, v := range grouped.Spec.Template.Spec.Volumes {
+		if v.DownwardAPI != nil {
+			dw = v.DownwardAPI
+		}
+	}
+	if dw == nil || dw.Items[0].FieldRef.FieldPath != "metadata.annotations['"+AnnotationStart+"']" {
+		t.Errorf("downward API volume: %+v", dw)
+	}
+}

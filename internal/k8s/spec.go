@@ -169,6 +169,11 @@ func (c Config) agentArgs(t Target) []string {
 	if c.Agent.FileSize != "" {
 		a = append(a, "--file-size", c.Agent.FileSize)
 	}
+	if gated(t) {
+		// The wait ends by itself, so a group whose gate is never opened
+		// (a CLI without 'patch' on pods) still runs, only not together.
+		a = append(a, "--start-gate", GatePath, "--gate-timeout", (c.Timeouts.Bind + c.Timeouts.Schedule + c.Timeouts.Start).String())
+	}
 	return a
 }
 
@@ -245,6 +250,14 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 		container.Env = append(container.Env, corev1.EnvVar{Name: jobFileEnv, Value: c.Agent.JobFile})
 	}
 	volumes := []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	var annotations map[string]string
+	if gated(t) {
+		annotations = map[string]string{AnnotationStart: ""}
+		volumes = append(volumes, corev1.Volume{Name: "gate", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{{Path: gateFile, FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationStart + "']"}}},
+		}}})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "gate", MountPath: gateDir, ReadOnly: true})
+	}
 	switch {
 	case c.HostPath != "":
 		dir := corev1.HostPathDirectory
@@ -288,7 +301,7 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 			// A safety net should the CLI die: the pod stops by itself.
 			ActiveDeadlineSeconds: &deadline,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec:       spec,
 			},
 		},

@@ -400,6 +400,15 @@ pids_of_shims() {
 	return 0
 }
 
+shims_of_socket() {
+	local e p
+	for e in /proc/[0-9]*/cmdline; do
+		p=${e#/proc/}; p=${p%/cmdline}
+		tr '\0' ' ' < "$e" 2>/dev/null | grep -q "^/usr/bin/containerd-shim-runc-v2 .*-address $S/run/containerd.sock" && echo "$p"
+	done
+	return 0
+}
+
 kill_pid() { # kill_pid PID: TERM, then KILL after 10 s
 	local p=$1 i
 	kill -0 "$p" 2>/dev/null || return 0
@@ -436,6 +445,8 @@ down() {
 	for n in containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
 		[ -f "$S/pids/$n" ] && kill_pid "$(cat "$S/pids/$n")"
 	done
+	# Shims whose pid file was already gone: found by this cluster's socket.
+	for n in $(shims_of_socket); do kill_pid "$n"; done
 	# Mounts under the state dir and pod netns, deepest first.
 	local m
 	for i in 1 2 3; do

@@ -326,6 +326,21 @@ func (e *env) testMatrix(t *testing.T) {
 			}
 		}
 	}
+	// The two volumes of a class share the node: they are measured
+	// together, whatever their provisioning times (the start gate). Both
+	// tests last as long, so they end together too.
+	ends := map[string][]time.Time{}
+	for _, res := range rs {
+		ends[res.Target.Labels["k8s.storage-class"]] = append(ends[res.Target.Labels["k8s.storage-class"]], res.End)
+	}
+	for class, e := range ends {
+		if d := e[0].Sub(e[1]).Abs(); len(e) == 2 && d > 1500*time.Millisecond {
+			t.Errorf("class %s: the two volumes' tests ended %.1fs apart; they should run together", class, d.Seconds())
+		}
+	}
+	if !strings.Contains(r.stderr, "group complete: starting together") {
+		t.Errorf("no start gate in the progress")
+	}
 	for _, k := range []string{"local-path#1", "local-path#2", "local-path-b#1", "local-path-b#2"} {
 		if slots[k] != 1 {
 			t.Errorf("target %s: %d results, want 1 (%v)", k, slots[k], slots)
