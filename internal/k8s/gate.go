@@ -41,7 +41,7 @@ type gate struct {
 	mu     sync.Mutex
 	total  int
 	ready  map[string]*target // by target id
-	gone   map[string]bool   // targets that ended before they were ready
+	gone   map[string]bool    // targets that ended before they were ready
 	opened bool
 }
 
