@@ -109,7 +109,7 @@ func write(name, rw string, bs int64, qd int, runtime float64) bench.TestSpec {
 
 // TestGroundTruthCreditBurst: a gp2-style bucket, scaled 30x, lasts about
 // 15 s at 1500 IOPS against a 300 IOPS baseline; the cliff's burst
-// duration matches the controller's burst-end within 10%.
+// end (the cliff) matches the controller's burst-end within 10%.
 func TestGroundTruthCreditBurst(t *testing.T) {
 	groundTruthEnv(t)
 	const base, burst, burstS, scale = 300, 1500, 15.0, 30
@@ -131,10 +131,13 @@ func TestGroundTruthCreditBurst(t *testing.T) {
 	if len(cliffs) != 1 {
 		t.Fatalf("want one cliff, got %d", len(cliffs))
 	}
-	got := *cliffs[0].DurationS
-	t.Logf("burst: event log %.2f s, cliff finding %.2f s (ratio %.3f)", truth, got, got/truth)
-	if math.Abs(got/truth-1) > 0.10 {
-		t.Errorf("burst duration %.1f s, event log says %.1f s: off by more than 10%%", got, truth)
+	// The burst ends when the bucket does, whatever rate the first
+	// seconds ran at (a loaded machine starts slow and spends credits
+	// slower): compare where the cliff is.
+	got := *cliffs[0].StartS
+	t.Logf("burst end: event log t=%.2f s, cliff finding t=%.2f s (ratio %.3f), burst %.2f s", truth, got, got/truth, *cliffs[0].DurationS)
+	if math.Abs(got-truth) > math.Max(1.5, 0.1*truth) {
+		t.Errorf("cliff at t=%.1f s, event log says the burst ended at t=%.1f s: off by more than 10%%", got, truth)
 	}
 	if len(byKind(res.Findings, analysis.KindStall)) != 0 {
 		t.Error("stall findings on a credit cliff")

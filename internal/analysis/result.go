@@ -141,6 +141,10 @@ func seriesFindings(pts []Point, loaded bool) []bench.Finding {
 			f.Summary = "no 1 s series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
 			break
 		}
+		if len(pts) >= MinSeriesS {
+			f.Summary = fmt.Sprintf("steady state not judged: %d s of 1 s samples, shorter than its %d s window (run longer to judge it)", len(pts), st.Window)
+			break
+		}
 		f.Summary = fmt.Sprintf("not enough data: %d s of 1 s samples; steady state, stalls and cliffs need at least %d s", len(pts), MinSeriesS)
 	}
 	if st.State != SteadyShort {

@@ -418,7 +418,11 @@ type CliffDetector struct {
 	highStart float64
 	// pending holds the first windows below the threshold until there
 	// are enough to call it a drop.
-	pending   []sample
+	pending []sample
+	// rising holds the first windows well above the high plateau: a
+	// sustained step up (a slow start, a warm-up) starts the plateau
+	// again at the new level.
+	rising    []sample
 	candidate bool
 	cStart    float64
 	low       welford
@@ -510,6 +514,27 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		d.high, d.highStart, d.low = d.low, d.cStart, welford{}
 		return nil
 	}
+	if d.high.n >= 3 && v > hm/(1-d.cfg.Drop) {
+		for _, p := range d.pending {
+			d.high.add(p.t, p.v)
+		}
+		d.pending = d.pending[:0]
+		d.rising = append(d.rising, sample{t, v, dt})
+		if len(d.rising) < 3 {
+			return nil
+		}
+		d.high = welford{}
+		d.highStart = d.rising[0].t - d.rising[0].dt
+		for _, p := range d.rising {
+			d.high.add(p.t, p.v)
+		}
+		d.rising = d.rising[:0]
+		return nil
+	}
+	for _, p := range d.rising {
+		d.high.add(p.t, p.v)
+	}
+	d.rising = d.rising[:0]
 	burst := d.high.n > 0 && (t-dt)-d.highStart >= d.cfg.MinBurstS-1e-9
 	if burst && v < (1-d.cfg.Drop)*hm {
 		d.pending = append(d.pending, sample{t, v, dt})

@@ -201,3 +201,18 @@ func TestCliffDetectorSurvivesADip(t *testing.T) {
 		t.Fatalf("want one cliff after a 16 s burst, got %+v", cliffs)
 	}
 }
+
+func TestCliffDetectorSlowStart(t *testing.T) {
+	// Measured under load on an emulated gp2-style disk: the first
+	// seconds ran slow, then the burst rate, then the baseline. The burst
+	// is counted from where its rate began.
+	s := cat(series{4.0e6, 2.3e6, 2.1e6, 2.4e6}, flat(14, 6.1e6).noisy(0.03, 11), flat(17, 1.2e6))
+	_, cliffs := runDetectors(s, nil)
+	if len(cliffs) != 1 {
+		t.Fatalf("want one cliff, got %+v", cliffs)
+	}
+	c := cliffs[0]
+	if *c.StartS != 18 || *c.DurationS != 14 || math.Abs(c.Evidence["burst_rate"]/6.1e6-1) > 0.03 {
+		t.Errorf("cliff at %v after %v s at %.0f B/s: want at 18 after 14 s at 6.1 MB/s", *c.StartS, *c.DurationS, c.Evidence["burst_rate"])
+	}
+}
