@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
@@ -549,8 +550,27 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// expectFromCatalog looks a disk up in the cloud catalog.
+// expectFromCatalog looks a disk (and the VM it is attached to) up in the
+// cloud catalog: the disk's sustained limits, its burst allowance when it
+// bursts without opting in, and the VM's uncached caps.
 func expectFromCatalog(spec, vm string) (*watch.Ceiling, error) {
-	return nil, &UsageError{Err: fmt.Errorf("--expect %s: the disk catalog is not available in this build", spec),
-		Hint: "give the limits: --expect iops=500,bw=100MB,burst-iops=3500,burst-bw=170MB,burst-s=1800"}
+	cat, err := limits.Default()
+	if err != nil {
+		return nil, err
+	}
+	x, err := cat.ParseExpectation(spec, vm, nil, "")
+	if err != nil {
+		return nil, specError(err)
+	}
+	d := x.Disk
+	c := &watch.Ceiling{Name: d.Spec, IOPS: d.Read.IOPS, BWBytes: d.Read.BWBytes}
+	if b := d.Burst; b != nil && !b.OptIn && b.Seconds > 0 {
+		c.BurstIOPS, c.BurstBWBytes, c.BurstSeconds = b.IOPS, b.BWBytes, b.Seconds
+	}
+	if x.VM != nil {
+		c.Name += " on " + x.VM.ID
+		r, _ := x.VMRate(false)
+		c.VMIOPS, c.VMBWBytes = r.IOPS, r.BWBytes
+	}
+	return c, nil
 }

@@ -123,7 +123,18 @@ func TestParseExpect(t *testing.T) {
 	if *c != want {
 		t.Errorf("got %+v, want %+v", *c, want)
 	}
-	for _, bad := range []string{"iops", "iops=x", "bw=10XB", "speed=3", "burst-s=10"} {
+	// Catalog names: a P10 bursts from 500 to 3500 IOPS for 30 minutes.
+	c, err = parseExpect("azure:P10", "Standard_DS2_v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IOPS != 500 || c.BWBytes != 100e6 || c.BurstIOPS != 3500 || c.BurstSeconds != 1800 || c.VMIOPS != 6400 || c.VMBWBytes != 96e6 {
+		t.Errorf("azure:P10 on Standard_DS2_v2: got %+v", *c)
+	}
+	if c, err = parseExpect("aws:gp3", ""); err != nil || c.IOPS != 3000 || c.BurstSeconds != 0 {
+		t.Errorf("aws:gp3: %+v, %v", c, err)
+	}
+	for _, bad := range []string{"iops", "iops=x", "bw=10XB", "speed=3", "burst-s=10", "azure:P99", "nosuch:disk"} {
 		if _, err := parseExpect(bad, ""); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
