@@ -15,6 +15,7 @@ var severityRank = map[string]int{"none": 0, analysis.SevInfo: 1, analysis.SevWa
 
 func newAnalyzeCommand(streams IOStreams) *cobra.Command {
 	var output, failOn string
+	var expect expectOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
 		Short: "Re-analyse saved results or plain fio output: findings, steady state, repeat statistics",
@@ -24,11 +25,13 @@ cliffs, writeback tails and page-cache inflation, QD sweep regimes, the
 etcd fdatasync verdict, and statistics over repeated runs. Findings that
 were saved with the results are replaced by the fresh analysis. Stalls,
 cliffs and writeback need the 1 s series iolens records; plain fio output
-has none, so those checks say there is not enough data.`,
+has none, so those checks say there is not enough data. With --expect,
+each result is also compared with what that disk should deliver.`,
 		Example: `  iolens analyze results.ndjson
   iolens analyze -o md results.ndjson > findings.md
   iolens analyze -o ndjson results.ndjson > reanalysed.ndjson
-  fio --output-format=json+ etcd.fio > etcd.json && iolens analyze etcd.json --fail-on fail`,
+  fio --output-format=json+ etcd.fio > etcd.json && iolens analyze etcd.json --fail-on fail
+  iolens analyze results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := severityRank[failOn]; !ok {
@@ -42,11 +45,20 @@ has none, so those checks say there is not enough data.`,
 				}
 				render = r
 			}
+			diag, err := expect.diagnoser(cmd)
+			if err != nil {
+				return err
+			}
 			rs, err := report.ReadFiles(args, streams.In)
 			if err != nil {
 				return err
 			}
 			analysis.Annotate(rs)
+			for i := range rs {
+				if diag != nil {
+					diag(&rs[i])
+				}
+			}
 			if err := render(streams.Out, rs); err != nil {
 				return err
 			}
@@ -58,6 +70,7 @@ has none, so those checks say there is not enough data.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", ")+" (all but text carry the results with their findings)")
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit 1 when a finding has this severity or worse: none, info, warn, fail")
+	expect.addFlags(cmd)
 	return cmd
 }
 

@@ -75,3 +75,18 @@ func TestAnalyzeReplacesSavedFindings(t *testing.T) {
 		t.Errorf("text:\n%s", out)
 	}
 }
+
+func TestAnalyzeExpect(t *testing.T) {
+	fixture := "../report/testdata/randread_4k_qd8.jsonplus.json"
+	out, errs, code := execute(t, "analyze", "--expect", "azure:P15", fixture)
+	if code != 0 || !strings.Contains(out, "of the azure:P15 ceiling at 4 KiB (1,100 IOPS") {
+		t.Fatalf("exit %d, %s\n%s", code, errs, out)
+	}
+	// 23k IOPS on a P15 is above what the disk can do: a warning.
+	if _, _, code := execute(t, "analyze", "--expect", "azure:P15", "--fail-on", "warn", fixture); code != 1 {
+		t.Errorf("--fail-on warn above the ceiling: exit %d, want 1", code)
+	}
+	if _, errs, code := execute(t, "analyze", "--expect", "azure:P99", fixture); code != 2 || !strings.Contains(errs, "hint:") {
+		t.Errorf("unknown disk: exit %d, %s", code, errs)
+	}
+}
