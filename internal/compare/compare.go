@@ -3,10 +3,9 @@ package compare
 import (
 	"math"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Alpha is the significance level of the tests.
@@ -85,21 +84,13 @@ func (w *Welch) Verdict() string {
 	return "not significant"
 }
 
-// WelchTest runs Welch's unequal-variance t-test on a and b, two-sided.
+// WelchTest runs Welch's unequal-variance t-test on a and b, two-sided;
+// T is positive when b's mean is higher.
 func WelchTest(a, b []float64) Welch {
-	if len(a) < 2 || len(b) < 2 {
+	t, df, p := analysis.WelchT(b, a)
+	if math.IsNaN(p) {
 		return Welch{}
 	}
-	ma, va := stat.MeanVariance(a, nil)
-	mb, vb := stat.MeanVariance(b, nil)
-	na, nb := float64(len(a)), float64(len(b))
-	sa, sb := va/na, vb/nb
-	if sa+sb == 0 {
-		return Welch{}
-	}
-	t := (mb - ma) / math.Sqrt(sa+sb)
-	df := (sa + sb) * (sa + sb) / (sa*sa/(na-1) + sb*sb/(nb-1))
-	p := 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
 	return Welch{Enough: true, T: t, DF: df, P: p, Significant: p < Alpha}
 }
 
