@@ -142,7 +142,10 @@ func TestGroundTruthCreditBurst(t *testing.T) {
 	if len(byKind(res.Findings, analysis.KindStall)) != 0 {
 		t.Error("stall findings on a credit cliff")
 	}
-	if hi, lo := cliffs[0].Evidence["burst_rate"], cliffs[0].Evidence["plateau_rate"]; math.Abs(hi/(burst*4096)-1) > 0.1 || math.Abs(lo/(base*4096)-1) > 0.1 {
+	// The caps bound both rates from above; a loaded machine may run
+	// below them (a slow start lowers the burst's mean).
+	near := func(got, cap float64) bool { return got <= 1.1*cap && got >= 0.75*cap }
+	if hi, lo := cliffs[0].Evidence["burst_rate"], cliffs[0].Evidence["plateau_rate"]; !near(hi, burst*4096) || !near(lo, base*4096) {
 		t.Errorf("rates %.0f and %.0f B/s, want about %d and %d", hi, lo, burst*4096, base*4096)
 	}
 }

@@ -426,9 +426,13 @@ type CliffDetector struct {
 	candidate bool
 	cStart    float64
 	low       welford
-	lowLast   float64
-	recent    [3]float64
-	nRecent   int
+	// first is the first low window, rest the low plateau without it
+	// (that window may straddle the drop).
+	first   sample
+	rest    welford
+	lowLast float64
+	recent  [3]float64
+	nRecent int
 }
 
 type sample struct{ t, v, dt float64 }
@@ -492,27 +496,34 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		if d.recentMedian() >= (1-d.cfg.Drop/2)*hm {
 			// Back up: a dip, not a cliff.
 			d.candidate = false
-			d.low = welford{}
+			d.low, d.rest = welford{}, welford{}
 			d.high.add(t, v)
 			return nil
 		}
 		d.low.add(t, v)
+		d.rest.add(t, v)
 		d.lowLast = t
 		if d.lowLast-d.cStart < d.cfg.MinLowS-1e-9 {
 			return nil
 		}
 		d.candidate = false
-		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
-		if stable(&d.high) && stable(&d.low) && d.low.mean <= (1-d.cfg.Drop)*hm {
-			f := d.finding()
-			// The new plateau is the level a further drop is measured from.
-			d.high, d.highStart, d.low = d.low, d.cStart, welford{}
-			return []bench.Finding{f}
+		low, at := d.low, d.cStart
+		if lo, f := d.rest.mean, d.first; d.rest.n >= 2 && f.v < hm && f.v-lo > 0.1*(hm-lo) {
+			// The rate fell inside the first low window, which ran
+			// partly at each rate: place the drop by the mix, and judge
+			// the plateau without that window.
+			low, at = d.rest, d.cStart+(f.v-lo)/(hm-lo)*f.dt
 		}
-		// Not two stable plateaus (a ramp, noise): start over from the
-		// lower level.
-		d.high, d.highStart, d.low = d.low, d.cStart, welford{}
-		return nil
+		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
+		var out []bench.Finding
+		if stable(&d.high) && stable(&low) && low.mean <= (1-d.cfg.Drop)*hm {
+			out = append(out, d.finding(at, &low))
+		}
+		// The new plateau is the level a further drop is measured from;
+		// if this was not two stable plateaus (a ramp, noise), it starts
+		// over from there all the same.
+		d.high, d.highStart, d.low, d.rest = low, at, welford{}, welford{}
+		return out
 	}
 	if d.high.n >= 3 && v > hm/(1-d.cfg.Drop) {
 		for _, p := range d.pending {
@@ -543,9 +554,13 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		}
 		d.candidate = true
 		d.cStart = d.pending[0].t - d.pending[0].dt
-		d.low = welford{}
-		for _, p := range d.pending {
+		d.first = d.pending[0]
+		d.low, d.rest = welford{}, welford{}
+		for i, p := range d.pending {
 			d.low.add(p.t, p.v)
+			if i > 0 {
+				d.rest.add(p.t, p.v)
+			}
 			d.lowLast = p.t
 		}
 		d.pending = d.pending[:0]
@@ -570,18 +585,18 @@ func (d *CliffDetector) recentMedian() float64 {
 	return a[n/2]
 }
 
-func (d *CliffDetector) finding() bench.Finding {
-	burst := d.cStart - d.highStart
-	hi, lo := d.high.mean, d.low.mean
+func (d *CliffDetector) finding(at float64, low *welford) bench.Finding {
+	burst := at - d.highStart
+	hi, lo := d.high.mean, low.mean
 	return bench.Finding{
 		Kind: KindCliff, Severity: SevWarn,
-		StartS: f64(d.cStart), DurationS: f64(burst),
+		StartS: f64(at), DurationS: f64(burst),
 		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
-			d.cStart, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),
+			at, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),
 		Evidence: map[string]float64{
 			"burst_start_s": d.highStart, "burst_duration_s": burst,
-			"burst_rate": hi, "plateau_rate": lo, "burst_cv": d.high.cv(), "plateau_cv": d.low.cv(),
-			"burst_trend": d.high.excursion(), "plateau_trend": d.low.excursion(),
+			"burst_rate": hi, "plateau_rate": lo, "burst_cv": d.high.cv(), "plateau_cv": low.cv(),
+			"burst_trend": d.high.excursion(), "plateau_trend": low.excursion(),
 		},
 	}
 }

@@ -216,3 +216,23 @@ func TestCliffDetectorSlowStart(t *testing.T) {
 		t.Errorf("cliff at %v after %v s at %.0f B/s: want at 18 after 14 s at 6.1 MB/s", *c.StartS, *c.DurationS, c.Evidence["burst_rate"])
 	}
 }
+
+func TestCliffDetectorLoadedMachine(t *testing.T) {
+	// Measured on a loaded CI machine (emulated gp2-style disk, 1500
+	// then 300 IOPS of 4 KiB): a slow start, dips, and a drop that falls
+	// inside one second, which ran partly at each rate.
+	s := series{5.6e6, 3.7e6, 3.2e6, 4.0e6, 5.7e6, 6.1e6, 6.1e6, 6.1e6, 6.1e6, 6.1e6, 6.2e6, 6.3e6, 5.9e6, 6.6e6, 3.6e6, 2.9e6, 5.3e6, 4.8e6, 3.0e6}
+	s = cat(s, flat(15, 1.2e6))
+	_, cliffs := runDetectors(s, nil)
+	if len(cliffs) != 1 {
+		t.Fatalf("want one cliff, got %+v", cliffs)
+	}
+	c := cliffs[0]
+	if at := *c.StartS; at < 18 || at > 19 {
+		t.Errorf("cliff placed at t=%.2f, want inside the second from 18 to 19", at)
+	}
+	if lo := c.Evidence["plateau_rate"]; math.Abs(lo/1.2e6-1) > 0.02 {
+		t.Errorf("plateau %.0f B/s, want 1.2 MB/s (the straddling second left out)", lo)
+	}
+	t.Logf("%s", c.Summary)
+}
