@@ -1,4 +1,6 @@
 # iolens build and test entry points. See README.md.
+# scripts/install-deps puts Go in /usr/local/go when none is installed.
+export PATH := $(PATH):/usr/local/go/bin
 GO      ?= go
 BIN     := bin/iolens
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
