@@ -571,22 +571,22 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "PROFILE\tIOPS\tBANDWIDTH\tBURST\tSOURCE")
-			for _, n := range []string{"azure:P4", "azure:P15", "azure:E10", "aws:gp2:100GiB", "aws:gp3", "ibm:10iops-tier:300GiB"} {
+			for _, n := range emulate.Examples {
 				p, err := emulate.LookupProfile(n)
 				if err != nil {
 					return err
 				}
 				burst := "-"
 				switch {
-				case p.BurstSeconds > 0:
+				case p.BurstBPS > 0:
 					burst = fmt.Sprintf("%s, %s for %.0f s", emulate.FormatIOPS(p.BurstIOPS), emulate.FormatRate(p.BurstBPS), p.BurstSeconds)
-				case p.BucketIOs > 0:
-					burst = fmt.Sprintf("%s, %.3g IO credits", emulate.FormatIOPS(p.BurstIOPS), p.BucketIOs)
+				case p.BurstIOPS > 0:
+					burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", emulate.FormatIOPS(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
 				}
 				fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\n", p.Name, p.IOPS, emulate.FormatRate(p.BPS), burst, p.Source)
 			}
 			tw.Flush()
-			fmt.Fprintln(streams.Out, "\nSized forms: aws:gp2:SIZE and ibm:10iops-tier:SIZE take any size, e.g. aws:gp2:500GiB.")
+			fmt.Fprintln(streams.Out, "\nAny disk of 'iolens catalog list' works too, at any size: aws:gp2:500GiB, gcp:pd-ssd:1TiB, azure:P30.")
 			return nil
 		},
 	}
