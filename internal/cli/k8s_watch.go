@@ -25,15 +25,19 @@ const WatchSelector = "app.kubernetes.io/name=iolens-watch"
 
 // apiPodNamer names pods and containers on this node through the API,
 // when iolens watch runs in a pod with a service account allowed to list
-// pods. Lookups of unknown UIDs relist at most every 10 s.
+// pods. A lookup never waits for the API: an unknown UID starts a relist
+// in the background (at most one at a time, and at most every 10 s) and
+// misses, so that the caller falls back to the next namer and the
+// sampling loop keeps its pace when the API is slow or out of reach.
 type apiPodNamer struct {
 	cs   kubernetes.Interface
 	node string
 
-	mu     sync.Mutex
-	pods   map[string][2]string // uid -> namespace, name
-	ctrs   map[string]string    // container id -> name
-	listed time.Time
+	mu      sync.Mutex
+	pods    map[string][2]string // uid -> namespace, name
+	ctrs    map[string]string    // container id -> name
+	listed  time.Time
+	listing bool
 }
 
 func newAPIPodNamer(node string) *apiPodNamer {
@@ -59,10 +63,16 @@ func (a *apiPodNamer) Pod(uid, cid string) (string, string, string, bool) {
 	if p, ok := a.pods[uid]; ok {
 		return p[0], p[1], a.ctrs[cid], true
 	}
-	if time.Since(a.listed) < 10*time.Second {
-		return "", "", "", false
+	if !a.listing && time.Since(a.listed) >= 10*time.Second {
+		a.listing, a.listed = true, time.Now()
+		go a.relist()
 	}
-	a.listed = time.Now()
+	return "", "", "", false
+}
+
+// relist lists the node's pods and replaces the maps; on an error it keeps
+// the last good ones.
+func (a *apiPodNamer) relist() {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	opts := metav1.ListOptions{}
@@ -70,8 +80,11 @@ func (a *apiPodNamer) Pod(uid, cid string) (string, string, string, bool) {
 		opts.FieldSelector = "spec.nodeName=" + a.node
 	}
 	list, err := a.cs.CoreV1().Pods("").List(ctx, opts)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.listing = false
 	if err != nil {
-		return "", "", "", false
+		return
 	}
 	a.pods, a.ctrs = map[string][2]string{}, map[string]string{}
 	for _, p := range list.Items {
@@ -82,8 +95,6 @@ func (a *apiPodNamer) Pod(uid, cid string) (string, string, string, bool) {
 			}
 		}
 	}
-	p, ok := a.pods[uid]
-	return p[0], p[1], a.ctrs[cid], ok
 }
 
 // ---- iolens k8s watch ----
