@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolens/iolens/internal/watch/record"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,6 +29,9 @@ import (
 )
 
 const (
+	// nodeIP is the node's address in the cluster's network namespace
+	// (cluster.sh), where the API server listens on 6443.
+	nodeIP    = "10.123.0.2"
 	watchNS   = "iolens"
 	watchPort = "9101"
 	// stallIOPS is the throttle the test puts on the writer's cgroup to
@@ -136,6 +141,12 @@ func TestWatch(t *testing.T) {
 		t.Errorf("%.0f write IOPS after the throttle was lifted; the writer did not recover", w)
 	}
 
+	// The pod was named through the API, with the service account of the
+	// manifest: only the API knows the container's name.
+	if !e.namedThroughAPI(t, pod, writer, "fio") {
+		t.Errorf("no sample names container fio of %s/%s: the watch pod could not list pods through the API", nsPriv, writer)
+	}
+
 	// The watch pod ran the whole time: probes answered, no restart.
 	p, err := e.cs.CoreV1().Pods(watchNS).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
@@ -227,6 +238,10 @@ func (e *env) deployWatch(t *testing.T, objs []runtime.Object, dev string) {
 			c := &ps.Containers[0]
 			c.Image = image
 			c.Args = append(c.Args, dev)
+			// No kube-proxy here: the kubernetes Service's IP leads
+			// nowhere, so the pod is pointed at the API server itself.
+			c.Env = append(c.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: nodeIP},
+				corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: "6443"})
 			for i := range ps.Volumes {
 				if ps.Volumes[i].Name == "pod-logs" {
 					// This kubelet's podLogsDir (cluster.sh).
@@ -479,6 +494,34 @@ next:
 func (m metrics) has(name string, labels ...string) bool {
 	_, ok := m.get(name, labels...)
 	return ok
+}
+
+// namedThroughAPI reads the watch pod's NDJSON output and reports whether
+// a sample lists the writer pod's container by name.
+func (e *env) namedThroughAPI(t *testing.T, pod, writer, container string) bool {
+	t.Helper()
+	b, err := e.cs.CoreV1().Pods(watchNS).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named, unnamed int
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var r record.Record
+		if json.Unmarshal(line, &r) != nil || r.Type != record.TypeSample {
+			continue
+		}
+		for _, c := range r.Top {
+			if c.Namespace == nsPriv && c.Pod == writer {
+				if c.Container == container {
+					named++
+				} else {
+					unnamed++
+				}
+			}
+		}
+	}
+	t.Logf("samples naming the writer: %d with its container's name, %d without", named, unnamed)
+	return named > 0
 }
 
 // rowOf returns the line of an 'iolens k8s watch' table for a device.
