@@ -74,6 +74,8 @@ type Host struct {
 	PressurePct    float64 // -1 when unknown
 	DirtyBytes     uint64
 	WritebackBytes uint64
+	// holds are, by device, the throttle caps that cgroups' IO ran into.
+	holds map[string][]hold
 }
 
 // pending says whether the host shows IO waiting somewhere.
@@ -87,6 +89,27 @@ func (th Thresholds) pending(h Host) (bool, string) {
 		return true, fmt.Sprintf("iowait %.0f%%", h.IowaitPct)
 	}
 	return false, ""
+}
+
+// loweredShare: an interval that ran below this share of the recent rate
+// and ended under a throttle cap lowered in it, far below that rate, is
+// the start of a stall.
+const loweredShare = 0.5
+
+// heldBelow returns a throttle cap that holds IO below the given rates
+// (IOs and bytes per second): the cap alone explains a collapse, and IO is
+// waiting in the throttle's queue. With lowered, only a cap that went
+// down during the interval counts.
+func heldBelow(hs []hold, iops, bytes float64, lowered bool) (hold, bool) {
+	for _, h := range hs {
+		if lowered && !h.lowered {
+			continue
+		}
+		if h.iops() && h.cap < iops || !h.iops() && h.cap < bytes {
+			return h, true
+		}
+	}
+	return hold{}, false
 }
 
 // tracker follows one device through time: its recent active rate, its
@@ -172,11 +195,21 @@ func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingV
 	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.StallRatio*refIOPS) {
 		if queued || s.UtilPct >= th.SaturatedUtilPct {
 			stalled, why = true, fmt.Sprintf("aqu-sz %.1f, util %.0f%%", s.QueueSize, s.UtilPct)
+		} else if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, false); ok {
+			stalled, why = true, hd.String()
 		} else if p, w := th.pending(h); p {
 			stalled, why = true, w
 		}
 		if stalled {
 			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", bytesSI(bytes), bytes/refBytes*100, bytesSI(refBytes), why)
+		}
+	} else if haveRef && refBytes > 0 && bytes < loweredShare*refBytes && iops < loweredShare*refIOPS {
+		// A throttle cap that went down during the interval, far below
+		// the recent rate, holds the device from now on: the part of the
+		// interval that ran before it does not delay the stall by one.
+		if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, true); ok {
+			stalled = true
+			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", bytesSI(bytes), bytes/refBytes*100, bytesSI(refBytes), hd.String())
 		}
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"time"
@@ -24,14 +25,55 @@ type Detector interface {
 	Flush() []bench.Finding
 }
 
-// CliffDetectors gives each device analysis' streaming cliff detector on
-// its throughput. Stalls are not left to a throughput-only detector: a
-// live workload may simply stop, so the state machine asks for evidence
-// that IO is pending as well.
+// CliffDetectors gives each device analysis' streaming cliff detector,
+// on its throughput and on its IOPS. Stalls are not left to a
+// throughput-only detector: a live workload may simply stop, so the state
+// machine asks for evidence that IO is pending as well.
 func CliffDetectors(interval time.Duration) func(string) []Detector {
 	return func(string) []Detector {
-		return []Detector{analysis.NewCliffDetector(analysis.CliffConfig{Interval: interval.Seconds(), MinBurstS: 5, MinLowS: 5})}
+		cfg := analysis.CliffConfig{Interval: interval.Seconds(), MinBurstS: 5, MinLowS: 5}
+		byIOPS := cfg
+		byIOPS.Unit = analysis.UnitIOPS
+		return []Detector{&cliffs{bytes: analysis.NewCliffDetector(cfg), iops: analysis.NewCliffDetector(byIOPS), gap: cfg.MinLowS}}
 	}
+}
+
+// cliffs looks for a cliff in throughput and in IOPS. A disk capped in
+// IOPS drops to a steady IOPS plateau whose throughput moves with the
+// request size (a file system journal's commit every few seconds is
+// enough to make it look like a ramp), and a disk capped in bandwidth the
+// other way round. A drop seen in both is logged once, by whichever sees
+// it first.
+type cliffs struct {
+	bytes, iops *analysis.CliffDetector
+	gap         float64
+	last        *float64
+}
+
+func (c *cliffs) Add(t, v float64, s *bench.DeviceSample) []bench.Finding {
+	var iops float64
+	if s != nil {
+		iops = s.ReadIOPS + s.WriteIOPS
+	}
+	return c.once(append(c.bytes.Add(t, v, s), c.iops.Add(t, iops, s)...))
+}
+
+func (c *cliffs) Flush() []bench.Finding { return c.once(append(c.bytes.Flush(), c.iops.Flush()...)) }
+
+// once drops a cliff placed within gap seconds of the last one logged.
+func (c *cliffs) once(fs []bench.Finding) []bench.Finding {
+	var out []bench.Finding
+	for _, f := range fs {
+		if f.StartS != nil {
+			if c.last != nil && math.Abs(*f.StartS-*c.last) < c.gap {
+				continue
+			}
+			at := *f.StartS
+			c.last = &at
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Config says what to watch and how.
@@ -76,6 +118,7 @@ type Watcher struct {
 	atBase   map[string]int
 	warned   map[string]bool
 	storm    *storm
+	throttle *throttles
 	started  bool
 	// StallSeconds per device, for the metrics counter.
 	last record.Record
@@ -126,6 +169,7 @@ func New(cfg Config) (*Watcher, error) {
 			w.credits[n] = newCredit(*cfg.Ceiling)
 		}
 	}
+	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
 	r, err := diskstats.NewReader(cfg.ProcRoot, cfg.Devices)
 	if err != nil {
 		return nil, err
@@ -152,6 +196,7 @@ func (w *Watcher) Start(now time.Time) (record.Record, error) {
 		}
 	}
 	w.prev, w.start, w.started = s, now, true
+	w.throttle.sample(now, 0)
 	w.prevPSI, w.psi = w.pressure()
 	if w.cfg.Cgroups != nil {
 		if _, err := w.cfg.Cgroups.Sample(0, w.majmin); err != nil {
@@ -194,7 +239,8 @@ func (w *Watcher) Tick(now time.Time) ([]record.Record, error) {
 	dt := cur.At.Sub(w.prev.At)
 	w.prev = cur
 	t := now.Sub(w.start).Seconds()
-	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes, PressurePct: -1}
+	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes, PressurePct: -1,
+		holds: w.throttle.sample(now, dt.Seconds())}
 	if w.psi {
 		if tot, ok := w.pressure(); ok && dt > 0 {
 			if tot >= w.prevPSI {

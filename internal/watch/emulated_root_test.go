@@ -1,0 +1,323 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/watch/record"
+)
+
+// The emulator's controller logs when a write cache fills and drains and
+// when burst credits run out; these tests hold watch to that log while
+// plain fio, started in the background and unaware of watch, writes to
+// the emulated disk. About 50 s in all, root only.
+
+func emulatedEnv(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real loop devices and IO")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts, cgroups)")
+	}
+	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
+		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+// emulatedWatch is watch running in-process on an emulated disk while
+// fio writes to it.
+type emulatedWatch struct {
+	mu   sync.Mutex
+	recs []record.Record
+}
+
+func (e *emulatedWatch) records() []record.Record {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]record.Record(nil), e.recs...)
+}
+
+// runEmulated creates the disk, starts watch on its loop device, then
+// fio (plain, in the disk's cgroup, writing a file on its file system),
+// and keeps both running until done says the event log holds what the
+// test needs, or until timeout. Everything is torn down when the test
+// ends, whatever happened.
+func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time.Duration, done func([]emulate.Event) bool) (*emulatedWatch, []emulate.Event) {
+	t.Helper()
+	spec.Dir = t.TempDir()
+	spec.SizeBytes = 1 << 30
+	d, err := emulate.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("emulate: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := d.ForceDestroy(ctx); err != nil {
+			t.Errorf("destroying the emulated disk: %v", err)
+		}
+	})
+	e := &emulatedWatch{}
+	w, err := New(Config{Devices: []string{filepath.Base(d.Device)}, Interval: time.Second, Host: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan error, 1)
+	go func() {
+		watched <- w.Run(wctx, func(r record.Record) error {
+			e.mu.Lock()
+			e.recs = append(e.recs, r)
+			e.mu.Unlock()
+			return nil
+		})
+	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopWatch()
+			if err := <-watched; err != nil {
+				t.Errorf("watch: %v", err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+
+	// A second of idle device first: watch's first intervals are then
+	// not the workload's start-up.
+	time.Sleep(time.Second)
+	fctx, stopFio := context.WithCancel(context.Background())
+	args := append([]string{"--name=w", "--filename=" + filepath.Join(d.Mount, "fio.dat"), "--direct=1", "--thread",
+		"--time_based", "--runtime=" + fmt.Sprint(int(timeout.Seconds())+10), "--output=/dev/null"}, fioArgs...)
+	fio := d.Command(fctx, "fio", args...)
+	var fioErr strings.Builder
+	fio.Stderr = &fioErr
+	if err := fio.Start(); err != nil {
+		stopFio()
+		t.Fatal(err)
+	}
+	fioDone := make(chan error, 1)
+	go func() { fioDone <- fio.Wait() }()
+	fioEnded := false
+	endFio := func() {
+		if !fioEnded {
+			fioEnded = true
+			stopFio()
+			<-fioDone
+		}
+	}
+	// Killing fio before the disk goes; anything else left in the
+	// cgroup goes with ForceDestroy.
+	t.Cleanup(endFio)
+
+	start := time.Now()
+	var evs []emulate.Event
+	for {
+		select {
+		case err := <-fioDone:
+			fioEnded = true
+			stopFio()
+			t.Fatalf("fio ended early: %v: %s", err, fioErr.String())
+		case <-time.After(250 * time.Millisecond):
+		}
+		if evs, err = d.Events(); err != nil {
+			t.Fatal(err)
+		}
+		if done(evs) {
+			break
+		}
+		if time.Since(start) > timeout {
+			t.Logf("stopped waiting for the event log after %s", timeout)
+			break
+		}
+	}
+	stop()
+	endFio()
+	return e, evs
+}
+
+// stallSpan is one stall of the event log.
+type stallSpan struct{ start, end time.Time }
+
+func completeStalls(evs []emulate.Event) []stallSpan {
+	var out []stallSpan
+	var open *time.Time
+	for _, e := range evs {
+		switch e.Event {
+		case emulate.EventStallStart:
+			at := e.Time
+			open = &at
+		case emulate.EventStallEnd:
+			if open != nil {
+				out = append(out, stallSpan{*open, e.Time})
+			}
+			open = nil
+		}
+	}
+	return out
+}
+
+// ofKind returns watch's findings of kind, in order.
+func ofKind(recs []record.Record, kind string) []record.Record {
+	var out []record.Record
+	for _, r := range recs {
+		if r.Finding != nil && r.Finding.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// logStates logs watch's rows, to see what it saw when a check fails.
+func logStates(t *testing.T, recs []record.Record) {
+	t.Helper()
+	var rows []string
+	for _, r := range recs {
+		if r.Type == record.TypeSample && len(r.Devices) > 0 {
+			d := r.Devices[0]
+			p := -1.0
+			if r.IOPressurePct != nil {
+				p = *r.IOPressurePct
+			}
+			rows = append(rows, fmt.Sprintf("%.1f:%s:%.3fMB/s:%.0fIOPS:psi%.0f:iow%.0f", r.T, d.State, (d.ReadBWBytes+d.WriteBWBytes)/1e6,
+				d.ReadIOPS+d.WriteIOPS, p, r.System.IowaitPct))
+		}
+	}
+	t.Logf("watch rows (t:state:rate:IOPS:IO pressure %%:iowait %%): %s", strings.Join(rows, " "))
+}
+
+// TestEmulatedWriteCacheStall: a readwrite cache of 160 MB taking
+// 80 MB/s in front of a 20 MB/s disk fills in about 3 s and then stalls
+// for about 8 s, twice in the run. For every complete stall of the event
+// log, watch logs the stall's start and its end within 2 s of the
+// controller's events, and places the start within 2 s.
+func TestEmulatedWriteCacheStall(t *testing.T) {
+	emulatedEnv(t)
+	spec := emulate.Spec{Name: "watch-stall", Limits: emulate.Limits{ReadBPS: 20e6, WriteBPS: 20e6},
+		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 160e6}
+	fio := []string{"--rw=write", "--bs=1M", "--iodepth=4", "--ioengine=libaio", "--size=256M"}
+	// Two complete stalls, and time for watch to log the second's end.
+	e, evs := runEmulated(t, spec, fio, 45*time.Second, func(evs []emulate.Event) bool {
+		s := completeStalls(evs)
+		return len(s) >= 2 && time.Since(s[1].end) > 2500*time.Millisecond
+	})
+	recs := e.records()
+	logStates(t, recs)
+	if len(recs) == 0 {
+		t.Fatal("watch logged nothing")
+	}
+	origin := recs[0].Time
+	axis := func(at time.Time) float64 { return at.Sub(origin).Seconds() }
+	truth := completeStalls(evs)
+	// The last may have ended too late for watch to see the end.
+	if n := len(truth); n > 0 && axis(truth[n-1].end)+2 > recs[len(recs)-1].T {
+		truth = truth[:n-1]
+	}
+	if len(truth) == 0 {
+		t.Fatalf("no complete stall in the event log: %+v", evs)
+	}
+	stalls := ofKind(recs, "stall")
+	for _, want := range truth {
+		var start, end *record.Record
+		for i := range stalls {
+			f := stalls[i].Finding
+			if f.Phase == "start" && math.Abs(*f.StartS-axis(want.start)) <= 2 && start == nil {
+				start = &stalls[i]
+			}
+		}
+		if start == nil {
+			t.Errorf("stall from t=%.2f to t=%.2f (event log): no stall start logged within 2 s of it", axis(want.start), axis(want.end))
+			continue
+		}
+		for i := range stalls {
+			if f := stalls[i].Finding; f.Phase == "end" && *f.StartS == *start.Finding.StartS {
+				end = &stalls[i]
+			}
+		}
+		logged := start.Time.Sub(want.start).Seconds()
+		if logged < 0 || logged > 2 {
+			t.Errorf("stall at t=%.2f logged at t=%.2f: %.2f s after the event, want within 2 s", axis(want.start), start.T, logged)
+		}
+		if end == nil {
+			t.Errorf("stall from t=%.2f to t=%.2f: no end logged", axis(want.start), axis(want.end))
+			continue
+		}
+		ended := end.Time.Sub(want.end).Seconds()
+		if ended < 0 || ended > 2 {
+			t.Errorf("stall ending at t=%.2f: end logged at t=%.2f, %.2f s after the event, want within 2 s", axis(want.end), end.T, ended)
+		}
+		t.Logf("stall: event log t=%.2f..%.2f; watch placed it at %.0f..%.0f, logged the start %.2f s and the end %.2f s after the events",
+			axis(want.start), axis(want.end), *start.Finding.StartS, *end.Finding.StartS+*end.Finding.DurationS, logged, ended)
+	}
+	// Nothing but these stalls and one still open when watching ended:
+	// each has a start and an end record.
+	if len(stalls) > 2*(len(truth)+1) {
+		t.Errorf("%d stall records for %d complete stalls", len(stalls), len(truth))
+		for _, r := range stalls {
+			t.Logf("  %s", r.Finding.Summary)
+		}
+	}
+}
+
+// TestEmulatedCreditCliff: a gp2-style bucket, scaled 30x, lasts about
+// 10 s at 1500 IOPS against a 300 IOPS baseline. watch places the cliff
+// within 2 s of the controller's burst-end; it logs it once the lower
+// plateau has held (the detector waits 5 s for that), and calls none of
+// it a stall.
+func TestEmulatedCreditCliff(t *testing.T) {
+	emulatedEnv(t)
+	const base, burst, burstS, scale = 300, 1500, 10.0, 30
+	spec := emulate.Spec{Name: "watch-cliff", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
+		BurstIOPS: burst, BucketIOs: (burst - base) * burstS * scale, Scale: scale}
+	fio := []string{"--rw=randwrite", "--bs=4k", "--iodepth=16", "--ioengine=libaio", "--size=256M"}
+	var cliffAt time.Time
+	e, evs := runEmulated(t, spec, fio, 35*time.Second, func(evs []emulate.Event) bool {
+		for _, ev := range evs {
+			if ev.Event == emulate.EventBurstEnd && ev.Resource == emulate.ResourceIOPS {
+				cliffAt = ev.Time
+				// The detector logs after 5 s of the lower plateau.
+				return time.Since(ev.Time) > 9*time.Second
+			}
+		}
+		return false
+	})
+	recs := e.records()
+	logStates(t, recs)
+	if cliffAt.IsZero() {
+		t.Fatalf("no burst-end in the event log: %+v", evs)
+	}
+	origin := recs[0].Time
+	truth := cliffAt.Sub(origin).Seconds()
+	cliffs := ofKind(recs, "cliff")
+	if len(cliffs) != 1 {
+		for _, r := range cliffs {
+			t.Logf("  %s", r.Finding.Summary)
+		}
+		t.Fatalf("want one cliff, got %d; the burst ended at t=%.2f", len(cliffs), truth)
+	}
+	c := cliffs[0]
+	if d := *c.Finding.StartS - truth; math.Abs(d) > 2 {
+		t.Errorf("cliff placed at t=%.2f, the burst ended at t=%.2f (event log): %+.2f s", *c.Finding.StartS, truth, d)
+	}
+	t.Logf("cliff: burst ended at t=%.2f (event log); watch placed it at t=%.2f (%+.2f s) and logged it at t=%.2f, %.2f s after the event: %s",
+		truth, *c.Finding.StartS, *c.Finding.StartS-truth, c.T, c.Time.Sub(cliffAt).Seconds(), c.Finding.Summary)
+	for _, r := range ofKind(recs, "stall") {
+		t.Errorf("a stall on a credit cliff: %s", r.Finding.Summary)
+	}
+}

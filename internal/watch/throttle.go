@@ -1,0 +1,315 @@
+package watch
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A block throttle (cgroup v1 blkio.throttle.*, v2 io.max) holds IO above
+// the device: requests wait in the throttle's queue, so the device shows
+// nothing in flight, and with asynchronous IO (libaio, io_uring) no task
+// is in iowait either. What is left to see is the cgroup itself: its IO
+// to the device running at its cap.
+
+// hold is a throttle cap that a cgroup's IO ran into over one interval.
+type hold struct {
+	cgroup string
+	limit  string  // rbps, wbps, riops or wiops, as io.max names them
+	cap    float64 // IOs or bytes per second
+	// lowered is set when the cap went down during the interval: the
+	// cgroup ran faster than it for part of it.
+	lowered bool
+}
+
+func (h hold) iops() bool { return strings.HasSuffix(h.limit, "iops") }
+
+func (h hold) String() string {
+	v := fmt.Sprintf("%.0f", h.cap)
+	if !h.iops() {
+		v = bytesSI(h.cap) + "/s"
+	}
+	if h.lowered {
+		return fmt.Sprintf("the throttle cap of cgroup %s went down to %s=%s", h.cgroup, h.limit, v)
+	}
+	return fmt.Sprintf("cgroup %s at its throttle cap %s=%s", h.cgroup, h.limit, v)
+}
+
+// capLimits are one cgroup's caps on one device, per second; 0 is none.
+type capLimits struct{ rbps, wbps, riops, wiops float64 }
+
+func (c capLimits) any() bool { return c != capLimits{} }
+
+func (c capLimits) get(limit string) float64 {
+	switch limit {
+	case "rbps":
+		return c.rbps
+	case "wbps":
+		return c.wbps
+	case "riops":
+		return c.riops
+	case "wiops":
+		return c.wiops
+	}
+	return 0
+}
+
+// throttles follows the cgroups that have a throttle cap on a watched
+// device. The hierarchy is walked for caps every rescan; between walks
+// only the capped cgroups are read, caps included, since a cap can change
+// at any time (the emulator's controller changes them every few seconds).
+type throttles struct {
+	dir     string
+	v2      bool
+	majmin  map[string]string // major:minor -> watched device name
+	rescan  time.Duration
+	scanned time.Time
+	cgs     map[string]*throttled // by path in the hierarchy
+}
+
+type throttled struct {
+	caps map[string]capLimits // by major:minor
+	prev map[string]ioCounters
+	// active is when reads ([0]) and writes ([1]) last completed;
+	// meanIO their last mean size, in bytes.
+	active map[string][2]time.Time
+	meanIO map[string][2]float64
+	primed bool
+}
+
+// The share of its cap a cgroup must reach, less one IO for the
+// interval's quantisation (1 IOPS is 0, 1 or 2 IOs in a second), and how
+// recently it must have done IO in that direction: an idle cgroup with a
+// small cap is not held.
+const (
+	atCapShare   = 0.8
+	holdActive   = 5 * time.Second
+	throttleScan = 10 * time.Second
+)
+
+// newThrottles reads the hierarchy of cg, or finds one under sysRoot; nil
+// when there is none.
+func newThrottles(cg *Cgroups, sysRoot string, majmin map[string]string) *throttles {
+	if cg == nil {
+		var err error
+		if cg, err = FindCgroups(filepath.Join(orDefault(sysRoot, "/sys"), "fs", "cgroup"), ""); err != nil {
+			return nil
+		}
+	}
+	return &throttles{dir: cg.Dir, v2: cg.V2, majmin: majmin, rescan: throttleScan, cgs: map[string]*throttled{}}
+}
+
+// sample reads the capped cgroups and returns, by device name, the caps
+// that held IO over the interval of dt seconds ending now.
+func (th *throttles) sample(now time.Time, dt float64) map[string][]hold {
+	if th == nil {
+		return nil
+	}
+	if th.scanned.IsZero() || now.Sub(th.scanned) >= th.rescan {
+		th.scanned = now
+		found := map[string]*throttled{}
+		th.walk(th.dir, "/", found)
+		for p := range found {
+			// Known ones keep their state, caps included: those are
+			// what the caps read below are compared with.
+			if old := th.cgs[p]; old != nil {
+				found[p] = old
+			}
+		}
+		th.cgs = found
+	}
+	var out map[string][]hold
+	for p, c := range th.cgs {
+		dir := filepath.Join(th.dir, filepath.FromSlash(p))
+		caps, ok := th.readCaps(dir)
+		if !ok {
+			delete(th.cgs, p) // removed
+			continue
+		}
+		was := c.caps
+		c.caps = caps
+		cur := th.readCounters(dir)
+		prev, primed := c.prev, c.primed
+		c.prev, c.primed = cur, true
+		if !primed || dt <= 0 {
+			continue
+		}
+		for mm, lim := range caps {
+			n, ok1 := cur[mm]
+			o, ok2 := prev[mm]
+			if !ok1 || !ok2 {
+				continue
+			}
+			rios, wios := delta(n.rios, o.rios), delta(n.wios, o.wios)
+			rb, wb := delta(n.rbytes, o.rbytes), delta(n.wbytes, o.wbytes)
+			act, mean := c.active[mm], c.meanIO[mm]
+			if rios > 0 {
+				act[0], mean[0] = now, rb/rios
+			}
+			if wios > 0 {
+				act[1], mean[1] = now, wb/wios
+			}
+			c.active[mm], c.meanIO[mm] = act, mean
+			for _, x := range []struct {
+				limit       string
+				cap, served float64
+				dir         int
+				iops        bool
+			}{{"riops", lim.riops, rios, 0, true}, {"wiops", lim.wiops, wios, 1, true}, {"rbps", lim.rbps, rb, 0, false}, {"wbps", lim.wbps, wb, 1, false}} {
+				if x.cap <= 0 || act[x.dir].IsZero() || now.Sub(act[x.dir]) > holdActive {
+					continue
+				}
+				quantum := 1.0
+				if !x.iops {
+					quantum = max(mean[x.dir], 4096)
+				}
+				if x.served >= atCapShare*x.cap*dt-quantum {
+					if out == nil {
+						out = map[string][]hold{}
+					}
+					before := was[mm].get(x.limit)
+					dev := th.majmin[mm]
+					out[dev] = append(out[dev], hold{cgroup: p, limit: x.limit, cap: x.cap, lowered: before == 0 || before > x.cap})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// walk finds the cgroups with a cap on a watched device.
+func (th *throttles) walk(dir, rel string, out map[string]*throttled) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return // removed while walking
+	}
+	if caps, ok := th.readCaps(dir); ok && len(caps) > 0 {
+		out[rel] = &throttled{caps: caps, active: map[string][2]time.Time{}, meanIO: map[string][2]float64{}}
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			th.walk(filepath.Join(dir, e.Name()), path(rel, e.Name()), out)
+		}
+	}
+}
+
+// readCaps reads a cgroup's caps on the watched devices; ok is false
+// when the cgroup is gone.
+func (th *throttles) readCaps(dir string) (map[string]capLimits, bool) {
+	if th.v2 {
+		b, err := os.ReadFile(filepath.Join(dir, "io.max"))
+		if err != nil {
+			_, serr := os.Stat(dir)
+			return nil, serr == nil
+		}
+		return parseIOMax(b, th.majmin), true
+	}
+	out := map[string]capLimits{}
+	found := false
+	for _, f := range []string{"read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"} {
+		b, err := os.ReadFile(filepath.Join(dir, "blkio.throttle."+f))
+		if err != nil {
+			continue
+		}
+		found = true
+		for mm, v := range parseBlkioCaps(b, th.majmin) {
+			l := out[mm]
+			switch f {
+			case "read_bps_device":
+				l.rbps = v
+			case "write_bps_device":
+				l.wbps = v
+			case "read_iops_device":
+				l.riops = v
+			case "write_iops_device":
+				l.wiops = v
+			}
+			out[mm] = l
+		}
+	}
+	for mm, l := range out {
+		if !l.any() {
+			delete(out, mm)
+		}
+	}
+	return out, found
+}
+
+// readCounters reads what a cgroup and its descendants did on each
+// watched device: io.stat is recursive on v2; on v1 a cap holds the whole
+// subtree, so the recursive files are the ones to compare with it.
+func (th *throttles) readCounters(dir string) map[string]ioCounters {
+	if th.v2 {
+		b, _ := os.ReadFile(filepath.Join(dir, "io.stat"))
+		return parseIOStat(b, th.majmin)
+	}
+	b1, _ := os.ReadFile(filepath.Join(dir, "blkio.throttle.io_service_bytes_recursive"))
+	b2, _ := os.ReadFile(filepath.Join(dir, "blkio.throttle.io_serviced_recursive"))
+	return parseBlkio(b1, b2, th.majmin)
+}
+
+// parseIOMax reads cgroup v2 io.max lines:
+// "7:3 rbps=max wbps=20000000 riops=max wiops=1".
+func parseIOMax(b []byte, majmin map[string]string) map[string]capLimits {
+	out := map[string]capLimits{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		if _, ok := majmin[f[0]]; !ok {
+			continue
+		}
+		var l capLimits
+		for _, kv := range f[1:] {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "max" {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "rbps":
+				l.rbps = x
+			case "wbps":
+				l.wbps = x
+			case "riops":
+				l.riops = x
+			case "wiops":
+				l.wiops = x
+			}
+		}
+		if l.any() {
+			out[f[0]] = l
+		}
+	}
+	return out
+}
+
+// parseBlkioCaps reads a cgroup v1 blkio.throttle.*_device file: one
+// "7:3 1048576" line per capped device.
+func parseBlkioCaps(b []byte, majmin map[string]string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		if _, ok := majmin[f[0]]; !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil && v > 0 {
+			out[f[0]] = v
+		}
+	}
+	return out
+}
