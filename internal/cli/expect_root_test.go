@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/limits"
+)
+
+// TestExpectOnEmulatedDisk: an emulated disk with a catalog disk's caps,
+// run with --expect on the same disk, gets "at cap" verdicts where the
+// tests reach the caps and "latency-bound" at QD1. The caps sit between
+// what QD1 and QD32 reach on a loop device: 16,000 IOPS (QD1 on a loop
+// device does about 11,000 here) and 150 MB/s. Root only; about 30 s.
+func TestExpectOnEmulatedDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: real loop devices and IO")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts, cgroups)")
+	}
+	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
+		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
+	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
+	// The controller daemon create starts is this test binary, as iolens.
+	t.Setenv("IOLENS_TEST_MAIN", "1")
+	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--size", "2GiB"); code != 0 {
+		t.Fatalf("emulate create: exit %d: %s", code, errs)
+	}
+	t.Cleanup(func() {
+		if _, errs, code := execute(t, "emulate", "rm", "--force", "expect"); code != 0 {
+			t.Errorf("emulate rm: exit %d: %s", code, errs)
+		}
+	})
+	job := filepath.Join(t.TempDir(), "caps.fio")
+	err := os.WriteFile(job, []byte(`[global]
+ioengine=libaio
+direct=1
+runtime=5
+time_based
+[randread-4k-qd32]
+rw=randread
+bs=4k
+iodepth=32
+[randread-4k-qd1]
+stonewall
+rw=randread
+bs=4k
+iodepth=1
+[read-1m-qd8]
+stonewall
+rw=read
+bs=1m
+iodepth=8
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := execute(t, "run", "--emulated", "expect", "--job", job, "--size", "256MiB", "--expect", disk, "--no-save", "-o", "json")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	var rs []bench.Result
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
+		t.Fatalf("run output: %v", err)
+	}
+	want := map[string]string{"randread-4k-qd32": limits.VerdictDiskIOPS, "randread-4k-qd1": limits.VerdictLatency, "read-1m-qd8": limits.VerdictDiskBW}
+	code2verdict := map[float64]string{1: limits.VerdictDiskIOPS, 2: limits.VerdictDiskBW, 5: limits.VerdictLatency}
+	for _, r := range rs {
+		var got []string
+		for _, f := range r.Findings {
+			if f.Kind == limits.KindCeiling {
+				got = append(got, code2verdict[f.Evidence["verdict"]])
+				t.Logf("%s: %s", r.Test.Name, f.Summary)
+			}
+		}
+		if w, ok := want[r.Test.Name]; ok {
+			if len(got) != 1 || got[0] != w {
+				t.Errorf("%s: verdicts %q, want %q", r.Test.Name, got, w)
+			}
+			delete(want, r.Test.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no results for %v", want)
+	}
+}
