@@ -119,3 +119,34 @@ func TestSmallest(t *testing.T) {
 		t.Errorf("D4s_v3 (6,400 IOPS, 96 MB/s) cannot carry 200 MB/s: %q", o.VMBinds)
 	}
 }
+
+func TestBiggerKeepsTheOtherResource(t *testing.T) {
+	c := MustDefault()
+	for _, tc := range []struct {
+		disk string
+		iops bool
+	}{
+		{"azure:premium-ssd-v2:iops=16000,throughput=150", true},
+		{"azure:premium-ssd-v2:iops=16000,throughput=150", false},
+		{"aws:gp3:iops=6000,throughput=250", true},
+		{"aws:gp3:iops=6000,throughput=250", false},
+		{"aws:gp2:100GiB", true},
+	} {
+		d, err := c.ParseDisk(tc.disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd := c.Bigger(d, tc.iops)
+		if nd == nil {
+			t.Errorf("%s: nothing bigger", tc.disk)
+			continue
+		}
+		more, same := nd.Read.IOPS/d.Read.IOPS, nd.Read.BWBytes/d.Read.BWBytes
+		if !tc.iops {
+			more, same = same, more
+		}
+		if more < 2*0.9999 || same < 0.9999 {
+			t.Errorf("%s (iops %v): %s gives %.0f IOPS, %.0f B/s", tc.disk, tc.iops, nd.Spec, nd.Read.IOPS, nd.Read.BWBytes)
+		}
+	}
+}

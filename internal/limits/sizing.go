@@ -125,7 +125,8 @@ func (c *Catalog) smallestIn(f *Family, targetIOPS, targetBW float64) *Disk {
 
 // Bigger returns the next step up from a disk for the resource that
 // binds (IOPS or throughput): the next tier, or the smallest size or
-// provisioned figure giving twice the current cap (or the family's most).
+// provisioned figure giving twice the current cap (or the family's most),
+// without less of the other resource.
 func (c *Catalog) Bigger(d *Disk, iops bool) *Disk {
 	f := d.Family
 	if d.Tier != nil {
@@ -142,23 +143,19 @@ func (c *Catalog) Bigger(d *Disk, iops bool) *Disk {
 	if !d.Edition.Current() {
 		return nil
 	}
-	ti, tb := 0.0, 0.0
-	if iops {
-		ti = d.Read.IOPS * 2
-	} else {
-		tb = d.Read.BWBytes * 2
-	}
-	nd := c.smallestIn(f, ti, tb)
-	if nd == nil {
-		// Twice is out of reach: the most the family gives.
+	// The other resource must not fall below what the disk has now.
+	ti, tb := d.Read.IOPS, d.Read.BWBytes
+	step := func(k float64) *Disk {
 		if iops {
-			ti = d.Read.IOPS * 1.01
-		} else {
-			tb = d.Read.BWBytes * 1.01
+			return c.smallestIn(f, ti*k, tb)
 		}
-		nd = c.smallestIn(f, ti, tb)
+		return c.smallestIn(f, ti, tb*k)
 	}
-	return nd
+	if nd := step(2); nd != nil {
+		return nd
+	}
+	// Twice is out of reach: the most the family gives.
+	return step(1.01)
 }
 
 // BetterVM returns the smallest VM size of the same provider whose
