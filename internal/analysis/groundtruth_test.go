@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +23,8 @@ func groundTruthEnv(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: real loop devices and IO")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mounts, cgroups)")
-	}
-	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
-		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
-	}
-	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
+	if why := emulate.Unavailable("fio"); why != "" {
+		t.Skip(why)
 	}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -21,16 +20,8 @@ func TestExpectOnEmulatedDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: real loop devices and IO")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mounts, cgroups)")
-	}
-	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
-		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
-	}
-	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
+	if why := emulate.Unavailable("fio"); why != "" {
+		t.Skip(why)
 	}
 	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())

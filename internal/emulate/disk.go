@@ -248,6 +248,24 @@ func needRoot() error {
 	return nil
 }
 
+// Unavailable says why emulated disks cannot be made on this machine
+// (not root, no block throttle, losetup or mkfs.ext4 missing, or one of
+// tools missing), or returns "" when they can. Tests skip with it.
+func Unavailable(tools ...string) string {
+	if os.Geteuid() != 0 {
+		return "needs root (loop devices, mounts, cgroups)"
+	}
+	if hs, err := FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
+		return fmt.Sprintf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
+	}
+	for _, tool := range append([]string{"losetup", "mkfs.ext4"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " not installed"
+		}
+	}
+	return ""
+}
+
 // Progress receives create's steps; nil discards them.
 type Progress func(step string)
 

@@ -23,18 +23,10 @@ func rootEnv(t *testing.T) []Hierarchy {
 	if testing.Short() {
 		t.Skip("-short: real loop devices and IO")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mounts, cgroups)")
+	if why := Unavailable("fio"); why != "" {
+		t.Skip(why)
 	}
-	hs, err := FindHierarchies("/proc/self/mountinfo")
-	if err != nil || len(hs) == 0 {
-		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
-	}
-	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	hs, _ := FindHierarchies("/proc/self/mountinfo")
 	return hs
 }
 
