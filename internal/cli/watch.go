@@ -264,9 +264,11 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (f
 }
 
 // parseExpect reads --expect: the disk's own limits as key=value pairs.
-// Catalog names (azure:P10) are looked up by expectFromCatalog.
+// Catalog disks (azure:P10, aws:gp3:iops=6000) are looked up by
+// expectFromCatalog.
 func parseExpect(spec, vm string) (*watch.Ceiling, error) {
-	if !strings.Contains(spec, "=") {
+	if k, _, _ := strings.Cut(spec, "="); strings.Contains(k, ":") {
+		// provider:disk[:size][:iops=N,...]
 		return expectFromCatalog(spec, vm)
 	}
 	c := &watch.Ceiling{Name: "the disk"}

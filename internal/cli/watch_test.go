@@ -134,6 +134,9 @@ func TestParseExpect(t *testing.T) {
 	if c, err = parseExpect("aws:gp3", ""); err != nil || c.IOPS != 3000 || c.BurstSeconds != 0 {
 		t.Errorf("aws:gp3: %+v, %v", c, err)
 	}
+	if c, err = parseExpect("aws:gp3:iops=6000,throughput=250", ""); err != nil || c.IOPS != 6000 || c.BWBytes != 250<<20 {
+		t.Errorf("aws:gp3:iops=6000,throughput=250: %+v, %v", c, err)
+	}
 	for _, bad := range []string{"iops", "iops=x", "bw=10XB", "speed=3", "burst-s=10", "azure:P99", "nosuch:disk"} {
 		if _, err := parseExpect(bad, ""); err == nil {
 			t.Errorf("%q: no error", bad)
