@@ -54,10 +54,10 @@ func (e *emulatedWatch) records() []record.Record {
 
 // runEmulated creates the disk, starts watch on its loop device, then
 // fio (plain, in the disk's cgroup, writing a file on its file system),
-// and keeps both running until done says the event log holds what the
-// test needs, or until timeout. Everything is torn down when the test
-// ends, whatever happened.
-func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time.Duration, done func([]emulate.Event) bool) (*emulatedWatch, []emulate.Event) {
+// and keeps fio running until done says the event log holds what the
+// test needs, or until timeout; watch goes on for linger after that.
+// Everything is torn down when the test ends, whatever happened.
+func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time.Duration, done func([]emulate.Event) bool, linger time.Duration) (*emulatedWatch, []emulate.Event) {
 	t.Helper()
 	spec.Dir = t.TempDir()
 	spec.SizeBytes = 1 << 30
@@ -147,8 +147,11 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 			break
 		}
 	}
-	stop()
+	// fio goes first: killed inside a stall, it would wait for the IO
+	// the throttle holds.
 	endFio()
+	time.Sleep(linger)
+	stop()
 	return e, evs
 }
 
@@ -212,11 +215,12 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 	spec := emulate.Spec{Name: "watch-stall", Limits: emulate.Limits{ReadBPS: 20e6, WriteBPS: 20e6},
 		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 160e6}
 	fio := []string{"--rw=write", "--bs=1M", "--iodepth=4", "--ioengine=libaio", "--size=256M"}
-	// Two complete stalls, and time for watch to log the second's end.
+	// Two complete stalls, and fio running on after the second (the cache
+	// fills again in about 3 s); watch runs on for 3 s in all after it.
 	e, evs := runEmulated(t, spec, fio, 45*time.Second, func(evs []emulate.Event) bool {
 		s := completeStalls(evs)
-		return len(s) >= 2 && time.Since(s[1].end) > 2500*time.Millisecond
-	})
+		return len(s) >= 2 && time.Since(s[1].end) > 1500*time.Millisecond
+	}, 1500*time.Millisecond)
 	recs := e.records()
 	logStates(t, recs)
 	if len(recs) == 0 {
@@ -225,7 +229,7 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 	origin := recs[0].Time
 	axis := func(at time.Time) float64 { return at.Sub(origin).Seconds() }
 	truth := completeStalls(evs)
-	// The last may have ended too late for watch to see the end.
+	// The last may have ended too late for watch to see the end (timeout).
 	if n := len(truth); n > 0 && axis(truth[n-1].end)+2 > recs[len(recs)-1].T {
 		truth = truth[:n-1]
 	}
@@ -285,18 +289,18 @@ func TestEmulatedCreditCliff(t *testing.T) {
 	const base, burst, burstS, scale = 300, 1500, 10.0, 30
 	spec := emulate.Spec{Name: "watch-cliff", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
 		BurstIOPS: burst, BucketIOs: (burst - base) * burstS * scale, Scale: scale}
-	fio := []string{"--rw=randwrite", "--bs=4k", "--iodepth=16", "--ioengine=libaio", "--size=256M"}
+	fio := []string{"--rw=randwrite", "--bs=4k", "--iodepth=16", "--ioengine=libaio", "--size=32M"}
 	var cliffAt time.Time
 	e, evs := runEmulated(t, spec, fio, 35*time.Second, func(evs []emulate.Event) bool {
 		for _, ev := range evs {
 			if ev.Event == emulate.EventBurstEnd && ev.Resource == emulate.ResourceIOPS {
 				cliffAt = ev.Time
 				// The detector logs after 5 s of the lower plateau.
-				return time.Since(ev.Time) > 9*time.Second
+				return time.Since(ev.Time) > 8*time.Second
 			}
 		}
 		return false
-	})
+	}, 0)
 	recs := e.records()
 	logStates(t, recs)
 	if cliffAt.IsZero() {

@@ -82,15 +82,16 @@ type throttled struct {
 	primed bool
 }
 
-// The share of its cap a cgroup must reach, less one IO for the
-// interval's quantisation (1 IOPS is 0, 1 or 2 IOs in a second), and how
-// recently it must have done IO in that direction: an idle cgroup with a
-// small cap is not held.
-const (
-	atCapShare   = 0.8
-	holdActive   = 5 * time.Second
-	throttleScan = 10 * time.Second
-)
+// atCapShare is the share of its cap a cgroup's IO must reach, less one
+// IO for the interval's quantisation (1 IOPS is 0, 1 or 2 IOs in a
+// second), for the cap to hold it. The IO must also be recent: a held
+// cgroup completes IO at the cap's pace, so none in this interval or the
+// one before, nor in twice the time one IO takes under the cap, means
+// nothing waits.
+const atCapShare = 0.8
+
+// throttleScan is how often the hierarchy is walked for new caps.
+const throttleScan = 10 * time.Second
 
 // newThrottles reads the hierarchy of cg, or finds one under sysRoot; nil
 // when there is none.
@@ -161,12 +162,15 @@ func (th *throttles) sample(now time.Time, dt float64) map[string][]hold {
 				dir         int
 				iops        bool
 			}{{"riops", lim.riops, rios, 0, true}, {"wiops", lim.wiops, wios, 1, true}, {"rbps", lim.rbps, rb, 0, false}, {"wbps", lim.wbps, wb, 1, false}} {
-				if x.cap <= 0 || act[x.dir].IsZero() || now.Sub(act[x.dir]) > holdActive {
+				if x.cap <= 0 || act[x.dir].IsZero() {
 					continue
 				}
 				quantum := 1.0
 				if !x.iops {
 					quantum = max(mean[x.dir], 4096)
+				}
+				if now.Sub(act[x.dir]).Seconds() > max(dt, 2*quantum/x.cap)+dt/4 {
+					continue
 				}
 				if x.served >= atCapShare*x.cap*dt-quantum {
 					if out == nil {

@@ -1,0 +1,169 @@
+package watch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/watch/record"
+)
+
+func TestParseThrottleCaps(t *testing.T) {
+	mm := map[string]string{"7:3": "loop3"}
+	got := parseIOMax([]byte("7:3 rbps=max wbps=20000000 riops=max wiops=1\n8:0 rbps=1 wbps=max riops=max wiops=max\n7:4 wiops=5\n"), mm)
+	if want := (capLimits{wbps: 20e6, wiops: 1}); len(got) != 1 || got["7:3"] != want {
+		t.Errorf("io.max: got %+v, want 7:3 %+v only", got, want)
+	}
+	if got := parseIOMax([]byte("7:3 rbps=max wbps=max riops=max wiops=max\n"), mm); len(got) != 0 {
+		t.Errorf("io.max without caps: got %+v", got)
+	}
+	if got := parseBlkioCaps([]byte("7:3 1048576\n8:0 5\n"), mm); len(got) != 1 || got["7:3"] != 1048576 {
+		t.Errorf("blkio: got %+v", got)
+	}
+	if got := parseBlkioCaps([]byte(""), mm); len(got) != 0 {
+		t.Errorf("empty blkio file: got %+v", got)
+	}
+}
+
+// cgroupFixture is a hierarchy, v1 or v2, holding one capped cgroup
+// whose counters move with the device's.
+type cgroupFixture struct {
+	t          *testing.T
+	v2         bool
+	dir        string // the capped cgroup
+	rios, wios uint64
+	rb, wb     uint64
+}
+
+func newCgroupFixture(t *testing.T, sys string, v2 bool) *cgroupFixture {
+	root := filepath.Join(sys, "fs/cgroup")
+	f := &cgroupFixture{t: t, v2: v2, dir: filepath.Join(root, "emu/disk")}
+	if v2 {
+		f.write(filepath.Join(root, "cgroup.controllers"), "cpu io memory\n")
+		f.write(filepath.Join(root, "emu/io.max"), "") // capped below, not here
+	} else {
+		f.dir = filepath.Join(root, "blkio/emu/disk")
+		f.write(filepath.Join(root, "blkio/blkio.throttle.io_service_bytes"), "Total 0\n")
+	}
+	f.caps(2000)
+	f.flush()
+	return f
+}
+
+func (f *cgroupFixture) write(p, s string) {
+	f.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// caps sets the IOPS caps both ways on 253:0, as the emulator does.
+func (f *cgroupFixture) caps(iops int) {
+	if f.v2 {
+		f.write(filepath.Join(f.dir, "io.max"), fmt.Sprintf("253:0 rbps=80000000 wbps=80000000 riops=%d wiops=%d\n", iops, iops))
+		return
+	}
+	for k, v := range map[string]int{"read_bps_device": 80e6, "write_bps_device": 80e6, "read_iops_device": iops, "write_iops_device": iops} {
+		f.write(filepath.Join(f.dir, "blkio.throttle."+k), fmt.Sprintf("253:0 %d\n", v))
+	}
+}
+
+func (f *cgroupFixture) flush() {
+	if f.v2 {
+		f.write(filepath.Join(f.dir, "io.stat"), fmt.Sprintf("253:0 rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", f.rb, f.wb, f.rios, f.wios))
+		return
+	}
+	f.write(filepath.Join(f.dir, "blkio.throttle.io_service_bytes_recursive"), fmt.Sprintf("253:0 Read %d\n253:0 Write %d\n253:0 Total %d\nTotal %d\n", f.rb, f.wb, f.rb+f.wb, f.rb+f.wb))
+	f.write(filepath.Join(f.dir, "blkio.throttle.io_serviced_recursive"), fmt.Sprintf("253:0 Read %d\n253:0 Write %d\n253:0 Total %d\nTotal %d\n", f.rios, f.wios, f.rios+f.wios, f.rios+f.wios))
+}
+
+// TestThrottleHold: asynchronous writes held by a cgroup's block throttle
+// leave no trace on the device's queue nor in iowait. The cap that went
+// down to 1 IOPS starts the stall in the interval it did; the cgroup at
+// that cap keeps it going, through an interval in which nothing
+// completed; raising the cap ends it. Workloads that stop are not
+// stalls, whatever their cgroup's cap.
+func TestThrottleHold(t *testing.T) {
+	steps := []struct {
+		cap        int     // the cgroup's IOPS cap from this interval's end
+		ios        uint64  // writes completed, by the device and the cgroup
+		mb         float64 // MB written
+		want, why  string
+		noCgroupIO bool // the device's IO is not the cgroup's
+	}{
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		{cap: 1, ios: 30, mb: 16, want: StateStalled, why: "went down to wiops=1"},
+		{cap: 1, ios: 1, mb: 0.5, want: StateStalled},
+		{cap: 1, ios: 0, mb: 0, want: StateStalled},
+		{cap: 1, ios: 2, mb: 1, want: StateStalled},
+		{cap: 2000, ios: 100, mb: 50, want: StateOK},
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		{cap: 2000, ios: 150, mb: 80, want: StateOK},
+		// fio stops: idle, not stalled, under a high cap and then a low
+		// one set when nothing was running.
+		{cap: 2000, want: StateOK},
+		{cap: 2000, want: StateOK},
+		{cap: 1, want: StateOK},
+		{cap: 1, want: StateOK},
+		// Another cgroup's trickle with this one idle under its tiny cap.
+		{cap: 1, ios: 1, mb: 0.5, want: StateOK, noCgroupIO: true},
+	}
+	for _, v2 := range []bool{true, false} {
+		t.Run(map[bool]string{true: "v2", false: "v1"}[v2], func(t *testing.T) {
+			tr := newTree(t, "loop3")
+			cg := newCgroupFixture(t, tr.sys, v2)
+			w, err := New(Config{ProcRoot: tr.proc, SysRoot: tr.sys, Devices: []string{"loop3"}, Host: "fixture"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.throttle == nil || w.throttle.v2 != v2 {
+				t.Fatalf("hierarchy not found: %+v", w.throttle)
+			}
+			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			if _, err := w.Start(t0); err != nil {
+				t.Fatal(err)
+			}
+			var recs []record.Record
+			for i, s := range steps {
+				c := tr.counters["loop3"]
+				c[3] += s.ios
+				c[4] += uint64(s.mb * 1e6 / 512)
+				c[5] += s.ios // 1 ms each: no queue to speak of
+				c[7] += s.ios
+				tr.cpuTotal += 100
+				tr.flush()
+				if !s.noCgroupIO {
+					cg.wios += s.ios
+					cg.wb += uint64(s.mb * 1e6)
+				}
+				cg.caps(s.cap)
+				cg.flush()
+				rs, err := w.Tick(t0.Add(time.Duration(i+1) * time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs = append(recs, rs...)
+				if got := rs[0].Devices[0].State; got != s.want {
+					t.Errorf("interval %d: %s, want %s", i+1, got, s.want)
+				}
+				for _, r := range rs[1:] {
+					if s.why != "" && r.Finding.Kind == "stall" && !strings.Contains(r.Finding.Summary, s.why) {
+						t.Errorf("interval %d: %q does not say %q", i+1, r.Finding.Summary, s.why)
+					}
+				}
+			}
+			if got, want := strings.Join(findings(recs), "; "), "loop3 stall start @4; loop3 stall end @4+4"; got != want {
+				t.Errorf("findings: %s, want %s", got, want)
+			}
+		})
+	}
+}
