@@ -198,11 +198,13 @@ up() {
 	log "containerd"
 	# isGateway gives the bridge an address in the netns, as the Kubernetes
 	# network model requires: the node reaches its pods (kubelet HTTP
-	# probes, the API server's pod proxy) and they reach the node.
+	# probes, the API server's pod proxy). The route lets pods reach the
+	# node's network, where the API server listens; nothing else.
 	cat > "$S/cni/net.d/10-e2e.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "e2e", "plugins": [
   {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "dataDir": "$S/cni/ipam"}},
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "10.123.0.0/24"}],
+            "dataDir": "$S/cni/ipam"}},
   {"type": "loopback"}]}
 EOF
 	cat > "$S/containerd.toml" <<EOF
