@@ -234,6 +234,10 @@ type k8sRunOptions struct {
 	runAsUser      int64
 	runID          string
 	save           runSaveOptions
+	expect         expectOptions
+	// diag adds ceiling findings to a result (from --expect), set when
+	// the command starts.
+	diag func(*bench.Result)
 }
 
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
@@ -257,6 +261,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
 	o.save.addFlags(f)
+	o.expect.addFlags(cmd)
 }
 
 func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
@@ -271,6 +276,10 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
   iolens k8s run --storage-class raw --volume-mode Block -n iolens-privileged`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
 		},
 	}
@@ -494,6 +503,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	var results []bench.Result
 	stream := output == "ndjson"
 	emit := func(r bench.Result) error {
+		if o.diag != nil {
+			o.diag(&r)
+		} else {
+			catalogCeiling(&r)
+		}
 		results = append(results, r)
 		keeper.add(ctx, r)
 		if sink != nil {
@@ -534,6 +548,53 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return partialError{runErr}
 	}
 	return runErr
+}
+
+// catalogCeiling compares a result with the catalog disk its storage
+// class provisions (the k8s.catalog-disk label), on the node's VM size
+// when the catalog knows it, with the class's Azure host cache mode.
+// Results of classes the catalog cannot map are left alone.
+func catalogCeiling(r *bench.Result) {
+	l := r.Target.Labels
+	spec := l["k8s.catalog-disk"]
+	if spec == "" {
+		return
+	}
+	c := limits.MustDefault()
+	d, err := c.ParseDisk(spec)
+	if err != nil {
+		return
+	}
+	vm := ""
+	if it := l["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
+		if v := c.VM(d.Family.Provider + ":" + it); v != nil {
+			vm = v.ID
+		}
+	}
+	cache := ""
+	for k, v := range l {
+		if strings.EqualFold(k, "k8s.sc.cachingmode") {
+			cache = strings.ToLower(v)
+		}
+	}
+	x, err := c.ParseExpectation(spec, vm, nil, cache)
+	if err != nil {
+		x, err = c.ParseExpectation(spec, vm, nil, "")
+	}
+	if err != nil {
+		return
+	}
+	keep := r.Findings[:0:0]
+	for _, f := range r.Findings {
+		if f.Kind != limits.KindCeiling {
+			keep = append(keep, f)
+		}
+	}
+	r.Findings = append(keep, c.Diagnose(r, x)...)
+	if vm != "" {
+		l["expect_vm"] = vm
+	}
+	l["expect"] = x.Disk.Spec
 }
 
 // partialError is a run some of whose targets failed: exit status 3.
@@ -688,6 +749,10 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
 				return &UsageError{Err: err, Hint: "see 'iolens k8s node-check --help'"}
+			}
+			var err error
+			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
+				return err
 			}
 			c, ns, ctxName, err := kf.client()
 			if err != nil {
