@@ -41,6 +41,7 @@ test-short:
 # tarball, built without a container daemon; tagged with the version.
 IMAGE_TAR := bin/iolens-image.tar
 image: build
+	@scripts/install-deps busybox-static fio
 	CGO_ENABLED=0 $(GO) run ./image --iolens $(BIN) --out $(IMAGE_TAR)
 
 # e2e: a real single-node Kubernetes cluster (root only; see test/e2e/):
