@@ -4,8 +4,13 @@
 // devices. Scenarios alternate within each repetition and medians are
 // reported, so that the figures come from the same run.
 //
+// With -delay it measures instead how long watch takes to report a write
+// cache stall and a credit cliff on emulated disks, against the
+// emulator's event log (root, fio; see delay.go).
+//
 //	go build -o bin/iolens ./cmd/iolens
 //	go run ./bench/watch -iolens bin/iolens -duration 30s -repeat 3
+//	sudo go run ./bench/watch -iolens bin/iolens -delay -repeat 5
 package main
 
 import (
@@ -14,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -26,7 +32,24 @@ func main() {
 	dur := flag.Duration("duration", 30*time.Second, "how long each watch runs")
 	repeat := flag.Int("repeat", 3, "repetitions of each scenario")
 	dev := flag.String("device", "", "real device for the 1-device scenarios (default: the first default device)")
+	delay := flag.Bool("delay", false, "measure detection delay on emulated disks against their event log instead (root, fio; -repeat defaults to 5)")
 	flag.Parse()
+	if *delay {
+		n := 5
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "repeat" {
+				n = *repeat
+			}
+		})
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := delayBench(ctx, *bin, n)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/watch:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *dur, *repeat, *dev); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/watch:", err)
 		os.Exit(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,9 +100,10 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 	}
 	t.Cleanup(stop)
 
-	// A second of idle device first: watch's first intervals are then
-	// not the workload's start-up.
-	time.Sleep(time.Second)
+	// An idle second or two first, so that watch's first intervals are
+	// not the workload's start-up; its random length puts the events
+	// anywhere between watch's ticks from one run to the next.
+	time.Sleep(time.Second + time.Duration(rand.Int64N(int64(time.Second))))
 	fctx, stopFio := context.WithCancel(context.Background())
 	args := append([]string{"--name=w", "--filename=" + filepath.Join(d.Mount, "fio.dat"), "--direct=1", "--thread",
 		"--time_based", "--runtime=" + fmt.Sprint(int(timeout.Seconds())+10), "--output=/dev/null"}, fioArgs...)

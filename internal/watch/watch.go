@@ -44,17 +44,34 @@ func CliffDetectors(interval time.Duration) func(string) []Detector {
 // enough to make it look like a ramp), and a disk capped in bandwidth the
 // other way round. A drop seen in both is logged once, by whichever sees
 // it first.
+//
+// Idle intervals, and the first active one after them, are shown to the
+// detectors as no IO: a workload starts, or resumes after a stall,
+// anywhere inside an interval, and that partial first interval would make
+// the start of a short burst look like a ramp, which is no plateau. The
+// first interval watched counts as following an active one, since a
+// workload already running fills it.
 type cliffs struct {
 	bytes, iops *analysis.CliffDetector
 	gap         float64
 	last        *float64
+	idleBefore  bool
 }
+
+// cliffActiveIOPS is the rate below which an interval is idle, as for the
+// stall reference (Thresholds.ActiveIOPS).
+const cliffActiveIOPS = 5
 
 func (c *cliffs) Add(t, v float64, s *bench.DeviceSample) []bench.Finding {
 	var iops float64
 	if s != nil {
 		iops = s.ReadIOPS + s.WriteIOPS
 	}
+	idle := iops < cliffActiveIOPS
+	if idle || c.idleBefore {
+		v, iops = 0, 0
+	}
+	c.idleBefore = idle
 	return c.once(append(c.bytes.Add(t, v, s), c.iops.Add(t, iops, s)...))
 }
 
