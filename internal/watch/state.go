@@ -126,6 +126,8 @@ type tracker struct {
 	atCap     *episode
 	// StallSeconds is the total time spent stalled.
 	stallSeconds float64
+	// idleBefore: the previous interval had fewer than ActiveIOPS.
+	idleBefore bool
 }
 
 type refPoint struct {
@@ -192,7 +194,10 @@ func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingV
 	if iops < th.StallMinIOPS && (queued || s.UtilPct >= th.SaturatedUtilPct) {
 		stalled = true
 		why = fmt.Sprintf("%.0f completions/s with aqu-sz %.1f, %d in flight, util %.0f%%", iops, s.QueueSize, s.InFlight, s.UtilPct)
-	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.StallRatio*refIOPS) {
+	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.ActiveIOPS, th.StallRatio*refIOPS) {
+		// Fewer IOs than an active interval has are a collapse whatever
+		// the reference: a workload of large IOs runs at few IOPS, and a
+		// journal commit or two must not end its stall.
 		if queued || s.UtilPct >= th.SaturatedUtilPct {
 			stalled, why = true, fmt.Sprintf("aqu-sz %.1f, util %.0f%%", s.QueueSize, s.UtilPct)
 		} else if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, false); ok {
@@ -260,8 +265,12 @@ func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingV
 
 	// The recent median learns from active, healthy intervals only, and
 	// stays frozen during a stall so a long stall does not become normal.
+	// The first active interval after an idle one is left out too: the
+	// workload started, or resumed, somewhere inside it.
+	idleBefore := tr.idleBefore
+	tr.idleBefore = iops < th.ActiveIOPS
 	if !stalled {
-		if iops >= th.ActiveIOPS {
+		if iops >= th.ActiveIOPS && !idleBefore {
 			tr.ref = append(tr.ref, refPoint{t: t, iops: iops, bytes: bytes})
 			if len(tr.ref) > th.RefWindow {
 				tr.ref = tr.ref[len(tr.ref)-th.RefWindow:]

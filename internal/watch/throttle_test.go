@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,16 @@ func (f *cgroupFixture) flush() {
 	f.write(filepath.Join(f.dir, "blkio.throttle.io_serviced_recursive"), fmt.Sprintf("253:0 Read %d\n253:0 Write %d\n253:0 Total %d\nTotal %d\n", f.rios, f.wios, f.rios+f.wios, f.rios+f.wios))
 }
 
+// holdStep is one interval of TestThrottleHold.
+type holdStep struct {
+	cap   int     // the cgroup's IOPS cap from this interval's end
+	ios   uint64  // writes completed by the cgroup
+	mb    float64 // MB it wrote
+	other uint64  // 4 KiB writes from elsewhere (a journal commit)
+	want  string
+	why   string // in a stall finding logged at this interval
+}
+
 // TestThrottleHold: asynchronous writes held by a cgroup's block throttle
 // leave no trace on the device's queue nor in iowait. The cap that went
 // down to 1 IOPS starts the stall in the interval it did; the cgroup at
@@ -90,80 +101,106 @@ func (f *cgroupFixture) flush() {
 // completed; raising the cap ends it. Workloads that stop are not
 // stalls, whatever their cgroup's cap.
 func TestThrottleHold(t *testing.T) {
-	steps := []struct {
-		cap        int     // the cgroup's IOPS cap from this interval's end
-		ios        uint64  // writes completed, by the device and the cgroup
-		mb         float64 // MB written
-		want, why  string
-		noCgroupIO bool // the device's IO is not the cgroup's
+	scenarios := []struct {
+		name     string
+		steps    []holdStep
+		findings string
+		refMB    float64 // the stall's reference: the median of the active intervals before it
 	}{
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		{cap: 1, ios: 30, mb: 16, want: StateStalled, why: "went down to wiops=1"},
-		{cap: 1, ios: 1, mb: 0.5, want: StateStalled},
-		{cap: 1, ios: 0, mb: 0, want: StateStalled},
-		{cap: 1, ios: 2, mb: 1, want: StateStalled},
-		{cap: 2000, ios: 100, mb: 50, want: StateOK},
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		{cap: 2000, ios: 150, mb: 80, want: StateOK},
-		// fio stops: idle, not stalled, under a high cap and then a low
-		// one set when nothing was running.
-		{cap: 2000, want: StateOK},
-		{cap: 2000, want: StateOK},
-		{cap: 1, want: StateOK},
-		{cap: 1, want: StateOK},
-		// Another cgroup's trickle with this one idle under its tiny cap.
-		{cap: 1, ios: 1, mb: 0.5, want: StateOK, noCgroupIO: true},
+		{"cache", []holdStep{
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			{cap: 1, ios: 30, mb: 16, want: StateStalled, why: "went down to wiops=1"},
+			{cap: 1, ios: 1, mb: 0.5, want: StateStalled},
+			{cap: 1, ios: 0, mb: 0, want: StateStalled},
+			{cap: 1, ios: 2, mb: 1, want: StateStalled},
+			{cap: 2000, ios: 100, mb: 50, want: StateOK},
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			{cap: 2000, ios: 150, mb: 80, want: StateOK},
+			// fio stops: idle, not stalled, under a high cap and then a
+			// low one set when nothing was running.
+			{cap: 2000, want: StateOK},
+			{cap: 2000, want: StateOK},
+			{cap: 1, want: StateOK},
+			{cap: 1, want: StateOK},
+			// Another cgroup's trickle with this one idle under its
+			// tiny cap.
+			{cap: 1, other: 2, want: StateOK},
+		}, "loop3 stall start @4; loop3 stall end @4+4", 80},
+		// Recorded on a loaded machine: 1 MiB writes at 20 to 76 IOPS
+		// after a start-up interval of 5 small IOs, which is no part of
+		// the reference, then a stall at 1 IOPS through which the
+		// journal commits two 4 KiB writes.
+		{"large IOs", []holdStep{
+			{cap: 2000, ios: 0, mb: 0, want: StateOK},
+			{cap: 2000, ios: 5, mb: 0.02, want: StateOK},
+			{cap: 2000, ios: 76, mb: 79.7, want: StateOK},
+			{cap: 2000, ios: 29, mb: 30.4, want: StateOK},
+			{cap: 2000, ios: 20, mb: 21, want: StateOK},
+			{cap: 2000, ios: 55, mb: 54.6, want: StateOK},
+			{cap: 2000, ios: 76, mb: 79.7, want: StateOK},
+			{cap: 2000, ios: 26, mb: 27.3, want: StateOK},
+			{cap: 1, ios: 1, mb: 1.05, want: StateStalled},
+			{cap: 1, ios: 1, mb: 1.05, want: StateStalled},
+			{cap: 1, ios: 1, mb: 1.05, other: 2, want: StateStalled},
+			{cap: 1, ios: 1, mb: 1.05, want: StateStalled},
+			{cap: 2000, ios: 54, mb: 56.6, want: StateOK},
+		}, "loop3 stall start @8; loop3 stall end @8+4", (30.4 + 54.6) / 2},
 	}
-	for _, v2 := range []bool{true, false} {
-		t.Run(map[bool]string{true: "v2", false: "v1"}[v2], func(t *testing.T) {
-			tr := newTree(t, "loop3")
-			cg := newCgroupFixture(t, tr.sys, v2)
-			w, err := New(Config{ProcRoot: tr.proc, SysRoot: tr.sys, Devices: []string{"loop3"}, Host: "fixture"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if w.throttle == nil || w.throttle.v2 != v2 {
-				t.Fatalf("hierarchy not found: %+v", w.throttle)
-			}
-			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			if _, err := w.Start(t0); err != nil {
-				t.Fatal(err)
-			}
-			var recs []record.Record
-			for i, s := range steps {
-				c := tr.counters["loop3"]
-				c[3] += s.ios
-				c[4] += uint64(s.mb * 1e6 / 512)
-				c[5] += s.ios // 1 ms each: no queue to speak of
-				c[7] += s.ios
-				tr.cpuTotal += 100
-				tr.flush()
-				if !s.noCgroupIO {
-					cg.wios += s.ios
-					cg.wb += uint64(s.mb * 1e6)
-				}
-				cg.caps(s.cap)
-				cg.flush()
-				rs, err := w.Tick(t0.Add(time.Duration(i+1) * time.Second))
+	for _, sc := range scenarios {
+		for _, v2 := range []bool{true, false} {
+			t.Run(sc.name+map[bool]string{true: "/v2", false: "/v1"}[v2], func(t *testing.T) {
+				tr := newTree(t, "loop3")
+				cg := newCgroupFixture(t, tr.sys, v2)
+				w, err := New(Config{ProcRoot: tr.proc, SysRoot: tr.sys, Devices: []string{"loop3"}, Host: "fixture"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				recs = append(recs, rs...)
-				if got := rs[0].Devices[0].State; got != s.want {
-					t.Errorf("interval %d: %s, want %s", i+1, got, s.want)
+				if w.throttle == nil || w.throttle.v2 != v2 {
+					t.Fatalf("hierarchy not found: %+v", w.throttle)
 				}
-				for _, r := range rs[1:] {
-					if s.why != "" && r.Finding.Kind == "stall" && !strings.Contains(r.Finding.Summary, s.why) {
-						t.Errorf("interval %d: %q does not say %q", i+1, r.Finding.Summary, s.why)
+				t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				if _, err := w.Start(t0); err != nil {
+					t.Fatal(err)
+				}
+				var recs []record.Record
+				for i, s := range sc.steps {
+					c := tr.counters["loop3"]
+					ios := s.ios + s.other
+					c[3] += ios
+					c[4] += uint64(s.mb*1e6/512) + s.other*8
+					c[5] += ios // 1 ms each: no queue to speak of
+					c[7] += ios
+					tr.cpuTotal += 100
+					tr.flush()
+					cg.wios += s.ios
+					cg.wb += uint64(s.mb * 1e6)
+					cg.caps(s.cap)
+					cg.flush()
+					rs, err := w.Tick(t0.Add(time.Duration(i+1) * time.Second))
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs = append(recs, rs...)
+					if got := rs[0].Devices[0].State; got != s.want {
+						t.Errorf("interval %d: %s, want %s", i+1, got, s.want)
+					}
+					for _, r := range rs[1:] {
+						f := r.Finding
+						if s.why != "" && f.Kind == "stall" && !strings.Contains(f.Summary, s.why) {
+							t.Errorf("interval %d: %q does not say %q", i+1, f.Summary, s.why)
+						}
+						if ref := f.Evidence["ref_bytes_s"] / 1e6; f.Kind == "stall" && f.Phase == "end" && math.Abs(ref-sc.refMB) > 0.01 {
+							t.Errorf("interval %d: reference %.2f MB/s, want %.2f", i+1, ref, sc.refMB)
+						}
 					}
 				}
-			}
-			if got, want := strings.Join(findings(recs), "; "), "loop3 stall start @4; loop3 stall end @4+4"; got != want {
-				t.Errorf("findings: %s, want %s", got, want)
-			}
-		})
+				if got := strings.Join(findings(recs), "; "); got != sc.findings {
+					t.Errorf("findings: %s, want %s", got, sc.findings)
+				}
+			})
+		}
 	}
 }
