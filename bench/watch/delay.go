@@ -217,6 +217,7 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 	origin := recs[0].rec.Time
 	axis := func(at time.Time) float64 { return at.Sub(origin).Seconds() }
 	last := recs[len(recs)-1].rec.T
+	shown := false
 	for _, s := range completeStalls(evs) {
 		if axis(s.end)+2 > last {
 			continue // watch ended before it could see the end
@@ -234,7 +235,11 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 		}
 		if start == nil {
 			out.missed = append(out.missed, fmt.Sprintf("run %d: stall at t=%.2f", run, axis(s.start)))
-			fmt.Fprintf(os.Stderr, "run %d: no stall start for the stall at t=%.2f; watch saw (t IOPS MB/s): %s\n", run, axis(s.start), series(recs))
+			fmt.Fprintf(os.Stderr, "run %d: no stall start for the stall at t=%.2f\n", run, axis(s.start))
+			if !shown {
+				shown = true
+				fmt.Fprintf(os.Stderr, "run %d: watch saw (t:IOPS:MB/s:state):%s\n", run, series(recs))
+			}
 			continue
 		}
 		for i := range recs {
@@ -294,7 +299,7 @@ func cliffRun(ctx context.Context, bin string, run int, out *delays) error {
 	}
 	if best == nil {
 		out.missed = append(out.missed, fmt.Sprintf("run %d: cliff at t=%.2f", run, truth))
-		fmt.Fprintf(os.Stderr, "run %d: no cliff for the burst that ended at t=%.2f; watch saw (t IOPS MB/s): %s\n", run, truth, series(recs))
+		fmt.Fprintf(os.Stderr, "run %d: no cliff for the burst that ended at t=%.2f; watch saw (t:IOPS:MB/s:state):%s\n", run, truth, series(recs))
 		return nil
 	}
 	placed, logged := *best.rec.Finding.StartS-truth, best.at.Sub(ended).Seconds()
