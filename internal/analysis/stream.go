@@ -508,11 +508,12 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		}
 		d.candidate = false
 		low, at := d.low, d.cStart
-		if lo, f := d.rest.mean, d.first; d.rest.n >= 2 && f.v < hm && f.v-lo > 0.1*(hm-lo) {
-			// The rate fell inside the first low window, which ran
-			// partly at each rate: place the drop by the mix, and judge
-			// the plateau without that window.
-			low, at = d.rest, d.cStart+(f.v-lo)/(hm-lo)*f.dt
+		if lo, f := d.rest.mean, d.first; d.rest.n >= 2 && f.v < hm && (f.v-lo > 0.1*(hm-lo) || lo-f.v > 0.1*lo) {
+			// The first low window is off the new level: the rate fell
+			// inside it (it ran partly at each rate: place the drop by
+			// the mix), or it ran below the new level while things
+			// settled. Judge the plateau without it.
+			low, at = d.rest, d.cStart+max(0, (f.v-lo)/(hm-lo))*f.dt
 		}
 		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
 		var out []bench.Finding

@@ -236,3 +236,18 @@ func TestCliffDetectorLoadedMachine(t *testing.T) {
 	}
 	t.Logf("%s", c.Summary)
 }
+
+func TestCliffDetectorSettlingBelow(t *testing.T) {
+	// A cap lowered from 1000 to 250 IOPS: the first interval after it
+	// ran below the new cap (the throttle's slice restarting), then the
+	// new cap held.
+	s := cat(flat(20, 1000).noisy(0.02, 3), series{186}, flat(14, 250).noisy(0.02, 4))
+	cd := NewCliffDetector(CliffConfig{Unit: UnitIOPS})
+	var cliffs []bench.Finding
+	for i, v := range s {
+		cliffs = append(cliffs, cd.Add(float64(i+1), v, nil)...)
+	}
+	if len(cliffs) != 1 || *cliffs[0].StartS != 20 || math.Abs(cliffs[0].Evidence["plateau_rate"]/250-1) > 0.02 {
+		t.Fatalf("want one cliff at t=20 to 250 IOPS, got %+v", cliffs)
+	}
+}
