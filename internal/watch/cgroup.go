@@ -293,10 +293,10 @@ func path(rel, name string) string {
 	return rel + "/" + name
 }
 
-// parseIOStat reads cgroup v2 io.stat lines:
-// "253:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0".
-func parseIOStat(b []byte, majmin map[string]string) map[string]ioCounters {
-	out := map[string]ioCounters{}
+// deviceKeys calls fn with each line of a cgroup v2 io.stat or io.max
+// file whose device is one of majmin's, and the line's key=value pairs
+// with numeric values ("max" and other words are left out).
+func deviceKeys(b []byte, majmin map[string]string, fn func(dev string, kv map[string]float64)) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -306,29 +306,27 @@ func parseIOStat(b []byte, majmin map[string]string) map[string]ioCounters {
 		if _, ok := majmin[f[0]]; !ok {
 			continue
 		}
-		var n ioCounters
-		for _, kv := range f[1:] {
-			k, v, ok := strings.Cut(kv, "=")
+		kv := map[string]float64{}
+		for _, p := range f[1:] {
+			k, v, ok := strings.Cut(p, "=")
 			if !ok {
 				continue
 			}
-			x, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "rbytes":
-				n.rbytes = x
-			case "wbytes":
-				n.wbytes = x
-			case "rios":
-				n.rios = x
-			case "wios":
-				n.wios = x
+			if x, err := strconv.ParseFloat(v, 64); err == nil {
+				kv[k] = x
 			}
 		}
-		out[f[0]] = n
+		fn(f[0], kv)
 	}
+}
+
+// parseIOStat reads cgroup v2 io.stat lines:
+// "253:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0".
+func parseIOStat(b []byte, majmin map[string]string) map[string]ioCounters {
+	out := map[string]ioCounters{}
+	deviceKeys(b, majmin, func(dev string, kv map[string]float64) {
+		out[dev] = ioCounters{rbytes: uint64(kv["rbytes"]), wbytes: uint64(kv["wbytes"]), rios: uint64(kv["rios"]), wios: uint64(kv["wios"])}
+	})
 	return out
 }
 

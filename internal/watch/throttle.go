@@ -261,40 +261,12 @@ func (th *throttles) readCounters(dir string) map[string]ioCounters {
 // "7:3 rbps=max wbps=20000000 riops=max wiops=1".
 func parseIOMax(b []byte, majmin map[string]string) map[string]capLimits {
 	out := map[string]capLimits{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		if _, ok := majmin[f[0]]; !ok {
-			continue
-		}
-		var l capLimits
-		for _, kv := range f[1:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || v == "max" {
-				continue
-			}
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "rbps":
-				l.rbps = x
-			case "wbps":
-				l.wbps = x
-			case "riops":
-				l.riops = x
-			case "wiops":
-				l.wiops = x
-			}
-		}
+	deviceKeys(b, majmin, func(dev string, kv map[string]float64) {
+		l := capLimits{rbps: kv["rbps"], wbps: kv["wbps"], riops: kv["riops"], wiops: kv["wiops"]}
 		if l.any() {
-			out[f[0]] = l
+			out[dev] = l
 		}
-	}
+	})
 	return out
 }
 
