@@ -172,26 +172,6 @@ func runEmulated(ctx context.Context, bin string, spec emulate.Spec, fioArgs []s
 	return w.stop(), evs, nil
 }
 
-type stallSpan struct{ start, end time.Time }
-
-func completeStalls(evs []emulate.Event) []stallSpan {
-	var out []stallSpan
-	var open *time.Time
-	for _, e := range evs {
-		switch e.Event {
-		case emulate.EventStallStart:
-			at := e.Time
-			open = &at
-		case emulate.EventStallEnd:
-			if open != nil {
-				out = append(out, stallSpan{*open, e.Time})
-			}
-			open = nil
-		}
-	}
-	return out
-}
-
 // delays are the figures of one or more runs, in seconds.
 type delays struct {
 	startLogged, startPlaced, endLogged, endPlaced []float64
@@ -208,8 +188,8 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 160e6}
 	recs, evs, err := runEmulated(ctx, bin, spec, []string{"--rw=write", "--bs=1M", "--iodepth=4", "--ioengine=libaio", "--size=256M"}, 60*time.Second,
 		func(evs []emulate.Event) bool {
-			s := completeStalls(evs)
-			return len(s) >= 2 && time.Since(s[1].end) > 1500*time.Millisecond
+			s := emulate.Stalls(evs)
+			return len(s) >= 2 && time.Since(s[1].End) > 1500*time.Millisecond
 		}, 1500*time.Millisecond)
 	if err != nil {
 		return err
@@ -218,8 +198,8 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 	axis := func(at time.Time) float64 { return at.Sub(origin).Seconds() }
 	last := recs[len(recs)-1].rec.T
 	shown := false
-	for _, s := range completeStalls(evs) {
-		if axis(s.end)+2 > last {
+	for _, s := range emulate.Stalls(evs) {
+		if axis(s.End)+2 > last {
 			continue // watch ended before it could see the end
 		}
 		var start, end *arrived
@@ -228,14 +208,14 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 			if f == nil || f.Kind != "stall" || f.Phase != "start" {
 				continue
 			}
-			if *f.StartS >= axis(s.start)-2 && *f.StartS < axis(s.end) {
+			if *f.StartS >= axis(s.Start)-2 && *f.StartS < axis(s.End) {
 				start = &recs[i]
 				break
 			}
 		}
 		if start == nil {
-			out.missed = append(out.missed, fmt.Sprintf("run %d: stall at t=%.2f", run, axis(s.start)))
-			fmt.Fprintf(os.Stderr, "run %d: no stall start for the stall at t=%.2f\n", run, axis(s.start))
+			out.missed = append(out.missed, fmt.Sprintf("run %d: stall at t=%.2f", run, axis(s.Start)))
+			fmt.Fprintf(os.Stderr, "run %d: no stall start for the stall at t=%.2f\n", run, axis(s.Start))
 			if !shown {
 				shown = true
 				fmt.Fprintf(os.Stderr, "run %d: watch saw (t:IOPS:MB/s:state):%s\n", run, series(recs))
@@ -248,18 +228,18 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 				break
 			}
 		}
-		out.startLogged = append(out.startLogged, start.at.Sub(s.start).Seconds())
-		out.startPlaced = append(out.startPlaced, *start.rec.Finding.StartS-axis(s.start))
+		out.startLogged = append(out.startLogged, start.at.Sub(s.Start).Seconds())
+		out.startPlaced = append(out.startPlaced, *start.rec.Finding.StartS-axis(s.Start))
 		out.recordToRead = append(out.recordToRead, start.at.Sub(start.rec.Time).Seconds())
-		msg := fmt.Sprintf("run %d: stall t=%.2f..%.2f: start logged +%.2f s, placed %+.2f s", run, axis(s.start), axis(s.end),
-			start.at.Sub(s.start).Seconds(), *start.rec.Finding.StartS-axis(s.start))
+		msg := fmt.Sprintf("run %d: stall t=%.2f..%.2f: start logged +%.2f s, placed %+.2f s", run, axis(s.Start), axis(s.End),
+			start.at.Sub(s.Start).Seconds(), *start.rec.Finding.StartS-axis(s.Start))
 		if end == nil {
-			out.missed = append(out.missed, fmt.Sprintf("run %d: end of the stall at t=%.2f", run, axis(s.start)))
+			out.missed = append(out.missed, fmt.Sprintf("run %d: end of the stall at t=%.2f", run, axis(s.Start)))
 		} else {
 			f := end.rec.Finding
-			out.endLogged = append(out.endLogged, end.at.Sub(s.end).Seconds())
-			out.endPlaced = append(out.endPlaced, *f.StartS+*f.DurationS-axis(s.end))
-			msg += fmt.Sprintf("; end logged +%.2f s, placed %+.2f s", end.at.Sub(s.end).Seconds(), *f.StartS+*f.DurationS-axis(s.end))
+			out.endLogged = append(out.endLogged, end.at.Sub(s.End).Seconds())
+			out.endPlaced = append(out.endPlaced, *f.StartS+*f.DurationS-axis(s.End))
+			msg += fmt.Sprintf("; end logged +%.2f s, placed %+.2f s", end.at.Sub(s.End).Seconds(), *f.StartS+*f.DurationS-axis(s.End))
 		}
 		fmt.Fprintln(os.Stderr, msg)
 	}

@@ -152,17 +152,10 @@ func TestGroundTruthWriteCache(t *testing.T) {
 	rt := float64(res.Write.RuntimeMs) / 1000
 	type span struct{ start, dur float64 }
 	var truth []span
-	var open *float64
-	for _, e := range evs {
-		at := e.Time.Sub(origin).Seconds()
-		switch e.Event {
-		case emulate.EventStallStart:
-			open = &at
-		case emulate.EventStallEnd:
-			if open != nil && *open >= 0 && at <= rt {
-				truth = append(truth, span{*open, at - *open})
-			}
-			open = nil
+	for _, st := range emulate.Stalls(evs) {
+		from, to := st.Start.Sub(origin).Seconds(), st.End.Sub(origin).Seconds()
+		if from >= 0 && to <= rt {
+			truth = append(truth, span{from, to - from})
 		}
 	}
 	if len(truth) < 2 {

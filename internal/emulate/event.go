@@ -125,3 +125,27 @@ func (l *eventLog) write(e Event) error {
 }
 
 func (l *eventLog) Close() error { return l.f.Close() }
+
+// Span is a time interval of the event log.
+type Span struct{ Start, End time.Time }
+
+// Stalls returns the complete stalls of an event log (a stall-start
+// followed by its stall-end), in order; a stall still open at the end of
+// the log is left out.
+func Stalls(evs []Event) []Span {
+	var out []Span
+	var open *time.Time
+	for _, e := range evs {
+		switch e.Event {
+		case EventStallStart:
+			at := e.Time
+			open = &at
+		case EventStallEnd:
+			if open != nil {
+				out = append(out, Span{*open, e.Time})
+			}
+			open = nil
+		}
+	}
+	return out
+}

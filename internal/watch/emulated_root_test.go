@@ -157,27 +157,6 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 	return e, evs
 }
 
-// stallSpan is one stall of the event log.
-type stallSpan struct{ start, end time.Time }
-
-func completeStalls(evs []emulate.Event) []stallSpan {
-	var out []stallSpan
-	var open *time.Time
-	for _, e := range evs {
-		switch e.Event {
-		case emulate.EventStallStart:
-			at := e.Time
-			open = &at
-		case emulate.EventStallEnd:
-			if open != nil {
-				out = append(out, stallSpan{*open, e.Time})
-			}
-			open = nil
-		}
-	}
-	return out
-}
-
 // ofKind returns watch's findings of kind, in order.
 func ofKind(recs []record.Record, kind string) []record.Record {
 	var out []record.Record
@@ -220,8 +199,8 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 	// Two complete stalls, and fio running on after the second (the cache
 	// fills again in about 3 s); watch runs on for 3 s in all after it.
 	e, evs := runEmulated(t, spec, fio, 45*time.Second, func(evs []emulate.Event) bool {
-		s := completeStalls(evs)
-		return len(s) >= 2 && time.Since(s[1].end) > 1500*time.Millisecond
+		s := emulate.Stalls(evs)
+		return len(s) >= 2 && time.Since(s[1].End) > 1500*time.Millisecond
 	}, 1500*time.Millisecond)
 	recs := e.records()
 	logStates(t, recs)
@@ -230,9 +209,9 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 	}
 	origin := recs[0].Time
 	axis := func(at time.Time) float64 { return at.Sub(origin).Seconds() }
-	truth := completeStalls(evs)
+	truth := emulate.Stalls(evs)
 	// The last may have ended too late for watch to see the end (timeout).
-	if n := len(truth); n > 0 && axis(truth[n-1].end)+2 > recs[len(recs)-1].T {
+	if n := len(truth); n > 0 && axis(truth[n-1].End)+2 > recs[len(recs)-1].T {
 		truth = truth[:n-1]
 	}
 	if len(truth) == 0 {
@@ -243,12 +222,12 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 		var start, end *record.Record
 		for i := range stalls {
 			f := stalls[i].Finding
-			if f.Phase == "start" && math.Abs(*f.StartS-axis(want.start)) <= 2 && start == nil {
+			if f.Phase == "start" && math.Abs(*f.StartS-axis(want.Start)) <= 2 && start == nil {
 				start = &stalls[i]
 			}
 		}
 		if start == nil {
-			t.Errorf("stall from t=%.2f to t=%.2f (event log): no stall start logged within 2 s of it", axis(want.start), axis(want.end))
+			t.Errorf("stall from t=%.2f to t=%.2f (event log): no stall start logged within 2 s of it", axis(want.Start), axis(want.End))
 			continue
 		}
 		for i := range stalls {
@@ -261,20 +240,20 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 		// milliseconds before the event's own time stamp is that, not a
 		// guess ahead of the event.
 		const early = -0.1
-		logged := start.Time.Sub(want.start).Seconds()
+		logged := start.Time.Sub(want.Start).Seconds()
 		if logged < early || logged > 2 {
-			t.Errorf("stall at t=%.2f logged at t=%.2f: %.2f s after the event, want within 2 s", axis(want.start), start.T, logged)
+			t.Errorf("stall at t=%.2f logged at t=%.2f: %.2f s after the event, want within 2 s", axis(want.Start), start.T, logged)
 		}
 		if end == nil {
-			t.Errorf("stall from t=%.2f to t=%.2f: no end logged", axis(want.start), axis(want.end))
+			t.Errorf("stall from t=%.2f to t=%.2f: no end logged", axis(want.Start), axis(want.End))
 			continue
 		}
-		ended := end.Time.Sub(want.end).Seconds()
+		ended := end.Time.Sub(want.End).Seconds()
 		if ended < early || ended > 2 {
-			t.Errorf("stall ending at t=%.2f: end logged at t=%.2f, %.2f s after the event, want within 2 s", axis(want.end), end.T, ended)
+			t.Errorf("stall ending at t=%.2f: end logged at t=%.2f, %.2f s after the event, want within 2 s", axis(want.End), end.T, ended)
 		}
 		t.Logf("stall: event log t=%.2f..%.2f; watch placed it at %.0f..%.0f, logged the start %.2f s and the end %.2f s after the events",
-			axis(want.start), axis(want.end), *start.Finding.StartS, *end.Finding.StartS+*end.Finding.DurationS, logged, ended)
+			axis(want.Start), axis(want.End), *start.Finding.StartS, *end.Finding.StartS+*end.Finding.DurationS, logged, ended)
 	}
 	// Nothing but these stalls and one still open when watching ended:
 	// each has a start and an end record.
