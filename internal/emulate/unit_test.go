@@ -248,3 +248,13 @@ func TestUnescapeMount(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+func TestStalls(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(1000+int64(s), 0) }
+	evs := []Event{{Event: EventStart, Time: at(0)}, {Event: EventStallEnd, Time: at(1)}, {Event: EventStallStart, Time: at(5)},
+		{Event: EventStallEnd, Time: at(20)}, {Event: EventStallStart, Time: at(25)}, {Event: EventStop, Time: at(30)}}
+	got := Stalls(evs)
+	if len(got) != 1 || !got[0].Start.Equal(at(5)) || !got[0].End.Equal(at(20)) {
+		t.Errorf("got %+v, want one stall from 5 to 20 (an end without a start and an open stall left out)", got)
+	}
+}
