@@ -12,6 +12,7 @@ import (
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/iotest"
 )
 
 // The ground truth: emulated disks whose controller logs when bursts and
@@ -26,6 +27,7 @@ func groundTruthEnv(t *testing.T) {
 	if why := emulate.Unavailable("fio"); why != "" {
 		t.Skip(why)
 	}
+	iotest.Exclusive(t)
 }
 
 // measure runs one test on a fresh emulated disk and returns the result

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/iotest"
 	"github.com/iolens/iolens/internal/limits"
 )
 
@@ -23,6 +24,7 @@ func TestExpectOnEmulatedDisk(t *testing.T) {
 	if why := emulate.Unavailable("fio"); why != "" {
 		t.Skip(why)
 	}
+	iotest.Exclusive(t)
 	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
 	// The controller daemon create starts is this test binary, as iolens.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iolens/iolens/internal/cli"
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/iotest"
 )
 
 // The test binary doubles as iolens when asked, so the CLI, and the
@@ -81,6 +82,7 @@ func needRoot(t *testing.T) {
 	if err != nil || len(hs) == 0 {
 		t.Skip("no block throttle here")
 	}
+	iotest.Exclusive(t)
 }
 
 func loopsBacking(file string) []string {

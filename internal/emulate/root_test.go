@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"github.com/iolens/iolens/internal/iotest"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ func rootEnv(t *testing.T) []Hierarchy {
 	if why := Unavailable("fio"); why != "" {
 		t.Skip(why)
 	}
+	iotest.Exclusive(t)
 	hs, _ := FindHierarchies("/proc/self/mountinfo")
 	return hs
 }

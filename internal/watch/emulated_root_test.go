@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/iotest"
 	"github.com/iolens/iolens/internal/watch/record"
 )
 
@@ -27,17 +26,10 @@ func emulatedEnv(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: real loop devices and IO")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mounts, cgroups)")
+	if why := emulate.Unavailable("fio"); why != "" {
+		t.Skip(why)
 	}
-	if hs, err := emulate.FindHierarchies("/proc/self/mountinfo"); err != nil || len(hs) == 0 {
-		t.Skipf("no block throttle here (cgroup v2 io controller or v1 blkio): %v", err)
-	}
-	for _, tool := range []string{"losetup", "mkfs.ext4", "fio"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	iotest.Exclusive(t)
 }
 
 // emulatedWatch is watch running in-process on an emulated disk while
