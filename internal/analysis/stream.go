@@ -422,10 +422,13 @@ type CliffDetector struct {
 	// rising holds the first windows well above the high plateau: a
 	// sustained step up (a slow start, a warm-up) starts the plateau
 	// again at the new level.
-	rising    []sample
-	candidate bool
-	cStart    float64
-	low       welford
+	rising []sample
+	// highs and lows are the samples of the high plateau (the most
+	// recent maxHighs) and of the candidate low one.
+	highs, lows []sample
+	candidate   bool
+	cStart      float64
+	low         welford
 	// first is the first low window, rest the low plateau without it
 	// (that window may straddle the drop).
 	first   sample
@@ -496,55 +499,66 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		if d.recentMedian() >= (1-d.cfg.Drop/2)*hm {
 			// Back up: a dip, not a cliff.
 			d.candidate = false
-			d.low, d.rest = welford{}, welford{}
-			d.high.add(t, v)
+			d.low, d.rest, d.lows = welford{}, welford{}, d.lows[:0]
+			d.addHigh(sample{t, v, dt})
 			return nil
 		}
 		d.low.add(t, v)
 		d.rest.add(t, v)
+		d.lows = append(d.lows, sample{t, v, dt})
 		d.lowLast = t
 		if d.lowLast-d.cStart < d.cfg.MinLowS-1e-9 {
 			return nil
 		}
 		d.candidate = false
-		low, at := d.low, d.cStart
+		low, at, lows := d.low, d.cStart, d.lows
 		if lo, f := d.rest.mean, d.first; d.rest.n >= 2 && f.v < hm && (f.v-lo > 0.1*(hm-lo) || lo-f.v > 0.1*lo) {
 			// The first low window is off the new level: the rate fell
 			// inside it (it ran partly at each rate: place the drop by
 			// the mix), or it ran below the new level while things
 			// settled. Judge the plateau without it.
-			low, at = d.rest, d.cStart+max(0, (f.v-lo)/(hm-lo))*f.dt
+			low, at, lows = d.rest, d.cStart+max(0, (f.v-lo)/(hm-lo))*f.dt, lows[1:]
 		}
 		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
+		high, hStart := d.high, d.highStart
+		if !stable(&high) {
+			// A slow start (a warm-up, a loaded machine) makes the whole
+			// burst look like a ramp: judge it from where it held level.
+			if w, from, ok := d.stableSuffix(stable); ok {
+				high, hStart = w, from
+			}
+		}
 		var out []bench.Finding
-		if stable(&d.high) && stable(&low) && low.mean <= (1-d.cfg.Drop)*hm {
-			out = append(out, d.finding(at, &low))
+		if stable(&high) && stable(&low) && low.mean <= (1-d.cfg.Drop)*high.mean {
+			out = append(out, d.finding(hStart, &high, at, &low))
 		}
 		// The new plateau is the level a further drop is measured from;
 		// if this was not two stable plateaus (a ramp, noise), it starts
 		// over from there all the same.
 		d.high, d.highStart, d.low, d.rest = low, at, welford{}, welford{}
+		d.highs = append(d.highs[:0], lows...)
+		d.lows = d.lows[:0]
 		return out
 	}
 	if d.high.n >= 3 && v > hm/(1-d.cfg.Drop) {
 		for _, p := range d.pending {
-			d.high.add(p.t, p.v)
+			d.addHigh(p)
 		}
 		d.pending = d.pending[:0]
 		d.rising = append(d.rising, sample{t, v, dt})
 		if len(d.rising) < 3 {
 			return nil
 		}
-		d.high = welford{}
+		d.high, d.highs = welford{}, d.highs[:0]
 		d.highStart = d.rising[0].t - d.rising[0].dt
 		for _, p := range d.rising {
-			d.high.add(p.t, p.v)
+			d.addHigh(p)
 		}
 		d.rising = d.rising[:0]
 		return nil
 	}
 	for _, p := range d.rising {
-		d.high.add(p.t, p.v)
+		d.addHigh(p)
 	}
 	d.rising = d.rising[:0]
 	burst := d.high.n > 0 && (t-dt)-d.highStart >= d.cfg.MinBurstS-1e-9
@@ -556,9 +570,10 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		d.candidate = true
 		d.cStart = d.pending[0].t - d.pending[0].dt
 		d.first = d.pending[0]
-		d.low, d.rest = welford{}, welford{}
+		d.low, d.rest, d.lows = welford{}, welford{}, d.lows[:0]
 		for i, p := range d.pending {
 			d.low.add(p.t, p.v)
+			d.lows = append(d.lows, p)
 			if i > 0 {
 				d.rest.add(p.t, p.v)
 			}
@@ -568,11 +583,47 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		return nil
 	}
 	for _, p := range d.pending {
-		d.high.add(p.t, p.v)
+		d.addHigh(p)
 	}
 	d.pending = d.pending[:0]
-	d.high.add(t, v)
+	d.addHigh(sample{t, v, dt})
 	return nil
+}
+
+// maxHighs bounds the samples kept of the current high plateau (an hour
+// at 1 s).
+const maxHighs = 3600
+
+func (d *CliffDetector) addHigh(p sample) {
+	d.high.add(p.t, p.v)
+	if len(d.highs) == maxHighs {
+		d.highs = append(d.highs[:0], d.highs[1:]...)
+	}
+	d.highs = append(d.highs, p)
+}
+
+// stableSuffix finds the longest end of the high plateau, at least
+// MinBurstS long, that is stable, with the time it starts.
+func (d *CliffDetector) stableSuffix(stable func(*welford) bool) (welford, float64, bool) {
+	n := len(d.highs)
+	if n == 0 {
+		return welford{}, 0, false
+	}
+	end := d.highs[n-1].t
+	for i := 1; i < n; i++ {
+		from := d.highs[i].t - d.highs[i].dt
+		if end-from < d.cfg.MinBurstS-1e-9 {
+			break
+		}
+		var w welford
+		for _, p := range d.highs[i:] {
+			w.add(p.t, p.v)
+		}
+		if stable(&w) {
+			return w, from, true
+		}
+	}
+	return welford{}, 0, false
 }
 
 func (d *CliffDetector) recentMedian() float64 {
@@ -586,18 +637,18 @@ func (d *CliffDetector) recentMedian() float64 {
 	return a[n/2]
 }
 
-func (d *CliffDetector) finding(at float64, low *welford) bench.Finding {
-	burst := at - d.highStart
-	hi, lo := d.high.mean, low.mean
+func (d *CliffDetector) finding(hStart float64, high *welford, at float64, low *welford) bench.Finding {
+	burst := at - hStart
+	hi, lo := high.mean, low.mean
 	return bench.Finding{
 		Kind: KindCliff, Severity: SevWarn,
 		StartS: f64(at), DurationS: f64(burst),
 		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
 			at, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),
 		Evidence: map[string]float64{
-			"burst_start_s": d.highStart, "burst_duration_s": burst,
-			"burst_rate": hi, "plateau_rate": lo, "burst_cv": d.high.cv(), "plateau_cv": low.cv(),
-			"burst_trend": d.high.excursion(), "plateau_trend": low.excursion(),
+			"burst_start_s": hStart, "burst_duration_s": burst,
+			"burst_rate": hi, "plateau_rate": lo, "burst_cv": high.cv(), "plateau_cv": low.cv(),
+			"burst_trend": high.excursion(), "plateau_trend": low.excursion(),
 		},
 	}
 }

@@ -251,3 +251,22 @@ func TestCliffDetectorSettlingBelow(t *testing.T) {
 		t.Fatalf("want one cliff at t=20 to 250 IOPS, got %+v", cliffs)
 	}
 }
+
+func TestCliffDetectorWarmUp(t *testing.T) {
+	// Measured in CI: four slow seconds (other packages compiling), not
+	// slow enough to count as a step up, then the burst and the cliff.
+	s := series{5.4e6, 4.3e6, 4.8e6, 4.3e6, 6.4e6, 6.1e6, 6.2e6, 6.1e6, 6.1e6, 6.2e6, 6.3e6, 6.5e6, 6.0e6, 6.2e6, 6.0e6, 6.3e6, 1.7e6}
+	s = cat(s, flat(18, 1.2e6))
+	_, cliffs := runDetectors(s, nil)
+	if len(cliffs) != 1 {
+		t.Fatalf("want one cliff, got %+v", cliffs)
+	}
+	c := cliffs[0]
+	if at := *c.StartS; at < 16 || at > 17 {
+		t.Errorf("cliff placed at t=%.2f, want within the second from 16 to 17", at)
+	}
+	if hi := c.Evidence["burst_rate"]; math.Abs(hi/6.14e6-1) > 0.05 {
+		t.Errorf("burst rate %.0f B/s, want about 6.14 MB/s (1500 IOPS of 4 KiB)", hi)
+	}
+	t.Logf("%s", c.Summary)
+}
