@@ -21,13 +21,7 @@ import (
 
 func groundTruthEnv(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: real loop devices and IO")
-	}
-	if why := emulate.Unavailable("fio"); why != "" {
-		t.Skip(why)
-	}
-	iotest.Exclusive(t)
+	iotest.Real(t, emulate.Unavailable("fio"))
 }
 
 // measure runs one test on a fresh emulated disk and returns the result

@@ -18,13 +18,7 @@ import (
 // what QD1 and QD32 reach on a loop device: 16,000 IOPS (QD1 on a loop
 // device does about 11,000 here) and 150 MB/s. Root only; about 30 s.
 func TestExpectOnEmulatedDisk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: real loop devices and IO")
-	}
-	if why := emulate.Unavailable("fio"); why != "" {
-		t.Skip(why)
-	}
-	iotest.Exclusive(t)
+	iotest.Real(t, emulate.Unavailable("fio"))
 	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
 	// The controller daemon create starts is this test binary, as iolens.

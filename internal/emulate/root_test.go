@@ -22,13 +22,7 @@ import (
 // hierarchies found.
 func rootEnv(t *testing.T) []Hierarchy {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: real loop devices and IO")
-	}
-	if why := Unavailable("fio"); why != "" {
-		t.Skip(why)
-	}
-	iotest.Exclusive(t)
+	iotest.Real(t, Unavailable("fio"))
 	hs, _ := FindHierarchies("/proc/self/mountinfo")
 	return hs
 }

@@ -53,3 +53,18 @@ func lockDir() string {
 		dir = parent
 	}
 }
+
+// Real is the preamble of a test that times real IO: it skips under
+// -short, or with the reason the machine cannot run it when unavailable
+// is not empty (emulate.Unavailable's answer, say), and otherwise makes
+// the test Exclusive.
+func Real(t testing.TB, unavailable string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real loop devices and IO")
+	}
+	if unavailable != "" {
+		t.Skip(unavailable)
+	}
+	Exclusive(t)
+}

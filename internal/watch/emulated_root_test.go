@@ -23,13 +23,7 @@ import (
 
 func emulatedEnv(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: real loop devices and IO")
-	}
-	if why := emulate.Unavailable("fio"); why != "" {
-		t.Skip(why)
-	}
-	iotest.Exclusive(t)
+	iotest.Real(t, emulate.Unavailable("fio"))
 }
 
 // emulatedWatch is watch running in-process on an emulated disk while
