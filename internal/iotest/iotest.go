@@ -20,7 +20,7 @@ import (
 // goes with the process.
 func Exclusive(t testing.TB) {
 	t.Helper()
-	f, err := os.Open(lockDir())
+	f, err := os.Open(lockPath())
 	if err != nil {
 		t.Fatalf("iotest: %v", err)
 	}
@@ -34,6 +34,10 @@ func Exclusive(t testing.TB) {
 	}
 	t.Cleanup(func() { f.Close() })
 }
+
+// lockPath is what Exclusive locks; tests of this package lock their
+// own directory.
+var lockPath = lockDir
 
 // lockDir is the module root (the directory with go.mod above the test's
 // working directory), or the temporary directory.

@@ -1,6 +1,8 @@
 package iotest
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +11,10 @@ import (
 // Two holders never overlap, also within one process (each Exclusive
 // opens its own file description, and flock locks are per description).
 func TestExclusive(t *testing.T) {
+	// Not the module's lock: the real-IO tests of other packages hold it.
+	dir := t.TempDir()
+	lockPath = func() string { return dir }
+	defer func() { lockPath = lockDir }()
 	var mu sync.Mutex
 	active, most := 0, 0
 	var wg sync.WaitGroup
@@ -32,5 +38,11 @@ func TestExclusive(t *testing.T) {
 	wg.Wait()
 	if most != 1 {
 		t.Errorf("%d holders at once", most)
+	}
+}
+
+func TestLockDirIsModuleRoot(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(lockDir(), "go.mod")); err != nil {
+		t.Errorf("lock directory %s has no go.mod", lockDir())
 	}
 }
