@@ -424,18 +424,13 @@ type CliffDetector struct {
 	// again at the new level.
 	rising []sample
 	// highs and lows are the samples of the high plateau (the most
-	// recent maxHighs) and of the candidate low one.
+	// recent maxHighs) and of the candidate low one; the low plateau
+	// starts at cStart.
 	highs, lows []sample
 	candidate   bool
 	cStart      float64
-	low         welford
-	// first is the first low window, rest the low plateau without it
-	// (that window may straddle the drop).
-	first   sample
-	rest    welford
-	lowLast float64
-	recent  [3]float64
-	nRecent int
+	recent      [3]float64
+	nRecent     int
 }
 
 type sample struct{ t, v, dt float64 }
@@ -499,25 +494,23 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		if d.recentMedian() >= (1-d.cfg.Drop/2)*hm {
 			// Back up: a dip, not a cliff.
 			d.candidate = false
-			d.low, d.rest, d.lows = welford{}, welford{}, d.lows[:0]
+			d.lows = d.lows[:0]
 			d.addHigh(sample{t, v, dt})
 			return nil
 		}
-		d.low.add(t, v)
-		d.rest.add(t, v)
 		d.lows = append(d.lows, sample{t, v, dt})
-		d.lowLast = t
-		if d.lowLast-d.cStart < d.cfg.MinLowS-1e-9 {
+		if t-d.cStart < d.cfg.MinLowS-1e-9 {
 			return nil
 		}
 		d.candidate = false
-		low, at, lows := d.low, d.cStart, d.lows
-		if lo, f := d.rest.mean, d.first; d.rest.n >= 2 && f.v < hm && (f.v-lo > 0.1*(hm-lo) || lo-f.v > 0.1*lo) {
+		at, lows := d.cStart, d.lows
+		low, rest := plateau(lows), plateau(lows[1:])
+		if lo, f := rest.mean, lows[0]; rest.n >= 2 && f.v < hm && (f.v-lo > 0.1*(hm-lo) || lo-f.v > 0.1*lo) {
 			// The first low window is off the new level: the rate fell
 			// inside it (it ran partly at each rate: place the drop by
 			// the mix), or it ran below the new level while things
 			// settled. Judge the plateau without it.
-			low, at, lows = d.rest, d.cStart+max(0, (f.v-lo)/(hm-lo))*f.dt, lows[1:]
+			low, at, lows = rest, d.cStart+max(0, (f.v-lo)/(hm-lo))*f.dt, lows[1:]
 		}
 		stable := func(w *welford) bool { return w.cv() <= d.cfg.MaxCV && w.excursion() <= d.cfg.MaxTrend }
 		high, hStart := d.high, d.highStart
@@ -535,7 +528,7 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		// The new plateau is the level a further drop is measured from;
 		// if this was not two stable plateaus (a ramp, noise), it starts
 		// over from there all the same.
-		d.high, d.highStart, d.low, d.rest = low, at, welford{}, welford{}
+		d.high, d.highStart = low, at
 		d.highs = append(d.highs[:0], lows...)
 		d.lows = d.lows[:0]
 		return out
@@ -569,16 +562,7 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 		}
 		d.candidate = true
 		d.cStart = d.pending[0].t - d.pending[0].dt
-		d.first = d.pending[0]
-		d.low, d.rest, d.lows = welford{}, welford{}, d.lows[:0]
-		for i, p := range d.pending {
-			d.low.add(p.t, p.v)
-			d.lows = append(d.lows, p)
-			if i > 0 {
-				d.rest.add(p.t, p.v)
-			}
-			d.lowLast = p.t
-		}
+		d.lows = append(d.lows[:0], d.pending...)
 		d.pending = d.pending[:0]
 		return nil
 	}
@@ -602,6 +586,15 @@ func (d *CliffDetector) addHigh(p sample) {
 	d.highs = append(d.highs, p)
 }
 
+// plateau summarises samples.
+func plateau(ps []sample) welford {
+	var w welford
+	for _, p := range ps {
+		w.add(p.t, p.v)
+	}
+	return w
+}
+
 // stableSuffix finds the longest end of the high plateau, at least
 // MinBurstS long, that is stable, with the time it starts.
 func (d *CliffDetector) stableSuffix(stable func(*welford) bool) (welford, float64, bool) {
@@ -615,11 +608,7 @@ func (d *CliffDetector) stableSuffix(stable func(*welford) bool) (welford, float
 		if end-from < d.cfg.MinBurstS-1e-9 {
 			break
 		}
-		var w welford
-		for _, p := range d.highs[i:] {
-			w.add(p.t, p.v)
-		}
-		if stable(&w) {
+		if w := plateau(d.highs[i:]); stable(&w) {
 			return w, from, true
 		}
 	}
