@@ -45,18 +45,32 @@ type capLimits struct{ rbps, wbps, riops, wiops float64 }
 
 func (c capLimits) any() bool { return c != capLimits{} }
 
-func (c capLimits) get(limit string) float64 {
+// field is the cap of a limit, by its io.max name; nil for another name.
+func (c *capLimits) field(limit string) *float64 {
 	switch limit {
 	case "rbps":
-		return c.rbps
+		return &c.rbps
 	case "wbps":
-		return c.wbps
+		return &c.wbps
 	case "riops":
-		return c.riops
+		return &c.riops
 	case "wiops":
-		return c.wiops
+		return &c.wiops
+	}
+	return nil
+}
+
+func (c capLimits) get(limit string) float64 {
+	if f := c.field(limit); f != nil {
+		return *f
 	}
 	return 0
+}
+
+// v1CapFiles are the cgroup v1 files of each io.max limit.
+var v1CapFiles = []struct{ limit, file string }{
+	{"rbps", "blkio.throttle.read_bps_device"}, {"wbps", "blkio.throttle.write_bps_device"},
+	{"riops", "blkio.throttle.read_iops_device"}, {"wiops", "blkio.throttle.write_iops_device"},
 }
 
 // throttles follows the cgroups that have a throttle cap on a watched
@@ -215,24 +229,15 @@ func (th *throttles) readCaps(dir string) (map[string]capLimits, bool) {
 	}
 	out := map[string]capLimits{}
 	found := false
-	for _, f := range []string{"read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"} {
-		b, err := os.ReadFile(filepath.Join(dir, "blkio.throttle."+f))
+	for _, f := range v1CapFiles {
+		b, err := os.ReadFile(filepath.Join(dir, f.file))
 		if err != nil {
 			continue
 		}
 		found = true
 		for mm, v := range parseBlkioCaps(b, th.majmin) {
 			l := out[mm]
-			switch f {
-			case "read_bps_device":
-				l.rbps = v
-			case "write_bps_device":
-				l.wbps = v
-			case "read_iops_device":
-				l.riops = v
-			case "write_iops_device":
-				l.wiops = v
-			}
+			*l.field(f.limit) = v
 			out[mm] = l
 		}
 	}

@@ -34,7 +34,8 @@ func CliffDetectors(interval time.Duration) func(string) []Detector {
 		cfg := analysis.CliffConfig{Interval: interval.Seconds(), MinBurstS: 5, MinLowS: 5}
 		byIOPS := cfg
 		byIOPS.Unit = analysis.UnitIOPS
-		return []Detector{&cliffs{bytes: analysis.NewCliffDetector(cfg), iops: analysis.NewCliffDetector(byIOPS), gap: cfg.MinLowS}}
+		return []Detector{&cliffs{bytes: analysis.NewCliffDetector(cfg), iops: analysis.NewCliffDetector(byIOPS), gap: cfg.MinLowS,
+			activeIOPS: DefaultThresholds().ActiveIOPS}}
 	}
 }
 
@@ -56,18 +57,17 @@ type cliffs struct {
 	gap         float64
 	last        *float64
 	idleBefore  bool
+	// activeIOPS: below it an interval is idle, as for the stall
+	// reference.
+	activeIOPS float64
 }
-
-// cliffActiveIOPS is the rate below which an interval is idle, as for the
-// stall reference (Thresholds.ActiveIOPS).
-const cliffActiveIOPS = 5
 
 func (c *cliffs) Add(t, v float64, s *bench.DeviceSample) []bench.Finding {
 	var iops float64
 	if s != nil {
 		iops = s.ReadIOPS + s.WriteIOPS
 	}
-	idle := iops < cliffActiveIOPS
+	idle := iops < c.activeIOPS
 	if idle || c.idleBefore {
 		v, iops = 0, 0
 	}
