@@ -561,13 +561,10 @@ func catalogCeiling(r *bench.Result) {
 		return
 	}
 	c := limits.MustDefault()
-	d, err := c.ParseDisk(spec)
-	if err != nil {
-		return
-	}
 	vm := ""
 	if it := l["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
-		if v := c.VM(d.Family.Provider + ":" + it); v != nil {
+		provider, _, _ := strings.Cut(spec, ":")
+		if v := c.VM(provider + ":" + it); v != nil {
 			vm = v.ID
 		}
 	}
@@ -584,17 +581,7 @@ func catalogCeiling(r *bench.Result) {
 	if err != nil {
 		return
 	}
-	keep := r.Findings[:0:0]
-	for _, f := range r.Findings {
-		if f.Kind != limits.KindCeiling {
-			keep = append(keep, f)
-		}
-	}
-	r.Findings = append(keep, c.Diagnose(r, x)...)
-	if vm != "" {
-		l["expect_vm"] = vm
-	}
-	l["expect"] = x.Disk.Spec
+	diagnose(r, x)
 }
 
 // partialError is a run some of whose targets failed: exit status 3.

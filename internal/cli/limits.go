@@ -630,21 +630,24 @@ func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*bench.Result), erro
 	if err != nil {
 		return nil, err
 	}
-	c := limits.MustDefault()
-	return func(r *bench.Result) {
-		keep := r.Findings[:0:0]
-		for _, f := range r.Findings {
-			if f.Kind != limits.KindCeiling {
-				keep = append(keep, f)
-			}
+	return func(r *bench.Result) { diagnose(r, x) }, nil
+}
+
+// diagnose replaces a result's ceiling findings with those against x and
+// labels the result with the disk and VM it was compared with.
+func diagnose(r *bench.Result, x *limits.Expectation) {
+	keep := r.Findings[:0:0]
+	for _, f := range r.Findings {
+		if f.Kind != limits.KindCeiling {
+			keep = append(keep, f)
 		}
-		r.Findings = append(keep, c.Diagnose(r, x)...)
-		if r.Target.Labels == nil {
-			r.Target.Labels = map[string]string{}
-		}
-		r.Target.Labels["expect"] = x.Disk.Spec
-		if x.VM != nil {
-			r.Target.Labels["expect_vm"] = x.VM.ID
-		}
-	}, nil
+	}
+	r.Findings = append(keep, limits.MustDefault().Diagnose(r, x)...)
+	if r.Target.Labels == nil {
+		r.Target.Labels = map[string]string{}
+	}
+	r.Target.Labels["expect"] = x.Disk.Spec
+	if x.VM != nil {
+		r.Target.Labels["expect_vm"] = x.VM.ID
+	}
 }
