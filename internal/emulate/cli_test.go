@@ -72,17 +72,7 @@ func (c iolens) run(args ...string) (string, string, int) {
 }
 
 func needRoot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: real loop devices")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mounts, cgroups)")
-	}
-	hs, err := emulate.FindHierarchies("/proc/self/mountinfo")
-	if err != nil || len(hs) == 0 {
-		t.Skip("no block throttle here")
-	}
-	iotest.Exclusive(t)
+	iotest.Real(t, emulate.Unavailable())
 }
 
 func loopsBacking(file string) []string {
