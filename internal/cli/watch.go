@@ -267,7 +267,7 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (f
 // Catalog disks (azure:P10, aws:gp3:iops=6000) are looked up by
 // expectFromCatalog.
 func parseExpect(spec, vm string) (*watch.Ceiling, error) {
-	if k, _, _ := strings.Cut(spec, "="); strings.Contains(k, ":") {
+	if k, _, hasKV := strings.Cut(spec, "="); !hasKV || strings.Contains(k, ":") {
 		// provider:disk[:size][:iops=N,...]
 		return expectFromCatalog(spec, vm)
 	}
