@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,9 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/watch/record"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -450,8 +452,8 @@ func squeeze(t *testing.T, dir, majmin string, iops int) func() {
 	}
 }
 
-// metrics is a Prometheus text exposition: sample lines by metric name.
-type metrics map[string][]string
+// metrics is a Prometheus text exposition, by metric family.
+type metrics map[string]*dto.MetricFamily
 
 // scrape reads the watch pod's /metrics through the API server's pod
 // proxy.
@@ -463,30 +465,36 @@ func (e *env) scrape(t *testing.T, pod string) metrics {
 	if err != nil {
 		t.Fatalf("scraping %s through the API server: %v", pod, err)
 	}
-	m := metrics{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, _, _ := strings.Cut(line, "{")
-		name, _, _ = strings.Cut(name, " ")
-		m[name] = append(m[name], line)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: /metrics is not Prometheus text format: %v", pod, err)
 	}
-	return m
+	return mfs
 }
 
 // get returns the value of the first sample of name whose labels include
 // the given label/value pairs.
 func (m metrics) get(name string, labels ...string) (float64, bool) {
 next:
-	for _, line := range m[name] {
+	for _, s := range m[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range s.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
 		for i := 0; i+1 < len(labels); i += 2 {
-			if !strings.Contains(line, fmt.Sprintf("%s=%q", labels[i], labels[i+1])) {
+			if v, ok := have[labels[i]]; !ok || v != labels[i+1] {
 				continue next
 			}
 		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		return v, err == nil
+		switch {
+		case s.Gauge != nil:
+			return s.GetGauge().GetValue(), true
+		case s.Counter != nil:
+			return s.GetCounter().GetValue(), true
+		case s.Untyped != nil:
+			return s.GetUntyped().GetValue(), true
+		}
 	}
 	return 0, false
 }
