@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/iolens/iolens/internal/iotest"
+
 	"context"
 	"os"
 	"os/exec"
@@ -22,6 +24,7 @@ func loopFS(t *testing.T) (mnt, dev string) {
 			t.Skipf("needs %s", tool)
 		}
 	}
+	iotest.Exclusive(t)
 	base := t.TempDir()
 	img := filepath.Join(base, "disk.img")
 	if err := os.WriteFile(img, nil, 0o644); err != nil {

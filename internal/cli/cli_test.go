@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/iotest"
 	"github.com/iolens/iolens/internal/report"
 )
 
@@ -50,11 +51,14 @@ func iolensCmd(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// needFio skips without fio; the test runs real IO, so it also waits for
+// other packages' IO timing tests (iotest.Exclusive).
 func needFio(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio is not installed: 'apt-get install fio' to run this test")
 	}
+	iotest.Exclusive(t)
 }
 
 // execute runs a command in-process and returns stdout, stderr and the
