@@ -4,31 +4,32 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Annotate replaces the findings of every result with a fresh analysis:
 // each result on its own, then the QD sweeps (on the sweep's last test)
 // and the instability of repeated tests (on the last repeat). It is what
 // iolens analyze does to saved results.
-func Annotate(rs []bench.Result) {
+func Annotate(rs []result.Result) {
 	for i := range rs {
 		rs[i].Findings = ResultFindings(&rs[i])
 	}
-	ptrs := make([]*bench.Result, len(rs))
+	ptrs := make([]*result.Result, len(rs))
 	for i := range rs {
 		ptrs[i] = &rs[i]
 	}
 	// QD sweeps, per run.
 	type gkey struct{ run, target, group string }
 	var order []gkey
-	groups := map[gkey][]*bench.Result{}
+	groups := map[gkey][]*result.Result{}
 	for _, r := range ptrs {
 		k := gkey{r.RunID, targetKey(r), r.Test.Group}
 		if r.Suite == "fio" && r.Test.Group == "" {
 			// Plain fio output, one file per depth: runs of the same
 			// pattern and block size form an implicit sweep.
-			k = gkey{"fio", "", fmt.Sprintf("%s%s-%s", SweepPrefix, r.Test.RW, bench.FormatSize(r.Test.BlockSize))}
+			k = gkey{"fio", "", fmt.Sprintf("%s%s-%s", SweepPrefix, r.Test.RW, units.FormatSize(r.Test.BlockSize))}
 		} else if !strings.HasPrefix(r.Test.Group, SweepPrefix) {
 			continue
 		}
@@ -39,7 +40,7 @@ func Annotate(rs []bench.Result) {
 	}
 	for _, k := range order {
 		members := groups[k]
-		var others []*bench.Result
+		var others []*result.Result
 		for _, r := range ptrs {
 			if r.RunID == k.run && targetKey(r) == k.target && r.Test.Group != k.group {
 				others = append(others, r)
@@ -64,7 +65,7 @@ func Annotate(rs []bench.Result) {
 		if len(fs) == 0 {
 			continue
 		}
-		var last *bench.Result
+		var last *result.Result
 		for _, r := range ptrs {
 			if r.RunID == tr.RunID && r.Test.Name == tr.Test && r.Status == "ok" && (last == nil || r.Repeat > last.Repeat) {
 				last = r
@@ -74,7 +75,7 @@ func Annotate(rs []bench.Result) {
 	}
 }
 
-func contains(rs []*bench.Result, r *bench.Result) bool {
+func contains(rs []*result.Result, r *result.Result) bool {
 	for _, x := range rs {
 		if x == r {
 			return true
@@ -83,12 +84,12 @@ func contains(rs []*bench.Result, r *bench.Result) bool {
 	return false
 }
 
-func targetKey(r *bench.Result) string { return r.Target.Kind + ":" + r.Target.Path }
+func targetKey(r *result.Result) string { return r.Target.Kind + ":" + r.Target.Path }
 
-func lastOf(rs []*bench.Result) *bench.Result {
+func lastOf(rs []*result.Result) *result.Result {
 	last := rs[0]
 	for _, r := range rs[1:] {
-		qd := func(x *bench.Result) int { return x.Test.IODepth * x.Test.NumJobs }
+		qd := func(x *result.Result) int { return x.Test.IODepth * x.Test.NumJobs }
 		if r.Repeat > last.Repeat || r.Repeat == last.Repeat && (r.Index > last.Index || r.Index == last.Index && qd(r) > qd(last)) {
 			last = r
 		}
@@ -100,19 +101,19 @@ func lastOf(rs []*bench.Result) *bench.Result {
 // saved with its findings. Group findings (a QD sweep, the instability of
 // a repeated test) land on the result that completes the group.
 type Session struct {
-	tests   []bench.TestSpec
+	tests   []result.TestSpec
 	repeats int
-	done    []bench.Result
+	done    []result.Result
 }
 
 // NewSession starts the analysis of a run of suite, repeated repeats
 // times in the runner's order (every test, then again).
-func NewSession(suite bench.Suite, repeats int) *Session {
+func NewSession(suite result.Suite, repeats int) *Session {
 	return &Session{tests: suite.Tests, repeats: max(repeats, 1)}
 }
 
 // Add sets r's findings and remembers the figures later groups need.
-func (s *Session) Add(r *bench.Result) {
+func (s *Session) Add(r *result.Result) {
 	r.Findings = append(r.Findings, ResultFindings(r)...)
 	// Keep the summary figures only: series and raw output are not
 	// needed again.
@@ -124,7 +125,7 @@ func (s *Session) Add(r *bench.Result) {
 		return
 	}
 	if g := r.Test.Group; strings.HasPrefix(g, SweepPrefix) && s.lastOfGroup(r.Index, g) {
-		var members, others []*bench.Result
+		var members, others []*result.Result
 		for i := range s.done {
 			d := &s.done[i]
 			if d.RunID != r.RunID {
@@ -141,7 +142,7 @@ func (s *Session) Add(r *bench.Result) {
 		}
 	}
 	if s.repeats > 1 {
-		var same []bench.Result
+		var same []result.Result
 		for _, d := range s.done {
 			if d.RunID == r.RunID && d.Test.Name == r.Test.Name {
 				same = append(same, d)

@@ -1,7 +1,7 @@
 // Package analysis draws conclusions from benchmark results: statistics
 // over repeated runs, steady state, stalls, cliffs, writeback tails, QD
 // sweep regimes and the etcd fdatasync verdict. Every function is pure:
-// results in, findings (bench.Finding) and figures out; no IO.
+// results in, findings (result.Finding) and figures out; no IO.
 //
 // Stall and cliff detection is streaming, so that a live sampler (iolens
 // watch) can use the same code as the after-the-fact analysis. Feed one
@@ -24,7 +24,7 @@
 // the series: the detectors keep running sums, a fixed-size histogram for
 // the reference level and a few recent samples.
 //
-// SteadyDetector implements bench.SteadyDetector for iolens run
+// SteadyDetector implements runner.SteadyDetector for iolens run
 // --until-steady; Steady applies the same SNIA PTS criteria to a whole
 // series. Describe, WelchT and Repeats are the statistics shared with
 // history and compare.

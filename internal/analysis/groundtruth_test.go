@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/fio"
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 )
 
 // The ground truth: emulated disks whose controller logs when bursts and
@@ -21,13 +22,13 @@ import (
 
 func groundTruthEnv(t *testing.T) {
 	t.Helper()
-	iotest.Real(t, emulate.Unavailable("fio"))
+	realio.Real(t, emulate.Unavailable("fio"))
 }
 
 // measure runs one test on a fresh emulated disk and returns the result
 // with its findings, the controller's events, and the wall-clock instant
 // of the result's t=0 (fio's measurement start).
-func measure(t *testing.T, spec emulate.Spec, test bench.TestSpec) (bench.Result, []emulate.Event, time.Time) {
+func measure(t *testing.T, spec emulate.Spec, test result.TestSpec) (result.Result, []emulate.Event, time.Time) {
 	t.Helper()
 	spec.Dir = t.TempDir()
 	if spec.SizeBytes == 0 {
@@ -43,11 +44,11 @@ func measure(t *testing.T, spec emulate.Spec, test bench.TestSpec) (bench.Result
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	cfg := bench.Config{Suite: bench.Suite{Name: "groundtruth", Tests: []bench.TestSpec{test}},
+	cfg := runner.Config{Suite: result.Suite{Name: "groundtruth", Tests: []result.TestSpec{test}},
 		Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(), NoPrecondition: true, SizeBytes: 64 << 20}
-	var res bench.Result
+	var res result.Result
 	session := analysis.NewSession(cfg.Suite, 1)
-	err = bench.Run(ctx, cfg, func(r bench.Result) error {
+	err = runner.Run(ctx, cfg, func(r result.Result) error {
 		session.Add(&r)
 		res = r
 		return nil
@@ -79,8 +80,8 @@ func measure(t *testing.T, spec emulate.Spec, test bench.TestSpec) (bench.Result
 	return res, evs, origin
 }
 
-func byKind(fs []bench.Finding, kind string) []bench.Finding {
-	var out []bench.Finding
+func byKind(fs []result.Finding, kind string) []result.Finding {
+	var out []result.Finding
 	for _, f := range fs {
 		if f.Kind == kind {
 			out = append(out, f)
@@ -89,8 +90,8 @@ func byKind(fs []bench.Finding, kind string) []bench.Finding {
 	return out
 }
 
-func write(name, rw string, bs int64, qd int, runtime float64) bench.TestSpec {
-	return bench.TestSpec{Name: name, RW: rw, BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: runtime}
+func write(name, rw string, bs int64, qd int, runtime float64) result.TestSpec {
+	return result.TestSpec{Name: name, RW: rw, BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: runtime}
 }
 
 // TestGroundTruthCreditBurst: a gp2-style bucket, scaled 30x, lasts about
@@ -159,7 +160,7 @@ func TestGroundTruthWriteCache(t *testing.T) {
 	}
 	stalls := byKind(res.Findings, analysis.KindStall)
 	for _, want := range truth {
-		var match *bench.Finding
+		var match *result.Finding
 		for i := range stalls {
 			if math.Abs(*stalls[i].StartS-want.start) <= 2 {
 				match = &stalls[i]

@@ -3,8 +3,8 @@ package analysis
 import (
 	"math"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // LatLog analyses a per-IO latency log (fio's write_lat_log without
@@ -13,7 +13,7 @@ import (
 // is constant whatever the log's length. Rows must come in time order, as
 // fio writes them (a row a little out of order joins the current window).
 type LatLog struct {
-	hist   fio.Histogram
+	hist   result.Histogram
 	maxNs  float64
 	sumNs  float64
 	stall  *StallDetector
@@ -22,7 +22,7 @@ type LatLog struct {
 	sec    int64 // current window: (sec-1, sec] seconds
 	ios    float64
 	bytes  float64
-	found  []bench.Finding
+	found  []result.Finding
 	first  bool
 	rows   uint64
 	nWins  int
@@ -80,8 +80,8 @@ type LatLogSummary struct {
 	P50Ns, P99Ns, P999Ns float64
 	Seconds              int
 	Unit                 string
-	Findings             []bench.Finding
-	Histogram            *fio.Histogram
+	Findings             []result.Finding
+	Histogram            *result.Histogram
 }
 
 // Finish ends the log and returns the summary. The last window is
@@ -99,7 +99,7 @@ func (a *LatLog) Finish() LatLogSummary {
 		s.Findings = append(a.found, a.stall.Flush()...)
 		s.Findings = append(s.Findings, a.cliff.Flush()...)
 	} else {
-		s.Findings = []bench.Finding{{Kind: KindSteady, Severity: SevInfo,
+		s.Findings = []result.Finding{{Kind: KindSteady, Severity: SevInfo,
 			Summary: "not enough data: the log covers fewer than 10 whole seconds; stalls and cliffs were not judged"}}
 	}
 	return s

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // logGen produces a per-IO fio latency log of n rows without holding it:
@@ -66,11 +66,11 @@ func TestLatLog(t *testing.T) {
 	if s.MaxNs != 5e9 {
 		t.Errorf("max %v, want the 5 s IO", s.MaxNs)
 	}
-	want := float64(fio.BucketValue(fio.BucketIndex(200000 + 96*1000)))
+	want := float64(result.BucketValue(result.BucketIndex(200000 + 96*1000)))
 	if s.P99Ns > want || s.P99Ns < 250000 {
 		t.Errorf("p99 %v, want about 295 µs (<= %v)", s.P99Ns, want)
 	}
-	var stalls []bench.Finding
+	var stalls []result.Finding
 	for _, f := range s.Findings {
 		if f.Kind == KindStall {
 			stalls = append(stalls, f)
@@ -125,11 +125,11 @@ func BenchmarkHourSeries(b *testing.B) {
 		}
 	}
 	r := seriesResult(s)
-	dev := bench.DeviceSeries{Device: "vdb"}
+	dev := result.DeviceSeries{Device: "vdb"}
 	for i, v := range s {
-		dev.Samples = append(dev.Samples, bench.DeviceSample{T: float64(i+1) + 0.2, WriteBWBytes: v, QueueSize: math.Max(1, 9-v/1e8), UtilPct: 100})
+		dev.Samples = append(dev.Samples, result.DeviceSample{T: float64(i+1) + 0.2, WriteBWBytes: v, QueueSize: math.Max(1, 9-v/1e8), UtilPct: 100})
 	}
-	r.Devices = []bench.DeviceSeries{dev}
+	r.Devices = []result.DeviceSeries{dev}
 	var n int
 	for b.Loop() {
 		n = len(ResultFindings(&r))

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // SweepPrefix marks the tests of a queue-depth sweep: TestSpec.Group is
@@ -61,9 +61,9 @@ func gainPerDoubling(a, b SweepPoint) float64 {
 
 // singleP99 is the p99 fio reported for a result without histogram: the
 // larger of its directions'.
-func singleP99(r *bench.Result) float64 {
+func singleP99(r *result.Result) float64 {
 	var p float64
-	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+	for _, d := range []*result.DirResult{r.Read, r.Write} {
 		if d != nil {
 			p = math.Max(p, d.Lat.P99Ns)
 		}
@@ -75,7 +75,7 @@ func singleP99(r *bench.Result) float64 {
 // direction. Results converted from fio output without lat percentiles
 // carry clat figures; Little's law needs the total, which fio's own JSON
 // still has.
-func totalLatNs(r *bench.Result, dir string, d *bench.DirResult) float64 {
+func totalLatNs(r *result.Result, dir string, d *result.DirResult) float64 {
 	if d.LatKind != "clat" || len(r.FioJSON) == 0 {
 		return d.Lat.MeanNs
 	}
@@ -101,9 +101,9 @@ func totalLatNs(r *bench.Result, dir string, d *bench.DirResult) float64 {
 
 // totals adds a result's read and write figures; latency is IO-weighted
 // and the p99 comes from the merged histograms.
-func totals(r *bench.Result) (iops, bw, latSum float64, n uint64, h *fio.Histogram) {
-	h = &fio.Histogram{}
-	for i, d := range []*bench.DirResult{r.Read, r.Write} {
+func totals(r *result.Result) (iops, bw, latSum float64, n uint64, h *result.Histogram) {
+	h = &result.Histogram{}
+	for i, d := range []*result.DirResult{r.Read, r.Write} {
 		if d == nil {
 			continue
 		}
@@ -111,9 +111,7 @@ func totals(r *bench.Result) (iops, bw, latSum float64, n uint64, h *fio.Histogr
 		bw += d.BWBytes
 		latSum += totalLatNs(r, []string{"read", "write"}[i], d) * float64(d.Lat.N)
 		n += d.Lat.N
-		if hh, err := fio.HistogramFromBins(d.Hist); err == nil {
-			h.Merge(hh)
-		}
+		h.Merge(&d.Hist)
 	}
 	return
 }
@@ -123,12 +121,12 @@ func totals(r *bench.Result) (iops, bw, latSum float64, n uint64, h *fio.Histogr
 // test of the same direction with larger blocks tells an IOPS cap from a
 // bandwidth cap when the sweep itself uses one block size. It returns
 // false with fewer than three depths.
-func AnalyzeSweep(name string, members, others []*bench.Result) (Sweep, bool) {
+func AnalyzeSweep(name string, members, others []*result.Result) (Sweep, bool) {
 	type acc struct {
 		iops, bw, latSum float64
 		n                uint64
 		runs             int
-		h                fio.Histogram
+		h                result.Histogram
 		bs               int64
 		p99              float64
 	}
@@ -198,7 +196,7 @@ func AnalyzeSweep(name string, members, others []*bench.Result) (Sweep, bool) {
 		}
 	}
 	writes := members[0].Test.Writes()
-	var same []*bench.Result
+	var same []*result.Result
 	for _, r := range others {
 		if r.Test.Writes() == writes && r.Test.RW != "randrw" && r.Test.RW != "rw" {
 			same = append(same, r)
@@ -211,7 +209,7 @@ func AnalyzeSweep(name string, members, others []*bench.Result) (Sweep, bool) {
 // capRegime tells an IOPS cap from a bandwidth cap: with an IOPS cap,
 // larger blocks move more bytes at the same IOPS; with a bandwidth cap,
 // bytes per second stay put.
-func capRegime(sw Sweep, others []*bench.Result) string {
+func capRegime(sw Sweep, others []*result.Result) string {
 	var plateau []SweepPoint
 	for _, p := range sw.Points {
 		if p.Outstanding >= sw.Knee {
@@ -251,7 +249,7 @@ func capRegime(sw Sweep, others []*bench.Result) string {
 }
 
 // SweepFinding states a sweep's regime with its evidence.
-func SweepFinding(sw Sweep) bench.Finding {
+func SweepFinding(sw Sweep) result.Finding {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s; ", sw.Name, sw.Regime)
 	if sw.Knee > 0 {
@@ -283,5 +281,5 @@ func SweepFinding(sw Sweep) bench.Finding {
 	ev := map[string]float64{"knee_qd": float64(sw.Knee), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
 		"max_iops_lat_mean_ns": sw.Max.LatMeanNs, "max_iops_p99_ns": sw.Max.P99Ns, "little_min": sw.LittleMin, "little_max": sw.LittleMax,
 		"qd1_iops": q1.IOPS, "qd1_lat_mean_ns": q1.LatMeanNs}
-	return bench.Finding{Kind: KindQD, Severity: sev, Summary: b.String(), Evidence: ev}
+	return result.Finding{Kind: KindQD, Severity: sev, Summary: b.String(), Evidence: ev}
 }

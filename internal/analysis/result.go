@@ -5,8 +5,9 @@ import (
 	"math"
 	"sort"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // MinSeriesS is the shortest 1 s series on which steady state, stalls and
@@ -18,18 +19,18 @@ const MinSeriesS = 10
 // sample of the same window (nil if none).
 type Point struct {
 	T, IOPS, BWBytes float64
-	Dev              *bench.DeviceSample
+	Dev              *result.DeviceSample
 }
 
 // Series puts a result's fio series on a regular 1 s grid from the first
 // window to the end of the measurement (less the last window). fio writes no log row for a
 // window without completions, so missing windows are zeros: that is what
 // a full stall looks like.
-func Series(r *bench.Result) []Point {
+func Series(r *result.Result) []Point {
 	if len(r.FioSeries) == 0 {
 		return nil
 	}
-	byT := map[int]bench.FioSample{}
+	byT := map[int]result.FioSample{}
 	last := 0
 	for _, s := range r.FioSeries {
 		k := int(math.Round(s.T))
@@ -65,9 +66,9 @@ func Series(r *bench.Result) []Point {
 	return out
 }
 
-func runtimeS(r *bench.Result) float64 {
+func runtimeS(r *result.Result) float64 {
 	var ms int64
-	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+	for _, d := range []*result.DirResult{r.Read, r.Write} {
 		if d != nil {
 			ms = max(ms, d.RuntimeMs)
 		}
@@ -77,7 +78,7 @@ func runtimeS(r *bench.Result) float64 {
 
 // primaryDevice picks the series of the target's own device, else the
 // first one.
-func primaryDevice(ds []bench.DeviceSeries, name string) *bench.DeviceSeries {
+func primaryDevice(ds []result.DeviceSeries, name string) *result.DeviceSeries {
 	for i := range ds {
 		if ds[i].Device == name && name != "" {
 			return &ds[i]
@@ -92,11 +93,11 @@ func primaryDevice(ds []bench.DeviceSeries, name string) *bench.DeviceSeries {
 // ResultFindings analyses one result on its own: steady state, stalls,
 // cliffs, writeback and page-cache inflation, and the etcd verdict for
 // tests that sync. Failed results get none.
-func ResultFindings(r *bench.Result) []bench.Finding {
+func ResultFindings(r *result.Result) []result.Finding {
 	if r.Status != "ok" {
 		return nil
 	}
-	var out []bench.Finding
+	var out []result.Finding
 	pts := Series(r)
 	if r.Test.RuntimeS > 0 || len(pts) > 0 {
 		out = append(out, seriesFindings(pts, closedLoop(r.Test))...)
@@ -110,7 +111,7 @@ func ResultFindings(r *bench.Result) []bench.Finding {
 
 // closedLoop reports whether fio kept IO outstanding all along: no rate
 // limit and no think time.
-func closedLoop(t bench.TestSpec) bool {
+func closedLoop(t result.TestSpec) bool {
 	for _, o := range t.Options {
 		switch o.Key {
 		case "rate", "rate_iops", "rate_min", "rate_iops_min", "thinktime", "rate_process":
@@ -120,13 +121,13 @@ func closedLoop(t bench.TestSpec) bool {
 	return true
 }
 
-func seriesFindings(pts []Point, loaded bool) []bench.Finding {
+func seriesFindings(pts []Point, loaded bool) []result.Finding {
 	iops := make([]float64, len(pts))
 	for i, p := range pts {
 		iops[i] = p.IOPS
 	}
 	st := Steady(iops, 1, SteadyConfig{})
-	f := bench.Finding{Kind: KindSteady, Severity: SevInfo, Summary: st.String(),
+	f := result.Finding{Kind: KindSteady, Severity: SevInfo, Summary: st.String(),
 		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": float64(st.Window)}}
 	switch st.State {
 	case SteadyYes:
@@ -150,7 +151,7 @@ func seriesFindings(pts []Point, loaded bool) []bench.Finding {
 	if st.State != SteadyShort {
 		f.Evidence["mean_iops"], f.Evidence["range_frac"], f.Evidence["slope_frac"] = st.Mean, st.RangeFrac, st.SlopeFrac
 	}
-	out := []bench.Finding{f}
+	out := []result.Finding{f}
 	if len(pts) < MinSeriesS {
 		return out
 	}
@@ -176,7 +177,7 @@ const (
 // WritebackFindings quantifies what buffered writes hide: the device
 // writing after fio ended (the tail), and fio counting more bytes than
 // the device received while it ran.
-func WritebackFindings(r *bench.Result) []bench.Finding {
+func WritebackFindings(r *result.Result) []result.Finding {
 	if r.Write == nil || r.Write.IOBytes == 0 {
 		return nil
 	}
@@ -191,7 +192,7 @@ func WritebackFindings(r *bench.Result) []bench.Finding {
 			during += s.WriteBWBytes * sampleDT(dev.Samples, i)
 		}
 	}
-	var out []bench.Finding
+	var out []result.Finding
 	if tail := primaryDevice(r.Tail, dev.Device); tail != nil {
 		var bytes, end float64
 		for i, s := range tail.Samples {
@@ -202,18 +203,18 @@ func WritebackFindings(r *bench.Result) []bench.Finding {
 		}
 		dur := end - rt
 		if dur >= 2 || bytes >= 0.05*float64(r.Write.IOBytes) && bytes > inflationMin {
-			out = append(out, bench.Finding{Kind: KindWriteback, Severity: SevWarn,
+			out = append(out, result.Finding{Kind: KindWriteback, Severity: SevWarn,
 				StartS: f64(rt), DurationS: f64(math.Max(dur, 0)),
 				Summary: fmt.Sprintf("the device kept writing for %.0f s after fio ended (%s more): fio's figures finished before the data reached the disk",
-					math.Max(dur, 0), bench.HumanBytes(bytes)),
+					math.Max(dur, 0), units.HumanBytes(bytes)),
 				Evidence: map[string]float64{"tail_s": math.Max(dur, 0), "tail_bytes": bytes, "fio_end_s": rt}})
 		}
 	}
 	fioBytes := float64(r.Write.IOBytes)
 	if during > 0 && fioBytes > inflationRatio*during && fioBytes-during > inflationMin {
-		out = append(out, bench.Finding{Kind: KindInflation, Severity: SevWarn,
+		out = append(out, result.Finding{Kind: KindInflation, Severity: SevWarn,
 			Summary: fmt.Sprintf("fio wrote %s but only %s reached %s while it ran (%.1fx): the page cache inflated fio's throughput",
-				bench.HumanBytes(fioBytes), bench.HumanBytes(during), dev.Device, fioBytes/during),
+				units.HumanBytes(fioBytes), units.HumanBytes(during), dev.Device, fioBytes/during),
 			Evidence: map[string]float64{"fio_bytes": fioBytes, "device_bytes": during, "ratio": fioBytes / during,
 				"fio_bw_bytes": r.Write.BWBytes, "device_bw_bytes": during / math.Max(rt, 1e-3)}})
 	}
@@ -221,7 +222,7 @@ func WritebackFindings(r *bench.Result) []bench.Finding {
 }
 
 // sampleDT is the interval a device sample covers.
-func sampleDT(s []bench.DeviceSample, i int) float64 {
+func sampleDT(s []result.DeviceSample, i int) float64 {
 	switch {
 	case i > 0:
 		return s[i].T - s[i-1].T
@@ -240,10 +241,10 @@ const (
 // EtcdVerdict judges a test that syncs against etcd's fdatasync
 // guidance. The count comes from the sync latency samples: fio up to 3.42
 // leaves sync.total_ios at 0 for fdatasync (fio-brief §1.6).
-func EtcdVerdict(r *bench.Result) (bench.Finding, bool) {
+func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 	s := r.Sync
 	if s == nil || s.Lat.N == 0 {
-		return bench.Finding{}, false
+		return result.Finding{}, false
 	}
 	call := "fsync"
 	if r.Test.Fdatasync > 0 {
@@ -251,7 +252,7 @@ func EtcdVerdict(r *bench.Result) (bench.Finding, bool) {
 	}
 	ev := map[string]float64{"p99_ns": s.Lat.P99Ns, "p99_9_ns": s.Lat.P999Ns, "max_ns": s.Lat.MaxNs,
 		"mean_ns": s.Lat.MeanNs, "syncs": float64(s.Lat.N), "limit_ns": EtcdLimitNs}
-	f := bench.Finding{Kind: KindEtcd, Evidence: ev}
+	f := result.Finding{Kind: KindEtcd, Evidence: ev}
 	if s.Lat.P99Ns == 0 {
 		f.Severity = SevWarn
 		f.Summary = fmt.Sprintf("etcd: no %s percentiles recorded (%d syncs, mean %s ms): run fio with clat_percentiles or json+", call, s.Lat.N, msStr(s.Lat.MeanNs))
@@ -303,7 +304,7 @@ func msStr(ns float64) string {
 
 // sortFindings orders findings by start time, untimed ones first, keeping
 // the order of equal ones.
-func sortFindings(fs []bench.Finding) {
+func sortFindings(fs []result.Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := -1.0, -1.0
 		if fs[i].StartS != nil {

@@ -7,25 +7,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // seriesResult is a 128k sequential write whose fio series is s (bytes/s
 // per window). Windows at zero get no row, as fio writes none.
-func seriesResult(s series) bench.Result {
-	r := bench.Result{Schema: bench.SchemaV1, Status: "ok", Test: bench.TestSpec{Name: "w", RW: "write", BlockSize: 128 << 10, RuntimeS: float64(len(s)), Direct: true},
-		Write: &bench.DirResult{RuntimeMs: int64(len(s)) * 1000, IOBytes: 1}}
+func seriesResult(s series) result.Result {
+	r := result.Result{Schema: result.SchemaV1, Status: "ok", Test: result.TestSpec{Name: "w", RW: "write", BlockSize: 128 << 10, RuntimeS: float64(len(s)), Direct: true},
+		Write: &result.DirResult{RuntimeMs: int64(len(s)) * 1000, IOBytes: 1}}
 	for i, v := range s {
 		if v == 0 {
 			continue
 		}
-		r.FioSeries = append(r.FioSeries, bench.FioSample{T: float64(i + 1), WriteBWBytes: v, WriteIOPS: v / (128 << 10)})
+		r.FioSeries = append(r.FioSeries, result.FioSample{T: float64(i + 1), WriteBWBytes: v, WriteIOPS: v / (128 << 10)})
 	}
 	return r
 }
 
-func kinds(fs []bench.Finding) string {
+func kinds(fs []result.Finding) string {
 	var k []string
 	for _, f := range fs {
 		k = append(k, f.Kind)
@@ -33,7 +33,7 @@ func kinds(fs []bench.Finding) string {
 	return strings.Join(k, ",")
 }
 
-func steadyOf(t *testing.T, fs []bench.Finding) bench.Finding {
+func steadyOf(t *testing.T, fs []result.Finding) result.Finding {
 	t.Helper()
 	for _, f := range fs {
 		if f.Kind == KindSteady {
@@ -41,7 +41,7 @@ func steadyOf(t *testing.T, fs []bench.Finding) bench.Finding {
 		}
 	}
 	t.Fatalf("no steady-state finding in %+v", fs)
-	return bench.Finding{}
+	return result.Finding{}
 }
 
 func TestSyntheticSeries(t *testing.T) {
@@ -70,7 +70,7 @@ func TestSyntheticSeries(t *testing.T) {
 			if !strings.HasPrefix(st.Summary, c.steady) {
 				t.Errorf("steady state %q, want %q...", st.Summary, c.steady)
 			}
-			var other []bench.Finding
+			var other []result.Finding
 			for _, f := range fs {
 				if f.Kind != KindSteady {
 					other = append(other, f)
@@ -108,19 +108,19 @@ func TestWriteback(t *testing.T) {
 	r.Test.Direct = false
 	r.Write.IOBytes = 6e9
 	r.Target.Device = "sdc"
-	dev := bench.DeviceSeries{Device: "sdc", Role: "direct"}
-	tail := bench.DeviceSeries{Device: "sdc", Role: "direct"}
+	dev := result.DeviceSeries{Device: "sdc", Role: "direct"}
+	tail := result.DeviceSeries{Device: "sdc", Role: "direct"}
 	for i := 1; i <= 20; i++ {
-		dev.Samples = append(dev.Samples, bench.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: 125e6, UtilPct: 100})
+		dev.Samples = append(dev.Samples, result.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: 125e6, UtilPct: 100})
 	}
 	for i := 21; i <= 55; i++ {
 		w := 125e6
 		if i > 50 {
 			w = 0
 		}
-		tail.Samples = append(tail.Samples, bench.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: w})
+		tail.Samples = append(tail.Samples, result.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: w})
 	}
-	r.Devices, r.Tail = []bench.DeviceSeries{dev}, []bench.DeviceSeries{tail}
+	r.Devices, r.Tail = []result.DeviceSeries{dev}, []result.DeviceSeries{tail}
 	fs := WritebackFindings(&r)
 	if kinds(fs) != "writeback,page-cache" {
 		t.Fatalf("findings %q: %+v", kinds(fs), fs)
@@ -141,7 +141,7 @@ func TestWriteback(t *testing.T) {
 	}
 }
 
-func loadFio(t *testing.T, name string) bench.Result {
+func loadFio(t *testing.T, name string) result.Result {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -153,12 +153,12 @@ func loadFio(t *testing.T, name string) bench.Result {
 	}
 	doc := docs[len(docs)-1]
 	j := doc.AllJobs()[0]
-	r := bench.Result{Schema: bench.SchemaV1, Status: "ok", RunID: "fixture", FioJSON: doc.Raw}
+	r := result.Result{Schema: result.SchemaV1, Status: "ok", RunID: "fixture", FioJSON: doc.Raw}
 	o := j.JobOptions
 	fmt.Sscan(o["iodepth"], &r.Test.IODepth)
 	fmt.Sscan(o["fdatasync"], &r.Test.Fdatasync)
 	r.Test.NumJobs, r.Test.RW, r.Test.BlockSize = 1, o["rw"], 4096
-	if err := bench.FillFromFio(&r, []fio.Job{j}); err != nil {
+	if err := fio.FillFromFio(&r, []fio.Job{j}); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -192,7 +192,7 @@ func TestEtcdVerdictOnFio333Output(t *testing.T) {
 func TestQDSweepOnRealRuns(t *testing.T) {
 	// fio-brief §5: randread 4k on a VM, IOPS still rising at QD 64, and
 	// Little's ratio 0.99..1.00 at every depth.
-	var members []*bench.Result
+	var members []*result.Result
 	for _, q := range []int{1, 2, 4, 8, 16, 32, 64} {
 		r := loadFio(t, fmt.Sprintf("qd%d.json", q))
 		r.Test.Group = SweepPrefix + "randread-4k"
@@ -216,27 +216,27 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 
 // capped builds a sweep against a device capped at capIOPS with 0.5 ms
 // service time: IOPS = min(QD/0.5ms, cap), latency by Little's law.
-func cappedSweep(capIOPS float64, bs int64) []*bench.Result {
-	var out []*bench.Result
+func cappedSweep(capIOPS float64, bs int64) []*result.Result {
+	var out []*result.Result
 	for q := 1; q <= 64; q *= 2 {
 		iops := min(float64(q)/0.5e-3, capIOPS)
 		lat := float64(q) / iops * 1e9
-		h := fio.Histogram{}
+		h := result.Histogram{}
 		h.Add(uint64(lat), 1000)
-		out = append(out, &bench.Result{Status: "ok", Index: q, Test: bench.TestSpec{Name: fmt.Sprint("qd", q), RW: "randread", BlockSize: bs, IODepth: q, NumJobs: 1, Group: SweepPrefix + "x"},
-			Read: &bench.DirResult{IOPS: iops, BWBytes: iops * float64(bs), Lat: bench.Latency{N: 1000, MeanNs: lat}, Hist: h.Bins()}})
+		out = append(out, &result.Result{Status: "ok", Index: q, Test: result.TestSpec{Name: fmt.Sprint("qd", q), RW: "randread", BlockSize: bs, IODepth: q, NumJobs: 1, Group: SweepPrefix + "x"},
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * float64(bs), Lat: result.Latency{N: 1000, MeanNs: lat}, Hist: h}})
 	}
 	return out
 }
 
 func TestQDSweepRegimes(t *testing.T) {
-	big := func(bw float64) []*bench.Result {
-		return []*bench.Result{{Status: "ok", Test: bench.TestSpec{RW: "read", BlockSize: 1 << 20}, Read: &bench.DirResult{IOPS: bw / (1 << 20), BWBytes: bw}}}
+	big := func(bw float64) []*result.Result {
+		return []*result.Result{{Status: "ok", Test: result.TestSpec{RW: "read", BlockSize: 1 << 20}, Read: &result.DirResult{IOPS: bw / (1 << 20), BWBytes: bw}}}
 	}
 	// 3000 IOPS cap = 12.3 MB/s of 4k.
 	for _, c := range []struct {
 		name   string
-		others []*bench.Result
+		others []*result.Result
 		want   string
 	}{
 		{"1M reads move far more bytes", big(125e6), RegimeIOPSCapped},

@@ -5,8 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -141,10 +140,10 @@ type TestRepeats struct {
 // Repeats summarises every test that ran more than once (same run, target
 // and test name), in the order the tests first appear. Failed runs are
 // left out.
-func Repeats(rs []bench.Result) []TestRepeats {
+func Repeats(rs []result.Result) []TestRepeats {
 	type key struct{ run, target, test string }
 	var order []key
-	groups := map[key][]*bench.Result{}
+	groups := map[key][]*result.Result{}
 	for i := range rs {
 		r := &rs[i]
 		if r.Status != "ok" {
@@ -177,7 +176,7 @@ func Repeats(rs []bench.Result) []TestRepeats {
 	return out
 }
 
-func pickDir(r *bench.Result, dir string) *bench.DirResult {
+func pickDir(r *result.Result, dir string) *result.DirResult {
 	switch dir {
 	case "read":
 		return r.Read
@@ -189,11 +188,11 @@ func pickDir(r *bench.Result, dir string) *bench.DirResult {
 	return nil
 }
 
-func dirRepeats(g []*bench.Result, dir string) (DirRepeats, bool) {
+func dirRepeats(g []*result.Result, dir string) (DirRepeats, bool) {
 	var iops, bw []float64
 	var latSum float64
 	var latN uint64
-	var merged fio.Histogram
+	var merged result.Histogram
 	var reps []int
 	for _, r := range g {
 		d := pickDir(r, dir)
@@ -205,9 +204,7 @@ func dirRepeats(g []*bench.Result, dir string) (DirRepeats, bool) {
 		reps = append(reps, r.Repeat)
 		latSum += d.Lat.MeanNs * float64(d.Lat.N)
 		latN += d.Lat.N
-		if h, err := fio.HistogramFromBins(d.Hist); err == nil {
-			merged.Merge(h)
-		}
+		merged.Merge(&d.Hist)
 	}
 	if len(iops) < 2 {
 		return DirRepeats{}, false
@@ -231,13 +228,13 @@ func dirRepeats(g []*bench.Result, dir string) (DirRepeats, bool) {
 }
 
 // unstableFindings turns the unstable directions of tr into findings.
-func unstableFindings(tr TestRepeats) []bench.Finding {
-	var out []bench.Finding
+func unstableFindings(tr TestRepeats) []result.Finding {
+	var out []result.Finding
 	for _, d := range tr.Dirs {
 		if !d.Unstable {
 			continue
 		}
-		out = append(out, bench.Finding{Kind: KindUnstable, Severity: SevWarn,
+		out = append(out, result.Finding{Kind: KindUnstable, Severity: SevWarn,
 			Summary: fmt.Sprintf("%s is unstable over %d repeats: %s; mean %.0f IOPS, 95%% CI %.0f..%.0f; run more repeats or find the noise",
 				d.Dir, d.IOPS.N, d.Why, d.IOPS.Mean, d.IOPS.CILow, d.IOPS.CIHigh),
 			Evidence: map[string]float64{"iops_mean": d.IOPS.Mean, "iops_sd": d.IOPS.SD, "iops_cv": d.IOPS.CV,

@@ -4,8 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -61,20 +60,20 @@ func TestOutlier(t *testing.T) {
 	}
 }
 
-func repeatResult(rep int, iops float64, hist map[string]uint64) bench.Result {
-	return bench.Result{RunID: "r1", Test: bench.TestSpec{Name: "randread"}, Repeat: rep, Status: "ok",
-		Read: &bench.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: bench.Latency{N: 100, MeanNs: 1e6}, Hist: hist}}
+func repeatResult(rep int, iops float64, hist result.Histogram) result.Result {
+	return result.Result{RunID: "r1", Test: result.TestSpec{Name: "randread"}, Repeat: rep, Status: "ok",
+		Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: 1e6}, Hist: hist}}
 }
 
 func TestRepeatsMergeHistograms(t *testing.T) {
 	// Run 1: 99 IOs at 1 ms, 1 at 100 ms. Run 2: 100 at 2 ms. Their p99s
 	// are 1 ms and 2 ms, whose average (1.5 ms) is not a percentile of
 	// anything; the merged p99 (200 IOs, the 198th) is 2 ms.
-	h1, h2 := fio.Histogram{}, fio.Histogram{}
+	h1, h2 := result.Histogram{}, result.Histogram{}
 	h1.Add(1e6, 99)
 	h1.Add(100e6, 1)
 	h2.Add(2e6, 100)
-	rs := []bench.Result{repeatResult(1, 1000, h1.Bins()), repeatResult(2, 1100, h2.Bins()), repeatResult(3, 1050, nil)}
+	rs := []result.Result{repeatResult(1, 1000, h1), repeatResult(2, 1100, h2), repeatResult(3, 1050, result.Histogram{})}
 	got := Repeats(rs)
 	if len(got) != 1 || len(got[0].Dirs) != 1 {
 		t.Fatalf("Repeats = %+v", got)
@@ -83,7 +82,7 @@ func TestRepeatsMergeHistograms(t *testing.T) {
 	if d.IOPS.N != 3 || !near(d.IOPS.Mean, 1050, 1e-9) || !near(d.IOPS.SD, 50, 1e-9) {
 		t.Errorf("IOPS summary %+v", d.IOPS)
 	}
-	want := float64(fio.BucketValue(fio.BucketIndex(2e6)))
+	want := float64(result.BucketValue(result.BucketIndex(2e6)))
 	if d.P99Ns != want {
 		t.Errorf("merged p99 = %v, want %v", d.P99Ns, want)
 	}
@@ -100,13 +99,13 @@ func TestRepeatsInstability(t *testing.T) {
 		{[]float64{1000, 1010, 995, 1005, 500}, 5},
 		{[]float64{1000, 1300, 800}, 0},
 	} {
-		var rs []bench.Result
+		var rs []result.Result
 		for i, v := range c.iops {
-			rs = append(rs, repeatResult(i+1, v, nil))
+			rs = append(rs, repeatResult(i+1, v, result.Histogram{}))
 		}
 		Annotate(rs)
 		last := rs[len(rs)-1]
-		var f *bench.Finding
+		var f *result.Finding
 		for i := range last.Findings {
 			if last.Findings[i].Kind == KindUnstable {
 				f = &last.Findings[i]

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // SteadyConfig holds the SNIA PTS criteria. Zero values take the
@@ -57,7 +57,7 @@ func windowStats(w []float64) (mean, rangeFrac, slopeFrac float64) {
 
 // SteadyDetector is the online form of the criteria: Add takes one value
 // per interval and reports whether the last Window values are steady. It
-// implements bench.SteadyDetector for iolens run --until-steady.
+// implements runner.SteadyDetector for iolens run --until-steady.
 type SteadyDetector struct {
 	cfg  SteadyConfig
 	ring []float64
@@ -167,7 +167,7 @@ func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 // time-based tests ended early at steady state, and the seconds they
 // measured against the seconds they were allowed (the test's runtime,
 // which is --max-runtime under --until-steady).
-func UntilSteady(rs []bench.Result) (ended, tests int, measuredS, limitS float64) {
+func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float64) {
 	for i := range rs {
 		r := &rs[i]
 		if r.Status != "ok" || r.Test.RuntimeS <= 0 {

@@ -3,10 +3,10 @@ package analysis
 import (
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/runner"
 )
 
-var _ bench.SteadyDetector = (*SteadyDetector)(nil)
+var _ runner.SteadyDetector = (*SteadyDetector)(nil)
 
 func TestSteadyWindowCriteria(t *testing.T) {
 	// Worked by hand for a 5-sample window.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // Units of the rates fed to the detectors; they decide how summaries
@@ -238,7 +238,7 @@ type devAcc struct {
 	busyQueuedWindow int
 }
 
-func (a *devAcc) add(s *bench.DeviceSample, dt float64) {
+func (a *devAcc) add(s *result.DeviceSample, dt float64) {
 	if s == nil {
 		return
 	}
@@ -275,16 +275,16 @@ func (d *StallDetector) Reference() float64 { return d.ref.median() }
 
 // Add feeds the window ending at t with rate v and the device's sample of
 // that window (nil if none), and returns the stalls that ended.
-func (d *StallDetector) Add(t, v float64, dev *bench.DeviceSample) []bench.Finding {
+func (d *StallDetector) Add(t, v float64, dev *result.DeviceSample) []result.Finding {
 	missing, dt := d.clk.step(t)
-	var out []bench.Finding
+	var out []result.Finding
 	for _, mt := range missing {
 		out = append(out, d.add(mt, 0, nil, dt)...)
 	}
 	return append(out, d.add(t, v, dev, dt)...)
 }
 
-func (d *StallDetector) add(t, v float64, dev *bench.DeviceSample, dt float64) []bench.Finding {
+func (d *StallDetector) add(t, v float64, dev *result.DeviceSample, dt float64) []result.Finding {
 	for i := range d.top {
 		if v > d.top[i] {
 			copy(d.top[i+1:], d.top[i:len(d.top)-1])
@@ -318,20 +318,20 @@ func (d *StallDetector) add(t, v float64, dev *bench.DeviceSample, dt float64) [
 }
 
 // Flush reports a stall still going on at the end of the series.
-func (d *StallDetector) Flush() []bench.Finding {
+func (d *StallDetector) Flush() []result.Finding {
 	if !d.in {
 		return nil
 	}
 	return d.end(true)
 }
 
-func (d *StallDetector) end(open bool) []bench.Finding {
+func (d *StallDetector) end(open bool) []result.Finding {
 	d.in = false
 	dur := d.last - d.start
 	if dur < d.cfg.MinS-1e-9 {
 		return nil
 	}
-	f := bench.Finding{Kind: KindStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
+	f := result.Finding{Kind: KindStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
 		"reference": d.refAt, "min_during": d.minV, "threshold_frac": d.cfg.Frac,
 	}}
 	until := ""
@@ -344,7 +344,7 @@ func (d *StallDetector) end(open bool) []bench.Finding {
 	if a.n == 0 {
 		f.Severity = SevWarn
 		f.Summary = head + "; no device samples to tell a device stall from an idle application"
-		return []bench.Finding{f}
+		return []result.Finding{f}
 	}
 	q := a.queue / float64(a.n)
 	util := a.util / float64(a.n)
@@ -385,7 +385,7 @@ func (d *StallDetector) end(open bool) []bench.Finding {
 		f.Summary = fmt.Sprintf("%s; the device kept working (queue %.1f, util %.0f%%, %s): writeback or other IO held it",
 			head, q, util, fmtRate(devRate, UnitBytes))
 	}
-	return []bench.Finding{f}
+	return []result.Finding{f}
 }
 
 // CliffConfig tunes a CliffDetector. Zero values take the defaults.
@@ -463,9 +463,9 @@ func NewCliffDetector(cfg CliffConfig) *CliffDetector {
 // Add feeds the window ending at t with rate v; dev is accepted for
 // symmetry with StallDetector and may be nil. It returns a cliff once the
 // lower plateau has lasted MinLowS.
-func (d *CliffDetector) Add(t, v float64, _ *bench.DeviceSample) []bench.Finding {
+func (d *CliffDetector) Add(t, v float64, _ *result.DeviceSample) []result.Finding {
 	missing, dt := d.clk.step(t)
-	var out []bench.Finding
+	var out []result.Finding
 	for _, mt := range missing {
 		out = append(out, d.add(mt, 0, dt)...)
 	}
@@ -474,9 +474,9 @@ func (d *CliffDetector) Add(t, v float64, _ *bench.DeviceSample) []bench.Finding
 
 // Flush ends the series. A drop that has not lasted MinLowS is not
 // reported: a cliff must stay down.
-func (d *CliffDetector) Flush() []bench.Finding { return nil }
+func (d *CliffDetector) Flush() []result.Finding { return nil }
 
-func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
+func (d *CliffDetector) add(t, v, dt float64) []result.Finding {
 	d.recent[d.nRecent%len(d.recent)] = v
 	d.nRecent++
 	if d.high.n == 0 && len(d.pending) == 0 {
@@ -521,7 +521,7 @@ func (d *CliffDetector) add(t, v, dt float64) []bench.Finding {
 				high, hStart = w, from
 			}
 		}
-		var out []bench.Finding
+		var out []result.Finding
 		if stable(&high) && stable(&low) && low.mean <= (1-d.cfg.Drop)*high.mean {
 			out = append(out, d.finding(hStart, &high, at, &low))
 		}
@@ -626,10 +626,10 @@ func (d *CliffDetector) recentMedian() float64 {
 	return a[n/2]
 }
 
-func (d *CliffDetector) finding(hStart float64, high *welford, at float64, low *welford) bench.Finding {
+func (d *CliffDetector) finding(hStart float64, high *welford, at float64, low *welford) result.Finding {
 	burst := at - hStart
 	hi, lo := high.mean, low.mean
-	return bench.Finding{
+	return result.Finding{
 		Kind: KindCliff, Severity: SevWarn,
 		StartS: f64(at), DurationS: f64(burst),
 		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",

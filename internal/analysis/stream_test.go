@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // series is a synthetic 1 s series: values[i] is the window ending at
@@ -48,11 +48,11 @@ func ramp(n int, from, to float64) series {
 	return s
 }
 
-func runDetectors(s series, dev func(i int) *bench.DeviceSample) (stalls, cliffs []bench.Finding) {
+func runDetectors(s series, dev func(i int) *result.DeviceSample) (stalls, cliffs []result.Finding) {
 	sd := NewStallDetector(StallConfig{})
 	cd := NewCliffDetector(CliffConfig{})
 	for i, v := range s {
-		var d *bench.DeviceSample
+		var d *result.DeviceSample
 		if dev != nil {
 			d = dev(i)
 		}
@@ -72,11 +72,11 @@ func TestStallDetectorPeriodicStalls(t *testing.T) {
 	for range 4 {
 		s = cat(s, flat(20, 100e6).noisy(0.05, uint64(len(s))), flat(5, 0))
 	}
-	dev := func(i int) *bench.DeviceSample {
+	dev := func(i int) *result.DeviceSample {
 		if s[i] == 0 {
-			return &bench.DeviceSample{QueueSize: 9, UtilPct: 99.9, InFlight: 9}
+			return &result.DeviceSample{QueueSize: 9, UtilPct: 99.9, InFlight: 9}
 		}
-		return &bench.DeviceSample{WriteBWBytes: s[i], QueueSize: 2, UtilPct: 60}
+		return &result.DeviceSample{WriteBWBytes: s[i], QueueSize: 2, UtilPct: 60}
 	}
 	stalls, cliffs := runDetectors(s, dev)
 	if len(cliffs) != 0 {
@@ -98,7 +98,7 @@ func TestStallDetectorPeriodicStalls(t *testing.T) {
 
 func TestStallDetectorGapsAreZero(t *testing.T) {
 	sd := NewStallDetector(StallConfig{Unit: UnitIOPS})
-	var got []bench.Finding
+	var got []result.Finding
 	for i := 1; i <= 10; i++ {
 		got = append(got, sd.Add(float64(i), 1000, nil)...)
 	}
@@ -115,7 +115,7 @@ func TestStallDetectorGapsAreZero(t *testing.T) {
 
 func TestStallDetectorIdleApp(t *testing.T) {
 	s := cat(flat(10, 50e6), flat(4, 0), flat(10, 50e6))
-	idle := func(i int) *bench.DeviceSample { return &bench.DeviceSample{UtilPct: 1} }
+	idle := func(i int) *result.DeviceSample { return &result.DeviceSample{UtilPct: 1} }
 	stalls, _ := runDetectors(s, idle)
 	if len(stalls) != 1 || stalls[0].Severity != SevInfo {
 		t.Fatalf("want one info-level stall for an idle device, got %+v", stalls)
@@ -159,9 +159,9 @@ func TestStallDetectorThrottledAboveDevice(t *testing.T) {
 	// device shows nothing queued while fio has its whole queue waiting.
 	s := cat(flat(10, 50e6), flat(4, 0), flat(10, 50e6))
 	sd := NewStallDetector(StallConfig{Loaded: true})
-	var got []bench.Finding
+	var got []result.Finding
 	for i, v := range s {
-		got = append(got, sd.Add(float64(i+1), v, &bench.DeviceSample{UtilPct: 0.5})...)
+		got = append(got, sd.Add(float64(i+1), v, &result.DeviceSample{UtilPct: 0.5})...)
 	}
 	if len(got) != 1 || got[0].Severity != SevWarn || !strings.Contains(got[0].Summary, "throttle") {
 		t.Fatalf("want a warn-level throttle stall, got %+v", got)
@@ -243,7 +243,7 @@ func TestCliffDetectorSettlingBelow(t *testing.T) {
 	// new cap held.
 	s := cat(flat(20, 1000).noisy(0.02, 3), series{186}, flat(14, 250).noisy(0.02, 4))
 	cd := NewCliffDetector(CliffConfig{Unit: UnitIOPS})
-	var cliffs []bench.Finding
+	var cliffs []result.Finding
 	for i, v := range s {
 		cliffs = append(cliffs, cd.Add(float64(i+1), v, nil)...)
 	}

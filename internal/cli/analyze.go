@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +74,7 @@ each result is also compared with what that disk should deliver.`,
 	return cmd
 }
 
-func countAtLeast(rs []bench.Result, sev string) int {
+func countAtLeast(rs []result.Result, sev string) int {
 	lim := severityRank[sev]
 	if lim == 0 {
 		return 0
@@ -92,7 +92,7 @@ func countAtLeast(rs []bench.Result, sev string) int {
 
 // findingsText prints, per result, a one-line summary and its findings,
 // then the statistics of repeated tests.
-func findingsText(w io.Writer, rs []bench.Result) error {
+func findingsText(w io.Writer, rs []result.Result) error {
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -123,14 +123,14 @@ func findingsText(w io.Writer, rs []bench.Result) error {
 	return report.RepeatsText(w, rs)
 }
 
-func resultLine(r *bench.Result) string {
+func resultLine(r *result.Result) string {
 	if r.Status != "ok" {
 		return "FAILED: " + r.Error
 	}
 	var parts []string
 	for _, x := range []struct {
 		name string
-		d    *bench.DirResult
+		d    *result.DirResult
 	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
 		if x.d == nil {
 			continue

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestAnalyzeFioOutput(t *testing.T) {
@@ -37,15 +37,15 @@ func TestAnalyzeFioOutput(t *testing.T) {
 
 func TestAnalyzeReplacesSavedFindings(t *testing.T) {
 	// A saved result with a stale finding and a stalled series.
-	r := bench.Result{Schema: bench.SchemaV1, RunID: "r", Suite: "standard", Index: 1, Repeat: 1, Status: "ok",
-		Test:     bench.TestSpec{Name: "sustained", RW: "write", BlockSize: 1 << 20, RuntimeS: 40},
-		Write:    &bench.DirResult{IOPS: 100, BWBytes: 100e6, RuntimeMs: 40000, IOBytes: 4e9},
-		Findings: []bench.Finding{{Kind: "old", Severity: "fail", Summary: "stale"}}}
+	r := result.Result{Schema: result.SchemaV1, RunID: "r", Suite: "standard", Index: 1, Repeat: 1, Status: "ok",
+		Test:     result.TestSpec{Name: "sustained", RW: "write", BlockSize: 1 << 20, RuntimeS: 40},
+		Write:    &result.DirResult{IOPS: 100, BWBytes: 100e6, RuntimeMs: 40000, IOBytes: 4e9},
+		Findings: []result.Finding{{Kind: "old", Severity: "fail", Summary: "stale"}}}
 	for i := 1; i <= 40; i++ {
 		if i > 20 && i <= 26 {
 			continue // no completions: a stall
 		}
-		r.FioSeries = append(r.FioSeries, bench.FioSample{T: float64(i), WriteBWBytes: 100e6, WriteIOPS: 100})
+		r.FioSeries = append(r.FioSeries, result.FioSample{T: float64(i), WriteBWBytes: 100e6, WriteIOPS: 100})
 	}
 	b, _ := json.Marshal(r)
 	path := filepath.Join(t.TempDir(), "r.ndjson")
@@ -56,7 +56,7 @@ func TestAnalyzeReplacesSavedFindings(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rs []bench.Result
+	var rs []result.Result
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // TestMain lets tests run the test binary as the iolens command itself,
@@ -52,13 +52,13 @@ func iolensCmd(t *testing.T, args ...string) *exec.Cmd {
 }
 
 // needFio skips without fio; the test runs real IO, so it also waits for
-// other packages' IO timing tests (iotest.Exclusive).
+// other packages' IO timing tests (realio.Exclusive).
 func needFio(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio is not installed: 'apt-get install fio' to run this test")
 	}
-	iotest.Exclusive(t)
+	realio.Exclusive(t)
 }
 
 // execute runs a command in-process and returns stdout, stderr and the
@@ -121,7 +121,7 @@ func TestRunQuickEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var rs []bench.Result
+	var rs []result.Result
 	if err := json.Unmarshal([]byte(stdout), &rs); err != nil {
 		t.Fatalf("-o json is not a JSON array of results: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestRunQuickEndToEnd(t *testing.T) {
 		if r.Test.Writes() {
 			d = r.Write
 		}
-		if d == nil || d.IOPS <= 0 || d.Lat.N == 0 || d.Lat.P99Ns <= 0 || len(d.Hist) == 0 {
+		if d == nil || d.IOPS <= 0 || d.Lat.N == 0 || d.Lat.P99Ns <= 0 || d.Hist.Count() == 0 {
 			t.Errorf("%s: no measurement: %+v", r.Test.Name, d)
 		}
 		if r.Test.RuntimeS > 0 && len(r.FioSeries) == 0 {
@@ -146,7 +146,7 @@ func TestRunQuickEndToEnd(t *testing.T) {
 		if r.Target.Device != "" && (len(r.Devices) == 0 || len(r.Devices[0].Samples) == 0) {
 			t.Errorf("%s: target on %s but no device samples", r.Test.Name, r.Target.Device)
 		}
-		if r.Target.Labels["env"] != "test" || r.Schema != bench.SchemaV1 || len(r.FioJSON) == 0 || r.FioJob == "" {
+		if r.Target.Labels["env"] != "test" || r.Schema != result.SchemaV1 || len(r.FioJSON) == 0 || r.FioJob == "" {
 			t.Errorf("%s: record incomplete (labels %v, schema %q)", r.Test.Name, r.Target.Labels, r.Schema)
 		}
 		if strings.Contains(r.FioJob, "gtod_reduce") {

@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -85,7 +85,7 @@ func resolveOperands(ctx context.Context, db string, args []string, stdin io.Rea
 	}
 	var ops []compare.Operand
 	for _, a := range args {
-		var rs []bench.Result
+		var rs []result.Result
 		var err error
 		if _, statErr := os.Stat(a); statErr == nil || a == "-" {
 			rs, err = report.ReadFiles([]string{a}, stdin)

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -147,7 +147,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 		}
 		p.Apply(&s)
 	}
-	size, err := bench.ParseSize(o.size)
+	size, err := units.ParseSize(o.size)
 	if err != nil {
 		return s, emulateUsage("--size: %v", err)
 	}
@@ -198,7 +198,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 		}
 	}
 	if s.Cache == emulate.CacheReadWrite {
-		cs, err := bench.ParseSize(o.cacheSize)
+		cs, err := units.ParseSize(o.cacheSize)
 		if err != nil {
 			return s, emulateUsage("--cache-size: %v", err)
 		}

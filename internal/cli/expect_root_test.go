@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/emulate"
-	"github.com/iolens/iolens/internal/iotest"
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/realio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // TestExpectOnEmulatedDisk: an emulated disk with a catalog disk's caps,
@@ -18,7 +18,7 @@ import (
 // what QD1 and QD32 reach on a loop device: 16,000 IOPS (QD1 on a loop
 // device does about 11,000 here) and 150 MB/s. Root only; about 30 s.
 func TestExpectOnEmulatedDisk(t *testing.T) {
-	iotest.Real(t, emulate.Unavailable("fio"))
+	realio.Real(t, emulate.Unavailable("fio"))
 	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
 	// The controller daemon create starts is this test binary, as iolens.
@@ -59,7 +59,7 @@ iodepth=8
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
-	var rs []bench.Result
+	var rs []result.Result
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatalf("run output: %v", err)
 	}

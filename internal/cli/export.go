@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +41,7 @@ rename), as the collector requires.`,
 				return err
 			}
 			defer s.Close()
-			var rs []bench.Result
+			var rs []result.Result
 			var ids []string
 			if len(args) == 0 {
 				runs, err := s.List(cmd.Context(), store.ListOptions{Limit: last})

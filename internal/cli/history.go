@@ -11,9 +11,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -167,7 +168,7 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			var rs []bench.Result
+			var rs []result.Result
 			for _, id := range args {
 				r, err := s.Results(cmd.Context(), id)
 				if err != nil {
@@ -217,7 +218,7 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			var rs []bench.Result
+			var rs []result.Result
 			for _, id := range args {
 				r, err := s.Results(cmd.Context(), id)
 				if err != nil {
@@ -287,7 +288,7 @@ func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output (required for html)")
 }
 
-func (ro *renderOptions) render(streams IOStreams, rs []bench.Result) error {
+func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 	render, err := report.RendererFor(ro.output)
 	if err != nil {
 		var uf *report.UnknownFormatError
@@ -390,11 +391,11 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 }
 
 // events passes runner events to next and to the metrics collector.
-func (k *runKeeper) events(next func(bench.Event)) func(bench.Event) {
+func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
 	if k.metrics == nil {
 		return next
 	}
-	return func(ev bench.Event) {
+	return func(ev runner.Event) {
 		k.metrics.Event(k.runID, ev)
 		next(ev)
 	}
@@ -402,7 +403,7 @@ func (k *runKeeper) events(next func(bench.Event)) func(bench.Event) {
 
 // add saves one finished result. A failing database does not stop the
 // run: the user is told once, and the results are still printed.
-func (k *runKeeper) add(ctx context.Context, rs ...bench.Result) {
+func (k *runKeeper) add(ctx context.Context, rs ...result.Result) {
 	if k.store == nil || k.warned {
 		return
 	}
@@ -414,7 +415,7 @@ func (k *runKeeper) add(ctx context.Context, rs ...bench.Result) {
 
 // finish re-saves the run's results with the findings known only once the
 // whole run is done, and says where they are.
-func (k *runKeeper) finish(ctx context.Context, rs []bench.Result) {
+func (k *runKeeper) finish(ctx context.Context, rs []result.Result) {
 	if k.store == nil || len(rs) == 0 {
 		return
 	}

@@ -9,28 +9,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // writeRun writes a run of two tests x repeats as NDJSON and returns the
 // file.
 func writeRun(t *testing.T, dir, id string, iops []float64, labels map[string]string) string {
 	t.Helper()
-	var rs []bench.Result
+	var rs []result.Result
 	start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	if ts, err := time.Parse("20060102-150405", id[:15]); err == nil {
 		start = ts
 	}
 	for ti, name := range []string{"randread-4k", "seqwrite-1m"} {
 		for rep, v := range iops {
-			r := bench.Result{Schema: bench.SchemaV1, RunID: id, Suite: "quick", Index: ti + 1, Repeat: rep + 1,
-				Test:   bench.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: 8, NumJobs: 1},
-				Target: bench.Target{Kind: "dir", Path: "/mnt/" + id, Device: "vdb", Labels: labels},
-				Host:   bench.Host{Hostname: "node"}, Start: start.Add(time.Duration(ti*10+rep) * time.Minute), Status: "ok",
-				Read: &bench.DirResult{IOPS: v * float64(ti+1), BWBytes: v * 4096, Lat: bench.Latency{P99Ns: 2023424},
-					Hist: map[string]uint64{"1003520": 99, "2023424": 1}},
-				FioSeries: []bench.FioSample{}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{}}
+			r := result.Result{Schema: result.SchemaV1, RunID: id, Suite: "quick", Index: ti + 1, Repeat: rep + 1,
+				Test:   result.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: 8, NumJobs: 1},
+				Target: result.Target{Kind: "dir", Path: "/mnt/" + id, Device: "vdb", Labels: labels},
+				Host:   result.Host{Hostname: "node"}, Start: start.Add(time.Duration(ti*10+rep) * time.Minute), Status: "ok",
+				Read: &result.DirResult{IOPS: v * float64(ti+1), BWBytes: v * 4096, Lat: result.Latency{P99Ns: 2023424},
+					Hist: result.HistogramOf(map[uint64]uint64{1003520: 99, 2023424: 1})},
+				FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
 			rs = append(rs, r)
 		}
 	}

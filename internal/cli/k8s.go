@@ -13,11 +13,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iolens/iolens/internal/image"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -26,29 +30,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ImageRepository is where the agent image is published; the tag is always
-// the iolens version, never latest.
-const ImageRepository = "ghcr.io/iolens/iolens"
-
 // DefaultImage is the agent image matching this build.
-func DefaultImage() string { return ImageRepository + ":" + ImageTag(Version) }
-
-// ImageTag turns a version into a valid image tag.
-func ImageTag(v string) string {
-	v = strings.TrimPrefix(v, "v")
-	var b strings.Builder
-	for _, c := range v {
-		if c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	if b.Len() == 0 {
-		return "dev"
-	}
-	return b.String()
-}
+func DefaultImage() string { return image.Reference(Version) }
 
 // kubeFlags holds the cluster connection flags of one command tree.
 type kubeFlags struct {
@@ -237,7 +220,7 @@ type k8sRunOptions struct {
 	expect         expectOptions
 	// diag adds ceiling findings to a result (from --expect), set when
 	// the command starts.
-	diag func(*bench.Result)
+	diag func(*result.Result)
 }
 
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
@@ -340,7 +323,7 @@ func parseSelector(s string) (map[string]string, error) {
 }
 
 // planned estimates how long the suite runs, for the run timeout.
-func planned(s bench.Suite, runtime float64, repeat int) time.Duration {
+func planned(s result.Suite, runtime float64, repeat int) time.Duration {
 	var d time.Duration
 	for _, t := range s.Tests {
 		rt := t.RuntimeS
@@ -374,7 +357,7 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 		a.Suite = suite.Name
 	}
 	if o.fileSize != "" {
-		if _, err := bench.ParseSize(o.fileSize); err != nil {
+		if _, err := units.ParseSize(o.fileSize); err != nil {
 			return a, k8sUsage("run", "--file-size: %v", err)
 		}
 	}
@@ -404,7 +387,7 @@ func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Confi
 	}
 	runID := o.runID
 	if runID == "" {
-		runID = bench.NewRunID()
+		runID = runner.NewRunID()
 	}
 	return k8s.Config{Namespace: ns, Context: ctxName, RunID: runID, Image: o.image, PullPolicy: pull,
 		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent}, nil
@@ -474,7 +457,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 // runTargets runs targets, draws progress, writes results and turns the
 // outcome into the exit status. after, if set, sees the results at the end.
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
-	o *k8sRunOptions, after func([]bench.Result)) error {
+	o *k8sRunOptions, after func([]result.Result)) error {
 	output, out, quiet := o.output, o.out, o.quiet
 	render, _ := report.RendererFor(output)
 	var sink *os.File
@@ -500,9 +483,9 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		mode = "all at once"
 	}
 	prog.line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
-	var results []bench.Result
+	var results []result.Result
 	stream := output == "ndjson"
-	emit := func(r bench.Result) error {
+	emit := func(r result.Result) error {
 		if o.diag != nil {
 			o.diag(&r)
 		} else {
@@ -511,12 +494,12 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		results = append(results, r)
 		keeper.add(ctx, r)
 		if sink != nil {
-			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
+			if err := report.NDJSON(sink, []result.Result{r}); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
 		}
 		if stream {
-			return report.NDJSON(streams.Out, []bench.Result{r})
+			return report.NDJSON(streams.Out, []result.Result{r})
 		}
 		return nil
 	}
@@ -554,7 +537,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 // class provisions (the k8s.catalog-disk label), on the node's VM size
 // when the catalog knows it, with the class's Azure host cache mode.
 // Results of classes the catalog cannot map are left alone.
-func catalogCeiling(r *bench.Result) {
+func catalogCeiling(r *result.Result) {
 	l := r.Target.Labels
 	spec := l["k8s.catalog-disk"]
 	if spec == "" {
@@ -758,8 +741,8 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 				cfg.RunAsUser = &o.runAsUser
 			}
 			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
-			var results []bench.Result
-			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []bench.Result) { results = rs })
+			var results []result.Result
+			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []result.Result) { results = rs })
 			if v := etcdVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}
@@ -776,7 +759,7 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 // etcdLimit is etcd's guidance: WAL fdatasync p99 under 10 ms.
 const etcdLimit = 10 * time.Millisecond
 
-func etcdVerdict(rs []bench.Result) string {
+func etcdVerdict(rs []result.Result) string {
 	for _, r := range rs {
 		if r.Sync == nil || r.Status != "ok" {
 			continue
@@ -926,23 +909,23 @@ func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
 
 func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 	started := time.Now()
-	var suite bench.Suite
+	var suite result.Suite
 	var err error
 	if o.jobEnv != "" {
-		suite, err = bench.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
+		suite, err = runner.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
 	} else {
-		suite, err = bench.LookupSuite(o.suite)
+		suite, err = runner.LookupSuite(o.suite)
 	}
 	if err != nil {
 		return err
 	}
 	var size int64
 	if o.fileSize != "" {
-		if size, err = bench.ParseSize(o.fileSize); err != nil {
+		if size, err = units.ParseSize(o.fileSize); err != nil {
 			return err
 		}
 	}
-	cfg := bench.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
+	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
 		RunID: o.runID, IolensVersion: Version,
 		// When the agent started, to split a target's overhead into the
 		// cluster's part (provisioning, scheduling, container start) and
@@ -955,7 +938,7 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 	}
 	// The same findings as a local run, computed where the results are made.
 	session := analysis.NewSession(suite, o.repeat)
-	emit := func(r bench.Result) error {
+	emit := func(r result.Result) error {
 		session.Add(&r)
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -964,9 +947,9 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		return fw.Write(k8s.Record{Type: k8s.RecordResult, Result: b})
 	}
 	gateDone := o.startGate == ""
-	progress := func(e bench.Event) {
+	progress := func(e runner.Event) {
 		switch e.Kind {
-		case bench.EventTestStart:
+		case runner.EventTestStart:
 			if !gateDone {
 				// The test file is written: wait here, before the first
 				// test, so that the group's volumes are measured together.
@@ -977,9 +960,9 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 				}
 			}
 			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name})
-		case bench.EventPrepare, bench.EventInfo:
+		case runner.EventPrepare, runner.EventInfo:
 			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message})
 		}
 	}
-	return bench.Run(ctx, cfg, emit, progress)
+	return runner.Run(ctx, cfg, emit, progress)
 }

@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestCatalogCeiling(t *testing.T) {
-	res := func(labels map[string]string, iops float64) *bench.Result {
-		return &bench.Result{Status: "ok", Test: bench.TestSpec{Name: "randread-4k-qd32", RW: "randread", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true},
-			Read:     &bench.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: bench.Latency{MeanNs: 32 / iops * 1e9}},
-			Target:   bench.Target{Labels: labels},
-			Findings: []bench.Finding{{Kind: limits.KindCeiling, Summary: "stale"}, {Kind: "steady", Summary: "kept"}}}
+	res := func(labels map[string]string, iops float64) *result.Result {
+		return &result.Result{Status: "ok", Test: result.TestSpec{Name: "randread-4k-qd32", RW: "randread", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true},
+			Read:     &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{MeanNs: 32 / iops * 1e9}},
+			Target:   result.Target{Labels: labels},
+			Findings: []result.Finding{{Kind: limits.KindCeiling, Summary: "stale"}, {Kind: "steady", Summary: "kept"}}}
 	}
 	// A P15 claim (managed-csi, Premium_LRS, 256Gi) on a DS2_v2 node,
 	// at its 1,100 IOPS cap.

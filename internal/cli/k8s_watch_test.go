@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,7 +107,7 @@ func TestPrometheusRules(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := watch.NewMetrics(reg, "node-a")
 	pct, left := 50.0, 600.0
-	m.Observe(record.Record{Type: record.TypeSample, System: &bench.SystemSample{}, IOPressurePct: &pct,
+	m.Observe(record.Record{Type: record.TypeSample, System: &result.SystemSample{}, IOPressurePct: &pct,
 		Devices: []record.Device{{Device: "vdb", State: watch.StateStalled, CeilingPct: &pct, BurstCreditPct: &pct, BurstLeftS: &left}},
 		Top:     []record.Cgroup{{Device: "vdb", Cgroup: "/kubepods/besteffort/podx/y", WriteBWBytes: 1, Namespace: "db", Pod: "postgres-0"}}}, "azure:P10", 1)
 	m.Observe(record.Record{Type: record.TypeFinding, Finding: &record.Finding{Device: "vdb"}}, "", 1)

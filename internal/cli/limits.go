@@ -9,8 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -117,7 +118,7 @@ type limitsReport struct {
 func (o *limitsOptions) run(w io.Writer, disk string) error {
 	var sizes []int64
 	for _, s := range o.ioSizes {
-		n, err := bench.ParseSize(s)
+		n, err := units.ParseSize(s)
 		if err != nil || n <= 0 {
 			return &UsageError{Err: fmt.Errorf("--io-size %q", s), Hint: "sizes like 4k, 16k, 256k, 1m"}
 		}
@@ -617,7 +618,7 @@ func (e *expectOptions) addFlags(cmd *cobra.Command) {
 
 // diagnoser returns a function adding ceiling findings to a result, nil
 // without --expect.
-func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*bench.Result), error) {
+func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*result.Result), error) {
 	if e.disk == "" {
 		for _, n := range []string{"vm", "attached", "cache"} {
 			if cmd.Flags().Changed(n) {
@@ -630,12 +631,12 @@ func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*bench.Result), erro
 	if err != nil {
 		return nil, err
 	}
-	return func(r *bench.Result) { diagnose(r, x) }, nil
+	return func(r *result.Result) { diagnose(r, x) }, nil
 }
 
 // diagnose replaces a result's ceiling findings with those against x and
 // labels the result with the disk and VM it was compared with.
-func diagnose(r *bench.Result, x *limits.Expectation) {
+func diagnose(r *result.Result, x *limits.Expectation) {
 	keep := r.Findings[:0:0]
 	for _, f := range r.Findings {
 		if f.Kind != limits.KindCeiling {

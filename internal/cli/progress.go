@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"golang.org/x/term"
 )
 
@@ -58,35 +59,35 @@ func (p *progressPrinter) Line(format string, args ...any) {
 }
 
 // Event handles one bench event.
-func (p *progressPrinter) Event(e bench.Event) {
+func (p *progressPrinter) Event(e runner.Event) {
 	if p.quiet {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e.Kind {
-	case bench.EventInfo, bench.EventPrepare, bench.EventCleanup:
+	case runner.EventInfo, runner.EventPrepare, runner.EventCleanup:
 		p.clearLive()
 		fmt.Fprintf(p.w, "%s\n", e.Message)
-	case bench.EventTestStart:
+	case runner.EventTestStart:
 		if !p.tty {
 			fmt.Fprintf(p.w, "[%d/%d] %s (%s) started, elapsed %s, about %s left\n", e.Index, e.Total, e.Test.Name, e.Test.Summary(), clock(e.Elapsed), clock(e.ETA))
 			return
 		}
 		p.drawLive(e)
-	case bench.EventStatus:
+	case runner.EventStatus:
 		if p.tty {
 			p.drawLive(e)
 		}
-	case bench.EventTestEnd:
+	case runner.EventTestEnd:
 		p.clearLive()
 		fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", e.Index, e.Total, e.Test.Name, summarizeResult(e.Result))
 	}
 }
 
-func (p *progressPrinter) drawLive(e bench.Event) {
+func (p *progressPrinter) drawLive(e runner.Event) {
 	s := fmt.Sprintf("[%d/%d] %s  %s, ETA %s", e.Index, e.Total, e.Test.Name, clock(e.Elapsed), clock(e.ETA))
-	if e.Kind == bench.EventStatus {
+	if e.Kind == runner.EventStatus {
 		s += fmt.Sprintf("  %.0f IOPS  %.1f MB/s", e.IOPS, e.BWBytes/1e6)
 	}
 	if len(s) > p.width-1 {
@@ -103,7 +104,7 @@ func (p *progressPrinter) Done() {
 	p.clearLive()
 }
 
-func summarizeResult(r *bench.Result) string {
+func summarizeResult(r *result.Result) string {
 	if r == nil {
 		return ""
 	}
@@ -113,7 +114,7 @@ func summarizeResult(r *bench.Result) string {
 	var parts []string
 	for _, x := range []struct {
 		n string
-		d *bench.DirResult
+		d *result.DirResult
 	}{{"read", r.Read}, {"write", r.Write}, {"fdatasync", r.Sync}} {
 		if x.d == nil {
 			continue

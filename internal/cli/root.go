@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -72,7 +72,7 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 // ErrPartial reports that some work failed while the rest completed and was
 // kept. It is the same sentinel the benchmark runner uses.
-var ErrPartial = bench.ErrTestsFailed
+var ErrPartial = runner.ErrTestsFailed
 
 // ExitCode prints err (with its hint, if any) and returns the process exit
 // code: 0 success, 1 failure, 2 usage error, 3 partial failure, 130
@@ -104,7 +104,7 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 	case errors.As(err, &u):
 		return 2
 	case errors.Is(err, ErrPartial):
-		var tf *bench.TestsFailedError
+		var tf *runner.TestsFailedError
 		if errors.As(err, &tf) && !tf.Partial() {
 			return 1
 		}

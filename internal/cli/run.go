@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +38,7 @@ type runOptions struct {
 	maxRuntime     float64
 	emulated       string
 	expect         expectOptions
-	diag           func(*bench.Result)
+	diag           func(*result.Result)
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -114,18 +116,18 @@ func parseLabels(in []string) (map[string]string, error) {
 }
 
 // suiteFor resolves --suite and --job.
-func suiteFor(name, jobFile string, suiteSet bool) (bench.Suite, error) {
+func suiteFor(name, jobFile string, suiteSet bool) (result.Suite, error) {
 	if jobFile != "" {
 		if suiteSet {
-			return bench.Suite{}, usageErr("--suite and --job are exclusive")
+			return result.Suite{}, usageErr("--suite and --job are exclusive")
 		}
 		b, err := os.ReadFile(jobFile)
 		if err != nil {
-			return bench.Suite{}, fmt.Errorf("reading job file: %w", err)
+			return result.Suite{}, fmt.Errorf("reading job file: %w", err)
 		}
-		return bench.SuiteFromJobFile(jobFile, string(b))
+		return runner.SuiteFromJobFile(jobFile, string(b))
 	}
-	return bench.LookupSuite(name)
+	return runner.LookupSuite(name)
 }
 
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
@@ -156,7 +158,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	var size int64
 	if o.size != "" {
-		if size, err = bench.ParseSize(o.size); err != nil {
+		if size, err = units.ParseSize(o.size); err != nil {
 			return usageErr("--size: %v", err)
 		}
 	}
@@ -183,16 +185,16 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	prog := newProgressPrinter(streams.ErrOut, o.quiet)
 	defer prog.Done()
-	cfg := bench.Config{
+	cfg := runner.Config{
 		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat,
 		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
 	}
 	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
-	cfg.RunID = bench.NewRunID()
+	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
 		cfg.UntilSteady, cfg.MinRuntimeS, cfg.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
-		cfg.NewSteady = func() bench.SteadyDetector { return analysis.NewSteadyDetector(analysis.SteadyConfig{}) }
+		cfg.NewSteady = func() runner.SteadyDetector { return analysis.NewSteadyDetector(analysis.SteadyConfig{}) }
 	}
 	session := analysis.NewSession(suite, o.repeat)
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
@@ -202,9 +204,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	defer keeper.close()
 
-	var results []bench.Result
+	var results []result.Result
 	stream := o.output == "ndjson"
-	emit := func(r bench.Result) error {
+	emit := func(r result.Result) error {
 		if o.diag != nil {
 			o.diag(&r)
 		}
@@ -212,16 +214,16 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		results = append(results, r)
 		keeper.add(ctx, r)
 		if sink != nil {
-			if err := report.NDJSON(sink, []bench.Result{r}); err != nil {
+			if err := report.NDJSON(sink, []result.Result{r}); err != nil {
 				return fmt.Errorf("writing %s: %w", o.out, err)
 			}
 		}
 		if stream {
-			return report.NDJSON(streams.Out, []bench.Result{r})
+			return report.NDJSON(streams.Out, []result.Result{r})
 		}
 		return nil
 	}
-	runErr := bench.Run(ctx, cfg, emit, keeper.events(prog.Event))
+	runErr := runner.Run(ctx, cfg, emit, keeper.events(prog.Event))
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
 			saved := max(limit-got, 0)

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -16,13 +17,13 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 		Short: "List the built-in suites and each test's parameters",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suites := bench.Suites()
+			suites := runner.Suites()
 			if len(args) == 1 {
-				s, err := bench.LookupSuite(args[0])
+				s, err := runner.LookupSuite(args[0])
 				if err != nil {
 					return err
 				}
-				suites = []bench.Suite{s}
+				suites = []result.Suite{s}
 			}
 			switch output {
 			case "json":

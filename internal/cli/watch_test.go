@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,7 +80,7 @@ func TestWatchMetricNames(t *testing.T) {
 	m := watch.NewMetrics(reg, "n1")
 	one := 1.0
 	m.Observe(record.Record{Type: record.TypeSample, Devices: []record.Device{{Device: "vda", State: "stalled", CeilingPct: &one,
-		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []record.Cgroup{{Device: "vda", Cgroup: "/x"}}, System: &bench.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
+		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []record.Cgroup{{Device: "vda", Cgroup: "/x"}}, System: &result.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
 	m.Observe(record.Record{Type: record.TypeFinding, Finding: &record.Finding{Device: "vda"}}, "", 1)
 	fams, err := reg.Gather()
 	if err != nil {

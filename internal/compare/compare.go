@@ -4,8 +4,7 @@ import (
 	"math"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // Alpha is the significance level of the tests.
@@ -13,8 +12,8 @@ const Alpha = 0.05
 
 // Operand is one side of a comparison.
 type Operand struct {
-	Name    string         `json:"name"`
-	Results []bench.Result `json:"-"`
+	Name    string          `json:"name"`
+	Results []result.Result `json:"-"`
 }
 
 // Comparison is the whole side-by-side table.
@@ -102,10 +101,10 @@ func Compare(ops []Operand) Comparison {
 	c := Comparison{Alpha: Alpha}
 	var order []key
 	seen := map[key]bool{}
-	groups := make([]map[key][]*bench.DirResult, len(ops))
+	groups := make([]map[key][]*result.DirResult, len(ops))
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
-		groups[i] = map[key][]*bench.DirResult{}
+		groups[i] = map[key][]*result.DirResult{}
 		for j := range op.Results {
 			r := &op.Results[j]
 			if r.Status != "ok" {
@@ -113,7 +112,7 @@ func Compare(ops []Operand) Comparison {
 			}
 			for _, d := range []struct {
 				name string
-				d    *bench.DirResult
+				d    *result.DirResult
 			}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
 				if d.d == nil {
 					continue
@@ -155,21 +154,20 @@ func Compare(ops []Operand) Comparison {
 	return c
 }
 
-func cell(ds []*bench.DirResult) *Cell {
+func cell(ds []*result.DirResult) *Cell {
 	c := &Cell{N: len(ds)}
-	var merged fio.Histogram
+	var merged result.Histogram
 	histOK := true
 	for _, d := range ds {
 		c.IOPSAll = append(c.IOPSAll, d.IOPS)
 		c.P99All = append(c.P99All, d.Lat.P99Ns)
 		c.IOPS += d.IOPS / float64(len(ds))
 		c.BWBytes += d.BWBytes / float64(len(ds))
-		h, err := fio.HistogramFromBins(d.Hist)
-		if err != nil || h.Count() == 0 {
+		if d.Hist.Count() == 0 {
 			histOK = false
 			continue
 		}
-		merged.Merge(h)
+		merged.Merge(&d.Hist)
 	}
 	switch {
 	case histOK && merged.Count() > 0:

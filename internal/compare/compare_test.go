@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -50,28 +50,28 @@ func TestWelchKnownAnswers(t *testing.T) {
 	}
 }
 
-func res(run, test string, iops float64, hist map[string]uint64, p99 float64) bench.Result {
-	return bench.Result{Schema: bench.SchemaV1, RunID: run, Status: "ok", Test: bench.TestSpec{Name: test},
-		Read: &bench.DirResult{IOPS: iops, BWBytes: iops * 4096, Hist: hist, Lat: bench.Latency{P99Ns: p99}}}
+func res(run, test string, iops float64, hist map[uint64]uint64, p99 float64) result.Result {
+	return result.Result{Schema: result.SchemaV1, RunID: run, Status: "ok", Test: result.TestSpec{Name: test},
+		Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Hist: result.HistogramOf(hist), Lat: result.Latency{P99Ns: p99}}}
 }
 
 func operands() []Operand {
 	// A: three repeats. The first two have histograms whose merge puts
 	// p99 at 2023424 ns, although one repeat's own p99 is 995328 ns
 	// (averaging percentiles would give something else again).
-	a := []bench.Result{
-		res("a", "randread", 1000, map[string]uint64{"995328": 90, "2023424": 10}, 2023424),
-		res("a", "randread", 1010, map[string]uint64{"995328": 100}, 995328),
-		res("a", "randread", 990, map[string]uint64{"995328": 100}, 995328),
-		res("a", "only-in-a", 10, map[string]uint64{"995328": 1}, 995328),
+	a := []result.Result{
+		res("a", "randread", 1000, map[uint64]uint64{995328: 90, 2023424: 10}, 2023424),
+		res("a", "randread", 1010, map[uint64]uint64{995328: 100}, 995328),
+		res("a", "randread", 990, map[uint64]uint64{995328: 100}, 995328),
+		res("a", "only-in-a", 10, map[uint64]uint64{995328: 1}, 995328),
 	}
-	b := []bench.Result{
-		res("b", "randread", 1100, map[string]uint64{"501760": 100}, 501760),
-		res("b", "randread", 1120, map[string]uint64{"501760": 100}, 501760),
-		res("b", "randread", 1090, map[string]uint64{"501760": 100}, 501760),
-		res("b", "randread", 1105, map[string]uint64{"501760": 100}, 501760),
+	b := []result.Result{
+		res("b", "randread", 1100, map[uint64]uint64{501760: 100}, 501760),
+		res("b", "randread", 1120, map[uint64]uint64{501760: 100}, 501760),
+		res("b", "randread", 1090, map[uint64]uint64{501760: 100}, 501760),
+		res("b", "randread", 1105, map[uint64]uint64{501760: 100}, 501760),
 	}
-	c := []bench.Result{res("c", "randread", 2000, map[string]uint64{"995328": 100}, 995328)}
+	c := []result.Result{res("c", "randread", 2000, map[uint64]uint64{995328: 100}, 995328)}
 	failed := res("c", "randread", 1, nil, 0)
 	failed.Status = "failed"
 	c = append(c, failed)
@@ -109,8 +109,8 @@ func TestCompareMaths(t *testing.T) {
 }
 
 func TestNoHistogramsNoAveragedPercentiles(t *testing.T) {
-	cmp := Compare([]Operand{{Name: "x", Results: []bench.Result{res("x", "t", 1, nil, 5e6), res("x", "t", 1, nil, 7e6)}},
-		{Name: "y", Results: []bench.Result{res("y", "t", 1, nil, 5e6)}}})
+	cmp := Compare([]Operand{{Name: "x", Results: []result.Result{res("x", "t", 1, nil, 5e6), res("x", "t", 1, nil, 7e6)}},
+		{Name: "y", Results: []result.Result{res("y", "t", 1, nil, 5e6)}}})
 	x, y := cmp.Rows[0].Cells[0], cmp.Rows[0].Cells[1]
 	if !x.NoPercentiles || x.P99Ns != 0 {
 		t.Errorf("x %+v", x)

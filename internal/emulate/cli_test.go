@@ -15,7 +15,7 @@ import (
 
 	"github.com/iolens/iolens/internal/cli"
 	"github.com/iolens/iolens/internal/emulate"
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // The test binary doubles as iolens when asked, so the CLI, and the
@@ -72,7 +72,7 @@ func (c iolens) run(args ...string) (string, string, int) {
 }
 
 func needRoot(t *testing.T) {
-	iotest.Real(t, emulate.Unavailable())
+	realio.Real(t, emulate.Unavailable())
 }
 
 func loopsBacking(file string) []string {

@@ -79,7 +79,7 @@ func (d *Disk) cg() cgroup {
 
 // CommandPrefix returns argv to put before a command so it runs inside the
 // disk's cgroup: a shell moves itself there, then execs the command. Use it
-// as bench.Config.CommandPrefix.
+// as runner.Config.CommandPrefix.
 func (d *Disk) CommandPrefix() []string {
 	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, d.cg().procsFile()}
 }

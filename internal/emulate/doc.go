@@ -11,8 +11,8 @@
 //	d, err := emulate.Create(ctx, emulate.Spec{Name: "t1", Dir: t.TempDir(),
 //		Limits: emulate.Limits{ReadIOPS: 500, WriteIOPS: 500}})
 //	defer d.Destroy(context.WithoutCancel(ctx))
-//	cfg := bench.Config{Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix()}
-//	... bench.Run(ctx, cfg, ...) ...
+//	cfg := runner.Config{Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix()}
+//	... runner.Run(ctx, cfg, ...) ...
 //	evs, err := d.Events() // or ReadEventFile(d.EventLog)
 //
 // Without Spec.ControllerCommand the controller runs in the creating

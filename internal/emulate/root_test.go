@@ -1,7 +1,7 @@
 package emulate
 
 import (
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
 
 	"context"
 	"encoding/json"
@@ -22,7 +22,7 @@ import (
 // hierarchies found.
 func rootEnv(t *testing.T) []Hierarchy {
 	t.Helper()
-	iotest.Real(t, Unavailable("fio"))
+	realio.Real(t, Unavailable("fio"))
 	hs, _ := FindHierarchies("/proc/self/mountinfo")
 	return hs
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestBucketGrid(t *testing.T) {
@@ -18,29 +20,29 @@ func TestBucketGrid(t *testing.T) {
 		{129, 128, 129},
 		{130, 129, 131},
 		{1 << 20, 960, 1056768 - 4096}, // 2^20: eb=14, idx=(15)*64+0; midpoint 2^20 + 2^13
-		{1 << 40, HistBuckets - 1, 17112760320},
+		{1 << 40, result.HistBuckets - 1, 17112760320},
 	}
 	for _, tt := range tests {
-		if got := BucketIndex(tt.ns); got != tt.idx {
-			t.Errorf("BucketIndex(%d) = %d, want %d", tt.ns, got, tt.idx)
+		if got := result.BucketIndex(tt.ns); got != tt.idx {
+			t.Errorf("result.BucketIndex(%d) = %d, want %d", tt.ns, got, tt.idx)
 		}
 		if tt.ns >= 1<<20 {
 			// midpoints of wide buckets: check the value lies in its bucket
-			if BucketIndex(BucketValue(tt.idx)) != tt.idx {
+			if result.BucketIndex(result.BucketValue(tt.idx)) != tt.idx {
 				t.Errorf("midpoint of %d not in its bucket", tt.idx)
 			}
 			continue
 		}
-		if got := BucketValue(tt.idx); got != tt.mid {
-			t.Errorf("BucketValue(%d) = %d, want %d", tt.idx, got, tt.mid)
+		if got := result.BucketValue(tt.idx); got != tt.mid {
+			t.Errorf("result.BucketValue(%d) = %d, want %d", tt.idx, got, tt.mid)
 		}
 	}
-	if got := BucketValue(HistBuckets - 1); got != 17112760320 {
+	if got := result.BucketValue(result.HistBuckets - 1); got != 17112760320 {
 		t.Errorf("last bucket midpoint = %d, want 17112760320 (fio-brief §1.7)", got)
 	}
-	for i := 0; i < HistBuckets; i++ {
-		if BucketIndex(BucketValue(i)) != i {
-			t.Fatalf("midpoint of bucket %d maps to %d", i, BucketIndex(BucketValue(i)))
+	for i := 0; i < result.HistBuckets; i++ {
+		if result.BucketIndex(result.BucketValue(i)) != i {
+			t.Fatalf("midpoint of bucket %d maps to %d", i, result.BucketIndex(result.BucketValue(i)))
 		}
 	}
 }
@@ -66,7 +68,7 @@ func TestPercentilesMatchFio(t *testing.T) {
 					if len(l.Bins) == 0 {
 						continue
 					}
-					h, err := HistogramFromBins(l.Bins)
+					h, err := result.HistogramFromBins(l.Bins)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -108,7 +110,7 @@ func TestPercentileEdgeCase(t *testing.T) {
 	if l.N != 1000 {
 		t.Skipf("sample has N=%d", l.N)
 	}
-	h, _ := HistogramFromBins(l.Bins)
+	h, _ := result.HistogramFromBins(l.Bins)
 	// fio reports the 1000th sample's bucket because 99.9/100*1000 in
 	// floating point is just above 999 (fio-brief §1.7).
 	if got := h.Percentile(99.9); got != 399360 {
@@ -119,7 +121,7 @@ func TestPercentileEdgeCase(t *testing.T) {
 // Merging two runs' bins and reading p99 differs from averaging their
 // p99s; the merged figure is from fio-brief §1.7.
 func TestMergeIsNotAveraging(t *testing.T) {
-	var merged Histogram
+	var merged result.Histogram
 	var p99s []float64
 	for _, f := range []string{"randread_4k_qd8.jsonplus.json", "hist.jsonplus.json"} {
 		docs, _, err := Parse(readSample(t, f))
@@ -127,8 +129,8 @@ func TestMergeIsNotAveraging(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := docs[0].Jobs[0].Read.ClatNs
-		h, _ := HistogramFromBins(l.Bins)
-		merged.Merge(h)
+		h, _ := result.HistogramFromBins(l.Bins)
+		merged.Merge(&h)
 		p99s = append(p99s, l.Percentile["99.000000"])
 	}
 	if got := merged.Percentile(99); got != 667648 {
@@ -137,13 +139,13 @@ func TestMergeIsNotAveraging(t *testing.T) {
 	if avg := (p99s[0] + p99s[1]) / 2; avg != 832512 {
 		t.Errorf("average of p99s = %v, want 832512", avg)
 	}
-	if merged.Bins() == nil || len(merged.Buckets()) == 0 {
+	if len(merged.Buckets()) == 0 {
 		t.Error("merged histogram has no buckets")
 	}
 }
 
 func TestEmptyHistogram(t *testing.T) {
-	var h Histogram
+	var h result.Histogram
 	if h.Percentile(99) != 0 || h.Mean() != 0 {
 		t.Error("empty histogram should report zeros")
 	}
@@ -152,10 +154,10 @@ func TestEmptyHistogram(t *testing.T) {
 	if got := h.Mean(); got < 1490 || got > 1510 {
 		t.Errorf("mean = %v, want about 1500", got)
 	}
-	if got := h.Percentile(50); got != float64(BucketValue(BucketIndex(1000))) {
+	if got := h.Percentile(50); got != float64(result.BucketValue(result.BucketIndex(1000))) {
 		t.Errorf("p50 = %v", got)
 	}
-	if _, err := HistogramFromBins(map[string]uint64{"x": 1}); err == nil {
+	if _, err := result.HistogramFromBins(map[string]uint64{"x": 1}); err == nil {
 		t.Error("bad bin key accepted")
 	}
 }

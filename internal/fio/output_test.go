@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 func readSample(t testing.TB, name string) []byte {
@@ -168,10 +170,10 @@ func TestParse339ClientArray(t *testing.T) {
 	if len(jobs) != 2 || jobs[0].Hostname != "host1" || jobs[1].Hostname != "host2" {
 		t.Fatalf("jobs = %+v", jobs)
 	}
-	var h Histogram
+	var h result.Histogram
 	for _, j := range jobs {
-		b, _ := HistogramFromBins(j.Read.LatNs.Bins)
-		h.Merge(b)
+		b, _ := result.HistogramFromBins(j.Read.LatNs.Bins)
+		h.Merge(&b)
 	}
 	if h.Count() != 30000 || h.Percentile(50) != 399360 || h.Percentile(90) != 1597440 {
 		t.Errorf("merged: n=%d p50=%v p90=%v", h.Count(), h.Percentile(50), h.Percentile(90))

@@ -38,7 +38,7 @@ type Record struct {
 	Message string `json:"message,omitempty"`
 	// Ready: the agent waits for the start time of its group (GatePath).
 	Ready bool `json:"ready,omitempty"`
-	// Result is a bench.Result, kept raw so that the reader does not
+	// Result is a result.Result, kept raw so that the reader does not
 	// depend on knowing every field.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Done fields: the agent's final status.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -95,7 +95,7 @@ type Runner struct {
 	Config Config
 	// Emit receives each result, with the target's metadata in
 	// Target.Labels. Calls are serialized.
-	Emit func(bench.Result) error
+	Emit func(result.Result) error
 	// Progress receives events; calls are serialized.
 	Progress func(Event)
 
@@ -267,7 +267,7 @@ func (r *Runner) event(e Event) {
 	r.Progress(e)
 }
 
-func (r *Runner) emit(res bench.Result) error {
+func (r *Runner) emit(res result.Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.Client.now()
@@ -792,7 +792,7 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 			}
 			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
 		case RecordResult:
-			var res bench.Result
+			var res result.Result
 			if err := json.Unmarshal(rec.Result, &res); err != nil {
 				st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: "undecodable result skipped: " + err.Error()})
 				continue
@@ -809,7 +809,7 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 }
 
 // annotate adds the cluster side of the target to a result from the agent.
-func (st *target) annotate(res *bench.Result) {
+func (st *target) annotate(res *result.Result) {
 	res.RunID = st.r.Config.RunID
 	// Path names the volume as the cluster knows it, so reports keep the
 	// targets of one run apart; the path inside the pod is the same for all.

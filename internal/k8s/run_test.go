@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -174,8 +174,8 @@ func agentLog(t *testing.T, n int, doneErr string) []byte {
 	for i := 1; i <= n; i++ {
 		_ = w.Write(Record{Type: RecordEvent, Test: i, Tests: n, Name: fmt.Sprintf("test%d", i)})
 		b.WriteString("fio: a line on stderr\n")
-		res, _ := json.Marshal(bench.Result{Schema: bench.SchemaV1, Index: i, Status: "ok",
-			Target: bench.Target{Kind: "dir", Path: "/data", Labels: map[string]string{"agent": "yes"}}})
+		res, _ := json.Marshal(result.Result{Schema: result.SchemaV1, Index: i, Status: "ok",
+			Target: result.Target{Kind: "dir", Path: "/data", Labels: map[string]string{"agent": "yes"}}})
 		_ = w.Write(Record{Type: RecordResult, Result: res})
 	}
 	_ = w.Write(Record{Type: RecordDone, Error: doneErr})
@@ -191,7 +191,7 @@ func staticLogs(b []byte) func(context.Context, string, int) (io.ReadCloser, err
 type harness struct {
 	fc      *fakeCluster
 	runner  *Runner
-	results []bench.Result
+	results []result.Result
 	events  []Event
 }
 
@@ -206,7 +206,7 @@ func newHarness(t *testing.T, fc *fakeCluster, mutate func(*Config)) *harness {
 	h.runner = &Runner{
 		Client:   &Client{CS: fc.cs, Logs: fc.openLogs, Poll: time.Millisecond},
 		Config:   cfg,
-		Emit:     func(r bench.Result) error { h.results = append(h.results, r); return nil },
+		Emit:     func(r result.Result) error { h.results = append(h.results, r); return nil },
 		Progress: func(e Event) { h.events = append(h.events, e) },
 	}
 	return h

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // Verdicts of a ceiling finding (Evidence "verdict" code in brackets).
@@ -40,11 +40,11 @@ type Measured struct {
 }
 
 // MeasuredFrom takes the figures of a result (reads and writes together).
-func MeasuredFrom(r *bench.Result) (Measured, bool) {
+func MeasuredFrom(r *result.Result) (Measured, bool) {
 	m := Measured{BlockSize: r.Test.BlockSize, IODepth: r.Test.IODepth, NumJobs: r.Test.NumJobs, Direct: r.Test.Direct,
 		Random: strings.HasPrefix(r.Test.RW, "rand")}
 	var latW float64
-	for _, d := range []*bench.DirResult{r.Read, r.Write} {
+	for _, d := range []*result.DirResult{r.Read, r.Write} {
 		if d == nil || d.IOPS <= 0 {
 			continue
 		}
@@ -70,7 +70,7 @@ func MeasuredFrom(r *bench.Result) (Measured, bool) {
 // Diagnose compares a result with what the expectation says the platform
 // should deliver and returns "ceiling" findings: the share of the
 // ceiling reached, the component that binds, and what to change.
-func (c *Catalog) Diagnose(r *bench.Result, x *Expectation) []bench.Finding {
+func (c *Catalog) Diagnose(r *result.Result, x *Expectation) []result.Finding {
 	m, ok := MeasuredFrom(r)
 	if !ok {
 		return nil
@@ -79,7 +79,7 @@ func (c *Catalog) Diagnose(r *bench.Result, x *Expectation) []bench.Finding {
 }
 
 // DiagnoseMeasured is Diagnose on bare figures.
-func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []bench.Finding {
+func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding {
 	ce := x.At(m.BlockSize, m.Write && !m.Read)
 	if m.Write && m.Read {
 		// Mixed: the caps cover reads and writes together; take the
@@ -106,8 +106,8 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []bench.Finding {
 	rate := func(iops, bw float64) string {
 		return fmt.Sprintf("%s IOPS, %s MB/s", num(iops), num(bw/1e6))
 	}
-	f := bench.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
-	var out []bench.Finding
+	f := result.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
+	var out []result.Finding
 	switch {
 	case pct > aboveFraction:
 		f.Severity = "warn"
@@ -139,7 +139,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []bench.Finding {
 	}
 	out = append(out, f)
 	if x.Cache == CacheReadWrite && m.Write && m.Random {
-		out = append(out, bench.Finding{Kind: KindCeiling, Severity: "warn", Evidence: map[string]float64{"verdict": 8},
+		out = append(out, result.Finding{Kind: KindCeiling, Severity: "warn", Evidence: map[string]float64{"verdict": 8},
 			Summary: VerdictCacheRW + ": writes land in the host cache and IO stalls while it drains to the slower disk; disable it (cachingMode: None) for write-heavy disks"})
 	}
 	return out

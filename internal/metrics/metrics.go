@@ -9,8 +9,8 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 )
@@ -46,13 +46,13 @@ var LatencyBuckets = []float64{
 // quantiles exported as gauges: fio's own percentiles, exact on its grid.
 var quantiles = []struct {
 	q   string
-	get func(l bench.Latency) float64
+	get func(l result.Latency) float64
 }{
-	{"50", func(l bench.Latency) float64 { return l.P50Ns }},
-	{"90", func(l bench.Latency) float64 { return l.P90Ns }},
-	{"99", func(l bench.Latency) float64 { return l.P99Ns }},
-	{"99.9", func(l bench.Latency) float64 { return l.P999Ns }},
-	{"99.99", func(l bench.Latency) float64 { return l.P9999Ns }},
+	{"50", func(l result.Latency) float64 { return l.P50Ns }},
+	{"90", func(l result.Latency) float64 { return l.P90Ns }},
+	{"99", func(l result.Latency) float64 { return l.P99Ns }},
+	{"99.9", func(l result.Latency) float64 { return l.P999Ns }},
+	{"99.99", func(l result.Latency) float64 { return l.P9999Ns }},
 }
 
 // testLabels identify one result. device joins node-exporter's node_disk_*
@@ -64,7 +64,7 @@ var testLabels = []string{"run_id", "test", "repeat", "device"}
 // the HTTP handler collects.
 type Collector struct {
 	mu      sync.Mutex
-	results []bench.Result
+	results []result.Result
 	runs    map[string]*runState
 	order   []string
 }
@@ -86,7 +86,7 @@ type liveTest struct {
 func NewCollector() *Collector { return &Collector{runs: map[string]*runState{}} }
 
 // Add records finished results.
-func (c *Collector) Add(rs ...bench.Result) {
+func (c *Collector) Add(rs ...result.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range rs {
@@ -122,8 +122,8 @@ func (c *Collector) StartRun(runID, suite string, labels map[string]string) {
 
 // Event follows the runner's progress: live figures on status events, the
 // finished result on test-end events.
-func (c *Collector) Event(runID string, ev bench.Event) {
-	if ev.Kind == bench.EventTestEnd && ev.Result != nil {
+func (c *Collector) Event(runID string, ev runner.Event) {
+	if ev.Kind == runner.EventTestEnd && ev.Result != nil {
 		c.Add(*ev.Result)
 	}
 	c.mu.Lock()
@@ -133,14 +133,14 @@ func (c *Collector) Event(runID string, ev bench.Event) {
 		st.total = ev.Total
 	}
 	switch ev.Kind {
-	case bench.EventTestStart:
+	case runner.EventTestStart:
 		st.live = &liveTest{test: ev.Test.Name, repeat: strconv.Itoa(ev.Repeat)}
-	case bench.EventStatus:
+	case runner.EventStatus:
 		if st.live == nil {
 			st.live = &liveTest{test: ev.Test.Name, repeat: strconv.Itoa(ev.Repeat)}
 		}
 		st.live.iops, st.live.bw = ev.IOPS, ev.BWBytes
-	case bench.EventTestEnd:
+	case runner.EventTestEnd:
 		st.done++
 		st.live = nil
 	}
@@ -217,7 +217,7 @@ func (c *Collector) collectInfo(ch chan<- prometheus.Metric) {
 	}
 }
 
-func collectResult(ch chan<- prometheus.Metric, r *bench.Result) {
+func collectResult(ch chan<- prometheus.Metric, r *result.Result) {
 	lv := []string{r.RunID, r.Test.Name, strconv.Itoa(r.Repeat), r.Target.Device}
 	failed := 0.0
 	if r.Status != "ok" {
@@ -245,7 +245,7 @@ func collectResult(ch chan<- prometheus.Metric, r *bench.Result) {
 	}
 	for _, d := range []struct {
 		name string
-		d    *bench.DirResult
+		d    *result.DirResult
 	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
 		if d.d == nil {
 			continue
@@ -258,7 +258,7 @@ func collectResult(ch chan<- prometheus.Metric, r *bench.Result) {
 		for _, q := range quantiles {
 			ch <- prometheus.MustNewConstMetric(descQuantile, prometheus.GaugeValue, q.get(d.d.Lat)/1e9, append(dl, q.q)...)
 		}
-		if h, err := fio.HistogramFromBins(d.d.Hist); err == nil && h.Count() > 0 {
+		if h := &d.d.Hist; h.Count() > 0 {
 			count, sum, buckets := PromBuckets(h)
 			ch <- prometheus.MustNewConstHistogram(descLatency, count, sum, buckets, dl...)
 		}
@@ -268,14 +268,11 @@ func collectResult(ch chan<- prometheus.Metric, r *bench.Result) {
 // PromBuckets re-bins a fio histogram into cumulative Prometheus buckets
 // (upper bounds in seconds). A fio bucket is counted under the first bound
 // at or above its midpoint; the sum is estimated from the midpoints.
-func PromBuckets(h *fio.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
+func PromBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
 	per := make([]uint64, len(LatencyBuckets))
-	for i := 0; i < fio.HistBuckets; i++ {
-		n := h.Bucket(i)
-		if n == 0 {
-			continue
-		}
-		v := float64(fio.BucketValue(i)) / 1e9
+	for _, b := range h.Buckets() {
+		n := b.Count
+		v := float64(b.Ns) / 1e9
 		sum += v * float64(n)
 		count += n
 		if j := sort.SearchFloat64s(LatencyBuckets, v); j < len(per) {
@@ -308,7 +305,7 @@ func SanitizeLabelName(k string) string {
 
 // WriteTextfile writes results in the Prometheus text format that
 // node-exporter's textfile collector reads (no timestamps).
-func WriteTextfile(w io.Writer, rs []bench.Result) error {
+func WriteTextfile(w io.Writer, rs []result.Result) error {
 	reg := prometheus.NewPedanticRegistry()
 	c := NewCollector()
 	c.Add(rs...)

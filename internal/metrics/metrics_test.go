@@ -8,27 +8,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
-func sample() bench.Result {
+func sample() result.Result {
 	start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	stall, dur := 10.0, 5.0
-	return bench.Result{
-		Schema: bench.SchemaV1, RunID: "run-1", Suite: "quick", Index: 1, Repeat: 1,
-		Test:   bench.TestSpec{Name: "randwrite-4k"},
-		Target: bench.Target{Device: "vdb", Labels: map[string]string{"storage-class": "premium", "zone": `a"b`}},
+	return result.Result{
+		Schema: result.SchemaV1, RunID: "run-1", Suite: "quick", Index: 1, Repeat: 1,
+		Test:   result.TestSpec{Name: "randwrite-4k"},
+		Target: result.Target{Device: "vdb", Labels: map[string]string{"storage-class": "premium", "zone": `a"b`}},
 		Start:  start, End: start.Add(60 * time.Second), Status: "ok",
-		Write: &bench.DirResult{IOPS: 2300, BWBytes: 2300 * 4096,
-			Lat: bench.Latency{P50Ns: 1e6, P90Ns: 2e6, P99Ns: 4e6, P999Ns: 8e6, P9999Ns: 16e6},
+		Write: &result.DirResult{IOPS: 2300, BWBytes: 2300 * 4096,
+			Lat: result.Latency{P50Ns: 1e6, P90Ns: 2e6, P99Ns: 4e6, P999Ns: 8e6, P9999Ns: 16e6},
 			// Bucket midpoints: 30.3 µs, 995 µs, 3.04 s.
-			Hist: map[string]uint64{"30336": 5, "995328": 10, "3036676096": 1}},
-		Findings: []bench.Finding{{Kind: "stall", Severity: "fail", StartS: &stall, DurationS: &dur}, {Kind: "stall", Severity: "fail"}},
+			Hist: result.HistogramOf(map[uint64]uint64{30336: 5, 995328: 10, 3036676096: 1})},
+		Findings: []result.Finding{{Kind: "stall", Severity: "fail", StartS: &stall, DurationS: &dur}, {Kind: "stall", Severity: "fail"}},
 	}
 }
 
@@ -52,7 +52,7 @@ func labels(m *dto.Metric) map[string]string {
 
 func TestTextfile(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteTextfile(&buf, []bench.Result{sample()}); err != nil {
+	if err := WriteTextfile(&buf, []result.Result{sample()}); err != nil {
 		t.Fatal(err)
 	}
 	text := buf.String()
@@ -121,7 +121,7 @@ func TestTextfileManyRuns(t *testing.T) {
 	a, b := sample(), sample()
 	b.RunID, b.Target.Labels = "run-2", map[string]string{"cluster": "west"}
 	var buf bytes.Buffer
-	if err := WriteTextfile(&buf, []bench.Result{a, b}); err != nil {
+	if err := WriteTextfile(&buf, []result.Result{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	mfs := parse(t, &buf)
@@ -144,11 +144,11 @@ func TestSanitizeLabelName(t *testing.T) {
 }
 
 func TestPromBucketsAgainstPercentile(t *testing.T) {
-	h, err := fio.HistogramFromBins(map[string]uint64{"995328": 3, "2023424": 1})
+	h, err := result.HistogramFromBins(map[string]uint64{"995328": 3, "2023424": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, sum, b := PromBuckets(h)
+	n, sum, b := PromBuckets(&h)
 	if n != 4 || b[1e-3] != 3 || b[2.5e-3] != 4 {
 		t.Errorf("n %d buckets %v", n, b)
 	}
@@ -165,9 +165,9 @@ func TestServeLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	spec := bench.TestSpec{Name: "randwrite-4k"}
-	c.Event("run-1", bench.Event{Kind: bench.EventTestStart, Index: 1, Total: 3, Repeat: 1, Test: spec})
-	c.Event("run-1", bench.Event{Kind: bench.EventStatus, Index: 1, Total: 3, Repeat: 1, Test: spec, IOPS: 1234, BWBytes: 5e6})
+	spec := result.TestSpec{Name: "randwrite-4k"}
+	c.Event("run-1", runner.Event{Kind: runner.EventTestStart, Index: 1, Total: 3, Repeat: 1, Test: spec})
+	c.Event("run-1", runner.Event{Kind: runner.EventStatus, Index: 1, Total: 3, Repeat: 1, Test: spec, IOPS: 1234, BWBytes: 5e6})
 
 	get := func() map[string]*dto.MetricFamily {
 		resp, err := http.Get("http://" + srv.Addr() + "/metrics")
@@ -188,7 +188,7 @@ func TestServeLive(t *testing.T) {
 		t.Errorf("final figures before the test ended")
 	}
 	r := sample()
-	c.Event("run-1", bench.Event{Kind: bench.EventTestEnd, Index: 1, Total: 3, Repeat: 1, Test: spec, Result: &r})
+	c.Event("run-1", runner.Event{Kind: runner.EventTestEnd, Index: 1, Total: 3, Repeat: 1, Test: spec, Result: &r})
 	mfs = get()
 	if mfs[NameLiveIOPS] != nil || mfs[NameRunning] != nil {
 		t.Errorf("live gauges left after the test ended")

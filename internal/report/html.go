@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // The chart library, vendored and pinned (see assets/uplot/VERSION), is
@@ -50,7 +51,7 @@ type Page struct {
 // Set is a named group of results.
 type Set struct {
 	Name    string
-	Results []bench.Result
+	Results []result.Result
 }
 
 // Table is a plain table of strings.
@@ -73,7 +74,7 @@ type Ceiling struct {
 
 // HTML renders results as a self-contained page: one set per run and
 // target.
-func HTML(w io.Writer, rs []bench.Result) error {
+func HTML(w io.Writer, rs []result.Result) error {
 	p := Page{}
 	for _, g := range groupByTarget(rs) {
 		r := g[0]
@@ -300,7 +301,7 @@ func WriteHTML(w io.Writer, p Page) error {
 
 func color(i int) string { return palette[i%len(palette)] }
 
-func appendMeta(ms []metaRow, set, col string, r *bench.Result) []metaRow {
+func appendMeta(ms []metaRow, set, col string, r *result.Result) []metaRow {
 	// One row per run and target within a set.
 	for _, m := range ms {
 		if m.Set == set && m.Run == r.RunID && m.Target == r.Target.Kind+" "+r.Target.Path {
@@ -324,12 +325,12 @@ func appendMeta(ms []metaRow, set, col string, r *bench.Result) []metaRow {
 		notes = appendOnce(notes, n)
 	}
 	return append(ms, metaRow{Set: set, Color: col, Run: r.RunID, Suite: r.Suite, Target: t.Kind + " " + t.Path, Device: orDash(dev), FS: orDash(fs),
-		Host: orDash(h.Hostname), Kernel: orDash(h.Kernel), CPUs: strconv.Itoa(h.CPUs), Mem: bench.HumanBytes(float64(h.MemTotalBytes)),
+		Host: orDash(h.Hostname), Kernel: orDash(h.Kernel), CPUs: strconv.Itoa(h.CPUs), Mem: units.HumanBytes(float64(h.MemTotalBytes)),
 		Fio: orDash(r.FioVersion), Version: orDash(h.IolensVersion), Labels: formatLabels(t.Labels), Notes: strings.Join(notes, "; "),
 		Time: r.Start.UTC().Format("2006-01-02 15:04:05 UTC")})
 }
 
-func findingView(set string, r *bench.Result, f bench.Finding) findingRow {
+func findingView(set string, r *result.Result, f result.Finding) findingRow {
 	fr := findingRow{Set: set, Test: r.Test.Name, Severity: f.Severity, Kind: f.Kind, Summary: f.Summary}
 	if f.StartS != nil {
 		fr.When = fmt.Sprintf("at %.0f s", *f.StartS)

@@ -5,8 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iolens/iolens/internal/bench"
-	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // MaxPoints is how many points a time series keeps in the HTML page.
@@ -110,7 +109,7 @@ type seriesData struct {
 	Shade [][3]any `json:"shade"`
 }
 
-func primaryDevice(r *bench.Result) *bench.DeviceSeries {
+func primaryDevice(r *result.Result) *result.DeviceSeries {
 	for i := range r.Devices {
 		if r.Devices[i].Device == r.Target.Device {
 			return &r.Devices[i]
@@ -122,7 +121,7 @@ func primaryDevice(r *bench.Result) *bench.DeviceSeries {
 	return nil
 }
 
-func buildSeries(r *bench.Result) *seriesData {
+func buildSeries(r *result.Result) *seriesData {
 	sd := &seriesData{Shade: [][3]any{}}
 	if fs := r.FioSeries; len(fs) > 0 {
 		sd.Fio = downsample(len(fs), func(i int) float64 { return fs[i].T },
@@ -172,7 +171,7 @@ var nines = func() []float64 {
 }()
 
 // percentileCurve reads a merged histogram at every point of the grid, in ms.
-func percentileCurve(h *fio.Histogram) []*float64 {
+func percentileCurve(h *result.Histogram) []*float64 {
 	ps := make([]float64, len(nines))
 	for i, n := range nines {
 		ps[i] = 100 * (1 - math.Pow(10, -n))
@@ -186,7 +185,7 @@ func percentileCurve(h *fio.Histogram) []*float64 {
 }
 
 // dirOf returns a result's direction by name.
-func dirOf(r *bench.Result, dir string) *bench.DirResult {
+func dirOf(r *result.Result, dir string) *result.DirResult {
 	switch dir {
 	case "read":
 		return r.Read
@@ -208,13 +207,13 @@ type aggregate struct {
 	IOPS    float64
 	BW      float64
 	P99Ns   float64
-	Hist    *fio.Histogram
+	Hist    *result.Histogram
 	Depth   int
 	Group   string
 	Ceiling map[string]float64
 }
 
-func aggregateSet(rs []bench.Result) (map[testKey]*aggregate, []testKey) {
+func aggregateSet(rs []result.Result) (map[testKey]*aggregate, []testKey) {
 	m := map[testKey]*aggregate{}
 	var order []testKey
 	for i := range rs {
@@ -230,16 +229,14 @@ func aggregateSet(rs []bench.Result) (map[testKey]*aggregate, []testKey) {
 			k := testKey{r.Test.Name, dir}
 			a := m[k]
 			if a == nil {
-				a = &aggregate{Hist: &fio.Histogram{}, Depth: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), Group: r.Test.Group, Ceiling: map[string]float64{}}
+				a = &aggregate{Hist: &result.Histogram{}, Depth: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), Group: r.Test.Group, Ceiling: map[string]float64{}}
 				m[k] = a
 				order = append(order, k)
 			}
 			a.N++
 			a.IOPS += d.IOPS
 			a.BW += d.BWBytes
-			if h, err := fio.HistogramFromBins(d.Hist); err == nil {
-				a.Hist.Merge(h)
-			}
+			a.Hist.Merge(&d.Hist)
 			if a.N == 1 {
 				a.P99Ns = d.Lat.P99Ns
 			}

@@ -12,52 +12,52 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	"golang.org/x/net/html"
 )
 
 // synth builds n results of secs 1 s samples each. Every test has a 20 s
 // stall (zero throughput) starting at secs/3, and a finding for it; tests
 // 1-4 form a QD sweep whose IOPS flatten from QD 8.
-func synth(n, secs int, labels map[string]string) []bench.Result {
+func synth(n, secs int, labels map[string]string) []result.Result {
 	start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	var rs []bench.Result
+	var rs []result.Result
 	for i := 0; i < n; i++ {
 		qd := 1 << (i % 6)
-		spec := bench.TestSpec{Name: fmt.Sprintf("randwrite-4k-qd%d-%d", qd, i), RW: "randwrite", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true, RuntimeS: float64(secs)}
+		spec := result.TestSpec{Name: fmt.Sprintf("randwrite-4k-qd%d-%d", qd, i), RW: "randwrite", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true, RuntimeS: float64(secs)}
 		iops := 1000 * math.Min(float64(qd), 8)
 		if i < 6 {
 			spec.Group = "qd-sweep:randwrite-4k"
 		}
 		stallAt, stallLen := float64(secs/3), 20.0
-		r := bench.Result{Schema: bench.SchemaV1, RunID: "20240501-120000-abcdef", Suite: "standard", Index: i + 1, Repeat: 1, Test: spec,
-			Target: bench.Target{Kind: "dir", Path: "/mnt/data", Device: "vdb", Filesystem: "ext4", Labels: labels},
-			Host:   bench.Host{Hostname: "node-1", Kernel: "6.1.0", CPUs: 2, MemTotalBytes: 4 << 30, IolensVersion: "test"},
+		r := result.Result{Schema: result.SchemaV1, RunID: "20240501-120000-abcdef", Suite: "standard", Index: i + 1, Repeat: 1, Test: spec,
+			Target: result.Target{Kind: "dir", Path: "/mnt/data", Device: "vdb", Filesystem: "ext4", Labels: labels},
+			Host:   result.Host{Hostname: "node-1", Kernel: "6.1.0", CPUs: 2, MemTotalBytes: 4 << 30, IolensVersion: "test"},
 			Start:  start.Add(time.Duration(i*secs) * time.Second), Status: "ok", FioVersion: "fio-3.33",
-			Write: &bench.DirResult{IOPS: iops, BWBytes: iops * 4096, LatKind: "lat",
-				Lat:  bench.Latency{N: 1000, P50Ns: 1003520, P99Ns: 4046848 * float64(qd)},
-				Hist: map[string]uint64{"1003520": 900, "2023424": 90, "4046848": 9, "16252928": 1}},
-			Findings: []bench.Finding{{Kind: "stall", Severity: "fail", Summary: "IO stopped for 20 s", StartS: &stallAt, DurationS: &stallLen,
+			Write: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, LatKind: "lat",
+				Lat:  result.Latency{N: 1000, P50Ns: 1003520, P99Ns: 4046848 * float64(qd)},
+				Hist: result.HistogramOf(map[uint64]uint64{1003520: 900, 2023424: 90, 4046848: 9, 16252928: 1})},
+			Findings: []result.Finding{{Kind: "stall", Severity: "fail", Summary: "IO stopped for 20 s", StartS: &stallAt, DurationS: &stallLen,
 				Evidence: map[string]float64{"duration_s": 20, "ceiling_iops": 5000}}},
 		}
 		r.End = r.Start.Add(time.Duration(secs) * time.Second)
-		dev := bench.DeviceSeries{Device: "vdb", Role: "direct"}
+		dev := result.DeviceSeries{Device: "vdb", Role: "direct"}
 		for t := 0; t < secs; t++ {
 			v := iops * (1 + 0.05*math.Sin(float64(t)))
 			if float64(t) >= stallAt && float64(t) < stallAt+stallLen {
 				v = 0
 			}
-			r.FioSeries = append(r.FioSeries, bench.FioSample{T: float64(t + 1), WriteIOPS: v, WriteBWBytes: v * 4096, WriteLatMeanNs: 1e6})
-			dev.Samples = append(dev.Samples, bench.DeviceSample{T: float64(t) + 0.5, WriteIOPS: v, WriteBWBytes: v * 4096, WriteAwaitMs: 1, QueueSize: float64(qd), UtilPct: 99})
-			r.System = append(r.System, bench.SystemSample{T: float64(t) + 0.5, DirtyBytes: uint64(t%60) << 20, WritebackBytes: 1 << 20, IowaitPct: 12})
+			r.FioSeries = append(r.FioSeries, result.FioSample{T: float64(t + 1), WriteIOPS: v, WriteBWBytes: v * 4096, WriteLatMeanNs: 1e6})
+			dev.Samples = append(dev.Samples, result.DeviceSample{T: float64(t) + 0.5, WriteIOPS: v, WriteBWBytes: v * 4096, WriteAwaitMs: 1, QueueSize: float64(qd), UtilPct: 99})
+			r.System = append(r.System, result.SystemSample{T: float64(t) + 0.5, DirtyBytes: uint64(t%60) << 20, WritebackBytes: 1 << 20, IowaitPct: 12})
 		}
-		r.Devices = []bench.DeviceSeries{dev}
+		r.Devices = []result.DeviceSeries{dev}
 		rs = append(rs, r)
 	}
 	return rs
 }
 
-func render(t testing.TB, rs []bench.Result) []byte {
+func render(t testing.TB, rs []result.Result) []byte {
 	var buf bytes.Buffer
 	if err := HTML(&buf, rs); err != nil {
 		t.Fatal(err)

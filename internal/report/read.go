@@ -12,15 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch/record"
 )
 
 // ReadResults reads saved results: iolens NDJSON (one result per line), a
 // JSON array of results (iolens -o json), or fio's own JSON/json+ output,
 // which becomes one result per fio job. name labels fio-derived results.
-func ReadResults(r io.Reader, name string) ([]bench.Result, error) {
+func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -30,7 +31,7 @@ func ReadResults(r io.Reader, name string) ([]bench.Result, error) {
 	case len(trimmed) == 0:
 		return nil, fmt.Errorf("%s: empty file", name)
 	case trimmed[0] == '[':
-		var rs []bench.Result
+		var rs []result.Result
 		if err := json.Unmarshal(trimmed, &rs); err != nil {
 			return nil, fmt.Errorf("%s: reading a JSON array of results: %w", name, err)
 		}
@@ -42,10 +43,10 @@ func ReadResults(r io.Reader, name string) ([]bench.Result, error) {
 }
 
 // ReadFiles reads every named file ("-" is standard input).
-func ReadFiles(paths []string, stdin io.Reader) ([]bench.Result, error) {
-	var all []bench.Result
+func ReadFiles(paths []string, stdin io.Reader) ([]result.Result, error) {
+	var all []result.Result
 	for _, p := range paths {
-		var rs []bench.Result
+		var rs []result.Result
 		var err error
 		if p == "-" {
 			rs, err = ReadResults(stdin, "stdin")
@@ -76,8 +77,8 @@ func isNDJSONResult(b []byte) bool {
 	return json.Unmarshal(line, &probe) == nil && strings.HasPrefix(probe.Schema, "iolens.")
 }
 
-func readNDJSON(b []byte, name string) ([]bench.Result, error) {
-	var out []bench.Result
+func readNDJSON(b []byte, name string) ([]result.Result, error) {
+	var out []result.Result
 	var watchRecs []record.Record
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
@@ -94,7 +95,7 @@ func readNDJSON(b []byte, name string) ([]bench.Result, error) {
 				continue
 			}
 		}
-		var r bench.Result
+		var r result.Result
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
@@ -119,10 +120,10 @@ func readNDJSON(b []byte, name string) ([]bench.Result, error) {
 // ErrUnknownSchema is a record written by a newer iolens.
 var ErrUnknownSchema = errors.New("unknown result schema")
 
-func checkSchema(rs []bench.Result, name string) ([]bench.Result, error) {
+func checkSchema(rs []result.Result, name string) ([]result.Result, error) {
 	for i, r := range rs {
-		if r.Schema != bench.SchemaV1 {
-			return nil, fmt.Errorf("%s: record %d has schema %q; this iolens reads %s: %w", name, i+1, r.Schema, bench.SchemaV1, ErrUnknownSchema)
+		if r.Schema != result.SchemaV1 {
+			return nil, fmt.Errorf("%s: record %d has schema %q; this iolens reads %s: %w", name, i+1, r.Schema, result.SchemaV1, ErrUnknownSchema)
 		}
 	}
 	return rs, nil
@@ -130,7 +131,7 @@ func checkSchema(rs []bench.Result, name string) ([]bench.Result, error) {
 
 // fromFioOutput converts fio's JSON output. With status-interval dumps
 // only the last (final) document is used.
-func fromFioOutput(data []byte, name string) ([]bench.Result, error) {
+func fromFioOutput(data []byte, name string) ([]result.Result, error) {
 	docs, diag, err := fio.Parse(data)
 	if err != nil {
 		if errors.Is(err, fio.ErrNoDocument) {
@@ -143,12 +144,12 @@ func fromFioOutput(data []byte, name string) ([]bench.Result, error) {
 	if doc.TimestampMs == 0 {
 		end = time.Unix(doc.Timestamp, 0).UTC()
 	}
-	var out []bench.Result
+	var out []result.Result
 	for i, j := range doc.AllJobs() {
-		res := bench.Result{Schema: bench.SchemaV1, RunID: "fio:" + name, Suite: "fio", Index: i + 1, Repeat: 1,
-			Test: specFromOptions(j), Target: bench.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
-			Host: bench.Host{FioVersion: doc.FioVersion, Hostname: j.Hostname}, End: end, Status: "ok",
-			FioJSON: doc.Raw, FioSeries: []bench.FioSample{}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{}}
+		res := result.Result{Schema: result.SchemaV1, RunID: "fio:" + name, Suite: "fio", Index: i + 1, Repeat: 1,
+			Test: specFromOptions(j), Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
+			Host: result.Host{FioVersion: doc.FioVersion, Hostname: j.Hostname}, End: end, Status: "ok",
+			FioJSON: doc.Raw, FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
 		res.Start = end.Add(-time.Duration(max(j.Read.Runtime, j.Write.Runtime)) * time.Millisecond)
 		if len(doc.DiskUtil) > 0 {
 			res.Target.Device = doc.DiskUtil[0].Name
@@ -156,7 +157,7 @@ func fromFioOutput(data []byte, name string) ([]bench.Result, error) {
 		if j.Error != 0 {
 			res.Status, res.Error = "failed", fmt.Sprintf("fio job error %d", j.Error)
 		}
-		if err := bench.FillFromFio(&res, []fio.Job{j}); err != nil {
+		if err := fio.FillFromFio(&res, []fio.Job{j}); err != nil {
 			return nil, fmt.Errorf("%s: job %s: %w", name, j.JobName, err)
 		}
 		if len(diag) > 0 {
@@ -172,16 +173,16 @@ func fromFioOutput(data []byte, name string) ([]bench.Result, error) {
 
 // specFromOptions rebuilds what can be known of a test from fio's "job
 // options" (raw strings as given; defaults are not listed).
-func specFromOptions(j fio.Job) bench.TestSpec {
+func specFromOptions(j fio.Job) result.TestSpec {
 	o := j.JobOptions
-	s := bench.TestSpec{Name: j.JobName, RW: o["rw"], IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
+	s := result.TestSpec{Name: j.JobName, RW: o["rw"], IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
 	if s.RW == "" {
 		s.RW = o["readwrite"]
 	}
 	if s.RW == "" {
 		s.RW = "read"
 	}
-	if v, err := bench.ParseSize(firstOf(o, "bs", "blocksize")); err == nil {
+	if v, err := units.ParseSize(firstOf(o, "bs", "blocksize")); err == nil {
 		s.BlockSize = v
 	} else {
 		s.BlockSize = 4096

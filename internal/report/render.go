@@ -10,14 +10,15 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Formats lists the output formats the renderers support.
 var Formats = []string{"text", "json", "ndjson", "csv", "md", "html"}
 
 // Renderer writes a set of results in one format.
-type Renderer func(w io.Writer, rs []bench.Result) error
+type Renderer func(w io.Writer, rs []result.Result) error
 
 // UnknownFormatError names an output format that does not exist.
 type UnknownFormatError struct{ Format string }
@@ -49,7 +50,7 @@ func RendererFor(format string) (Renderer, error) {
 }
 
 // NDJSON writes one result per line: the form iolens saves and reads back.
-func NDJSON(w io.Writer, rs []bench.Result) error {
+func NDJSON(w io.Writer, rs []result.Result) error {
 	enc := json.NewEncoder(w)
 	for i := range rs {
 		if err := enc.Encode(&rs[i]); err != nil {
@@ -60,9 +61,9 @@ func NDJSON(w io.Writer, rs []bench.Result) error {
 }
 
 // JSON writes the results as one indented array.
-func JSON(w io.Writer, rs []bench.Result) error {
+func JSON(w io.Writer, rs []result.Result) error {
 	if rs == nil {
-		rs = []bench.Result{}
+		rs = []result.Result{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -71,19 +72,19 @@ func JSON(w io.Writer, rs []bench.Result) error {
 
 // row is one direction of one result, as the tables show it.
 type row struct {
-	r   *bench.Result
+	r   *result.Result
 	dir string
-	d   *bench.DirResult
+	d   *result.DirResult
 }
 
-func rows(rs []bench.Result) []row {
+func rows(rs []result.Result) []row {
 	var out []row
 	for i := range rs {
 		r := &rs[i]
 		n := 0
 		for _, x := range []struct {
 			name string
-			d    *bench.DirResult
+			d    *result.DirResult
 		}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
 			if x.d != nil {
 				out = append(out, row{r, x.name, x.d})
@@ -118,14 +119,14 @@ func iops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
 // testLabel names a result's row: the test, and the repeat when there are
 // several.
-func testLabel(r *bench.Result, repeats bool) string {
+func testLabel(r *result.Result, repeats bool) string {
 	if repeats {
 		return fmt.Sprintf("%s #%d", r.Test.Name, r.Repeat)
 	}
 	return r.Test.Name
 }
 
-func hasRepeats(rs []bench.Result) bool {
+func hasRepeats(rs []result.Result) bool {
 	for _, r := range rs {
 		if r.Repeat > 1 {
 			return true
@@ -136,7 +137,7 @@ func hasRepeats(rs []bench.Result) bool {
 
 // Text writes the human report: a header per target, one row per test and
 // direction, notes, and findings.
-func Text(w io.Writer, rs []bench.Result) error {
+func Text(w io.Writer, rs []result.Result) error {
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -181,9 +182,9 @@ func Text(w io.Writer, rs []bench.Result) error {
 	return nil
 }
 
-func groupByTarget(rs []bench.Result) [][]bench.Result {
+func groupByTarget(rs []result.Result) [][]result.Result {
 	var keys []string
-	m := map[string][]bench.Result{}
+	m := map[string][]result.Result{}
 	for _, r := range rs {
 		k := r.RunID + "\x00" + r.Target.Kind + "\x00" + r.Target.Path
 		if _, ok := m[k]; !ok {
@@ -191,14 +192,14 @@ func groupByTarget(rs []bench.Result) [][]bench.Result {
 		}
 		m[k] = append(m[k], r)
 	}
-	out := make([][]bench.Result, 0, len(keys))
+	out := make([][]result.Result, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, m[k])
 	}
 	return out
 }
 
-func writeHeader(w io.Writer, r bench.Result) {
+func writeHeader(w io.Writer, r result.Result) {
 	t := r.Target
 	fmt.Fprintf(w, "iolens %s  suite %s  run %s\n", orDash(r.Host.IolensVersion), r.Suite, r.RunID)
 	dev := orDash(t.Device)
@@ -207,7 +208,7 @@ func writeHeader(w io.Writer, r bench.Result) {
 	}
 	fmt.Fprintf(w, "target  %s %s  device %s  fs %s", t.Kind, t.Path, dev, orDash(t.Filesystem))
 	if t.SizeBytes > 0 {
-		fmt.Fprintf(w, "  file %s", bench.HumanBytes(float64(t.SizeBytes)))
+		fmt.Fprintf(w, "  file %s", units.HumanBytes(float64(t.SizeBytes)))
 		if t.SizeReason != "" {
 			fmt.Fprintf(w, " (%s)", t.SizeReason)
 		}
@@ -218,7 +219,7 @@ func writeHeader(w io.Writer, r bench.Result) {
 	fmt.Fprintln(w)
 	h := r.Host
 	fmt.Fprintf(w, "host    %s  kernel %s  %d CPUs  %s RAM  %s\n", orDash(h.Hostname), orDash(h.Kernel), h.CPUs,
-		bench.HumanBytes(float64(h.MemTotalBytes)), orDash(r.FioVersion))
+		units.HumanBytes(float64(h.MemTotalBytes)), orDash(r.FioVersion))
 	if len(t.Labels) > 0 {
 		fmt.Fprintf(w, "labels  %s\n", formatLabels(t.Labels))
 	}
@@ -245,7 +246,7 @@ func orDash(s string) string {
 	return s
 }
 
-func writeFailures(w io.Writer, rs []bench.Result) {
+func writeFailures(w io.Writer, rs []result.Result) {
 	first := true
 	for _, r := range rs {
 		if r.Status == "ok" {
@@ -259,7 +260,7 @@ func writeFailures(w io.Writer, rs []bench.Result) {
 	}
 }
 
-func writeNotes(w io.Writer, rs []bench.Result) {
+func writeNotes(w io.Writer, rs []result.Result) {
 	seen := map[string][]string{}
 	var order []string
 	for _, r := range rs {
@@ -288,7 +289,7 @@ func appendOnce(s []string, v string) []string {
 	return append(s, v)
 }
 
-func writeFindings(w io.Writer, rs []bench.Result) {
+func writeFindings(w io.Writer, rs []result.Result) {
 	first := true
 	for _, r := range rs {
 		for _, f := range r.Findings {
@@ -307,7 +308,7 @@ var csvHeader = []string{"run_id", "suite", "test", "repeat", "status", "target"
 	"lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "lat_kind"}
 
 // CSV writes one row per test and direction.
-func CSV(w io.Writer, rs []bench.Result) error {
+func CSV(w io.Writer, rs []result.Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
@@ -332,7 +333,7 @@ func CSV(w io.Writer, rs []bench.Result) error {
 }
 
 // Markdown writes the report as GitHub-flavoured Markdown tables.
-func Markdown(w io.Writer, rs []bench.Result) error {
+func Markdown(w io.Writer, rs []result.Result) error {
 	rep := hasRepeats(rs)
 	for gi, g := range groupByTarget(rs) {
 		if gi > 0 {

@@ -7,13 +7,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // repeatRows formats the statistics of every repeated test: IOPS mean,
 // sd, 95% CI, CV, min, max, and latency percentiles of the merged
 // histograms.
-func repeatRows(rs []bench.Result) [][]string {
+func repeatRows(rs []result.Result) [][]string {
 	var out [][]string
 	for _, tr := range analysis.Repeats(rs) {
 		for _, d := range tr.Dirs {
@@ -32,7 +32,7 @@ func repeatRows(rs []bench.Result) [][]string {
 
 var repeatHeader = []string{"test", "dir", "n", "IOPS mean", "sd", "95% CI", "CV", "min", "max", "p50", "p99", "p99.9", ""}
 
-func writeRepeatsText(w io.Writer, rs []bench.Result) error {
+func writeRepeatsText(w io.Writer, rs []result.Result) error {
 	rows := repeatRows(rs)
 	if len(rows) == 0 {
 		return nil
@@ -46,7 +46,7 @@ func writeRepeatsText(w io.Writer, rs []bench.Result) error {
 	return tw.Flush()
 }
 
-func writeRepeatsMD(w io.Writer, rs []bench.Result) {
+func writeRepeatsMD(w io.Writer, rs []result.Result) {
 	rows := repeatRows(rs)
 	if len(rows) == 0 {
 		return
@@ -64,4 +64,4 @@ func writeRepeatsMD(w io.Writer, rs []bench.Result) {
 
 // RepeatsText writes the statistics of the repeated tests among rs, if
 // any, as the text report shows them.
-func RepeatsText(w io.Writer, rs []bench.Result) error { return writeRepeatsText(w, rs) }
+func RepeatsText(w io.Writer, rs []result.Result) error { return writeRepeatsText(w, rs) }

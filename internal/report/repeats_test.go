@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestRepeatsSection(t *testing.T) {
-	var rs []bench.Result
+	var rs []result.Result
 	for i, v := range []float64{1000, 1010, 995, 1005, 500} {
-		rs = append(rs, bench.Result{Schema: bench.SchemaV1, RunID: "r", Suite: "s", Status: "ok", Repeat: i + 1,
-			Test: bench.TestSpec{Name: "randread-4k"}, Read: &bench.DirResult{IOPS: v, Lat: bench.Latency{N: 1, MeanNs: 1e6}}})
+		rs = append(rs, result.Result{Schema: result.SchemaV1, RunID: "r", Suite: "s", Status: "ok", Repeat: i + 1,
+			Test: result.TestSpec{Name: "randread-4k"}, Read: &result.DirResult{IOPS: v, Lat: result.Latency{N: 1, MeanNs: 1e6}}})
 	}
 	for _, render := range []Renderer{Text, Markdown} {
 		var b bytes.Buffer

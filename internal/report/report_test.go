@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -33,9 +33,9 @@ func golden(t *testing.T, name string, got []byte) {
 
 // fixed builds a deterministic set of results: one from fio's own output
 // and a hand-made failed one.
-func fixed(t *testing.T) []bench.Result {
+func fixed(t *testing.T) []result.Result {
 	t.Helper()
-	var rs []bench.Result
+	var rs []result.Result
 	for _, f := range []string{"randread_4k_qd8.jsonplus.json", "etcd_fdatasync.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
@@ -50,16 +50,16 @@ func fixed(t *testing.T) []bench.Result {
 	for i := range rs {
 		rs[i].RunID = "run-1"
 		rs[i].Suite = "golden"
-		rs[i].Target = bench.Target{Kind: "dir", Path: "/data/<x>|y", Device: "vda", Devices: []string{"vda"}, Filesystem: "ext4", SizeBytes: 1 << 30, SizeReason: "default 1 GiB"}
-		rs[i].Host = bench.Host{Hostname: "node-1", Kernel: "6.1.0", CPUs: 2, MemTotalBytes: 4 << 30, IolensVersion: "test"}
+		rs[i].Target = result.Target{Kind: "dir", Path: "/data/<x>|y", Device: "vda", Devices: []string{"vda"}, Filesystem: "ext4", SizeBytes: 1 << 30, SizeReason: "default 1 GiB"}
+		rs[i].Host = result.Host{Hostname: "node-1", Kernel: "6.1.0", CPUs: 2, MemTotalBytes: 4 << 30, IolensVersion: "test"}
 		rs[i].Index = i + 1
 	}
 	rs[1].Notes = []string{"buffered writes: fio's figures include the page cache"}
 	start := 0.0
 	dur := 12.0
-	rs[0].Findings = []bench.Finding{{Kind: "stall", Severity: "warn", Summary: "throughput near zero for 12 s", StartS: &start, DurationS: &dur}}
-	rs = append(rs, bench.Result{Schema: bench.SchemaV1, RunID: "run-1", Suite: "golden", Index: 3, Repeat: 1, Status: "failed",
-		Error: "fio job x failed with error 22 (EINVAL)", Test: bench.TestSpec{Name: "bad-bs", RW: "read", BlockSize: 1000, IODepth: 1, NumJobs: 1},
+	rs[0].Findings = []result.Finding{{Kind: "stall", Severity: "warn", Summary: "throughput near zero for 12 s", StartS: &start, DurationS: &dur}}
+	rs = append(rs, result.Result{Schema: result.SchemaV1, RunID: "run-1", Suite: "golden", Index: 3, Repeat: 1, Status: "failed",
+		Error: "fio job x failed with error 22 (EINVAL)", Test: result.TestSpec{Name: "bad-bs", RW: "read", BlockSize: 1000, IODepth: 1, NumJobs: 1},
 		Target: rs[0].Target, Host: rs[0].Host, Start: time.Unix(0, 0).UTC()})
 	return rs
 }

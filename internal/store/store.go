@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -130,7 +130,7 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func encodeRecord(r *bench.Result) ([]byte, error) {
+func encodeRecord(r *result.Result) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err := json.NewEncoder(zw).Encode(r); err != nil {
@@ -142,8 +142,8 @@ func encodeRecord(r *bench.Result) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decodeRecord(gz []byte) (bench.Result, error) {
-	var r bench.Result
+func decodeRecord(gz []byte) (result.Result, error) {
+	var r result.Result
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return r, err
@@ -157,7 +157,7 @@ func decodeRecord(gz []byte) (bench.Result, error) {
 }
 
 // recordKey identifies a result across imports.
-func recordKey(r *bench.Result) string {
+func recordKey(r *result.Result) string {
 	return strings.Join([]string{r.RunID, r.Target.Kind, r.Target.Path, strconv.Itoa(r.Index), strconv.Itoa(r.Repeat),
 		r.Test.Name, strconv.FormatInt(r.Start.UnixNano(), 10)}, "\x1f")
 }
@@ -175,17 +175,17 @@ type SaveStats struct {
 // already stored (same run, target, position and start) is replaced: a run
 // saves each result as it completes, then again with the findings of the
 // whole run.
-func (s *Store) Save(ctx context.Context, rs []bench.Result) (SaveStats, error) {
+func (s *Store) Save(ctx context.Context, rs []result.Result) (SaveStats, error) {
 	return s.save(ctx, rs, true)
 }
 
 // Import stores results in one transaction, keeping any result already
 // stored as it is, so importing the same file twice changes nothing.
-func (s *Store) Import(ctx context.Context, rs []bench.Result) (SaveStats, error) {
+func (s *Store) Import(ctx context.Context, rs []result.Result) (SaveStats, error) {
 	return s.save(ctx, rs, false)
 }
 
-func (s *Store) save(ctx context.Context, rs []bench.Result, replace bool) (SaveStats, error) {
+func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (SaveStats, error) {
 	var st SaveStats
 	if len(rs) == 0 {
 		return st, nil
@@ -293,7 +293,7 @@ func refreshRun(ctx context.Context, tx *sql.Tx, id string) error {
 		if ms := r.Start.UnixMilli(); ms < start {
 			start = ms
 		}
-		for _, d := range []*bench.DirResult{r.Read, r.Write, r.Sync} {
+		for _, d := range []*result.DirResult{r.Read, r.Write, r.Sync} {
 			if d == nil {
 				continue
 			}
@@ -434,7 +434,7 @@ func (s *Store) ResolveID(ctx context.Context, id string) (string, error) {
 
 // Results returns the stored results of a run (id or unique prefix), in
 // test order.
-func (s *Store) Results(ctx context.Context, id string) ([]bench.Result, error) {
+func (s *Store) Results(ctx context.Context, id string) ([]result.Result, error) {
 	full, err := s.ResolveID(ctx, id)
 	if err != nil {
 		return nil, err
@@ -443,19 +443,19 @@ func (s *Store) Results(ctx context.Context, id string) ([]bench.Result, error) 
 }
 
 // Select returns every stored result matching sel, oldest run first.
-func (s *Store) Select(ctx context.Context, sel Selector) ([]bench.Result, error) {
+func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, error) {
 	where, args := sel.sql()
 	return s.query(ctx, `SELECT r.record_gz FROM results r JOIN runs ON runs.id = r.run_id WHERE `+where+
 		` ORDER BY runs.started_at, r.run_id, r.idx, r.repeat, r.id`, args...)
 }
 
-func (s *Store) query(ctx context.Context, q string, args ...any) ([]bench.Result, error) {
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Result, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []bench.Result
+	var out []result.Result
 	for rows.Next() {
 		var gz []byte
 		if err := rows.Scan(&gz); err != nil {

@@ -14,23 +14,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // result builds a small but complete record.
-func result(run string, idx int, labels map[string]string, iops float64) bench.Result {
+func mkResult(run string, idx int, labels map[string]string, iops float64) result.Result {
 	start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(idx) * time.Minute)
 	if t, err := time.Parse("20060102-150405", run[:min(len(run), 15)]); err == nil {
 		start = t.Add(time.Duration(idx) * time.Minute)
 	}
-	return bench.Result{
-		Schema: bench.SchemaV1, RunID: run, Suite: "quick", Index: idx, Repeat: 1,
-		Test:   bench.TestSpec{Name: fmt.Sprintf("randread-4k-%d", idx), RW: "randread", BlockSize: 4096, IODepth: 8, NumJobs: 1, Direct: true},
-		Target: bench.Target{Kind: "dir", Path: "/mnt/data", Device: "vdb", Labels: labels},
-		Host:   bench.Host{Hostname: "node-1"}, Start: start, End: start.Add(time.Minute), Status: "ok",
-		Read: &bench.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: bench.Latency{P99Ns: 1e6 * float64(idx)},
-			Hist: map[string]uint64{"100000": 10, "200000": 5}},
-		FioSeries: []bench.FioSample{{T: 1, ReadIOPS: iops}}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{},
+	return result.Result{
+		Schema: result.SchemaV1, RunID: run, Suite: "quick", Index: idx, Repeat: 1,
+		Test:   result.TestSpec{Name: fmt.Sprintf("randread-4k-%d", idx), RW: "randread", BlockSize: 4096, IODepth: 8, NumJobs: 1, Direct: true},
+		Target: result.Target{Kind: "dir", Path: "/mnt/data", Device: "vdb", Labels: labels},
+		Host:   result.Host{Hostname: "node-1"}, Start: start, End: start.Add(time.Minute), Status: "ok",
+		Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{P99Ns: 1e6 * float64(idx)},
+			Hist: result.HistogramOf(map[uint64]uint64{100000: 10, 200000: 5})},
+		FioSeries: []result.FioSample{{T: 1, ReadIOPS: iops}}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{},
 	}
 }
 
@@ -72,7 +72,7 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 			if v, _ := old.Version(ctx); v != m.Version {
 				t.Fatalf("at version %d, want %d", v, m.Version)
 			}
-			r := result("20240501-120000-aaaaaa", 1, map[string]string{"storage-class": "premium", "cluster": "c1"}, 1000)
+			r := mkResult("20240501-120000-aaaaaa", 1, map[string]string{"storage-class": "premium", "cluster": "c1"}, 1000)
 			gz, err := encodeRecord(&r)
 			if err != nil {
 				t.Fatal(err)
@@ -127,12 +127,12 @@ func TestNewerSchemaRefused(t *testing.T) {
 func TestSaveListSelectDelete(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
-	a := []bench.Result{
-		result("20240501-120000-aaaaaa", 1, map[string]string{"storage-class": "premium"}, 1000),
-		result("20240501-120000-aaaaaa", 2, map[string]string{"storage-class": "premium"}, 3000),
+	a := []result.Result{
+		mkResult("20240501-120000-aaaaaa", 1, map[string]string{"storage-class": "premium"}, 1000),
+		mkResult("20240501-120000-aaaaaa", 2, map[string]string{"storage-class": "premium"}, 3000),
 	}
 	a[1].Status = "failed"
-	b := []bench.Result{result("20240502-120000-bbbbbb", 1, map[string]string{"storage-class": "standard", "zone": "b"}, 500)}
+	b := []result.Result{mkResult("20240502-120000-bbbbbb", 1, map[string]string{"storage-class": "standard", "zone": "b"}, 500)}
 	st, err := s.Save(ctx, a)
 	if err != nil || st.Added != 2 {
 		t.Fatalf("save a: %+v %v", st, err)
@@ -142,8 +142,8 @@ func TestSaveListSelectDelete(t *testing.T) {
 	}
 	// The same records again add nothing; an import keeps what is stored,
 	// a save replaces it.
-	changed := append([]bench.Result(nil), a...)
-	changed[0].Findings = []bench.Finding{{Kind: "stall", Severity: "fail"}}
+	changed := append([]result.Result(nil), a...)
+	changed[0].Findings = []result.Finding{{Kind: "stall", Severity: "fail"}}
 	changed[0].Target.Labels = map[string]string{"storage-class": "premium", "zone": "c"}
 	if st, err := s.Import(ctx, changed); err != nil || st.Added != 0 || st.Skipped != 2 {
 		t.Fatalf("re-import: %+v %v", st, err)
@@ -291,18 +291,18 @@ func writer(path, id string) int {
 	n, _ := strconv.Atoi(os.Getenv("IOLENS_STORE_WRITER_N"))
 	for i := 0; n == 0 || i < n; i++ {
 		run := fmt.Sprintf("20240501-120000-%s%05d", id, i)
-		var rs []bench.Result
+		var rs []result.Result
 		for j := 1; j <= 20; j++ {
-			r := result(run, j, map[string]string{"writer": id}, float64(j))
+			r := mkResult(run, j, map[string]string{"writer": id}, float64(j))
 			// Bulk, so a kill often lands inside the transaction; less of it
 			// when the writer stops by itself.
 			samples := 2000
 			if n > 0 {
 				samples = 200
 			}
-			r.FioSeries = make([]bench.FioSample, samples)
+			r.FioSeries = make([]result.FioSample, samples)
 			for k := range r.FioSeries {
-				r.FioSeries[k] = bench.FioSample{T: float64(k), ReadIOPS: float64(k * j)}
+				r.FioSeries[k] = result.FioSample{T: float64(k), ReadIOPS: float64(k * j)}
 			}
 			rs = append(rs, r)
 		}

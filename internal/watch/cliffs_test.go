@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // TestCliffsIOPS: credit cliffs recorded on emulated disks (1500 IOPS of
@@ -42,9 +42,9 @@ func TestCliffsIOPS(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dets := CliffDetectors(time.Second)("loop3")
-			var got []bench.Finding
+			var got []result.Finding
 			for i := range tt.iops {
-				s := bench.DeviceSample{T: float64(i + 1), WriteIOPS: tt.iops[i], WriteBWBytes: tt.bytes[i]}
+				s := result.DeviceSample{T: float64(i + 1), WriteIOPS: tt.iops[i], WriteBWBytes: tt.bytes[i]}
 				for _, d := range dets {
 					got = append(got, d.Add(s.T, s.WriteBWBytes, &s)...)
 				}

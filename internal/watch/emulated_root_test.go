@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/watch/record"
 )
 
@@ -23,7 +23,7 @@ import (
 
 func emulatedEnv(t *testing.T) {
 	t.Helper()
-	iotest.Real(t, emulate.Unavailable("fio"))
+	realio.Real(t, emulate.Unavailable("fio"))
 }
 
 // emulatedWatch is watch running in-process on an emulated disk while

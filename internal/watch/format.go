@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch/record"
 )
 
 type finding = record.Finding
 
 func newFinding(dev, kind, phase, sev string, start, dur float64, summary string, ev map[string]float64) finding {
-	f := finding{Device: dev, Phase: phase, Finding: bench.Finding{Kind: kind, Severity: sev, Summary: summary, Evidence: ev}}
+	f := finding{Device: dev, Phase: phase, Finding: result.Finding{Kind: kind, Severity: sev, Summary: summary, Evidence: ev}}
 	f.StartS = &start
 	if phase != "start" {
 		f.DurationS = &dur

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // Device states, worst first.
@@ -181,7 +181,7 @@ type ceilingView struct {
 
 // step classifies one interval ending at t (seconds since start), of
 // length dt, and returns the findings it opens or closes.
-func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingView) []finding {
+func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceilingView) []finding {
 	th := tr.th
 	iops := s.ReadIOPS + s.WriteIOPS
 	bytes := s.ReadBWBytes + s.WriteBWBytes
@@ -285,7 +285,7 @@ func (tr *tracker) step(t, dt float64, s bench.DeviceSample, h Host, cv ceilingV
 
 // sustained logs a condition once it has lasted th.Sustain intervals, and
 // its end with the duration.
-func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, s bench.DeviceSample, msg func(*episode) string) []finding {
+func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, s result.DeviceSample, msg func(*episode) string) []finding {
 	if on {
 		if *ep == nil {
 			*ep = &episode{start: t - dt}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/iotest"
+	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/watch/record"
 )
 
@@ -39,7 +39,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 			t.Skip(b + " not installed")
 		}
 	}
-	iotest.Exclusive(t)
+	realio.Exclusive(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "disk.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {

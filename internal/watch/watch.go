@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/bench"
 	"github.com/iolens/iolens/internal/diskstats"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/procfs"
 )
@@ -21,8 +21,8 @@ import (
 // device's throughput in bytes/s; Flush returns what is still open when
 // watching ends.
 type Detector interface {
-	Add(t float64, value float64, s *bench.DeviceSample) []bench.Finding
-	Flush() []bench.Finding
+	Add(t float64, value float64, s *result.DeviceSample) []result.Finding
+	Flush() []result.Finding
 }
 
 // CliffDetectors gives each device analysis' streaming cliff detector,
@@ -62,7 +62,7 @@ type cliffs struct {
 	activeIOPS float64
 }
 
-func (c *cliffs) Add(t, v float64, s *bench.DeviceSample) []bench.Finding {
+func (c *cliffs) Add(t, v float64, s *result.DeviceSample) []result.Finding {
 	var iops float64
 	if s != nil {
 		iops = s.ReadIOPS + s.WriteIOPS
@@ -75,11 +75,11 @@ func (c *cliffs) Add(t, v float64, s *bench.DeviceSample) []bench.Finding {
 	return c.once(append(c.bytes.Add(t, v, s), c.iops.Add(t, iops, s)...))
 }
 
-func (c *cliffs) Flush() []bench.Finding { return c.once(append(c.bytes.Flush(), c.iops.Flush()...)) }
+func (c *cliffs) Flush() []result.Finding { return c.once(append(c.bytes.Flush(), c.iops.Flush()...)) }
 
 // once drops a cliff placed within gap seconds of the last one logged.
-func (c *cliffs) once(fs []bench.Finding) []bench.Finding {
-	var out []bench.Finding
+func (c *cliffs) once(fs []result.Finding) []result.Finding {
+	var out []result.Finding
 	for _, f := range fs {
 		if f.StartS != nil {
 			if c.last != nil && math.Abs(*f.StartS-*c.last) < c.gap {
@@ -296,7 +296,7 @@ func (w *Watcher) topOf(all []record.Cgroup) []record.Cgroup {
 // tests can feed recorded sequences.
 func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Host, top []record.Cgroup) []record.Record {
 	rec := record.Record{Schema: record.Schema, Type: record.TypeSample, Time: now, T: t, Host: w.cfg.Host}
-	sys := bench.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes}
+	sys := result.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes}
 	rec.System = &sys
 	if host.PressurePct >= 0 {
 		p := host.PressurePct
@@ -308,7 +308,7 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 		if !ok {
 			continue
 		}
-		s := bench.DeviceSample{T: t, ReadIOPS: r.ReadIOPS, WriteIOPS: r.WriteIOPS, ReadBWBytes: r.ReadBWBytes, WriteBWBytes: r.WriteBWBytes,
+		s := result.DeviceSample{T: t, ReadIOPS: r.ReadIOPS, WriteIOPS: r.WriteIOPS, ReadBWBytes: r.ReadBWBytes, WriteBWBytes: r.WriteBWBytes,
 			ReadAwaitMs: r.ReadAwaitMs, WriteAwaitMs: r.WriteAwaitMs, QueueSize: r.QueueSize, ReadReqBytes: r.ReadReqBytes,
 			WriteReqBytes: r.WriteReqBytes, UtilPct: r.UtilPct, InFlight: r.InFlight}
 		row := record.Device{Device: d.Name, DeviceSample: s}

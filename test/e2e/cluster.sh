@@ -236,7 +236,7 @@ EOF
 
 	log "images"
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$S/bin/pause" "$here/pause"
-	(cd "$here/../.." && go run ./image --pause "$S/bin/pause" --ref localhost/pause:e2e --out "$S/pause.tar" >/dev/null)
+	(cd "$here/../.." && go run ./cmd/iolens-image --pause "$S/bin/pause" --ref localhost/pause:e2e --out "$S/pause.tar" >/dev/null)
 	ctr -a "$S/run/containerd.sock" -n k8s.io images import "$S/pause.tar" >/dev/null
 	ctr -a "$S/run/containerd.sock" -n k8s.io images import "$AGENT_TAR" >/dev/null
 

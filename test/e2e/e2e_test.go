@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -100,7 +100,7 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 }
 
 // result of one iolens invocation.
-type result struct {
+type cmdResult struct {
 	code           int
 	stdout, stderr string
 	took           time.Duration
@@ -112,7 +112,7 @@ func (e *env) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	return c
 }
 
-func (e *env) run(t *testing.T, args ...string) result {
+func (e *env) run(t *testing.T, args ...string) cmdResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -121,7 +121,7 @@ func (e *env) run(t *testing.T, args ...string) result {
 	c.Stdout, c.Stderr = &out, &errb
 	start := time.Now()
 	err := c.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	r := cmdResult{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
@@ -131,16 +131,16 @@ func (e *env) run(t *testing.T, args ...string) result {
 	return r
 }
 
-func results(t *testing.T, ndjson string) []bench.Result {
+func results(t *testing.T, ndjson string) []result.Result {
 	t.Helper()
-	var rs []bench.Result
+	var rs []result.Result
 	sc := bufio.NewScanner(strings.NewReader(ndjson))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var r bench.Result
+		var r result.Result
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("result line: %v: %.200s", err, sc.Text())
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // Schema names the version of watch records.
@@ -37,8 +37,8 @@ type Record struct {
 	// Start records: what is watched and how.
 	Start *Start `json:"start,omitempty"`
 	// Sample records: one row per device, host-wide state, top cgroups.
-	Devices []Device            `json:"devices,omitempty"`
-	System  *bench.SystemSample `json:"system,omitempty"`
+	Devices []Device             `json:"devices,omitempty"`
+	System  *result.SystemSample `json:"system,omitempty"`
 	// IOPressurePct is the share of the interval in which some task
 	// waited on IO (/proc/pressure/io "some"); -1 when the kernel has no
 	// PSI.
@@ -72,7 +72,7 @@ type DeviceInfo struct {
 type Device struct {
 	Device string `json:"device"`
 	State  string `json:"state"`
-	bench.DeviceSample
+	result.DeviceSample
 	// CeilingPct is the rate as a share of the expected ceiling in force
 	// (burst or baseline); nil without --expect.
 	CeilingPct *float64 `json:"ceiling_pct,omitempty"`
@@ -124,15 +124,15 @@ func (c Cgroup) Name() string {
 type Finding struct {
 	Device string `json:"device,omitempty"`
 	Phase  string `json:"phase,omitempty"`
-	bench.Finding
+	result.Finding
 }
 
 // ToResults turns a watch stream into results, one per watch session (a
 // start record begins a session). Each result carries the device and
 // system series on the watch's time axis and the findings that ended or
 // were still open at the end of the stream.
-func ToResults(recs []Record, name string) ([]bench.Result, error) {
-	var out []bench.Result
+func ToResults(recs []Record, name string) ([]result.Result, error) {
+	var out []result.Result
 	var cur *session
 	flush := func() {
 		if cur != nil && cur.samples > 0 {
@@ -168,8 +168,8 @@ func Decode(line []byte) (Record, error) {
 func Is(schema string) bool { return strings.HasPrefix(schema, "iolens.watch/") }
 
 type session struct {
-	res      bench.Result
-	series   map[string]*bench.DeviceSeries
+	res      result.Result
+	series   map[string]*result.DeviceSeries
 	order    []string
 	open     map[string]Finding // key: device/kind
 	lastT    float64
@@ -178,12 +178,12 @@ type session struct {
 }
 
 func newSession(name string, index int, r Record) *session {
-	s := &session{series: map[string]*bench.DeviceSeries{}, open: map[string]Finding{}, interval: 1}
-	s.res = bench.Result{Schema: bench.SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
-		Test:   bench.TestSpec{Name: "watch"},
-		Target: bench.Target{Kind: "watch", Path: name}, Host: bench.Host{Hostname: r.Host},
+	s := &session{series: map[string]*result.DeviceSeries{}, open: map[string]Finding{}, interval: 1}
+	s.res = result.Result{Schema: result.SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
+		Test:   result.TestSpec{Name: "watch"},
+		Target: result.Target{Kind: "watch", Path: name}, Host: result.Host{Hostname: r.Host},
 		Start: r.Time.Add(-time.Duration(r.T * float64(time.Second))), Status: "ok",
-		FioSeries: []bench.FioSample{}, Devices: []bench.DeviceSeries{}, System: []bench.SystemSample{}}
+		FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
 	if r.Start != nil {
 		s.interval = r.Start.IntervalS
 		for _, d := range r.Start.Devices {
@@ -198,11 +198,11 @@ func newSession(name string, index int, r Record) *session {
 	return s
 }
 
-func (s *session) device(name string) *bench.DeviceSeries {
+func (s *session) device(name string) *result.DeviceSeries {
 	if ds, ok := s.series[name]; ok {
 		return ds
 	}
-	ds := &bench.DeviceSeries{Device: name, Role: "direct", Samples: []bench.DeviceSample{}}
+	ds := &result.DeviceSeries{Device: name, Role: "direct", Samples: []result.DeviceSample{}}
 	s.series[name] = ds
 	s.order = append(s.order, name)
 	return ds
@@ -243,7 +243,7 @@ func (s *session) add(r Record) {
 	}
 }
 
-func (s *session) labelled(f Finding) bench.Finding {
+func (s *session) labelled(f Finding) result.Finding {
 	out := f.Finding
 	if f.Device != "" && !strings.Contains(out.Summary, f.Device) {
 		out.Summary = f.Device + ": " + out.Summary
@@ -251,7 +251,7 @@ func (s *session) labelled(f Finding) bench.Finding {
 	return out
 }
 
-func (s *session) result() bench.Result {
+func (s *session) result() result.Result {
 	keys := make([]string, 0, len(s.open))
 	for k := range s.open {
 		keys = append(keys, k)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/bench"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestToResults(t *testing.T) {
@@ -13,16 +13,16 @@ func TestToResults(t *testing.T) {
 	f := func(s float64) *float64 { return &s }
 	sample := func(s float64, w float64) Record {
 		return Record{Schema: Schema, Type: TypeSample, Time: at(s), T: s, Devices: []Device{{Device: "vdc", State: "ok",
-			DeviceSample: bench.DeviceSample{WriteBWBytes: w}}}, System: &bench.SystemSample{IowaitPct: 1}}
+			DeviceSample: result.DeviceSample{WriteBWBytes: w}}}, System: &result.SystemSample{IowaitPct: 1}}
 	}
 	recs := []Record{
 		{Schema: Schema, Type: TypeStart, Time: t0, Host: "node1", Start: &Start{IntervalS: 1, Devices: []DeviceInfo{{Name: "vdc"}}, Expect: "azure:P4"}},
 		sample(1, 100), sample(2, 0),
 		{Schema: Schema, Type: TypeFinding, Time: at(2), T: 2, Finding: &Finding{Device: "vdc", Phase: "start",
-			Finding: bench.Finding{Kind: "stall", Severity: "fail", Summary: "stall started", StartS: f(1)}}},
+			Finding: result.Finding{Kind: "stall", Severity: "fail", Summary: "stall started", StartS: f(1)}}},
 		sample(3, 0),
 		{Schema: Schema, Type: TypeFinding, Time: at(3), T: 3, Finding: &Finding{Device: "", Phase: "",
-			Finding: bench.Finding{Kind: "cliff", Severity: "warn", Summary: "cliff", StartS: f(0), DurationS: f(1)}}},
+			Finding: result.Finding{Kind: "cliff", Severity: "warn", Summary: "cliff", StartS: f(0), DurationS: f(1)}}},
 		// A second session in the same file.
 		{Schema: Schema, Type: TypeStart, Time: at(10), Start: &Start{IntervalS: 1}},
 		sample(1, 5),
@@ -35,7 +35,7 @@ func TestToResults(t *testing.T) {
 		t.Fatalf("got %d results, want 2", len(rs))
 	}
 	r := rs[0]
-	if r.Schema != bench.SchemaV1 || r.Suite != "watch" || r.Host.Hostname != "node1" || r.Target.Labels["expect"] != "azure:P4" {
+	if r.Schema != result.SchemaV1 || r.Suite != "watch" || r.Host.Hostname != "node1" || r.Target.Labels["expect"] != "azure:P4" {
 		t.Errorf("result header = %+v", r)
 	}
 	if len(r.Devices) != 1 || len(r.Devices[0].Samples) != 3 || r.Devices[0].Samples[0].WriteBWBytes != 100 || r.Devices[0].Samples[2].T != 3 {

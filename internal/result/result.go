@@ -1,0 +1,181 @@
+package result
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaV1 names the version of the result record. Readers reject records
+// of a major version they do not know.
+const SchemaV1 = "iolens.result/v1"
+
+// Result is one run of one test: the record every other part of iolens
+// reads back. It is written as one NDJSON line. Measured values never use
+// omitempty: zero is a measurement.
+type Result struct {
+	Schema string `json:"schema"`
+	// RunID groups the results of one invocation of iolens.
+	RunID string `json:"run_id"`
+	Suite string `json:"suite"`
+	// Index is the test's 1-based position in the suite; Repeat is the
+	// 1-based repetition of that test.
+	Index  int      `json:"index"`
+	Repeat int      `json:"repeat"`
+	Test   TestSpec `json:"test"`
+	Target Target   `json:"target"`
+	Host   Host     `json:"host"`
+
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+
+	// Status is "ok" or "failed"; Error says why a test failed.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+
+	Read  *DirResult `json:"read,omitempty"`
+	Write *DirResult `json:"write,omitempty"`
+	// Sync holds fsync/fdatasync latencies, when the test issues them.
+	Sync *DirResult `json:"sync,omitempty"`
+
+	// FioSeries is fio's own 1 s view (windowed bw/iops/lat logs).
+	FioSeries []FioSample `json:"fio_series"`
+	// Devices is the 1 s view from /proc/diskstats of every block device
+	// behind the target, plus host-wide iowait and dirty memory.
+	Devices []DeviceSeries `json:"devices"`
+	// Host-wide memory and CPU series sampled alongside the devices.
+	System []SystemSample `json:"system"`
+	// Tail is what the devices did after fio exited (writeback).
+	Tail []DeviceSeries `json:"tail,omitempty"`
+
+	// Findings are conclusions drawn from this result by the analysis.
+	Findings []Finding `json:"findings,omitempty"`
+
+	// Notes are caveats about how the result was obtained (buffered IO,
+	// tmpfs target, preconditioning...).
+	Notes []string `json:"notes,omitempty"`
+
+	FioVersion string          `json:"fio_version"`
+	FioArgs    []string        `json:"fio_args"`
+	FioJob     string          `json:"fio_job"`
+	FioStderr  string          `json:"fio_stderr,omitempty"`
+	FioJSON    json.RawMessage `json:"fio_json,omitempty"`
+}
+
+// Target describes what was measured.
+type Target struct {
+	// Kind is "dir", "device", "file" (re-reported fio output) or "pvc".
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	// Device is the primary block device name (for example "vda"),
+	// empty when none backs the target (tmpfs).
+	Device       string   `json:"device"`
+	Devices      []string `json:"devices"`
+	Filesystem   string   `json:"filesystem"`
+	MountOptions string   `json:"mount_options"`
+	SizeBytes    int64    `json:"size_bytes"`
+	// SizeReason explains how the test file size was chosen.
+	SizeReason     string            `json:"size_reason,omitempty"`
+	Preconditioned bool              `json:"preconditioned"`
+	Emulated       string            `json:"emulated,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+}
+
+// Host describes the machine that ran fio.
+type Host struct {
+	Hostname      string `json:"hostname"`
+	Kernel        string `json:"kernel"`
+	CPUs          int    `json:"cpus"`
+	MemTotalBytes uint64 `json:"mem_total_bytes"`
+	FioVersion    string `json:"fio_version"`
+	IolensVersion string `json:"iolens_version"`
+}
+
+// DirResult is one direction (read, write or sync) of a result.
+type DirResult struct {
+	IOPS      float64 `json:"iops"`
+	BWBytes   float64 `json:"bw_bytes"` // bytes per second
+	IOBytes   int64   `json:"io_bytes"`
+	TotalIOs  int64   `json:"total_ios"`
+	RuntimeMs int64   `json:"runtime_ms"`
+	Lat       Latency `json:"lat"`
+	// LatKind says which fio latency the figures come from: "lat" (submit
+	// to completion, end to end), "clat" or "sync".
+	LatKind string `json:"lat_kind"`
+	// Hist is fio's json+ histogram: bucket midpoint in ns -> count.
+	Hist Histogram `json:"hist"`
+}
+
+// Latency summarises a latency distribution, in nanoseconds. Percentiles
+// come from the histogram, never from averaging.
+type Latency struct {
+	N      uint64  `json:"n"`
+	MinNs  float64 `json:"min_ns"`
+	MeanNs float64 `json:"mean_ns"`
+	MaxNs  float64 `json:"max_ns"`
+	P50Ns  float64 `json:"p50_ns"`
+	P90Ns  float64 `json:"p90_ns"`
+	P99Ns  float64 `json:"p99_ns"`
+	P999Ns float64 `json:"p99_9_ns"`
+	// P9999Ns is the 99.99th percentile.
+	P9999Ns float64 `json:"p99_99_ns"`
+}
+
+// FioSample is one 1 s window of fio's logs. T is seconds since the end of
+// the ramp (fio's log epoch).
+type FioSample struct {
+	T              float64 `json:"t_s"`
+	ReadIOPS       float64 `json:"read_iops"`
+	WriteIOPS      float64 `json:"write_iops"`
+	ReadBWBytes    float64 `json:"read_bw_bytes"`
+	WriteBWBytes   float64 `json:"write_bw_bytes"`
+	ReadLatMeanNs  float64 `json:"read_lat_mean_ns"`
+	WriteLatMeanNs float64 `json:"write_lat_mean_ns"`
+}
+
+// DeviceSeries is the 1 s sample series of one block device.
+type DeviceSeries struct {
+	Device string `json:"device"`
+	// Role says how the device relates to the target: "direct",
+	// "parent" (disk of a partition), "backing" (behind a loop device) or
+	// "slave" (member of a dm/md device).
+	Role    string         `json:"role"`
+	Samples []DeviceSample `json:"samples"`
+}
+
+// DeviceSample holds iostat-style rates over one interval. T is seconds
+// since the start of the fio measurement (after the ramp), so that it
+// lines up with FioSample.T; samples taken during the ramp are negative.
+type DeviceSample struct {
+	T             float64 `json:"t_s"`
+	ReadIOPS      float64 `json:"r_s"`
+	WriteIOPS     float64 `json:"w_s"`
+	ReadBWBytes   float64 `json:"r_bytes_s"`
+	WriteBWBytes  float64 `json:"w_bytes_s"`
+	ReadAwaitMs   float64 `json:"r_await_ms"`
+	WriteAwaitMs  float64 `json:"w_await_ms"`
+	QueueSize     float64 `json:"aqu_sz"`
+	ReadReqBytes  float64 `json:"rareq_bytes"`
+	WriteReqBytes float64 `json:"wareq_bytes"`
+	UtilPct       float64 `json:"util_pct"`
+	InFlight      uint64  `json:"in_flight"`
+}
+
+// SystemSample is host-wide state over one interval.
+type SystemSample struct {
+	T              float64 `json:"t_s"`
+	IowaitPct      float64 `json:"iowait_pct"` // of all CPU time
+	DirtyBytes     uint64  `json:"dirty_bytes"`
+	WritebackBytes uint64  `json:"writeback_bytes"`
+}
+
+// Finding is one conclusion about a result, with its evidence.
+type Finding struct {
+	Kind     string `json:"kind"`     // stall, cliff, writeback, qd, etcd, steady, ...
+	Severity string `json:"severity"` // info, warn, fail
+	Summary  string `json:"summary"`
+	// StartS and DurationS locate the finding on the result's time axis,
+	// when it has one.
+	StartS    *float64           `json:"start_s,omitempty"`
+	DurationS *float64           `json:"duration_s,omitempty"`
+	Evidence  map[string]float64 `json:"evidence,omitempty"`
+}

@@ -1,0 +1,123 @@
+package result
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TestSpec is one fio test as iolens runs it. Built-in suites fill the
+// typed fields; tests read from a job file carry their section's options
+// in Options and have the typed fields filled where fio's meaning is clear.
+type TestSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// RW is fio's rw= (read, write, randread, randwrite, randrw, rw...).
+	RW        string `json:"rw"`
+	BlockSize int64  `json:"bs_bytes"`
+	IODepth   int    `json:"iodepth"`
+	NumJobs   int    `json:"numjobs"`
+	RWMixRead int    `json:"rwmixread,omitempty"`
+	Direct    bool   `json:"direct"`
+	IOEngine  string `json:"ioengine"`
+	// Fdatasync issues an fdatasync after this many writes (etcd style).
+	Fdatasync int `json:"fdatasync,omitempty"`
+	// Runtime and Ramp are in seconds. A zero Runtime runs until Size is
+	// done (not time based), as the etcd test does.
+	RuntimeS float64 `json:"runtime_s"`
+	RampS    float64 `json:"ramp_s"`
+	// SizeBytes fixes the file size for this test; 0 uses the target's.
+	SizeBytes int64 `json:"size_bytes"`
+	// OwnFile gives the test a file of its own instead of the shared,
+	// preconditioned one (small fsync tests, job files).
+	OwnFile bool `json:"own_file,omitempty"`
+	// Group ties tests that are read together, such as a QD sweep.
+	Group string `json:"group,omitempty"`
+	// Options are extra fio options, in order, applied after the typed
+	// fields (a job file's whole section lives here).
+	Options []Option `json:"options,omitempty"`
+}
+
+// Option is one fio option. An empty Value is a flag such as time_based.
+type Option struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Runtime is the test's time-based duration.
+func (t TestSpec) Runtime() time.Duration { return secs(t.RuntimeS) }
+
+// Ramp is the warm-up excluded from the statistics.
+func (t TestSpec) Ramp() time.Duration { return secs(t.RampS) }
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Writes reports whether the test writes to the target.
+func (t TestSpec) Writes() bool {
+	switch t.RW {
+	case "read", "randread":
+		return false
+	}
+	return true
+}
+
+// Summary is a one-line description of the test's parameters.
+func (t TestSpec) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rw=%s bs=%s iodepth=%d", t.RW, formatSize(t.BlockSize), t.IODepth)
+	if t.NumJobs > 1 {
+		fmt.Fprintf(&b, " numjobs=%d", t.NumJobs)
+	}
+	if t.RWMixRead > 0 {
+		fmt.Fprintf(&b, " rwmixread=%d", t.RWMixRead)
+	}
+	if !t.Direct {
+		b.WriteString(" buffered")
+	}
+	if t.IOEngine != "" {
+		fmt.Fprintf(&b, " engine=%s", t.IOEngine)
+	}
+	if t.Fdatasync > 0 {
+		fmt.Fprintf(&b, " fdatasync=%d", t.Fdatasync)
+	}
+	if t.SizeBytes > 0 {
+		fmt.Fprintf(&b, " size=%s", formatSize(t.SizeBytes))
+	}
+	if t.RuntimeS > 0 {
+		fmt.Fprintf(&b, " runtime=%gs", t.RuntimeS)
+	}
+	if t.RampS > 0 {
+		fmt.Fprintf(&b, " ramp=%gs", t.RampS)
+	}
+	for _, o := range t.Options {
+		if o.Value == "" {
+			fmt.Fprintf(&b, " %s", o.Key)
+		} else {
+			fmt.Fprintf(&b, " %s=%s", o.Key, o.Value)
+		}
+	}
+	return b.String()
+}
+
+// Suite is a named, ordered list of tests.
+type Suite struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Tests       []TestSpec `json:"tests"`
+}
+
+// formatSize prints a byte count with a binary suffix, exactly when it can
+// ("4k", "1M", "1536k", "2300"), as fio reads it back.
+func formatSize(n int64) string {
+	const units = "kMGT"
+	u := -1
+	for u < len(units)-1 && n != 0 && n%1024 == 0 {
+		n /= 1024
+		u++
+	}
+	if u < 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(n, 10) + units[u:u+1]
+}

@@ -1,0 +1,904 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/iolens/iolens/internal/diskstats"
+	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
+)
+
+// Config says what to run and where.
+type Config struct {
+	Suite result.Suite
+	// Dir is the target directory; iolens works in a subdirectory of its
+	// own there and removes it afterwards. Device, if set, is a raw block
+	// device to test instead.
+	Dir         string
+	Device      string
+	Destructive bool
+	Force       bool
+	// SizeBytes is the shared test file's size; 0 picks one that fits.
+	SizeBytes int64
+	// RuntimeS overrides every time-based test's runtime when > 0;
+	// RampS overrides the ramp when RampSet.
+	RuntimeS float64
+	RampS    float64
+	RampSet  bool
+	Repeat   int
+	RunID    string
+	Labels   map[string]string
+	// Emulated names the emulated disk the target lives on, if any.
+	Emulated string
+
+	FioBinary string
+	// CommandPrefix runs fio through another command (for example one
+	// that places it in a throttled cgroup).
+	CommandPrefix []string
+	// SampleInterval is the device and fio sampling period (default 1 s).
+	SampleInterval time.Duration
+	// NoPrecondition skips writing the shared test file before the tests.
+	NoPrecondition bool
+	// Incompressible writes fresh random data for every IO, for storage
+	// that compresses (ZFS, VDO, some CSI back ends).
+	Incompressible bool
+
+	// UntilSteady ends each time-based test once NewSteady's detector
+	// says the 1 s IOPS series is steady, after MinRuntimeS and at the
+	// latest at MaxRuntimeS.
+	UntilSteady              bool
+	MinRuntimeS, MaxRuntimeS float64
+	NewSteady                func() SteadyDetector
+
+	// ProcRoot and SysRoot are for tests (default /proc and /sys).
+	ProcRoot, SysRoot string
+	IolensVersion     string
+}
+
+// SteadyDetector is fed one value per second and says when the series has
+// become steady.
+type SteadyDetector interface {
+	Add(v float64) bool
+}
+
+// Event reports progress. Library code never prints; the caller draws
+// these however suits its terminal.
+type Event struct {
+	Kind    EventKind
+	Index   int // 1-based test position within the whole run
+	Total   int
+	Repeat  int
+	Test    result.TestSpec
+	Elapsed time.Duration // since the run started
+	ETA     time.Duration
+	// Live figures over the last second, on Status events.
+	IOPS, BWBytes float64
+	Message       string
+	Result        *result.Result
+}
+
+// EventKind says what an Event is about.
+type EventKind string
+
+// Event kinds.
+const (
+	EventInfo      EventKind = "info"
+	EventPrepare   EventKind = "prepare"
+	EventTestStart EventKind = "test-start"
+	EventStatus    EventKind = "status"
+	EventTestEnd   EventKind = "test-end"
+	EventCleanup   EventKind = "cleanup"
+)
+
+// NewRunID returns a short random id for a run.
+func NewRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:3])
+}
+
+// ErrTestsFailed means at least one test failed; results of the others
+// were emitted.
+var ErrTestsFailed = errors.New("some tests failed")
+
+// TestsFailedError counts the failed tests of a run. It matches
+// ErrTestsFailed with errors.Is.
+type TestsFailedError struct{ Failed, Total int }
+
+func (e *TestsFailedError) Error() string {
+	if e.Failed == e.Total {
+		return fmt.Sprintf("all %d tests failed", e.Total)
+	}
+	return fmt.Sprintf("%d of %d tests failed; the results of the others were kept", e.Failed, e.Total)
+}
+
+// Is makes errors.Is(err, ErrTestsFailed) true.
+func (e *TestsFailedError) Is(target error) bool { return target == ErrTestsFailed }
+
+// Partial reports whether some tests succeeded.
+func (e *TestsFailedError) Partial() bool { return e.Failed < e.Total }
+
+type runner struct {
+	cfg      Config
+	emit     func(result.Result) error
+	progress func(Event)
+	start    time.Time
+
+	fioVersion string
+	engine     string
+	host       result.Host
+	target     result.Target
+	scratch    string
+	sharedFile string
+	res        diskstats.Resolution
+	reader     *diskstats.Reader
+	planned    time.Duration
+	done       time.Duration
+}
+
+// Run runs the suite, calling emit with each result as soon as its test
+// ends and progress with events along the way. Test files are removed on
+// success, failure and cancellation. A failing test does not stop the
+// suite: its result is emitted with Status "failed" and Run returns
+// ErrTestsFailed at the end.
+func Run(ctx context.Context, cfg Config, emit func(result.Result) error, progress func(Event)) (err error) {
+	if progress == nil {
+		progress = func(Event) {}
+	}
+	if cfg.Repeat < 1 {
+		cfg.Repeat = 1
+	}
+	if cfg.SampleInterval == 0 {
+		cfg.SampleInterval = time.Second
+	}
+	if cfg.FioBinary == "" {
+		cfg.FioBinary = "fio"
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = NewRunID()
+	}
+	if len(cfg.Suite.Tests) == 0 {
+		return fmt.Errorf("suite %q has no tests", cfg.Suite.Name)
+	}
+	r := &runner{cfg: cfg, emit: emit, progress: progress, start: time.Now()}
+	if r.fioVersion, err = fio.Version(ctx, cfg.FioBinary); err != nil {
+		return err
+	}
+	r.engine = pickEngine(ctx, cfg.FioBinary)
+	r.host = hostInfo(cfg.ProcRoot, r.fioVersion, cfg.IolensVersion)
+
+	cleanup, err := r.prepareTarget(ctx)
+	defer func() {
+		// Cleanup must run even after Ctrl-C, so it ignores ctx's
+		// cancellation but keeps its own deadline.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if cleanup != nil {
+			if cerr := cleanup(cctx); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	r.planned = r.plan()
+	if r.sharedFile != "" && !cfg.NoPrecondition {
+		if err := r.precondition(ctx); err != nil {
+			return err
+		}
+	}
+
+	failed := 0
+	total := len(cfg.Suite.Tests) * cfg.Repeat
+	n := 0
+	for rep := 1; rep <= cfg.Repeat; rep++ {
+		for i, spec := range cfg.Suite.Tests {
+			n++
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			spec = r.effective(spec)
+			res := r.runTest(ctx, spec, i+1, rep, n, total)
+			if ctx.Err() != nil && res.Status != "ok" {
+				return ctx.Err()
+			}
+			if res.Status != "ok" {
+				failed++
+			}
+			r.progress(Event{Kind: EventTestEnd, Index: n, Total: total, Repeat: rep, Test: spec, Elapsed: time.Since(r.start), Result: &res})
+			if err := r.emit(res); err != nil {
+				return fmt.Errorf("saving result of %s: %w", spec.Name, err)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	if failed > 0 {
+		return &TestsFailedError{Failed: failed, Total: total}
+	}
+	return nil
+}
+
+// effective applies the run's overrides to a test.
+func (r *runner) effective(s result.TestSpec) result.TestSpec {
+	if r.cfg.RuntimeS > 0 && s.RuntimeS > 0 {
+		s.RuntimeS = r.cfg.RuntimeS
+	}
+	if r.cfg.RampSet {
+		s.RampS = r.cfg.RampS
+	}
+	if r.cfg.UntilSteady && s.RuntimeS > 0 && r.cfg.MaxRuntimeS > 0 {
+		s.RuntimeS = r.cfg.MaxRuntimeS
+	}
+	if s.IOEngine == "libaio" && r.engine != "libaio" {
+		s.IOEngine = r.engine
+	}
+	if s.NumJobs < 1 {
+		s.NumJobs = 1
+	}
+	if s.IODepth < 1 {
+		s.IODepth = 1
+	}
+	return s
+}
+
+// plan estimates the run's duration for the ETA.
+func (r *runner) plan() time.Duration {
+	var d time.Duration
+	for _, s := range r.cfg.Suite.Tests {
+		s = r.effective(s)
+		t := s.Runtime() + s.Ramp() + time.Second
+		if s.RuntimeS == 0 {
+			t = 10 * time.Second
+		}
+		d += t
+	}
+	return d * time.Duration(r.cfg.Repeat)
+}
+
+// pickEngine prefers libaio, then io_uring, then posixaio; psync, which
+// cannot queue, is the last resort.
+func pickEngine(ctx context.Context, bin string) string {
+	for _, e := range []string{"libaio", "io_uring", "posixaio"} {
+		if exec.CommandContext(ctx, bin, "--enghelp="+e).Run() == nil {
+			return e
+		}
+	}
+	return "psync"
+}
+
+func hostInfo(procRoot, fioVersion, version string) result.Host {
+	h := result.Host{CPUs: runtime.NumCPU(), FioVersion: fioVersion, IolensVersion: version}
+	h.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		h.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	if fs, err := procfs.NewFS(procRoot); err == nil {
+		if mi, err := fs.Meminfo(); err == nil && mi.MemTotal != nil {
+			h.MemTotalBytes = *mi.MemTotal * 1024
+		}
+	}
+	return h
+}
+
+// prepareTarget creates the scratch directory (or checks the device),
+// picks the file size and finds the devices to sample. The returned
+// cleanup removes everything iolens created.
+func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error, error) {
+	cfg := r.cfg
+	resolver := diskstats.Resolver{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}
+	var extra int64
+	shared := false
+	writes := false
+	for _, s := range cfg.Suite.Tests {
+		if s.OwnFile {
+			sz := s.SizeBytes
+			if sz == 0 {
+				sz = cfg.SizeBytes
+			}
+			extra += sz
+		} else {
+			shared = true
+		}
+		writes = writes || s.Writes()
+	}
+	r.target = result.Target{Labels: cfg.Labels, Emulated: cfg.Emulated}
+
+	if cfg.Device != "" {
+		if writes {
+			if err := CheckDeviceWritable(ctx, cfg.Device, cfg.Destructive, cfg.Force); err != nil {
+				return nil, err
+			}
+		}
+		size, err := DeviceSize(cfg.Device)
+		if err != nil {
+			return nil, err
+		}
+		reason := "the whole device"
+		if cfg.SizeBytes > 0 && cfg.SizeBytes < size {
+			size, reason = cfg.SizeBytes, "set with --size"
+		}
+		r.target.Kind, r.target.Path, r.target.SizeBytes, r.target.SizeReason = "device", cfg.Device, size, reason
+		r.sharedFile = cfg.Device
+		r.res, err = resolver.Resolve(cfg.Device)
+		if err != nil {
+			return nil, err
+		}
+		r.fillDevices()
+		// Own-file tests (fsync, job files) write files; a raw device has
+		// no place for them other than the device itself.
+		dir, err := os.MkdirTemp("", "iolens-"+cfg.RunID+"-")
+		if err != nil {
+			return nil, err
+		}
+		r.scratch = dir
+		return func(context.Context) error { return os.RemoveAll(dir) }, r.openReader()
+	}
+
+	dir := cfg.Dir
+	if dir == "" {
+		dir = "iolens-scratch"
+	}
+	// fio runs in the scratch directory and is handed absolute paths.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var created string
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating target directory: %w", err)
+		}
+		created = dir
+	} else if err != nil {
+		return nil, err
+	}
+	removeCreated := func() error {
+		if created == "" {
+			return nil
+		}
+		// Only an empty directory we made ourselves is removed.
+		if err := os.Remove(created); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", created, err)
+		}
+		return nil
+	}
+	scratch, err := os.MkdirTemp(dir, "iolens-"+cfg.RunID+"-")
+	if err != nil {
+		_ = removeCreated()
+		return nil, fmt.Errorf("creating scratch directory in %s: %w", dir, err)
+	}
+	r.scratch = scratch
+	cleanup := func(context.Context) error {
+		return errors.Join(os.RemoveAll(scratch), removeCreated())
+	}
+	sp, err := FreeSpace(scratch)
+	if err != nil {
+		return cleanup, err
+	}
+	abs := dir
+	size := cfg.SizeBytes
+	reason := ""
+	if shared || cfg.SizeBytes == 0 {
+		size, reason, err = ChooseSize(cfg.SizeBytes, sp, extra, abs)
+		if err != nil {
+			return cleanup, err
+		}
+	}
+	r.target.Kind, r.target.Path, r.target.SizeBytes, r.target.SizeReason = "dir", abs, size, reason
+	if shared {
+		r.sharedFile = filepath.Join(scratch, "iolens.dat")
+	}
+	if r.res, err = resolver.Resolve(scratch); err != nil {
+		return cleanup, err
+	}
+	r.target.Filesystem = r.res.Mount.FSType
+	r.target.MountOptions = r.res.Mount.Options
+	r.fillDevices()
+	if r.target.Device == "" {
+		r.progress(Event{Kind: EventInfo, Message: fmt.Sprintf("no block device backs %s (%s): there is no device-side series, and results may measure memory or a network", abs, r.res.Mount.FSType)})
+	}
+	return cleanup, r.openReader()
+}
+
+func (r *runner) fillDevices() {
+	r.target.Device = r.res.Primary()
+	r.target.Devices = r.res.Names()
+}
+
+func (r *runner) openReader() error {
+	var err error
+	r.reader, err = diskstats.NewReader(r.cfg.ProcRoot, r.res.Names())
+	return err
+}
+
+// precondition writes the shared file once, so reads hit written blocks
+// and writes overwrite allocated ones, as on a disk in use.
+func (r *runner) precondition(ctx context.Context) error {
+	if r.cfg.Device != "" {
+		return nil // a device is tested as it is; writing it needs its own decision
+	}
+	r.progress(Event{Kind: EventPrepare, Message: fmt.Sprintf("writing the %s test file once (preconditioning; size: %s)", units.HumanBytes(float64(r.target.SizeBytes)), r.target.SizeReason)})
+	jf := fio.JobFile{Jobs: []fio.Section{{Name: "precondition", Options: []fio.KV{
+		{Key: "filename", Value: r.sharedFile}, {Key: "size", Value: strconv.FormatInt(r.target.SizeBytes, 10)},
+		{Key: "rw", Value: "write"}, {Key: "bs", Value: "1M"}, {Key: "direct", Value: "1"},
+		{Key: "ioengine", Value: r.engine}, {Key: "iodepth", Value: "8"}, {Key: "refill_buffers", Value: "1"},
+	}}}}
+	path := filepath.Join(r.scratch, "precondition.fio")
+	if err := os.WriteFile(path, []byte(jf.String()), 0o644); err != nil {
+		return err
+	}
+	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: []string{"--output-format=json", path}, Dir: r.scratch}.Exec(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("preconditioning the test file: %w", explainFioError(err, run))
+	}
+	if jobs := run.Final.AllJobs(); len(jobs) > 0 && jobs[0].Error != 0 {
+		return fmt.Errorf("preconditioning the test file: fio job error %d (%s)", jobs[0].Error, unix.ErrnoName(unix.Errno(jobs[0].Error)))
+	}
+	r.target.Preconditioned = true
+	return nil
+}
+
+func explainFioError(err error, run *fio.Run) error {
+	if run != nil && strings.Contains(run.Stderr, "does not support direct") {
+		return &FioHintError{Err: err, hint: "the file system refused O_DIRECT; test a directory on a block-device file system, or use --job with direct=0 (results then include the page cache)"}
+	}
+	return err
+}
+
+// FioHintError wraps an fio failure with advice.
+type FioHintError struct {
+	Err  error
+	hint string
+}
+
+func (e *FioHintError) Error() string { return e.Err.Error() }
+func (e *FioHintError) Unwrap() error { return e.Err }
+
+// Hint says what to do.
+func (e *FioHintError) Hint() string { return e.hint }
+
+// jobFile renders one test as a fio job file.
+func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
+	kv := func(k string, v any) fio.KV { return fio.KV{Key: k, Value: fmt.Sprint(v)} }
+	file := r.sharedFile
+	size := r.target.SizeBytes
+	if s.OwnFile || file == "" {
+		file = filepath.Join(r.scratch, safeName(s.Name)+".dat")
+	}
+	if s.SizeBytes > 0 {
+		size = s.SizeBytes
+	}
+	g := []fio.KV{
+		kv("filename", file),
+		kv("rw", s.RW), kv("bs", s.BlockSize), kv("iodepth", s.IODepth),
+		kv("ioengine", s.IOEngine), kv("direct", b2i(s.Direct)),
+	}
+	if s.NumJobs > 1 {
+		g = append(g, kv("numjobs", s.NumJobs))
+		if !s.OwnFile && size > 0 {
+			// Each job gets its own region of the shared file.
+			per := size / int64(s.NumJobs) &^ (1<<20 - 1)
+			size = per
+			g = append(g, kv("offset_increment", per))
+		}
+	}
+	if size > 0 {
+		g = append(g, kv("size", size))
+	}
+	if s.RWMixRead > 0 {
+		g = append(g, kv("rwmixread", s.RWMixRead))
+	}
+	if s.Fdatasync > 0 {
+		g = append(g, kv("fdatasync", s.Fdatasync))
+	}
+	if s.RuntimeS > 0 {
+		g = append(g, fio.KV{Key: "time_based"}, kv("runtime", strconv.FormatFloat(s.RuntimeS, 'f', -1, 64)))
+	}
+	if s.RampS > 0 {
+		g = append(g, kv("ramp_time", strconv.FormatFloat(s.RampS, 'f', -1, 64)))
+	}
+	if s.Writes() && r.cfg.Incompressible {
+		// Fresh random data for every write, so compressing storage sees
+		// nothing it can shrink. It costs fio CPU (about 35% of a core at
+		// 1.3 GB/s here), which is why it is not the default: fio's own
+		// buffers are random already (never zero pages), scrambled per IO,
+		// and defeat 4 KiB deduplication.
+		g = append(g, kv("refill_buffers", 1))
+	}
+	g = append(g,
+		kv("randrepeat", 0), kv("group_reporting", 1), kv("unlink", 0),
+		kv("lat_percentiles", 1), kv("clat_percentiles", 1),
+		kv("percentile_list", "1:5:10:25:50:75:90:95:99:99.5:99.9:99.99"),
+		kv("write_bw_log", logPrefix), kv("write_iops_log", logPrefix), kv("write_lat_log", logPrefix),
+		kv("log_avg_msec", int(r.cfg.SampleInterval/time.Millisecond)),
+	)
+	var sec []fio.KV
+	for _, o := range s.Options {
+		sec = append(sec, fio.KV{Key: o.Key, Value: o.Value})
+	}
+	return fio.JobFile{Global: g, Jobs: []fio.Section{{Name: safeName(s.Name), Options: sec}}}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func safeName(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// runTest runs one test and always returns a result, failed or not.
+func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, total int) result.Result {
+	res := result.Result{Schema: result.SchemaV1, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: index, Repeat: rep,
+		Test: s, Target: r.target, Host: r.host, FioVersion: r.fioVersion, Status: "ok"}
+	res.Start = time.Now().UTC()
+	fail := func(err error) result.Result {
+		res.Status, res.Error = "failed", err.Error()
+		res.End = time.Now().UTC()
+		return res
+	}
+	r.progress(Event{Kind: EventTestStart, Index: n, Total: total, Repeat: rep, Test: s, Elapsed: time.Since(r.start), ETA: r.eta()})
+
+	logDir := filepath.Join(r.scratch, fmt.Sprintf("logs-%d-%d", index, rep))
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(logDir)
+	jf := r.jobFile(s, filepath.Join(logDir, "t"))
+	res.FioJob = jf.String()
+	jobPath := filepath.Join(logDir, "job.fio")
+	if err := os.WriteFile(jobPath, []byte(res.FioJob), 0o644); err != nil {
+		return fail(err)
+	}
+	args := []string{"--output-format=json+", "--status-interval=" + strconv.Itoa(int(r.cfg.SampleInterval/time.Second)), jobPath}
+	res.FioArgs = append([]string{"fio"}, args...)
+	buffered := !s.Direct && s.Writes() && s.Fdatasync == 0
+	var dirtyBefore uint64
+	if buffered {
+		// Start buffered writes from a clean page cache, so the writeback
+		// seen afterwards is this test's.
+		unix.Sync()
+		if r.reader != nil {
+			if snap, err := r.reader.Snapshot(time.Now()); err == nil {
+				dirtyBefore = snap.DirtyBytes + snap.WritebackBytes
+			}
+		}
+	}
+
+	// Device sampling runs for the whole test, and after it while
+	// buffered writes drain.
+	var mu sync.Mutex
+	var ticks []diskstats.Tick
+	sctx, stopSampling := context.WithCancel(ctx)
+	var swg sync.WaitGroup
+	var sampleErr error
+	if r.reader != nil {
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			sampleErr = r.reader.Sample(sctx, r.cfg.SampleInterval, func(t diskstats.Tick) {
+				mu.Lock()
+				ticks = append(ticks, t)
+				mu.Unlock()
+			})
+		}()
+	}
+
+	tctx, stopTest := context.WithCancel(ctx)
+	defer stopTest()
+	var prev *fio.Output
+	var detector SteadyDetector
+	if r.cfg.UntilSteady && r.cfg.NewSteady != nil && s.RuntimeS > 0 {
+		detector = r.cfg.NewSteady()
+	}
+	steadyAt := -1.0
+	onStatus := func(o *fio.Output) {
+		iops, bw, ms := intervalRates(prev, o)
+		prev = o
+		if ms <= 0 {
+			return
+		}
+		r.progress(Event{Kind: EventStatus, Index: n, Total: total, Repeat: rep, Test: s, Elapsed: time.Since(r.start), ETA: r.eta(), IOPS: iops, BWBytes: bw})
+		if detector != nil && steadyAt < 0 {
+			measured := float64(jobRuntimeMs(o)) / 1000
+			if detector.Add(iops) && measured >= r.cfg.MinRuntimeS {
+				steadyAt = measured
+				stopTest()
+			}
+		}
+	}
+	// fio's stderr is shown as it comes (warnings are not failures; the
+	// exit status and the JSON error fields are the signal).
+	stderr := &lineWriter{fn: func(line string) {
+		if !strings.HasPrefix(line, "fio: ") {
+			line = "fio: " + line
+		}
+		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Test: s, Message: line})
+	}}
+	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: args, Dir: r.scratch, OnStatus: onStatus, Stderr: stderr}.Exec(tctx)
+	stderr.flush()
+	fioEnd := time.Now()
+	if run != nil {
+		res.FioStderr = run.Stderr
+		if len(run.Diagnostics) > 0 {
+			res.FioStderr += strings.Join(run.Diagnostics, "\n")
+		}
+	}
+	// Buffered writes go on reaching the disk after fio ends: watch the
+	// tail until the device calms down.
+	if err == nil && buffered && r.reader != nil {
+		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Message: "watching writeback after the buffered test"})
+		r.waitWriteback(ctx, &mu, &ticks, fioEnd, dirtyBefore)
+	}
+	stopSampling()
+	swg.Wait()
+	tailFrom := countBefore(ticks, fioEnd)
+	res.End = time.Now().UTC()
+	r.done += s.Runtime() + s.Ramp()
+
+	if err != nil && !(steadyAt >= 0 && ctx.Err() == nil && run != nil && run.Final != nil) {
+		if ctx.Err() != nil {
+			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
+		// fio's JSON names the failing job and its errno; its stderr says
+		// what it was doing. Together they beat the bare exit status.
+		if run != nil && run.Final != nil {
+			if jerr := jobError(run.Final.AllJobs(), res.FioStderr); jerr != nil {
+				return fail(jerr)
+			}
+		}
+		return fail(explainFioError(err, run))
+	}
+	if err := r.fill(&res, run.Final, logDir); err != nil {
+		return fail(err)
+	}
+	measureStart := time.UnixMilli(run.Final.TimestampMs - maxRuntimeMs(run.Final))
+	res.Devices, res.System = r.deviceSeries(ticks[:tailFrom], measureStart)
+	res.Tail, _ = r.deviceSeries(ticks[tailFrom:], measureStart)
+	if sampleErr != nil {
+		res.Notes = append(res.Notes, "device sampling stopped early: "+sampleErr.Error())
+	}
+	if steadyAt >= 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("ended at steady state after %.0f s (limit %.0f s)", steadyAt, s.RuntimeS))
+	}
+	if buffered {
+		res.Notes = append(res.Notes, "buffered writes: fio's figures include the page cache; the device series shows what reached the disk")
+	}
+	if r.target.Device == "" {
+		res.Notes = append(res.Notes, "no block device behind the target ("+r.target.Filesystem+")")
+	}
+	return res
+}
+
+// waitWriteback keeps sampling after fio ended until the dirty and
+// writeback memory the test left is gone (back within 16 MiB of where it
+// was when the test started) for 2 s, for at most 2 minutes. Device
+// traffic is not the criterion: other tenants may keep a disk busy.
+func (r *runner) waitWriteback(ctx context.Context, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64) {
+	deadline := time.Now().Add(2 * time.Minute)
+	quiet := 0
+	seen := 0
+	for time.Now().Before(deadline) && quiet < 2 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.cfg.SampleInterval):
+		}
+		mu.Lock()
+		for _, t := range (*ticks)[seen:] {
+			seen++
+			if t.At.Before(from) {
+				continue
+			}
+			if t.System.DirtyBytes+t.System.WritebackBytes <= baseline+16<<20 {
+				quiet++
+			} else {
+				quiet = 0
+			}
+		}
+		mu.Unlock()
+	}
+}
+
+func countBefore(ticks []diskstats.Tick, t time.Time) int {
+	for i, tk := range ticks {
+		if tk.At.After(t) {
+			return i
+		}
+	}
+	return len(ticks)
+}
+
+func (r *runner) eta() time.Duration {
+	if r.done >= r.planned {
+		return 0
+	}
+	return r.planned - r.done
+}
+
+// intervalRates turns two cumulative status documents into the rates over
+// the time between them.
+func intervalRates(prev, cur *fio.Output) (iops, bw float64, ms int64) {
+	if cur == nil {
+		return
+	}
+	sum := func(o *fio.Output) (ios, bytes, rt int64) {
+		if o == nil {
+			return
+		}
+		for _, j := range o.AllJobs() {
+			for _, d := range []fio.DirStats{j.Read, j.Write, j.Trim} {
+				ios += d.TotalIOs
+				bytes += d.IOBytes
+				rt = max(rt, d.Runtime)
+			}
+			ios += int64(j.Sync.LatNs.N)
+		}
+		return
+	}
+	ci, cb, cr := sum(cur)
+	pi, pb, pr := sum(prev)
+	ms = cr - pr
+	if ms <= 0 {
+		return 0, 0, 0
+	}
+	return float64(ci-pi) * 1000 / float64(ms), float64(cb-pb) * 1000 / float64(ms), ms
+}
+
+func jobRuntimeMs(o *fio.Output) int64 { return maxRuntimeMs(o) }
+
+func maxRuntimeMs(o *fio.Output) int64 {
+	var rt int64
+	for _, j := range o.AllJobs() {
+		rt = max(rt, j.Read.Runtime, j.Write.Runtime, j.Trim.Runtime)
+	}
+	return rt
+}
+
+// fill copies fio's report and logs into the result.
+func (r *runner) fill(res *result.Result, out *fio.Output, logDir string) error {
+	jobs := out.AllJobs()
+	if len(jobs) == 0 {
+		return errors.New("fio reported no jobs")
+	}
+	res.FioJSON = out.Raw
+	if err := jobError(jobs, res.FioStderr); err != nil {
+		return err
+	}
+	if err := fio.FillFromFio(res, jobs); err != nil {
+		return err
+	}
+	series, err := fio.ReadFioLogs(logDir, "t")
+	if err != nil {
+		res.Notes = append(res.Notes, "fio logs unreadable: "+err.Error())
+	}
+	res.FioSeries = series
+	return nil
+}
+
+func jobError(jobs []fio.Job, stderr string) error {
+	for _, j := range jobs {
+		if j.Error != 0 {
+			return fmt.Errorf("fio job %s failed with error %d (%s)%s", j.JobName, j.Error, unix.ErrnoName(unix.Errno(j.Error)), stderrTail(stderr))
+		}
+	}
+	return nil
+}
+
+func stderrTail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return ": " + strings.Join(lines, "; ")
+}
+
+// deviceSeries turns ticks into per-device series on the result's time
+// axis (seconds since fio's measurement started).
+func (r *runner) deviceSeries(ticks []diskstats.Tick, origin time.Time) ([]result.DeviceSeries, []result.SystemSample) {
+	var out []result.DeviceSeries
+	for _, d := range r.res.Devices {
+		ds := result.DeviceSeries{Device: d.Name, Role: d.Role, Samples: []result.DeviceSample{}}
+		for _, t := range ticks {
+			rt, ok := t.Devices[d.Name]
+			if !ok {
+				continue
+			}
+			ds.Samples = append(ds.Samples, result.DeviceSample{
+				T: round3(t.At.Sub(origin).Seconds()), ReadIOPS: rt.ReadIOPS, WriteIOPS: rt.WriteIOPS,
+				ReadBWBytes: rt.ReadBWBytes, WriteBWBytes: rt.WriteBWBytes, ReadAwaitMs: rt.ReadAwaitMs,
+				WriteAwaitMs: rt.WriteAwaitMs, QueueSize: rt.QueueSize, ReadReqBytes: rt.ReadReqBytes,
+				WriteReqBytes: rt.WriteReqBytes, UtilPct: rt.UtilPct, InFlight: rt.InFlight,
+			})
+		}
+		out = append(out, ds)
+	}
+	sys := []result.SystemSample{}
+	for _, t := range ticks {
+		sys = append(sys, result.SystemSample{T: round3(t.At.Sub(origin).Seconds()), IowaitPct: t.System.IowaitPct,
+			DirtyBytes: t.System.DirtyBytes, WritebackBytes: t.System.WritebackBytes})
+	}
+	return out, sys
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5*sign(f))) / 1000 }
+
+func sign(f float64) float64 {
+	if f < 0 {
+		return -1
+	}
+	return 1
+}
+
+// lineWriter calls fn for each complete line written to it.
+type lineWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	fn  func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.fn(line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if line := strings.TrimSpace(string(w.buf)); line != "" {
+		w.fn(line)
+	}
+	w.buf = nil
+}
