@@ -2,33 +2,173 @@ package units
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// ParseSize reads a byte size the way fio and Kubernetes users write it:
-// "4k", "1M", "22m", "1GiB", "300Gi", "2300". Suffixes are binary (1024),
-// as fio's default kb_base is.
-func ParseSize(s string) (int64, error) {
+// ValueError is a value that does not parse or is out of range. Its hint
+// says what is accepted.
+type ValueError struct {
+	Kind  string // "size", "duration", "rate", "count", "number"
+	Value string
+	// Why says what is wrong with it, Want what is accepted.
+	Why, Want string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("invalid %s %q: %s", e.Kind, e.Value, e.Why)
+}
+
+// Hint says what is accepted.
+func (e *ValueError) Hint() string { return "want " + e.Want }
+
+const (
+	sizeWant     = "a byte size such as 4k, 1M, 22m, 1GiB or 300Gi (binary units), 0 or more"
+	durationWant = "a duration such as 500ms, 20s, 1m30s or 2h, or plain seconds (20, 2.5), 0 or more"
+	rateWant     = "a rate such as 25MB/s (10^6 B/s) or 128MiB/s (2^20 B/s), or bytes per second"
+)
+
+// number splits s into its leading decimal number and the rest, and
+// refuses what strconv would accept but a person never means: NaN, Inf,
+// hex, exponents and signs.
+func number(kind, s, want string) (float64, string, error) {
 	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, fmt.Errorf("empty size")
-	}
 	i := 0
 	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
 		i++
 	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("invalid size %q: want a number with an optional k, M, G or T suffix", s)
+	bad := func(why string) error { return &ValueError{Kind: kind, Value: s, Why: why, Want: want} }
+	if t == "" {
+		return 0, "", bad("empty")
 	}
-	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i")
-	mult := map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}[unit]
+	if i == 0 {
+		if t[0] == '-' {
+			return 0, "", bad("negative")
+		}
+		return 0, "", bad("not a number")
+	}
+	v, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, "", bad("not a number")
+	}
+	return v, strings.TrimSpace(t[i:]), nil
+}
+
+// ParseSize reads a byte size the way fio and Kubernetes users write it:
+// "4k", "1M", "22m", "1GiB", "300Gi", "2300". Suffixes are binary (1024),
+// as fio's default kb_base is. It refuses negatives, NaN, infinities and
+// sizes that do not fit in an int64.
+func ParseSize(s string) (int64, error) {
+	v, unit, err := number("size", s, sizeWant)
+	if err != nil {
+		return 0, err
+	}
+	u := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(unit), "b"), "i")
+	mult := map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}[u]
 	if mult == 0 {
-		return 0, fmt.Errorf("invalid size %q: unknown unit %q (use k, M, G or T)", s, t[i:])
+		return 0, &ValueError{Kind: "size", Value: s, Why: fmt.Sprintf("unknown unit %q", unit), Want: sizeWant}
 	}
-	return int64(v * mult), nil
+	b := v * mult
+	if b >= math.MaxInt64 {
+		return 0, &ValueError{Kind: "size", Value: s, Why: "too large (at most 8 EiB)", Want: sizeWant}
+	}
+	return int64(b), nil
+}
+
+// maxDuration is what a time.Duration holds, about 292 years.
+const maxDuration = float64(math.MaxInt64)
+
+// ParseDuration reads a duration: a Go duration ("500ms", "1m30s", "2h")
+// or plain seconds ("20", "2.5"). It refuses negatives, NaN, infinities
+// and durations that overflow.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	bad := func(why string) error {
+		return &ValueError{Kind: "duration", Value: s, Why: why, Want: durationWant}
+	}
+	if strings.HasPrefix(t, "-") {
+		return 0, bad("negative")
+	}
+	v, unit, err := number("duration", s, durationWant)
+	if err != nil {
+		return 0, err
+	}
+	if unit == "" { // plain seconds
+		if v*float64(time.Second) >= maxDuration {
+			return 0, bad("too long")
+		}
+		return time.Duration(math.Round(v * float64(time.Second))), nil
+	}
+	d, err := time.ParseDuration(strings.TrimPrefix(t, "+"))
+	if err != nil {
+		if strings.Contains(err.Error(), "overflow") {
+			return 0, bad("too long")
+		}
+		return 0, bad("not a duration")
+	}
+	if d < 0 {
+		return 0, bad("negative")
+	}
+	return d, nil
+}
+
+// ParseRate reads a bandwidth in bytes per second: a number with a unit
+// that says its base, "25MB/s" or "25MB" (10^6 B/s), "128MiB/s" (2^20),
+// "500KiB", "1GB", or a bare number of bytes per second. "25M" is refused:
+// the cloud catalog mixes both bases, so the unit must say which.
+func ParseRate(s string) (float64, error) {
+	v, unit, err := number("rate", strings.TrimSuffix(strings.TrimSpace(s), "/s"), rateWant)
+	if err != nil {
+		err.(*ValueError).Value = s
+		return 0, err
+	}
+	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+	if !ok {
+		return 0, &ValueError{Kind: "rate", Value: s, Why: fmt.Sprintf("unit %q must be B, KB, MB, GB (10^3 steps) or KiB, MiB, GiB (2^10 steps)", unit), Want: rateWant}
+	}
+	if r := v * mult; r < math.MaxFloat64 && r < 1e18 {
+		return r, nil
+	}
+	return 0, &ValueError{Kind: "rate", Value: s, Why: "too large", Want: rateWant}
+}
+
+// ParseCount reads a whole number between lo and hi inclusive, such as a
+// queue depth, a repeat count or an IOPS figure.
+func ParseCount(s string, lo, hi int64) (int64, error) {
+	want := fmt.Sprintf("a whole number from %d to %d", lo, hi)
+	t := strings.TrimSpace(s)
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil {
+		why := "not a whole number"
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			why = "out of range"
+		}
+		return 0, &ValueError{Kind: "count", Value: s, Why: why, Want: want}
+	}
+	if n < lo || n > hi {
+		return 0, &ValueError{Kind: "count", Value: s, Why: "out of range", Want: want}
+	}
+	return n, nil
+}
+
+// ParseNumber reads a finite decimal number between lo and hi inclusive,
+// such as an IOPS or MB/s figure in a disk spec.
+func ParseNumber(s string, lo, hi float64) (float64, error) {
+	want := fmt.Sprintf("a number from %g to %g", lo, hi)
+	v, rest, err := number("number", s, want)
+	if err == nil && rest != "" {
+		err = &ValueError{Kind: "number", Value: s, Why: "not a number", Want: want}
+	}
+	if err != nil {
+		return 0, err
+	}
+	if v < lo || v > hi {
+		return 0, &ValueError{Kind: "number", Value: s, Why: "out of range", Want: want}
+	}
+	return v, nil
 }
 
 // FormatSize prints a byte count with a binary suffix, exactly when it can
@@ -55,4 +195,30 @@ func HumanBytes(n float64) string {
 		return fmt.Sprintf("%.0f %s", n, units[u])
 	}
 	return fmt.Sprintf("%.1f %s", n, units[u])
+}
+
+// FormatRate prints bytes per second in MB/s (10^6) and, when it is a
+// round figure there, in MiB/s; 0 or less is "no cap".
+func FormatRate(bps float64) string {
+	if bps <= 0 {
+		return "no cap"
+	}
+	if m := bps / (1 << 20); m == float64(int64(m)) {
+		return fmt.Sprintf("%g MiB/s", m)
+	}
+	return fmt.Sprintf("%.4g MB/s", bps/1e6)
+}
+
+// FormatSeconds prints a duration in seconds for people: "45 s", "2.5 s",
+// "12 min", "1.5 h".
+func FormatSeconds(s float64) string {
+	switch {
+	case s >= 5400:
+		return fmt.Sprintf("%.3g h", s/3600)
+	case s >= 120:
+		return fmt.Sprintf("%.3g min", s/60)
+	case s >= 10:
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.2g s", s)
 }

@@ -1,0 +1,127 @@
+package units
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"4k", 4096, true}, {"1M", 1 << 20, true}, {"22m", 22 << 20, true}, {"1GiB", 1 << 30, true},
+		{"300Gi", 300 << 30, true}, {"2300", 2300, true}, {"1.5k", 1536, true}, {" 8 G ", 8 << 30, true},
+		{"0", 0, true},
+		{"", 0, false}, {"-1", 0, false}, {"NaN", 0, false}, {"Inf", 0, false}, {"1e3", 0, false},
+		{"0x10", 0, false}, {"4q", 0, false}, {"99999999999999999999T", 0, false}, {"8E", 0, false},
+		{"1..2k", 0, false},
+	} {
+		got, err := ParseSize(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d ok=%v", c.in, got, err, c.want, c.ok)
+		}
+		var ve *ValueError
+		if err != nil && (!errors.As(err, &ve) || ve.Hint() == "") {
+			t.Errorf("ParseSize(%q): error %v has no hint", c.in, err)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"20", 20 * time.Second, true}, {"2.5", 2500 * time.Millisecond, true}, {"3s", 3 * time.Second, true},
+		{"500ms", 500 * time.Millisecond, true}, {"1m30s", 90 * time.Second, true}, {"2h", 2 * time.Hour, true},
+		{"0", 0, true},
+		{"", 0, false}, {"-1s", 0, false}, {"-1", 0, false}, {"NaN", 0, false}, {"Inf", 0, false},
+		{"+Inf", 0, false}, {"1e9", 0, false}, {"10x", 0, false}, {"9999999999999999999", 0, false},
+		{"99999999h", 0, false},
+	} {
+		got, err := ParseDuration(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"25MB/s", 25e6, true}, {"128MiB/s", 128 << 20, true}, {"500KiB", 500 << 10, true}, {"1000", 1000, true},
+		{"25M", 0, false}, {"NaN", 0, false}, {"-5MB/s", 0, false}, {"1e300GB", 0, false}, {"", 0, false},
+	} {
+		got, err := ParseRate(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestParseCountAndNumber(t *testing.T) {
+	if n, err := ParseCount("32", 1, 1024); err != nil || n != 32 {
+		t.Errorf("ParseCount(32) = %d, %v", n, err)
+	}
+	for _, in := range []string{"0", "-1", "1025", "1.5", "NaN", "99999999999999999999", ""} {
+		if _, err := ParseCount(in, 1, 1024); err == nil {
+			t.Errorf("ParseCount(%q) accepted", in)
+		}
+	}
+	if v, err := ParseNumber("6000", 0, 1e9); err != nil || v != 6000 {
+		t.Errorf("ParseNumber(6000) = %v, %v", v, err)
+	}
+	for _, in := range []string{"NaN", "Inf", "-3", "1e3", "5x", "2e9", ""} {
+		if _, err := ParseNumber(in, 0, 1e9); err == nil {
+			t.Errorf("ParseNumber(%q) accepted", in)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var d Duration
+	if err := d.Set("3s"); err != nil || time.Duration(d) != 3*time.Second {
+		t.Errorf("Duration.Set(3s) = %v, %v", d, err)
+	}
+	if err := d.Set("NaN"); err == nil {
+		t.Error("Duration.Set(NaN) accepted")
+	}
+	var z Size
+	if err := z.Set("99999999999999999999T"); err == nil {
+		t.Error("Size.Set overflow accepted")
+	}
+	c := Count{Min: 1, Max: 10}
+	if err := c.Set("11"); err == nil {
+		t.Error("Count.Set(11) accepted")
+	}
+}
+
+// The parsers never panic and never return a value they were meant to
+// refuse.
+func FuzzParsers(f *testing.F) {
+	for _, s := range []string{"4k", "1GiB", "NaN", "-1", "1m30s", "99999999999999999999T", "25MB/s", "1e400", ".", "..", "0.0000001s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := ParseSize(s); err == nil && v < 0 {
+			t.Errorf("ParseSize(%q) = %d", s, v)
+		}
+		if v, err := ParseDuration(s); err == nil && v < 0 {
+			t.Errorf("ParseDuration(%q) = %v", s, v)
+		}
+		if v, err := ParseRate(s); err == nil && (v < 0 || math.IsNaN(v) || math.IsInf(v, 0)) {
+			t.Errorf("ParseRate(%q) = %v", s, v)
+		}
+		if v, err := ParseNumber(s, 0, 1e12); err == nil && (v < 0 || v > 1e12 || math.IsNaN(v)) {
+			t.Errorf("ParseNumber(%q) = %v", s, v)
+		}
+	})
+}
