@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // The detection delay benchmark (-delay): emulated disks whose controller
@@ -28,7 +28,7 @@ import (
 
 // arrived is a watch record and when this program read it.
 type arrived struct {
-	rec record.Record
+	rec result.WatchRecord
 	at  time.Time
 }
 
@@ -58,7 +58,7 @@ func startWatch(bin, dev string) (*watchProc, error) {
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
 			at := time.Now()
-			var r record.Record
+			var r result.WatchRecord
 			if json.Unmarshal(sc.Bytes(), &r) != nil {
 				continue
 			}
@@ -293,7 +293,7 @@ func cliffRun(ctx context.Context, bin string, run int, out *delays) error {
 func series(recs []arrived) string {
 	var b strings.Builder
 	for _, a := range recs {
-		if r := a.rec; r.Type == record.TypeSample && len(r.Devices) > 0 {
+		if r := a.rec; r.Type == result.WatchTypeSample && len(r.Devices) > 0 {
 			d := r.Devices[0]
 			fmt.Fprintf(&b, " %.0f:%.0f:%.3f:%s", r.T, d.ReadIOPS+d.WriteIOPS, (d.ReadBWBytes+d.WriteBWBytes)/1e6, d.State)
 		}

@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,18 +136,18 @@ Findings from every node are listed below the table.`,
 // clusterState is the latest sample per node and the findings seen.
 type clusterState struct {
 	mu       sync.Mutex
-	samples  map[string]record.Record // node -> last sample
+	samples  map[string]result.WatchRecord // node -> last sample
 	findings []string
 	errs     map[string]string
 }
 
-func (c *clusterState) add(node string, r record.Record) {
+func (c *clusterState) add(node string, r result.WatchRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch r.Type {
-	case record.TypeSample:
+	case result.WatchTypeSample:
 		c.samples[node] = r
-	case record.TypeFinding:
+	case result.WatchTypeFinding:
 		c.findings = append(c.findings, node+"  "+findingLine(r))
 		if len(c.findings) > 200 {
 			c.findings = c.findings[len(c.findings)-200:]
@@ -174,7 +174,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 		return &hintError{err: fmt.Errorf("no running iolens watch pod in namespace %s (selector %s)", o.namespace, o.selector),
 			hint: "deploy it: kubectl apply -f deploy/watch-daemonset.yaml"}
 	}
-	st := &clusterState{samples: map[string]record.Record{}, errs: map[string]string{}}
+	st := &clusterState{samples: map[string]result.WatchRecord{}, errs: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -193,7 +193,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 				return
 			}
 			defer rc.Close()
-			readWatchStream(rc, func(r record.Record) { st.add(node, r) })
+			readWatchStream(rc, func(r result.WatchRecord) { st.add(node, r) })
 		}(p)
 	}
 	defer wg.Wait()
@@ -237,7 +237,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 }
 
 // readWatchStream decodes NDJSON watch records, skipping other lines.
-func readWatchStream(r io.Reader, fn func(record.Record)) {
+func readWatchStream(r io.Reader, fn func(result.WatchRecord)) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -245,8 +245,8 @@ func readWatchStream(r io.Reader, fn func(record.Record)) {
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var rec record.Record
-		if json.Unmarshal(line, &rec) != nil || !record.Is(rec.Schema) {
+		var rec result.WatchRecord
+		if json.Unmarshal(line, &rec) != nil || !result.IsWatch(rec.Schema) {
 			continue
 		}
 		fn(rec)

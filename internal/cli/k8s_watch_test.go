@@ -10,7 +10,6 @@ import (
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +31,9 @@ not json: a warning printed by something
 		"node-b": `{"schema":"iolens.watch/v1","type":"sample","time":"2026-01-01T00:00:01Z","t_s":1,"devices":[{"device":"sda","state":"ok","t_s":1,"r_s":10,"w_s":0,"r_bytes_s":40960,"w_bytes_s":0,"r_await_ms":1,"w_await_ms":0,"aqu_sz":0,"rareq_bytes":4096,"wareq_bytes":0,"util_pct":1,"in_flight":0}]}
 `,
 	}
-	st := &clusterState{samples: map[string]record.Record{}, errs: map[string]string{"node-c": "pod not ready"}}
+	st := &clusterState{samples: map[string]result.WatchRecord{}, errs: map[string]string{"node-c": "pod not ready"}}
 	for node, l := range logs {
-		readWatchStream(strings.NewReader(l), func(r record.Record) { st.add(node, r) })
+		readWatchStream(strings.NewReader(l), func(r result.WatchRecord) { st.add(node, r) })
 	}
 	var out bytes.Buffer
 	renderCluster(&out, st, false)
@@ -107,10 +106,10 @@ func TestPrometheusRules(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := watch.NewMetrics(reg, "node-a")
 	pct, left := 50.0, 600.0
-	m.Observe(record.Record{Type: record.TypeSample, System: &result.SystemSample{}, IOPressurePct: &pct,
-		Devices: []record.Device{{Device: "vdb", State: watch.StateStalled, CeilingPct: &pct, BurstCreditPct: &pct, BurstLeftS: &left}},
-		Top:     []record.Cgroup{{Device: "vdb", Cgroup: "/kubepods/besteffort/podx/y", WriteBWBytes: 1, Namespace: "db", Pod: "postgres-0"}}}, "azure:P10", 1)
-	m.Observe(record.Record{Type: record.TypeFinding, Finding: &record.Finding{Device: "vdb"}}, "", 1)
+	m.Observe(result.WatchRecord{Type: result.WatchTypeSample, System: &result.SystemSample{}, IOPressurePct: &pct,
+		Devices: []result.WatchDevice{{Device: "vdb", State: watch.StateStalled, CeilingPct: &pct, BurstCreditPct: &pct, BurstLeftS: &left}},
+		Top:     []result.WatchCgroup{{Device: "vdb", Cgroup: "/kubepods/besteffort/podx/y", WriteBWBytes: 1, Namespace: "db", Pod: "postgres-0"}}}, "azure:P10", 1)
+	m.Observe(result.WatchRecord{Type: result.WatchTypeFinding, Finding: &result.WatchFinding{Device: "vdb"}}, "", 1)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

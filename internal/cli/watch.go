@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
@@ -170,7 +170,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		defer cancel()
 	}
 
-	var sinks []func(record.Record) error
+	var sinks []func(result.WatchRecord) error
 	var file *os.File
 	if o.out != "" {
 		if file, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
@@ -178,7 +178,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		defer file.Close()
 		enc := json.NewEncoder(file)
-		sinks = append(sinks, func(r record.Record) error { return enc.Encode(r) })
+		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	}
 	if o.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
@@ -193,7 +193,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		defer stop()
 		var mu sync.Mutex
-		sinks = append(sinks, func(r record.Record) error {
+		sinks = append(sinks, func(r result.WatchRecord) error {
 			mu.Lock()
 			defer mu.Unlock()
 			m.Observe(r, disk, o.interval.Seconds())
@@ -203,14 +203,14 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	switch mode {
 	case "ndjson":
 		enc := json.NewEncoder(streams.Out)
-		sinks = append(sinks, func(r record.Record) error { return enc.Encode(r) })
+		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		names := []string{}
 		for _, d := range w.Devices() {
 			names = append(names, d.Name)
 		}
 		fmt.Fprintf(streams.Out, "iolens watch: watching %s every %s; findings follow\n", strings.Join(names, ", "), o.interval)
-		sinks = append(sinks, func(r record.Record) error {
+		sinks = append(sinks, func(r result.WatchRecord) error {
 			if line := findingLine(r); line != "" {
 				_, err := fmt.Fprintln(streams.Out, line)
 				return err
@@ -223,7 +223,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		defer v.close()
 		sinks = append(sinks, v.add)
 	}
-	err = w.Run(ctx, func(r record.Record) error {
+	err = w.Run(ctx, func(r result.WatchRecord) error {
 		for _, s := range sinks {
 			if err := s(r); err != nil {
 				return err
@@ -338,8 +338,8 @@ func parseRate(s string) (float64, error) {
 }
 
 // findingLine is one line of the findings log, empty for other records.
-func findingLine(r record.Record) string {
-	if r.Type != record.TypeFinding || r.Finding == nil {
+func findingLine(r result.WatchRecord) string {
+	if r.Type != result.WatchTypeFinding || r.Finding == nil {
 		return ""
 	}
 	f := r.Finding
@@ -365,13 +365,13 @@ func sevMark(s string) string {
 type watchView struct {
 	f       *os.File
 	ceiling *watch.Ceiling
-	devs    []record.DeviceInfo
-	last    *record.Record
+	devs    []result.WatchDeviceInfo
+	last    *result.WatchRecord
 	log     []string
 	start   time.Time
 }
 
-func newWatchView(f *os.File, c *watch.Ceiling, devs []record.DeviceInfo) *watchView {
+func newWatchView(f *os.File, c *watch.Ceiling, devs []result.WatchDeviceInfo) *watchView {
 	return &watchView{f: f, ceiling: c, devs: devs}
 }
 
@@ -391,13 +391,13 @@ func (v *watchView) close() {
 	}
 }
 
-func (v *watchView) add(r record.Record) error {
+func (v *watchView) add(r result.WatchRecord) error {
 	switch r.Type {
-	case record.TypeStart:
+	case result.WatchTypeStart:
 		v.start = r.Time
-	case record.TypeSample:
+	case result.WatchTypeSample:
 		v.last = &r
-	case record.TypeFinding:
+	case result.WatchTypeFinding:
 		v.log = append(v.log, findingLine(r))
 		if len(v.log) > 1000 {
 			v.log = v.log[len(v.log)-1000:]

@@ -11,7 +11,6 @@ import (
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
@@ -79,9 +78,9 @@ func TestWatchMetricNames(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := watch.NewMetrics(reg, "n1")
 	one := 1.0
-	m.Observe(record.Record{Type: record.TypeSample, Devices: []record.Device{{Device: "vda", State: "stalled", CeilingPct: &one,
-		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []record.Cgroup{{Device: "vda", Cgroup: "/x"}}, System: &result.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
-	m.Observe(record.Record{Type: record.TypeFinding, Finding: &record.Finding{Device: "vda"}}, "", 1)
+	m.Observe(result.WatchRecord{Type: result.WatchTypeSample, Devices: []result.WatchDevice{{Device: "vda", State: "stalled", CeilingPct: &one,
+		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []result.WatchCgroup{{Device: "vda", Cgroup: "/x"}}, System: &result.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
+	m.Observe(result.WatchRecord{Type: result.WatchTypeFinding, Finding: &result.WatchFinding{Device: "vda"}}, "", 1)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -166,15 +165,15 @@ func TestWatchCommandFixture(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	var recs []record.Record
+	var recs []result.WatchRecord
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		r, err := record.Decode([]byte(l))
+		r, err := result.DecodeWatch([]byte(l))
 		if err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
 		recs = append(recs, r)
 	}
-	if len(recs) < 3 || recs[0].Type != record.TypeStart || recs[1].Type != record.TypeSample || recs[1].Devices[0].Device != "vdb" || recs[1].Devices[0].State != "ok" {
+	if len(recs) < 3 || recs[0].Type != result.WatchTypeStart || recs[1].Type != result.WatchTypeSample || recs[1].Devices[0].Device != "vdb" || recs[1].Devices[0].State != "ok" {
 		t.Fatalf("stream = %s", out.String())
 	}
 	cmd = NewRootCommand(IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errb})

@@ -15,7 +15,6 @@ import (
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
-	"github.com/iolens/iolens/internal/watch/record"
 )
 
 // ReadResults reads saved results: iolens NDJSON (one result per line), a
@@ -79,7 +78,7 @@ func isNDJSONResult(b []byte) bool {
 
 func readNDJSON(b []byte, name string) ([]result.Result, error) {
 	var out []result.Result
-	var watchRecs []record.Record
+	var watchRecs []result.WatchRecord
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	n := 0
@@ -90,7 +89,7 @@ func readNDJSON(b []byte, name string) ([]result.Result, error) {
 			continue
 		}
 		if bytes.Contains(line, []byte(`"iolens.watch/`)) {
-			if w, err := record.Decode(line); err == nil && record.Is(w.Schema) {
+			if w, err := result.DecodeWatch(line); err == nil && result.IsWatch(w.Schema) {
 				watchRecs = append(watchRecs, w)
 				continue
 			}
@@ -108,7 +107,7 @@ func readNDJSON(b []byte, name string) ([]result.Result, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(watchRecs) > 0 { // an iolens watch stream: one result per session
-		ws, err := record.ToResults(watchRecs, name)
+		ws, err := result.WatchResults(watchRecs, name)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // ioCounters are a cgroup's cumulative IO to one device.
@@ -84,7 +84,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // Sample reads every cgroup's counters and returns the IO of the last
 // interval (dt) per cgroup and device, heaviest first, limited to the
 // devices in majmin (major:minor -> name). The first call only primes.
-func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]record.Cgroup, error) {
+func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]result.WatchCgroup, error) {
 	if c.byProc {
 		return c.sampleProcs(dt)
 	}
@@ -105,14 +105,14 @@ func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]record.C
 		return nil, nil
 	}
 	sec := dt.Seconds()
-	var out []record.Cgroup
+	var out []result.WatchCgroup
 	for cg, devs := range cur {
 		for mm, n := range devs {
 			p, ok := prev[cg][mm]
 			if !ok {
 				continue
 			}
-			e := record.Cgroup{Device: majmin[mm], Cgroup: cg,
+			e := result.WatchCgroup{Device: majmin[mm], Cgroup: cg,
 				ReadBWBytes: delta(n.rbytes, p.rbytes) / sec, WriteBWBytes: delta(n.wbytes, p.wbytes) / sec,
 				ReadIOPS: delta(n.rios, p.rios) / sec, WriteIOPS: delta(n.wios, p.wios) / sec}
 			if e.ReadBWBytes+e.WriteBWBytes+e.ReadIOPS+e.WriteIOPS > 0 {
@@ -136,7 +136,7 @@ func (c *Cgroups) Sample(dt time.Duration, majmin map[string]string) ([]record.C
 // ByProcess reports whether IO is attributed from /proc/PID/io.
 func (c *Cgroups) ByProcess() bool { return c.byProc }
 
-func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
+func (c *Cgroups) sampleProcs(dt time.Duration) ([]result.WatchCgroup, error) {
 	ents, err := os.ReadDir(c.Proc)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
 		return nil, nil
 	}
 	sec := dt.Seconds()
-	agg := map[string]*record.Cgroup{}
+	agg := map[string]*result.WatchCgroup{}
 	c.procNow = map[string][]pidRate{}
 	for pid, p := range cur {
 		o, ok := prev[pid]
@@ -191,14 +191,14 @@ func (c *Cgroups) sampleProcs(dt time.Duration) ([]record.Cgroup, error) {
 		}
 		e := agg[p.cg]
 		if e == nil {
-			e = &record.Cgroup{Cgroup: p.cg}
+			e = &result.WatchCgroup{Cgroup: p.cg}
 			agg[p.cg] = e
 		}
 		e.ReadBWBytes += r
 		e.WriteBWBytes += w
 		c.procNow[p.cg] = append(c.procNow[p.cg], pidRate{pid, r + w})
 	}
-	out := make([]record.Cgroup, 0, len(agg))
+	out := make([]result.WatchCgroup, 0, len(agg))
 	for _, e := range agg {
 		out = append(out, *e)
 	}
@@ -235,7 +235,7 @@ func (c *Cgroups) procCgroup(pid int) string {
 
 // weight orders cgroups: bytes, with each IO counted as at least 4 KiB so
 // that small random IO is not outweighed by one large sequential stream.
-func weight(c record.Cgroup) float64 {
+func weight(c result.WatchCgroup) float64 {
 	return max(c.ReadBWBytes, c.ReadIOPS*4096) + max(c.WriteBWBytes, c.WriteIOPS*4096)
 }
 
@@ -376,7 +376,7 @@ func parseBlkio(bytesFile, iosFile []byte, majmin map[string]string) map[string]
 // Describe fills in processes and the Kubernetes pod of a cgroup entry.
 // Processes are read from cgroup.procs, so they are only visible when
 // the reader shares the PID namespace of the processes (hostPID in a pod).
-func (c *Cgroups) Describe(e *record.Cgroup, maxProcs int) {
+func (c *Cgroups) Describe(e *result.WatchCgroup, maxProcs int) {
 	if ref, ok := ParseKubePath(e.Cgroup); ok {
 		e.PodUID, e.Container = ref.UID, ref.ContainerID
 		if c.Pods != nil {

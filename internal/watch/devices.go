@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/diskstats"
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/procfs"
 )
 
@@ -49,8 +49,8 @@ func (sb sysBlock) disk(mm string) (name, diskMM string, ok bool) {
 }
 
 // info describes a device by kernel name.
-func (sb sysBlock) info(name string) (record.DeviceInfo, error) {
-	d := record.DeviceInfo{Name: name}
+func (sb sysBlock) info(name string) (result.WatchDeviceInfo, error) {
+	d := result.WatchDeviceInfo{Name: name}
 	dir := filepath.Join(sb.sys(), "class", "block", name)
 	mm, err := os.ReadFile(filepath.Join(dir, "dev"))
 	if err != nil {

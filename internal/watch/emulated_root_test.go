@@ -13,7 +13,7 @@ import (
 
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/realio"
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // The emulator's controller logs when a write cache fills and drains and
@@ -30,13 +30,13 @@ func emulatedEnv(t *testing.T) {
 // fio writes to it.
 type emulatedWatch struct {
 	mu   sync.Mutex
-	recs []record.Record
+	recs []result.WatchRecord
 }
 
-func (e *emulatedWatch) records() []record.Record {
+func (e *emulatedWatch) records() []result.WatchRecord {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]record.Record(nil), e.recs...)
+	return append([]result.WatchRecord(nil), e.recs...)
 }
 
 // runEmulated creates the disk, starts watch on its loop device, then
@@ -67,7 +67,7 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 	wctx, stopWatch := context.WithCancel(context.Background())
 	watched := make(chan error, 1)
 	go func() {
-		watched <- w.Run(wctx, func(r record.Record) error {
+		watched <- w.Run(wctx, func(r result.WatchRecord) error {
 			e.mu.Lock()
 			e.recs = append(e.recs, r)
 			e.mu.Unlock()
@@ -144,8 +144,8 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 }
 
 // ofKind returns watch's findings of kind, in order.
-func ofKind(recs []record.Record, kind string) []record.Record {
-	var out []record.Record
+func ofKind(recs []result.WatchRecord, kind string) []result.WatchRecord {
+	var out []result.WatchRecord
 	for _, r := range recs {
 		if r.Finding != nil && r.Finding.Kind == kind {
 			out = append(out, r)
@@ -155,11 +155,11 @@ func ofKind(recs []record.Record, kind string) []record.Record {
 }
 
 // logStates logs watch's rows, to see what it saw when a check fails.
-func logStates(t *testing.T, recs []record.Record) {
+func logStates(t *testing.T, recs []result.WatchRecord) {
 	t.Helper()
 	var rows []string
 	for _, r := range recs {
-		if r.Type == record.TypeSample && len(r.Devices) > 0 {
+		if r.Type == result.WatchTypeSample && len(r.Devices) > 0 {
 			d := r.Devices[0]
 			p := -1.0
 			if r.IOPressurePct != nil {
@@ -205,7 +205,7 @@ func TestEmulatedWriteCacheStall(t *testing.T) {
 	}
 	stalls := ofKind(recs, "stall")
 	for _, want := range truth {
-		var start, end *record.Record
+		var start, end *result.WatchRecord
 		for i := range stalls {
 			f := stalls[i].Finding
 			if f.Phase == "start" && math.Abs(*f.StartS-axis(want.Start)) <= 2 && start == nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // tree is a fixture /proc and /sys with running counters.
@@ -129,7 +129,7 @@ func readSeq(t *testing.T, name string) []interval {
 
 // replay feeds a sequence to a watcher, one tick per interval, and
 // returns every record with the state each device was in.
-func replay(t *testing.T, name string, cfg Config) (got map[int]map[string]string, want map[int]map[string]string, recs []record.Record) {
+func replay(t *testing.T, name string, cfg Config) (got map[int]map[string]string, want map[int]map[string]string, recs []result.WatchRecord) {
 	t.Helper()
 	seq := readSeq(t, name)
 	var devs []string
@@ -198,10 +198,10 @@ func replay(t *testing.T, name string, cfg Config) (got map[int]map[string]strin
 }
 
 // findings lists the findings as "kind phase start+duration".
-func findings(recs []record.Record) []string {
+func findings(recs []result.WatchRecord) []string {
 	var out []string
 	for _, r := range recs {
-		if r.Type != record.TypeFinding {
+		if r.Type != result.WatchTypeFinding {
 			continue
 		}
 		f := r.Finding

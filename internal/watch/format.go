@@ -5,10 +5,9 @@ import (
 	"math"
 
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/watch/record"
 )
 
-type finding = record.Finding
+type finding = result.WatchFinding
 
 func newFinding(dev, kind, phase, sev string, start, dur float64, summary string, ev map[string]float64) finding {
 	f := finding{Device: dev, Phase: phase, Finding: result.Finding{Kind: kind, Severity: sev, Summary: summary, Evidence: ev}}

@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -63,14 +63,14 @@ func NewMetrics(reg prometheus.Registerer, node string) *Metrics {
 
 // Observe updates the metrics from one record. disk names the expected
 // disk for the ceiling metrics; interval is the sampling interval in s.
-func (m *Metrics) Observe(r record.Record, disk string, interval float64) {
+func (m *Metrics) Observe(r result.WatchRecord, disk string, interval float64) {
 	switch r.Type {
-	case record.TypeFinding:
+	case result.WatchTypeFinding:
 		if r.Finding != nil && r.Finding.Phase != "end" {
 			m.findings.WithLabelValues(r.Finding.Device, r.Finding.Kind).Inc()
 		}
 		return
-	case record.TypeSample:
+	case result.WatchTypeSample:
 	default:
 		return
 	}

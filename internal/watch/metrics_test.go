@@ -3,7 +3,7 @@ package watch
 import (
 	"testing"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -44,8 +44,8 @@ func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 func TestMetricsStall(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "node-1")
-	row := func(state string) record.Record {
-		return record.Record{Type: record.TypeSample, Devices: []record.Device{{Device: "vdc", State: state}}}
+	row := func(state string) result.WatchRecord {
+		return result.WatchRecord{Type: result.WatchTypeSample, Devices: []result.WatchDevice{{Device: "vdc", State: state}}}
 	}
 	m.Observe(row(StateOK), "", 1)
 	if v := value(t, reg, "iolens_watch_device_stall_active"); v != 0 {

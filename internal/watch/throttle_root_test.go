@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/realio"
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 // TestThrottleStallAndCliff runs plain fio in the background on a loop
@@ -115,11 +115,11 @@ func TestThrottleStallAndCliff(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var recs []record.Record
+	var recs []result.WatchRecord
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Run(ctx, func(r record.Record) error {
+		done <- w.Run(ctx, func(r result.WatchRecord) error {
 			mu.Lock()
 			recs = append(recs, r)
 			mu.Unlock()
@@ -141,12 +141,12 @@ func TestThrottleStallAndCliff(t *testing.T) {
 	defer mu.Unlock()
 	start := recs[0].Time
 	axis := func(at time.Time) float64 { return at.Sub(start).Seconds() }
-	var stallStart, stallEnd, cliff *record.Record
+	var stallStart, stallEnd, cliff *result.WatchRecord
 	var states []string
 	for i := range recs {
 		r := &recs[i]
 		switch {
-		case r.Type == record.TypeSample:
+		case r.Type == result.WatchTypeSample:
 			states = append(states, fmt.Sprintf("%.0f:%s:%.0f", r.T, r.Devices[0].State, r.Devices[0].WriteIOPS))
 		case r.Finding != nil && r.Finding.Kind == "stall" && r.Finding.Phase == "start" && stallStart == nil:
 			stallStart = r

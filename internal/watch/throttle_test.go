@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestParseThrottleCaps(t *testing.T) {
@@ -165,7 +165,7 @@ func TestThrottleHold(t *testing.T) {
 				if _, err := w.Start(t0); err != nil {
 					t.Fatal(err)
 				}
-				var recs []record.Record
+				var recs []result.WatchRecord
 				for i, s := range sc.steps {
 					c := tr.counters["loop3"]
 					ios := s.ios + s.other

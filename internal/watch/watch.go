@@ -12,7 +12,6 @@ import (
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/watch/record"
 	"github.com/prometheus/procfs"
 )
 
@@ -127,7 +126,7 @@ type Watcher struct {
 	prev     diskstats.Snapshot
 	prevPSI  uint64
 	start    time.Time
-	devs     []record.DeviceInfo
+	devs     []result.WatchDeviceInfo
 	majmin   map[string]string
 	trackers map[string]*tracker
 	dets     map[string][]Detector
@@ -138,7 +137,7 @@ type Watcher struct {
 	throttle *throttles
 	started  bool
 	// StallSeconds per device, for the metrics counter.
-	last record.Record
+	last result.WatchRecord
 }
 
 // ErrNoDevices means nothing could be watched.
@@ -199,17 +198,17 @@ func New(cfg Config) (*Watcher, error) {
 }
 
 // Devices lists the watched devices.
-func (w *Watcher) Devices() []record.DeviceInfo { return w.devs }
+func (w *Watcher) Devices() []result.WatchDeviceInfo { return w.devs }
 
 // Start takes the first snapshot and returns the start record.
-func (w *Watcher) Start(now time.Time) (record.Record, error) {
+func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 	s, err := w.reader.Snapshot(now)
 	if err != nil {
-		return record.Record{}, err
+		return result.WatchRecord{}, err
 	}
 	for _, d := range w.devs {
 		if _, ok := s.Devices[d.Name]; !ok {
-			return record.Record{}, fmt.Errorf("%s is not in %s/diskstats", d.Name, orDefault(w.cfg.ProcRoot, "/proc"))
+			return result.WatchRecord{}, fmt.Errorf("%s is not in %s/diskstats", d.Name, orDefault(w.cfg.ProcRoot, "/proc"))
 		}
 	}
 	w.prev, w.start, w.started = s, now, true
@@ -217,21 +216,21 @@ func (w *Watcher) Start(now time.Time) (record.Record, error) {
 	w.prevPSI, w.psi = w.pressure()
 	if w.cfg.Cgroups != nil {
 		if _, err := w.cfg.Cgroups.Sample(0, w.majmin); err != nil {
-			return record.Record{}, fmt.Errorf("reading cgroups: %w", err)
+			return result.WatchRecord{}, fmt.Errorf("reading cgroups: %w", err)
 		}
 		if w.cfg.Cgroups.ByProcess() {
 			w.cfg.Notes = append(w.cfg.Notes, "the kernel accounts no block IO to cgroups for these devices (cgroup v1 without a throttle limit): "+
 				"IO is attributed per process from /proc/PID/io, for all devices together, and buffered writes count when pages are dirtied")
 		}
 	}
-	st := &record.Start{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
+	st := &result.WatchStart{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
 	if c := w.cfg.Ceiling; c != nil {
 		st.Expect = c.Name
 		if c.Bursts() {
 			st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
 		}
 	}
-	return record.Record{Schema: record.Schema, Type: record.TypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
+	return result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
 }
 
 func (w *Watcher) pressure() (uint64, bool) {
@@ -244,7 +243,7 @@ func (w *Watcher) pressure() (uint64, bool) {
 
 // Tick samples now and returns the interval's sample record followed by
 // the findings it produced.
-func (w *Watcher) Tick(now time.Time) ([]record.Record, error) {
+func (w *Watcher) Tick(now time.Time) ([]result.WatchRecord, error) {
 	if !w.started {
 		return nil, errors.New("watch: Tick before Start")
 	}
@@ -266,7 +265,7 @@ func (w *Watcher) Tick(now time.Time) ([]record.Record, error) {
 			w.prevPSI = tot
 		}
 	}
-	var top []record.Cgroup
+	var top []result.WatchCgroup
 	if w.cfg.Cgroups != nil {
 		all, err := w.cfg.Cgroups.Sample(dt, w.majmin)
 		if err != nil {
@@ -279,8 +278,8 @@ func (w *Watcher) Tick(now time.Time) ([]record.Record, error) {
 
 // topOf keeps the Top heaviest entries and the heaviest per device, and
 // names them.
-func (w *Watcher) topOf(all []record.Cgroup) []record.Cgroup {
-	var out []record.Cgroup
+func (w *Watcher) topOf(all []result.WatchCgroup) []result.WatchCgroup {
+	var out []result.WatchCgroup
 	seen := map[string]bool{}
 	for i, e := range all {
 		if i < w.cfg.Top || !seen[e.Device] {
@@ -294,8 +293,8 @@ func (w *Watcher) topOf(all []record.Cgroup) []record.Cgroup {
 
 // step turns one interval into records. It is separate from Tick so that
 // tests can feed recorded sequences.
-func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Host, top []record.Cgroup) []record.Record {
-	rec := record.Record{Schema: record.Schema, Type: record.TypeSample, Time: now, T: t, Host: w.cfg.Host}
+func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Host, top []result.WatchCgroup) []result.WatchRecord {
+	rec := result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeSample, Time: now, T: t, Host: w.cfg.Host}
 	sys := result.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes}
 	rec.System = &sys
 	if host.PressurePct >= 0 {
@@ -311,7 +310,7 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 		s := result.DeviceSample{T: t, ReadIOPS: r.ReadIOPS, WriteIOPS: r.WriteIOPS, ReadBWBytes: r.ReadBWBytes, WriteBWBytes: r.WriteBWBytes,
 			ReadAwaitMs: r.ReadAwaitMs, WriteAwaitMs: r.WriteAwaitMs, QueueSize: r.QueueSize, ReadReqBytes: r.ReadReqBytes,
 			WriteReqBytes: r.WriteReqBytes, UtilPct: r.UtilPct, InFlight: r.InFlight}
-		row := record.Device{Device: d.Name, DeviceSample: s}
+		row := result.WatchDevice{Device: d.Name, DeviceSample: s}
 		cv := ceilingView{}
 		if cr := w.credits[d.Name]; cr != nil {
 			iops, bw := s.ReadIOPS+s.WriteIOPS, s.ReadBWBytes+s.WriteBWBytes
@@ -347,10 +346,10 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 		n := min(len(top), w.cfg.Top)
 		rec.Top = top[:n]
 	}
-	out := []record.Record{rec}
+	out := []result.WatchRecord{rec}
 	for i := range fs {
 		f := fs[i]
-		out = append(out, record.Record{Schema: record.Schema, Type: record.TypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &f})
+		out = append(out, result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &f})
 	}
 	w.last = rec
 	return out
@@ -385,7 +384,7 @@ func (w *Watcher) burstCheck(dev string, cr *credit, t, iops, bw float64, cpct, 
 
 // Message is the live burst estimate for a device row, empty when the
 // credit is not draining.
-func Message(c *Ceiling, d record.Device) string {
+func Message(c *Ceiling, d result.WatchDevice) string {
 	if c == nil || d.BurstLeftS == nil {
 		return ""
 	}
@@ -394,9 +393,9 @@ func Message(c *Ceiling, d record.Device) string {
 
 // Flush closes what is still open (detectors' pending findings) when
 // watching ends.
-func (w *Watcher) Flush(now time.Time) []record.Record {
+func (w *Watcher) Flush(now time.Time) []result.WatchRecord {
 	t := now.Sub(w.start).Seconds()
-	var out []record.Record
+	var out []result.WatchRecord
 	names := make([]string, 0, len(w.dets))
 	for n := range w.dets {
 		names = append(names, n)
@@ -406,7 +405,7 @@ func (w *Watcher) Flush(now time.Time) []record.Record {
 		for _, det := range w.dets[n] {
 			for _, f := range det.Flush() {
 				ff := finding{Device: n, Finding: f}
-				out = append(out, record.Record{Schema: record.Schema, Type: record.TypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &ff})
+				out = append(out, result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &ff})
 			}
 		}
 	}
@@ -423,7 +422,7 @@ func (w *Watcher) StallSeconds(dev string) float64 {
 
 // Run starts, then ticks every interval until ctx ends, passing every
 // record to emit. An emit error ends the run with that error.
-func (w *Watcher) Run(ctx context.Context, emit func(record.Record) error) error {
+func (w *Watcher) Run(ctx context.Context, emit func(result.WatchRecord) error) error {
 	st, err := w.Start(time.Now())
 	if err != nil {
 		return err

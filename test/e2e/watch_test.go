@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/watch/record"
+	"github.com/iolens/iolens/internal/result"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -514,8 +514,8 @@ func (e *env) namedThroughAPI(t *testing.T, pod, writer, container string) bool 
 	}
 	var named, unnamed int
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		var r record.Record
-		if json.Unmarshal(line, &r) != nil || r.Type != record.TypeSample {
+		var r result.WatchRecord
+		if json.Unmarshal(line, &r) != nil || r.Type != result.WatchTypeSample {
 			continue
 		}
 		for _, c := range r.Top {

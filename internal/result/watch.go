@@ -1,8 +1,8 @@
-// Package record defines the NDJSON records that iolens watch streams and
-// turns a saved stream back into results, so that report and analyze can
-// read a watch log like any benchmark result. It depends only on bench, so
-// readers can import it without the sampling machinery.
-package record
+package result
+
+// The NDJSON records iolens watch streams, and their conversion back into
+// results, so that report and analyze read a watch log like any benchmark
+// result.
 
 import (
 	"encoding/json"
@@ -10,23 +10,21 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/iolens/iolens/internal/result"
 )
 
-// Schema names the version of watch records.
-const Schema = "iolens.watch/v1"
+// WatchSchema names the version of watch records.
+const WatchSchema = "iolens.watch/v1"
 
-// Record types.
+// WatchRecord types.
 const (
-	TypeStart   = "start"
-	TypeSample  = "sample"
-	TypeFinding = "finding"
+	WatchTypeStart   = "start"
+	WatchTypeSample  = "sample"
+	WatchTypeFinding = "finding"
 )
 
-// Record is one line of a watch stream. Type says which of the optional
+// WatchRecord is one line of a watch stream. Type says which of the optional
 // parts are present.
-type Record struct {
+type WatchRecord struct {
 	Schema string    `json:"schema"`
 	Type   string    `json:"type"`
 	Time   time.Time `json:"time"`
@@ -34,31 +32,31 @@ type Record struct {
 	T    float64 `json:"t_s"`
 	Host string  `json:"host,omitempty"`
 
-	// Start records: what is watched and how.
-	Start *Start `json:"start,omitempty"`
+	// WatchStart records: what is watched and how.
+	Start *WatchStart `json:"start,omitempty"`
 	// Sample records: one row per device, host-wide state, top cgroups.
-	Devices []Device             `json:"devices,omitempty"`
-	System  *result.SystemSample `json:"system,omitempty"`
+	Devices []WatchDevice `json:"devices,omitempty"`
+	System  *SystemSample `json:"system,omitempty"`
 	// IOPressurePct is the share of the interval in which some task
 	// waited on IO (/proc/pressure/io "some"); -1 when the kernel has no
 	// PSI.
-	IOPressurePct *float64 `json:"io_pressure_pct,omitempty"`
-	Top           []Cgroup `json:"top,omitempty"`
-	// Finding records.
-	Finding *Finding `json:"finding,omitempty"`
+	IOPressurePct *float64      `json:"io_pressure_pct,omitempty"`
+	Top           []WatchCgroup `json:"top,omitempty"`
+	// WatchFinding records.
+	Finding *WatchFinding `json:"finding,omitempty"`
 }
 
-// Start describes a watch session.
-type Start struct {
-	IntervalS float64      `json:"interval_s"`
-	Devices   []DeviceInfo `json:"devices"`
+// WatchStart describes a watch session.
+type WatchStart struct {
+	IntervalS float64           `json:"interval_s"`
+	Devices   []WatchDeviceInfo `json:"devices"`
 	// Expect names the disk whose ceiling rows are compared with.
 	Expect string   `json:"expect,omitempty"`
 	Notes  []string `json:"notes,omitempty"`
 }
 
-// DeviceInfo is a watched device.
-type DeviceInfo struct {
+// WatchDeviceInfo is a watched device.
+type WatchDeviceInfo struct {
 	Name   string `json:"name"`
 	MajMin string `json:"maj_min"`
 	// Parallel is true for devices that serve requests in parallel
@@ -68,11 +66,11 @@ type DeviceInfo struct {
 	Mounts []string `json:"mounts,omitempty"`
 }
 
-// Device is one device's row over one interval.
-type Device struct {
+// WatchDevice is one device's row over one interval.
+type WatchDevice struct {
 	Device string `json:"device"`
 	State  string `json:"state"`
-	result.DeviceSample
+	DeviceSample
 	// CeilingPct is the rate as a share of the expected ceiling in force
 	// (burst or baseline); nil without --expect.
 	CeilingPct *float64 `json:"ceiling_pct,omitempty"`
@@ -86,8 +84,8 @@ type Device struct {
 	TopCgroup string `json:"top_cgroup,omitempty"`
 }
 
-// Cgroup is the IO a cgroup issued to one device over one interval.
-type Cgroup struct {
+// WatchCgroup is the IO a cgroup issued to one device over one interval.
+type WatchCgroup struct {
 	Device       string  `json:"device"`
 	Cgroup       string  `json:"cgroup"`
 	ReadIOPS     float64 `json:"r_s"`
@@ -104,7 +102,7 @@ type Cgroup struct {
 
 // Name is how the cgroup is shown: the pod when known, else the first
 // process, else the path.
-func (c Cgroup) Name() string {
+func (c WatchCgroup) Name() string {
 	switch {
 	case c.Pod != "" && c.Namespace != "":
 		return c.Namespace + "/" + c.Pod
@@ -118,21 +116,21 @@ func (c Cgroup) Name() string {
 	return c.Cgroup
 }
 
-// Finding is one entry of the findings log. Phase is "start" when a
+// WatchFinding is one entry of the findings log. Phase is "start" when a
 // condition begins (its duration is not known yet), "end" when it ends
 // (the finding carries the duration) and "" for one-off findings.
-type Finding struct {
+type WatchFinding struct {
 	Device string `json:"device,omitempty"`
 	Phase  string `json:"phase,omitempty"`
-	result.Finding
+	Finding
 }
 
-// ToResults turns a watch stream into results, one per watch session (a
+// WatchResults turns a watch stream into results, one per watch session (a
 // start record begins a session). Each result carries the device and
 // system series on the watch's time axis and the findings that ended or
 // were still open at the end of the stream.
-func ToResults(recs []Record, name string) ([]result.Result, error) {
-	var out []result.Result
+func WatchResults(recs []WatchRecord, name string) ([]Result, error) {
+	var out []Result
 	var cur *session
 	flush := func() {
 		if cur != nil && cur.samples > 0 {
@@ -141,10 +139,10 @@ func ToResults(recs []Record, name string) ([]result.Result, error) {
 		cur = nil
 	}
 	for i, r := range recs {
-		if r.Schema != Schema {
-			return nil, fmt.Errorf("%s: watch record %d has schema %q; this iolens reads %s", name, i+1, r.Schema, Schema)
+		if r.Schema != WatchSchema {
+			return nil, fmt.Errorf("%s: watch record %d has schema %q; this iolens reads %s", name, i+1, r.Schema, WatchSchema)
 		}
-		if r.Type == TypeStart || cur == nil {
+		if r.Type == WatchTypeStart || cur == nil {
 			flush()
 			cur = newSession(name, len(out)+1, r)
 		}
@@ -157,33 +155,33 @@ func ToResults(recs []Record, name string) ([]result.Result, error) {
 	return out, nil
 }
 
-// Decode reads one watch record from a line.
-func Decode(line []byte) (Record, error) {
-	var r Record
+// DecodeWatch reads one watch record from a line.
+func DecodeWatch(line []byte) (WatchRecord, error) {
+	var r WatchRecord
 	err := json.Unmarshal(line, &r)
 	return r, err
 }
 
-// Is reports whether a schema names a watch record.
-func Is(schema string) bool { return strings.HasPrefix(schema, "iolens.watch/") }
+// IsWatch reports whether a schema names a watch record.
+func IsWatch(schema string) bool { return strings.HasPrefix(schema, "iolens.watch/") }
 
 type session struct {
-	res      result.Result
-	series   map[string]*result.DeviceSeries
+	res      Result
+	series   map[string]*DeviceSeries
 	order    []string
-	open     map[string]Finding // key: device/kind
+	open     map[string]WatchFinding // key: device/kind
 	lastT    float64
 	samples  int
 	interval float64
 }
 
-func newSession(name string, index int, r Record) *session {
-	s := &session{series: map[string]*result.DeviceSeries{}, open: map[string]Finding{}, interval: 1}
-	s.res = result.Result{Schema: result.SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
-		Test:   result.TestSpec{Name: "watch"},
-		Target: result.Target{Kind: "watch", Path: name}, Host: result.Host{Hostname: r.Host},
+func newSession(name string, index int, r WatchRecord) *session {
+	s := &session{series: map[string]*DeviceSeries{}, open: map[string]WatchFinding{}, interval: 1}
+	s.res = Result{Schema: SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
+		Test:   TestSpec{Name: "watch"},
+		Target: Target{Kind: "watch", Path: name}, Host: Host{Hostname: r.Host},
 		Start: r.Time.Add(-time.Duration(r.T * float64(time.Second))), Status: "ok",
-		FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
+		FioSeries: []FioSample{}, Devices: []DeviceSeries{}, System: []SystemSample{}}
 	if r.Start != nil {
 		s.interval = r.Start.IntervalS
 		for _, d := range r.Start.Devices {
@@ -198,21 +196,21 @@ func newSession(name string, index int, r Record) *session {
 	return s
 }
 
-func (s *session) device(name string) *result.DeviceSeries {
+func (s *session) device(name string) *DeviceSeries {
 	if ds, ok := s.series[name]; ok {
 		return ds
 	}
-	ds := &result.DeviceSeries{Device: name, Role: "direct", Samples: []result.DeviceSample{}}
+	ds := &DeviceSeries{Device: name, Role: "direct", Samples: []DeviceSample{}}
 	s.series[name] = ds
 	s.order = append(s.order, name)
 	return ds
 }
 
-func (s *session) add(r Record) {
+func (s *session) add(r WatchRecord) {
 	s.res.End = r.Time
 	s.lastT = r.T
 	switch r.Type {
-	case TypeSample:
+	case WatchTypeSample:
 		s.samples++
 		for _, d := range r.Devices {
 			ds := s.device(d.Device)
@@ -225,7 +223,7 @@ func (s *session) add(r Record) {
 			sys.T = r.T
 			s.res.System = append(s.res.System, sys)
 		}
-	case TypeFinding:
+	case WatchTypeFinding:
 		if r.Finding == nil {
 			return
 		}
@@ -243,7 +241,7 @@ func (s *session) add(r Record) {
 	}
 }
 
-func (s *session) labelled(f Finding) result.Finding {
+func (s *session) labelled(f WatchFinding) Finding {
 	out := f.Finding
 	if f.Device != "" && !strings.Contains(out.Summary, f.Device) {
 		out.Summary = f.Device + ": " + out.Summary
@@ -251,7 +249,7 @@ func (s *session) labelled(f Finding) result.Finding {
 	return out
 }
 
-func (s *session) result() result.Result {
+func (s *session) result() Result {
 	keys := make([]string, 0, len(s.open))
 	for k := range s.open {
 		keys = append(keys, k)
