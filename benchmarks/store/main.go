@@ -79,7 +79,7 @@ func mkResult(run string, idx int, start time.Time, secs int, labels map[string]
 	}
 	iops := 1000 * math.Min(float64(qd), 8)
 	stallAt, stallLen := float64(secs/3), 20.0
-	r := result.Result{Schema: result.SchemaV1, RunID: run, Suite: "standard", Index: idx + 1, Repeat: 1, Test: spec,
+	r := result.Result{Schema: result.Schema, RunID: run, Suite: "standard", Index: idx + 1, Repeat: 1, Test: spec,
 		Target: result.Target{Kind: "dir", Path: "/mnt/data", Device: "vdb", Filesystem: "ext4", Labels: labels},
 		Host:   result.Host{Hostname: "node-1", Kernel: "6.1.0", CPUs: 2, MemTotalBytes: 4 << 30, IolensVersion: "bench"},
 		Start:  start, End: start.Add(time.Duration(secs) * time.Second), Status: "ok", FioVersion: "fio-3.33",

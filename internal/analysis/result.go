@@ -40,12 +40,21 @@ func Series(r *result.Result) []Point {
 		byT[k] = s
 		last = max(last, k)
 	}
-	if rt := runtimeS(r); rt > 0 {
+	if rt := runtimeS(r); rt > 0 && rt < float64(math.MaxInt32) {
 		// fio often writes no row for the last window when the job ends on
 		// its boundary: only windows before it count as missing.
 		last = max(last, int(math.Floor(rt+0.25))-1)
 	}
 	dev := primaryDevice(r.Devices, r.Target.Device)
+	// Missing windows are zeros, but a record cannot make the grid much
+	// longer than the samples it holds (the device sampler writes a row
+	// every second, stalled or not, so a real gap mostly has rows under
+	// it): memory follows the file, not a number in it.
+	held := len(r.FioSeries)
+	if dev != nil {
+		held += len(dev.Samples)
+	}
+	last = min(last, 4*held+64)
 	out := make([]Point, 0, last)
 	j := 0
 	for k := 1; k <= last; k++ {

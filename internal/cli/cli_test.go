@@ -146,7 +146,7 @@ func TestRunQuickEndToEnd(t *testing.T) {
 		if r.Target.Device != "" && (len(r.Devices) == 0 || len(r.Devices[0].Samples) == 0) {
 			t.Errorf("%s: target on %s but no device samples", r.Test.Name, r.Target.Device)
 		}
-		if r.Target.Labels["env"] != "test" || r.Schema != result.SchemaV1 || len(r.FioJSON) == 0 || r.FioJob == "" {
+		if r.Target.Labels["env"] != "test" || r.Schema != result.Schema || len(r.FioJSON) == 0 || r.FioJob == "" {
 			t.Errorf("%s: record incomplete (labels %v, schema %q)", r.Test.Name, r.Target.Labels, r.Schema)
 		}
 		if strings.Contains(r.FioJob, "gtod_reduce") {

@@ -273,3 +273,6 @@ func ParseReader(r io.Reader) ([]*Output, []string, error) {
 	}
 	return Parse(b)
 }
+
+// Len is the size of the document being gathered.
+func (s *Splitter) Len() int { return s.cur.Len() }

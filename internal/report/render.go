@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -49,25 +50,29 @@ func RendererFor(format string) (Renderer, error) {
 	return nil, &UnknownFormatError{Format: format}
 }
 
-// NDJSON writes one result per line: the form iolens saves and reads back.
-func NDJSON(w io.Writer, rs []result.Result) error {
-	enc := json.NewEncoder(w)
+// JSON writes the results as one indented array.
+func JSON(w io.Writer, rs []result.Result) error {
+	var buf bytes.Buffer
+	buf.WriteString("[")
 	for i := range rs {
-		if err := enc.Encode(&rs[i]); err != nil {
+		b, err := result.Marshal(&rs[i])
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n  ")
+		if err := json.Indent(&buf, b, "  ", "  "); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// JSON writes the results as one indented array.
-func JSON(w io.Writer, rs []result.Result) error {
-	if rs == nil {
-		rs = []result.Result{}
+	if len(rs) > 0 {
+		buf.WriteString("\n")
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rs)
+	buf.WriteString("]\n")
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 // row is one direction of one result, as the tables show it.

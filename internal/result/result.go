@@ -2,12 +2,9 @@ package result
 
 import (
 	"encoding/json"
+	"iter"
 	"time"
 )
-
-// SchemaV1 names the version of the result record. Readers reject records
-// of a major version they do not know.
-const SchemaV1 = "iolens.result/v1"
 
 // Result is one run of one test: the record every other part of iolens
 // reads back. It is written as one NDJSON line. Measured values never use
@@ -59,6 +56,34 @@ type Result struct {
 	FioJob     string          `json:"fio_job"`
 	FioStderr  string          `json:"fio_stderr,omitempty"`
 	FioJSON    json.RawMessage `json:"fio_json,omitempty"`
+}
+
+// Dirs yields the directions a result has, in the order read, write,
+// sync, with their names.
+func (r *Result) Dirs() iter.Seq2[string, *DirResult] {
+	return func(yield func(string, *DirResult) bool) {
+		for _, d := range [...]struct {
+			name string
+			d    *DirResult
+		}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
+			if d.d != nil && !yield(d.name, d.d) {
+				return
+			}
+		}
+	}
+}
+
+// Dir returns the named direction, nil when the result has none.
+func (r *Result) Dir(name string) *DirResult {
+	switch name {
+	case "read":
+		return r.Read
+	case "write":
+		return r.Write
+	case "sync":
+		return r.Sync
+	}
+	return nil
 }
 
 // Target describes what was measured.
@@ -170,9 +195,15 @@ type SystemSample struct {
 
 // Finding is one conclusion about a result, with its evidence.
 type Finding struct {
-	Kind     string `json:"kind"`     // stall, cliff, writeback, qd, etcd, steady, ...
+	// Kind says which analysis drew it (KindStall, KindLimit...), Code
+	// what it says, as a stable name (CodeIOPSCap, CodeEtcdFail...).
+	Kind     string `json:"kind"`
+	Code     string `json:"code"`
 	Severity string `json:"severity"` // info, warn, fail
-	Summary  string `json:"summary"`
+	// Dir is the direction the finding concerns ("read", "write",
+	// "sync"), empty when it concerns the whole result.
+	Dir     string `json:"dir,omitempty"`
+	Summary string `json:"summary"`
 	// StartS and DurationS locate the finding on the result's time axis,
 	// when it has one.
 	StartS    *float64           `json:"start_s,omitempty"`

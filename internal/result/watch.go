@@ -130,29 +130,59 @@ type WatchFinding struct {
 // system series on the watch's time axis and the findings that ended or
 // were still open at the end of the stream.
 func WatchResults(recs []WatchRecord, name string) ([]Result, error) {
+	ws := &watchStream{name: name}
 	var out []Result
-	var cur *session
-	flush := func() {
-		if cur != nil && cur.samples > 0 {
-			out = append(out, cur.result())
+	for _, r := range recs {
+		rs, err := ws.add(r)
+		if err != nil {
+			return nil, err
 		}
-		cur = nil
+		out = append(out, rs...)
 	}
-	for i, r := range recs {
-		if r.Schema != WatchSchema {
-			return nil, fmt.Errorf("%s: watch record %d has schema %q; this iolens reads %s", name, i+1, r.Schema, WatchSchema)
-		}
-		if r.Type == WatchTypeStart || cur == nil {
-			flush()
-			cur = newSession(name, len(out)+1, r)
-		}
-		cur.add(r)
+	rs, err := ws.end()
+	return append(out, rs...), err
+}
+
+// watchStream rebuilds results from watch records as they are read: only
+// the session in progress is held.
+type watchStream struct {
+	name string
+	n    int // records read
+	cur  *session
+	out  int // sessions emitted
+}
+
+// add takes the next record and returns the session it completes.
+func (w *watchStream) add(r WatchRecord) ([]Result, error) {
+	w.n++
+	if r.Schema != WatchSchema {
+		return nil, fmt.Errorf("watch record %d has schema %q; this iolens reads %s", w.n, r.Schema, WatchSchema)
 	}
-	flush()
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: watch stream has no samples", name)
+	var done []Result
+	if r.Type == WatchTypeStart || w.cur == nil {
+		done = w.flush()
+		w.cur = newSession(w.name, w.out+1, r)
 	}
-	return out, nil
+	w.cur.add(r)
+	return done, nil
+}
+
+func (w *watchStream) flush() []Result {
+	defer func() { w.cur = nil }()
+	if w.cur != nil && w.cur.samples > 0 {
+		w.out++
+		return []Result{w.cur.result()}
+	}
+	return nil
+}
+
+// end returns the last session.
+func (w *watchStream) end() ([]Result, error) {
+	rs := w.flush()
+	if w.out == 0 {
+		return nil, fmt.Errorf("watch stream has no samples")
+	}
+	return rs, nil
 }
 
 // DecodeWatch reads one watch record from a line.
@@ -177,7 +207,7 @@ type session struct {
 
 func newSession(name string, index int, r WatchRecord) *session {
 	s := &session{series: map[string]*DeviceSeries{}, open: map[string]WatchFinding{}, interval: 1}
-	s.res = Result{Schema: SchemaV1, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
+	s.res = Result{Schema: Schema, RunID: "watch:" + name, Suite: "watch", Index: index, Repeat: 1,
 		Test:   TestSpec{Name: "watch"},
 		Target: Target{Kind: "watch", Path: name}, Host: Host{Hostname: r.Host},
 		Start: r.Time.Add(-time.Duration(r.T * float64(time.Second))), Status: "ok",

@@ -33,7 +33,7 @@ func TestToResults(t *testing.T) {
 		t.Fatalf("got %d results, want 2", len(rs))
 	}
 	r := rs[0]
-	if r.Schema != SchemaV1 || r.Suite != "watch" || r.Host.Hostname != "node1" || r.Target.Labels["expect"] != "azure:P4" {
+	if r.Schema != Schema || r.Suite != "watch" || r.Host.Hostname != "node1" || r.Target.Labels["expect"] != "azure:P4" {
 		t.Errorf("result header = %+v", r)
 	}
 	if len(r.Devices) != 1 || len(r.Devices[0].Samples) != 3 || r.Devices[0].Samples[0].WriteBWBytes != 100 || r.Devices[0].Samples[2].T != 3 {

@@ -565,7 +565,7 @@ func safeName(s string) string {
 
 // runTest runs one test and always returns a result, failed or not.
 func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, total int) result.Result {
-	res := result.Result{Schema: result.SchemaV1, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: index, Repeat: rep,
+	res := result.Result{Schema: result.Schema, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: index, Repeat: rep,
 		Test: s, Target: r.target, Host: r.host, FioVersion: r.fioVersion, Status: "ok"}
 	res.Start = time.Now().UTC()
 	fail := func(err error) result.Result {

@@ -1,0 +1,141 @@
+package fio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+)
+
+// Caps of ReadResults: a line of fio's output, and the diagnostics kept.
+const (
+	maxLine        = 4 << 20
+	maxDiagnostics = 100
+)
+
+// ReadResults reads fio's JSON or json+ output as a stream and converts
+// its final document into results, one per fio job. Text before and
+// between documents (fio's notes) is kept as diagnostics; with
+// --status-interval only the last document counts, and only it is held.
+// name labels the results.
+func ReadResults(r io.Reader, name string) ([]result.Result, error) {
+	lr := result.NewLineReader(r, maxLine)
+	var sp Splitter
+	var last []byte
+	var diag []string
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w: not fio output", lr.Line+1, err)
+		}
+		raw, d := sp.Line(string(line))
+		if d != "" && len(diag) < maxDiagnostics {
+			diag = append(diag, d)
+		}
+		if sp.Len() > result.MaxRecordBytes {
+			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, result.MaxRecordBytes>>20)
+		}
+		if raw != nil {
+			last = raw
+		}
+	}
+	if sp.Partial() {
+		return nil, fmt.Errorf("fio output ends inside a JSON document (fio killed before it finished writing?)")
+	}
+	if last == nil {
+		return nil, fmt.Errorf("neither iolens results nor fio JSON output (run fio with --output-format=json or json+): %w", ErrNoDocument)
+	}
+	doc, err := Decode(last)
+	if err != nil {
+		return nil, err
+	}
+	return resultsOf(doc, diag, name)
+}
+
+// resultsOf converts one fio document.
+func resultsOf(doc *Output, diag []string, name string) ([]result.Result, error) {
+	end := time.UnixMilli(doc.TimestampMs).UTC()
+	if doc.TimestampMs == 0 {
+		end = time.Unix(doc.Timestamp, 0).UTC()
+	}
+	var out []result.Result
+	for i, j := range doc.AllJobs() {
+		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: i + 1, Repeat: 1,
+			Test: specFromOptions(j), Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
+			Host: result.Host{FioVersion: doc.FioVersion, Hostname: j.Hostname}, End: end, Status: "ok",
+			FioJSON: doc.Raw, FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
+		res.Start = end.Add(-time.Duration(max(j.Read.Runtime, j.Write.Runtime)) * time.Millisecond)
+		if len(doc.DiskUtil) > 0 {
+			res.Target.Device = doc.DiskUtil[0].Name
+		}
+		if j.Error != 0 {
+			res.Status, res.Error = "failed", fmt.Sprintf("fio job error %d", j.Error)
+		}
+		if err := FillFromFio(&res, []Job{j}); err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.JobName, err)
+		}
+		if len(diag) > 0 {
+			res.FioStderr = strings.Join(diag, "\n")
+		}
+		out = append(out, res)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("fio output has no jobs")
+	}
+	return out, nil
+}
+
+// specFromOptions rebuilds what can be known of a test from fio's "job
+// options" (raw strings as given; defaults are not listed).
+func specFromOptions(j Job) result.TestSpec {
+	o := j.JobOptions
+	s := result.TestSpec{Name: j.JobName, RW: o["rw"], IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
+	if s.RW == "" {
+		s.RW = o["readwrite"]
+	}
+	if s.RW == "" {
+		s.RW = "read"
+	}
+	if v, err := units.ParseSize(firstOf(o, "bs", "blocksize")); err == nil {
+		s.BlockSize = v
+	} else {
+		s.BlockSize = 4096
+	}
+	if v, err := strconv.Atoi(o["iodepth"]); err == nil {
+		s.IODepth = v
+	}
+	if v, err := strconv.Atoi(o["numjobs"]); err == nil {
+		s.NumJobs = v
+	}
+	if v, err := strconv.Atoi(o["rwmixread"]); err == nil {
+		s.RWMixRead = v
+	}
+	if v, err := strconv.Atoi(o["fdatasync"]); err == nil {
+		s.Fdatasync = v
+	}
+	s.Direct = o["direct"] == "1"
+	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["runtime"], "s"), 64); err == nil {
+		s.RuntimeS = v
+	}
+	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["ramp_time"], "s"), 64); err == nil {
+		s.RampS = v
+	}
+	return s
+}
+
+func firstOf(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,40 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iolens/iolens/internal/analysis"
+)
+
+// Anything at all given to report, analyze or compare either reads as
+// results that the analysis and every renderer can handle, or is refused
+// with an error: never a panic, and never memory sized from a number in
+// the input.
+func FuzzDecode(f *testing.F) {
+	for _, glob := range []string{"testdata/*.json", "../fio/testdata/*.json", "../result/testdata/*"} {
+		files, _ := filepath.Glob(glob)
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil && len(b) < 256<<10 {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte(`{"schema":"iolens.result/v2","status":"ok","test":{"name":"t","runtime_s":1e300},"fio_series":[{"t_s":1e15,"read_iops":1}],"read":{"iops":1,"runtime_ms":1000000000000000}}`))
+	f.Add([]byte(`{"schema":"iolens.result/v2","status":"ok","test":{"name":"t","group":"qd-sweep:x","iodepth":-5,"numjobs":-1},"read":{"iops":-1,"lat":{"mean_ns":-3}}}`))
+	f.Add([]byte(`{"schema":"iolens.watch/v1","type":"sample","t_s":1e300,"devices":[{"device":"d"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := ReadResults(bytes.NewReader(b), "fuzz")
+		if err != nil {
+			return
+		}
+		analysis.Annotate(rs)
+		for _, format := range Formats {
+			r, _ := RendererFor(format)
+			var out bytes.Buffer
+			_ = r(&out, rs)
+		}
+	})
+}

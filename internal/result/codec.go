@@ -1,0 +1,491 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+)
+
+// Schemas of the result record. Readers take every version listed here
+// and upgrade it on read; a record of any other version is refused.
+const (
+	SchemaV1 = "iolens.result/v1"
+	// SchemaV2 added findings' code (replacing v1's numeric "verdict"
+	// evidence) and dir.
+	SchemaV2 = "iolens.result/v2"
+	// Schema is the version this iolens writes.
+	Schema = SchemaV2
+)
+
+// MaxRecordBytes bounds one record as read: an NDJSON line, an element of
+// a JSON array, or one fio JSON document. Nothing read is held beyond it,
+// whatever the input claims.
+const MaxRecordBytes = 256 << 20
+
+// ErrUnknownSchema is a record written by a newer iolens.
+var ErrUnknownSchema = errors.New("unknown result schema")
+
+// DecodeError locates a record that could not be read.
+type DecodeError struct {
+	Name string // the file, or "stdin"
+	Line int    // 1-based line, 0 when not line oriented
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Name, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Hint says what to do.
+func (e *DecodeError) Hint() string {
+	if errors.Is(e.Err, ErrUnknownSchema) {
+		return "this file was written by a newer iolens: upgrade iolens to read it"
+	}
+	return "iolens reads its own NDJSON or JSON results, iolens watch logs and fio's JSON or json+ output"
+}
+
+// Encoder writes results as NDJSON, one record per line: the form iolens
+// saves, streams and reads back.
+type Encoder struct {
+	w   io.Writer
+	buf bytes.Buffer
+}
+
+// NewEncoder writes to w.
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// Encode writes r as one line, stamped with the current schema. A value
+// JSON cannot hold (NaN, an infinity) is an error that names its field.
+func (e *Encoder) Encode(r *Result) error {
+	b, err := Marshal(r)
+	if err != nil {
+		return err
+	}
+	e.buf.Reset()
+	e.buf.Write(b)
+	e.buf.WriteByte('\n')
+	_, err = e.w.Write(e.buf.Bytes())
+	return err
+}
+
+// Marshal encodes one record (without a newline), stamped with the
+// current schema.
+func Marshal(r *Result) ([]byte, error) {
+	c := *r
+	c.Schema = Schema
+	b, err := json.Marshal(&c)
+	if err != nil {
+		var uv *json.UnsupportedValueError
+		if errors.As(err, &uv) {
+			if p := badFloat(reflect.ValueOf(c), ""); p != "" {
+				return nil, fmt.Errorf("result %s: field %s is %s, which JSON cannot hold", r.Test.Name, p, uv.Str)
+			}
+		}
+		return nil, fmt.Errorf("result %s: %w", r.Test.Name, err)
+	}
+	return b, nil
+}
+
+// badFloat finds the path of the first NaN or infinite float in v.
+func badFloat(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return path
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return badFloat(v.Elem(), path)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			if !t.Field(i).IsExported() {
+				continue
+			}
+			name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+			if name == "" {
+				name = t.Field(i).Name
+			}
+			if p := badFloat(v.Field(i), strings.TrimPrefix(path+"."+name, ".")); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if p := badFloat(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if p := badFloat(it.Value(), fmt.Sprintf("%s[%v]", path, it.Key())); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// Unmarshal decodes one record and applies the schema policy: every
+// known version is read and upgraded to the current one; records of
+// another kind or a newer version are refused.
+func Unmarshal(b []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Result{}, err
+	}
+	switch r.Schema {
+	case SchemaV2:
+	case SchemaV1:
+		upgradeV1(&r)
+	default:
+		if strings.HasPrefix(r.Schema, "iolens.result/") {
+			return Result{}, fmt.Errorf("record has schema %q; this iolens reads %s and %s: %w", r.Schema, SchemaV1, SchemaV2, ErrUnknownSchema)
+		}
+		return Result{}, fmt.Errorf("not an iolens result (schema %q)", r.Schema)
+	}
+	return r, nil
+}
+
+// Formats converts inputs that are not iolens's own records. The record
+// package reads iolens NDJSON, JSON arrays and watch logs itself; fio's
+// output is read by the fio package, which the caller wires in.
+type Formats struct {
+	// Fio reads fio's JSON or json+ output (the rest of the stream) into
+	// results. Nil refuses fio output.
+	Fio func(r io.Reader, name string) ([]Result, error)
+}
+
+// Decoder reads results from a stream of any format iolens reads, which
+// it sniffs from the first bytes: iolens NDJSON (results and watch
+// records, line by line), a JSON array of results (iolens -o json), or
+// fio's JSON output. It streams: memory is bounded by MaxRecordBytes per
+// record (plus the watch session being rebuilt), never by the input's
+// length or by counts read from it.
+type Decoder struct {
+	name    string
+	br      *bufio.Reader
+	formats Formats
+	max     int
+
+	started bool
+	line    int
+	arr     *json.Decoder
+	budget  *budgetReader
+	watch   *watchStream
+	pending []Result
+	done    bool
+}
+
+// NewDecoder reads from r; name (a file name, "stdin") labels errors and
+// results converted from other formats.
+func NewDecoder(r io.Reader, name string, f Formats) *Decoder {
+	return &Decoder{name: name, br: bufio.NewReaderSize(r, 64<<10), formats: f, max: MaxRecordBytes}
+}
+
+func (d *Decoder) fail(err error) error {
+	d.done = true
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return err
+	}
+	return &DecodeError{Name: d.name, Line: d.line, Err: err}
+}
+
+// Decode returns the next result, or io.EOF after the last one.
+func (d *Decoder) Decode() (Result, error) {
+	for len(d.pending) == 0 {
+		if d.done {
+			return Result{}, io.EOF
+		}
+		if err := d.step(); err != nil {
+			if err == io.EOF {
+				d.done = true
+				continue
+			}
+			return Result{}, err
+		}
+	}
+	r := d.pending[0]
+	d.pending = d.pending[1:]
+	return r, nil
+}
+
+// ReadAll decodes every result of the stream.
+func (d *Decoder) ReadAll() ([]Result, error) {
+	var out []Result
+	for {
+		r, err := d.Decode()
+		if err == io.EOF {
+			if len(out) == 0 {
+				return nil, &DecodeError{Name: d.name, Err: errors.New("no results in it")}
+			}
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+}
+
+// step reads some input and queues the results it completes; io.EOF at
+// the end of the stream.
+func (d *Decoder) step() error {
+	if !d.started {
+		d.started = true
+		return d.sniff()
+	}
+	if d.arr != nil {
+		return d.arrayElement()
+	}
+	return d.ndjsonLine()
+}
+
+func (d *Decoder) sniff() error {
+	// Skip leading white space without holding it.
+	for {
+		c, err := d.br.ReadByte()
+		if err == io.EOF {
+			return d.fail(errors.New("empty input"))
+		}
+		if err != nil {
+			return d.fail(err)
+		}
+		if c == '\n' {
+			d.line++
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			d.br.UnreadByte()
+			break
+		}
+	}
+	d.line++ // the line being read is the next one
+	first, _ := d.br.Peek(1)
+	switch first[0] {
+	case '[':
+		d.budget = &budgetReader{r: d.br, left: int64(d.max)}
+		d.arr = json.NewDecoder(d.budget)
+		if _, err := d.arr.Token(); err != nil {
+			return d.fail(err)
+		}
+		d.line = 0 // arrays are not line oriented
+		return nil
+	case '{':
+		// One line decides: an iolens record is one line; fio's JSON
+		// starts with a line holding only "{".
+		line, err := readLine(d.br, d.max)
+		if err != nil && err != io.EOF {
+			return d.fail(err)
+		}
+		if probeSchema(line) != "" {
+			return d.record(line)
+		}
+		return d.foreign(io.MultiReader(bytes.NewReader(append(line, '\n')), d.br))
+	}
+	return d.foreign(d.br)
+}
+
+// foreign hands the stream to fio's reader.
+func (d *Decoder) foreign(r io.Reader) error {
+	d.done = true
+	if d.formats.Fio == nil {
+		return d.fail(errors.New("neither iolens results nor a watch log"))
+	}
+	rs, err := d.formats.Fio(r, d.name)
+	if err != nil {
+		return &DecodeError{Name: d.name, Err: err}
+	}
+	d.pending = append(d.pending, rs...)
+	return nil
+}
+
+func (d *Decoder) ndjsonLine() error {
+	for {
+		line, err := readLine(d.br, d.max)
+		if err == io.EOF && len(line) == 0 {
+			return d.endOfStream()
+		}
+		d.line++
+		if err != nil && err != io.EOF {
+			return d.fail(err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return d.record(line)
+	}
+}
+
+func (d *Decoder) endOfStream() error {
+	if d.watch != nil {
+		rs, err := d.watch.end()
+		if err != nil {
+			return d.fail(err)
+		}
+		d.pending = append(d.pending, rs...)
+		d.watch = nil
+	}
+	return io.EOF
+}
+
+// record handles one NDJSON line.
+func (d *Decoder) record(line []byte) error {
+	schema := probeSchema(line)
+	switch {
+	case strings.HasPrefix(schema, "iolens.result/"):
+		r, err := Unmarshal(line)
+		if err != nil {
+			return d.fail(err)
+		}
+		d.pending = append(d.pending, r)
+	case IsWatch(schema):
+		w, err := DecodeWatch(line)
+		if err != nil {
+			return d.fail(err)
+		}
+		if d.watch == nil {
+			d.watch = &watchStream{name: d.name}
+		}
+		rs, err := d.watch.add(w)
+		if err != nil {
+			return d.fail(err)
+		}
+		d.pending = append(d.pending, rs...)
+	case strings.HasPrefix(schema, "iolens."):
+		// Another iolens record kind: not a result.
+	default:
+		return d.fail(errors.New("not an iolens record (a JSON object with an iolens schema on each line)"))
+	}
+	return nil
+}
+
+func (d *Decoder) arrayElement() error {
+	if !d.arr.More() {
+		if _, err := d.arr.Token(); err != nil { // the closing ]
+			return d.fail(err)
+		}
+		return io.EOF
+	}
+	d.budget.left = int64(d.max)
+	var raw json.RawMessage
+	if err := d.arr.Decode(&raw); err != nil {
+		if d.budget.left <= 0 {
+			err = fmt.Errorf("a record is longer than %d MiB", d.max>>20)
+		}
+		return d.fail(err)
+	}
+	r, err := Unmarshal(raw)
+	if err != nil {
+		return d.fail(err)
+	}
+	d.pending = append(d.pending, r)
+	return nil
+}
+
+// probeSchema returns the "schema" of a JSON object line, or "". Records
+// written by iolens start with it, which is the fast path.
+func probeSchema(line []byte) string {
+	t := bytes.TrimSpace(line)
+	if rest, ok := bytes.CutPrefix(t, []byte(`{"schema":"`)); ok {
+		if i := bytes.IndexByte(rest, '"'); i > 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			return string(rest[:i])
+		}
+	}
+	var p struct {
+		Schema string `json:"schema"`
+	}
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &p) != nil {
+		return ""
+	}
+	return p.Schema
+}
+
+// LineTooLongError is a line longer than the reader allows.
+type LineTooLongError struct{ Max int }
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("a line is longer than %d MiB", e.Max>>20)
+}
+
+// readLine reads one line without its newline, holding at most max bytes:
+// a longer line is an error, never an allocation of its length.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > max+1 {
+			return nil, &LineTooLongError{Max: max}
+		}
+		line = append(line, frag...)
+		switch err {
+		case nil:
+			return bytes.TrimSuffix(line, []byte{'\n'}), nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return line, err
+		}
+	}
+}
+
+// LineReader reads lines of at most Max bytes (MaxRecordBytes when 0),
+// counting them, for the line-oriented readers of other formats.
+type LineReader struct {
+	br   *bufio.Reader
+	Max  int
+	Line int
+}
+
+// NewLineReader reads r.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = MaxRecordBytes
+	}
+	return &LineReader{br: bufio.NewReaderSize(r, 64<<10), Max: max}
+}
+
+// Next returns the next line without its newline, or io.EOF.
+func (l *LineReader) Next() ([]byte, error) {
+	line, err := readLine(l.br, l.Max)
+	if err == io.EOF && len(line) == 0 {
+		return nil, io.EOF
+	}
+	l.Line++
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return line, nil
+}
+
+// budgetReader fails once more than left bytes have been read since it
+// was last reset, so a JSON array element cannot grow without bound.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errors.New("record too long")
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}

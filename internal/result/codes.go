@@ -1,0 +1,136 @@
+package result
+
+import "strings"
+
+// Finding kinds: what part of the analysis a finding comes from.
+const (
+	KindSteady    = "steady"
+	KindStall     = "stall"
+	KindCliff     = "cliff"
+	KindWriteback = "writeback"
+	KindPageCache = "page-cache"
+	KindQD        = "qd-sweep"
+	KindEtcd      = "etcd"
+	KindUnstable  = "unstable"
+	// KindCeiling compares a result with a known disk's published limits.
+	KindCeiling = "ceiling"
+	// KindLimit names the limit that binds a result's direction, from the
+	// measurements alone.
+	KindLimit = "limit"
+)
+
+// Finding codes: a stable, machine-readable name for what a finding says,
+// beside its numbers. Scripts and alerts match on these, never on the
+// summary text.
+const (
+	CodeSteady    = "steady"     // steady state reached
+	CodeNotSteady = "not-steady" // never steady
+	CodeNotJudged = "not-judged" // too short a series to judge
+
+	CodeStall         = "stall"
+	CodeCliff         = "cliff"
+	CodeWritebackTail = "writeback-tail"
+	CodePageCache     = "page-cache"
+	CodeUnstable      = "unstable"
+
+	// QD sweep regimes.
+	CodeSweepLatency  = "sweep-latency-bound"
+	CodeSweepIOPS     = "sweep-iops-capped"
+	CodeSweepBW       = "sweep-bandwidth-capped"
+	CodeSweepCapped   = "sweep-capped"
+	CodeSweepNoKnee   = "sweep-no-knee"
+	CodeEtcdPass      = "etcd-pass"
+	CodeEtcdWarn      = "etcd-warn"
+	CodeEtcdFail      = "etcd-fail"
+	CodeEtcdUnknown   = "etcd-no-percentiles"
+	CodeDiskIOPS      = "disk-iops"      // at the disk's IOPS cap
+	CodeDiskBandwidth = "disk-bandwidth" // at the disk's bandwidth cap
+	CodeVMCap         = "vm-cap"         // the VM's cap binds
+	CodeNodeShare     = "node-share"     // the node's bandwidth share binds (IBM)
+	CodeAboveCeiling  = "above-ceiling"  // more than the disk should give: cache or burst
+	CodeBelowCeiling  = "below-ceiling"  // well below, and latency does not explain it
+	CodeHostCacheRW   = "host-cache-rw"  // ReadWrite host cache under writes
+
+	// Limit codes: what binds a direction of a result.
+	CodeIOPSCap      = "iops-cap"      // a flat IOPS ceiling
+	CodeBandwidthCap = "bandwidth-cap" // a flat MB/s ceiling
+	CodeLatency      = "latency"       // IOPS = QD / latency, below any cap seen
+	CodeDevice       = "device"        // the device itself is saturated
+	CodeCPU          = "cpu"           // fio or the host CPU binds
+	CodeUnknown      = "unknown"
+)
+
+// upgradeV1 brings a v1 record to the current schema: findings gain the
+// code v1 expressed in their kind, evidence or wording.
+func upgradeV1(r *Result) {
+	r.Schema = Schema
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Code != "" {
+			continue
+		}
+		f.Code = v1Code(f)
+		delete(f.Evidence, "verdict")
+	}
+}
+
+func v1Code(f *Finding) string {
+	switch f.Kind {
+	case KindSteady:
+		switch {
+		case strings.HasPrefix(f.Summary, "steady from"):
+			return CodeSteady
+		case strings.HasPrefix(f.Summary, "never steady"):
+			return CodeNotSteady
+		}
+		return CodeNotJudged
+	case KindWriteback:
+		return CodeWritebackTail
+	case KindQD:
+		s := f.Summary
+		switch {
+		case strings.Contains(s, "latency-bound"):
+			return CodeSweepLatency
+		case strings.Contains(s, "IOPS-capped"):
+			return CodeSweepIOPS
+		case strings.Contains(s, "bandwidth-capped"):
+			return CodeSweepBW
+		case strings.Contains(s, ": capped"):
+			return CodeSweepCapped
+		}
+		return CodeSweepNoKnee
+	case KindEtcd:
+		switch f.Severity {
+		case "fail":
+			return CodeEtcdFail
+		case "warn":
+			if strings.Contains(f.Summary, "no ") && strings.Contains(f.Summary, "percentiles") {
+				return CodeEtcdUnknown
+			}
+			return CodeEtcdWarn
+		}
+		return CodeEtcdPass
+	case KindCeiling:
+		// v1 kept the verdict as a number in the evidence.
+		switch f.Evidence["verdict"] {
+		case 1:
+			return CodeDiskIOPS
+		case 2:
+			return CodeDiskBandwidth
+		case 3:
+			return CodeVMCap
+		case 4:
+			return CodeNodeShare
+		case 5:
+			return CodeLatency
+		case 6:
+			return CodeAboveCeiling
+		case 7:
+			return CodeBelowCeiling
+		case 8:
+			return CodeHostCacheRW
+		}
+		return CodeUnknown
+	}
+	return f.Kind // stall, cliff, page-cache, unstable: kind and code agree
+}
