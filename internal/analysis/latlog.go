@@ -99,7 +99,7 @@ func (a *LatLog) Finish() LatLogSummary {
 		s.Findings = append(a.found, a.stall.Flush()...)
 		s.Findings = append(s.Findings, a.cliff.Flush()...)
 	} else {
-		s.Findings = []result.Finding{{Kind: KindSteady, Severity: SevInfo,
+		s.Findings = []result.Finding{{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo,
 			Summary: "not enough data: the log covers fewer than 10 whole seconds; stalls and cliffs were not judged"}}
 	}
 	return s

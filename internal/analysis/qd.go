@@ -281,5 +281,20 @@ func SweepFinding(sw Sweep) result.Finding {
 	ev := map[string]float64{"knee_qd": float64(sw.Knee), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
 		"max_iops_lat_mean_ns": sw.Max.LatMeanNs, "max_iops_p99_ns": sw.Max.P99Ns, "little_min": sw.LittleMin, "little_max": sw.LittleMax,
 		"qd1_iops": q1.IOPS, "qd1_lat_mean_ns": q1.LatMeanNs}
-	return result.Finding{Kind: KindQD, Severity: sev, Summary: b.String(), Evidence: ev}
+	return result.Finding{Kind: KindQD, Code: sw.code(), Severity: sev, Summary: b.String(), Evidence: ev}
+}
+
+// code names the sweep's regime.
+func (sw Sweep) code() string {
+	switch sw.Regime {
+	case RegimeLatencyBound:
+		return result.CodeSweepLatency
+	case RegimeIOPSCapped:
+		return result.CodeSweepIOPS
+	case RegimeBWCapped:
+		return result.CodeSweepBW
+	case RegimeCapped:
+		return result.CodeSweepCapped
+	}
+	return result.CodeSweepNoKnee
 }

@@ -136,14 +136,16 @@ func seriesFindings(pts []Point, loaded bool) []result.Finding {
 		iops[i] = p.IOPS
 	}
 	st := Steady(iops, 1, SteadyConfig{})
-	f := result.Finding{Kind: KindSteady, Severity: SevInfo, Summary: st.String(),
+	f := result.Finding{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo, Summary: st.String(),
 		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": float64(st.Window)}}
 	switch st.State {
 	case SteadyYes:
+		f.Code = result.CodeSteady
 		f.StartS = f64(st.FromS)
 		f.Summary += fmt.Sprintf(" (%d s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
 			st.Window, st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyNever:
+		f.Code = result.CodeNotSteady
 		f.Summary += fmt.Sprintf(": no %d s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
 			st.Window, st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyShort:
@@ -212,7 +214,7 @@ func WritebackFindings(r *result.Result) []result.Finding {
 		}
 		dur := end - rt
 		if dur >= 2 || bytes >= 0.05*float64(r.Write.IOBytes) && bytes > inflationMin {
-			out = append(out, result.Finding{Kind: KindWriteback, Severity: SevWarn,
+			out = append(out, result.Finding{Kind: KindWriteback, Code: result.CodeWritebackTail, Severity: SevWarn, Dir: "write",
 				StartS: f64(rt), DurationS: f64(math.Max(dur, 0)),
 				Summary: fmt.Sprintf("the device kept writing for %.0f s after fio ended (%s more): fio's figures finished before the data reached the disk",
 					math.Max(dur, 0), units.HumanBytes(bytes)),
@@ -221,7 +223,7 @@ func WritebackFindings(r *result.Result) []result.Finding {
 	}
 	fioBytes := float64(r.Write.IOBytes)
 	if during > 0 && fioBytes > inflationRatio*during && fioBytes-during > inflationMin {
-		out = append(out, result.Finding{Kind: KindInflation, Severity: SevWarn,
+		out = append(out, result.Finding{Kind: KindInflation, Code: result.CodePageCache, Severity: SevWarn, Dir: "write",
 			Summary: fmt.Sprintf("fio wrote %s but only %s reached %s while it ran (%.1fx): the page cache inflated fio's throughput",
 				units.HumanBytes(fioBytes), units.HumanBytes(during), dev.Device, fioBytes/during),
 			Evidence: map[string]float64{"fio_bytes": fioBytes, "device_bytes": during, "ratio": fioBytes / during,
@@ -261,19 +263,19 @@ func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 	}
 	ev := map[string]float64{"p99_ns": s.Lat.P99Ns, "p99_9_ns": s.Lat.P999Ns, "max_ns": s.Lat.MaxNs,
 		"mean_ns": s.Lat.MeanNs, "syncs": float64(s.Lat.N), "limit_ns": EtcdLimitNs}
-	f := result.Finding{Kind: KindEtcd, Evidence: ev}
+	f := result.Finding{Kind: KindEtcd, Dir: "sync", Evidence: ev}
 	if s.Lat.P99Ns == 0 {
-		f.Severity = SevWarn
+		f.Severity, f.Code = SevWarn, result.CodeEtcdUnknown
 		f.Summary = fmt.Sprintf("etcd: no %s percentiles recorded (%d syncs, mean %s ms): run fio with clat_percentiles or json+", call, s.Lat.N, msStr(s.Lat.MeanNs))
 		return f, true
 	}
 	verdict := "pass"
-	f.Severity = SevInfo
+	f.Severity, f.Code = SevInfo, result.CodeEtcdPass
 	switch {
 	case s.Lat.P99Ns >= EtcdLimitNs:
-		verdict, f.Severity = "FAIL", SevFail
+		verdict, f.Severity, f.Code = "FAIL", SevFail, result.CodeEtcdFail
 	case s.Lat.P99Ns >= EtcdWarnNs:
-		verdict, f.Severity = "pass, but within 15% of the limit", SevWarn
+		verdict, f.Severity, f.Code = "pass, but within 15% of the limit", SevWarn, result.CodeEtcdWarn
 	}
 	f.Summary = fmt.Sprintf("etcd: %s p99 %s ms against the 10 ms limit: %s (p99.9 %s ms, max %s ms, %d syncs)",
 		call, msStr(s.Lat.P99Ns), verdict, msStr(s.Lat.P999Ns), msStr(s.Lat.MaxNs), s.Lat.N)

@@ -234,7 +234,7 @@ func unstableFindings(tr TestRepeats) []result.Finding {
 		if !d.Unstable {
 			continue
 		}
-		out = append(out, result.Finding{Kind: KindUnstable, Severity: SevWarn,
+		out = append(out, result.Finding{Kind: KindUnstable, Code: result.CodeUnstable, Severity: SevWarn, Dir: d.Dir,
 			Summary: fmt.Sprintf("%s is unstable over %d repeats: %s; mean %.0f IOPS, 95%% CI %.0f..%.0f; run more repeats or find the noise",
 				d.Dir, d.IOPS.N, d.Why, d.IOPS.Mean, d.IOPS.CILow, d.IOPS.CIHigh),
 			Evidence: map[string]float64{"iops_mean": d.IOPS.Mean, "iops_sd": d.IOPS.SD, "iops_cv": d.IOPS.CV,

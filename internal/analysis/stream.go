@@ -16,14 +16,14 @@ const (
 
 // Finding kinds set by this package.
 const (
-	KindStall     = "stall"
-	KindCliff     = "cliff"
-	KindSteady    = "steady"
-	KindWriteback = "writeback"
-	KindInflation = "page-cache"
-	KindQD        = "qd-sweep"
-	KindEtcd      = "etcd"
-	KindUnstable  = "unstable"
+	KindStall     = result.KindStall
+	KindCliff     = result.KindCliff
+	KindSteady    = result.KindSteady
+	KindWriteback = result.KindWriteback
+	KindInflation = result.KindPageCache
+	KindQD        = result.KindQD
+	KindEtcd      = result.KindEtcd
+	KindUnstable  = result.KindUnstable
 )
 
 // Severities.
@@ -331,7 +331,7 @@ func (d *StallDetector) end(open bool) []result.Finding {
 	if dur < d.cfg.MinS-1e-9 {
 		return nil
 	}
-	f := result.Finding{Kind: KindStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
+	f := result.Finding{Kind: KindStall, Code: result.CodeStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
 		"reference": d.refAt, "min_during": d.minV, "threshold_frac": d.cfg.Frac,
 	}}
 	until := ""
@@ -630,7 +630,7 @@ func (d *CliffDetector) finding(hStart float64, high *welford, at float64, low *
 	burst := at - hStart
 	hi, lo := high.mean, low.mean
 	return result.Finding{
-		Kind: KindCliff, Severity: SevWarn,
+		Kind: KindCliff, Code: result.CodeCliff, Severity: SevWarn,
 		StartS: f64(at), DurationS: f64(burst),
 		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
 			at, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),

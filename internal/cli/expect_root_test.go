@@ -64,12 +64,12 @@ iodepth=8
 		t.Fatalf("run output: %v", err)
 	}
 	want := map[string]string{"randread-4k-qd32": limits.VerdictDiskIOPS, "randread-4k-qd1": limits.VerdictLatency, "read-1m-qd8": limits.VerdictDiskBW}
-	code2verdict := map[float64]string{1: limits.VerdictDiskIOPS, 2: limits.VerdictDiskBW, 5: limits.VerdictLatency}
+	code2verdict := map[string]string{result.CodeDiskIOPS: limits.VerdictDiskIOPS, result.CodeDiskBandwidth: limits.VerdictDiskBW, result.CodeLatency: limits.VerdictLatency}
 	for _, r := range rs {
 		var got []string
 		for _, f := range r.Findings {
 			if f.Kind == limits.KindCeiling {
-				got = append(got, code2verdict[f.Evidence["verdict"]])
+				got = append(got, code2verdict[f.Code])
 				t.Logf("%s: %s", r.Test.Name, f.Summary)
 			}
 		}

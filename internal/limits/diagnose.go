@@ -8,17 +8,18 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// Verdicts of a ceiling finding (Evidence "verdict" code in brackets).
+// Verdicts of a ceiling finding, as its summary opens (its code in
+// brackets).
 const (
-	VerdictDiskIOPS = "at the disk IOPS cap"                     // 1
-	VerdictDiskBW   = "at the disk bandwidth cap"                // 2
-	VerdictVM       = "the VM cap binds"                         // 3
-	VerdictShare    = "the node bandwidth share binds"           // 4
-	VerdictLatency  = "latency-bound"                            // 5
-	VerdictAbove    = "above the ceiling"                        // 6
-	VerdictBelow    = "well below the ceiling"                   // 7
-	VerdictCacheRW  = "ReadWrite host cache under random writes" // 8
-	KindCeiling     = "ceiling"
+	VerdictDiskIOPS = "at the disk IOPS cap"                     // disk-iops
+	VerdictDiskBW   = "at the disk bandwidth cap"                // disk-bandwidth
+	VerdictVM       = "the VM cap binds"                         // vm-cap
+	VerdictShare    = "the node bandwidth share binds"           // node-share
+	VerdictLatency  = "latency-bound"                            // latency
+	VerdictAbove    = "above the ceiling"                        // above-ceiling
+	VerdictBelow    = "well below the ceiling"                   // below-ceiling
+	VerdictCacheRW  = "ReadWrite host cache under random writes" // host-cache-rw
+	KindCeiling     = result.KindCeiling
 	atCapFraction   = 0.9
 	aboveFraction   = 1.1
 )
@@ -123,37 +124,37 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		}
 		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s); %s; re-run with --until-steady or longer",
 			VerdictAbove, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, why)
-		ev["verdict"] = 6
+		f.Code = result.CodeAboveCeiling
 	case pct >= atCapFraction:
-		f.Summary, ev["verdict"] = c.atCap(m, x, ce, pct, name, rate)
+		f.Summary, f.Code = c.atCap(m, x, ce, pct, name, rate)
 	case little > 0 && little < ce.IOPS*atCapFraction && m.IOPS >= little*0.7:
 		need := int(math.Ceil(ce.IOPS * m.MeanLatNs / 1e9))
 		f.Summary = fmt.Sprintf("%s: %s at QD%d allows at most %s IOPS; the cap is %s (%s, %s); raise iodepth or parallelism (QD %d or more at this latency)",
 			VerdictLatency, latStr(m.MeanLatNs), qd, num(little), num(ce.IOPS), ce.Binds.Name, name, need)
-		ev["verdict"] = 5
+		f.Code = result.CodeLatency
 	default:
 		f.Severity = "warn"
 		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s), and latency does not explain it (QD%d at %s allows %s IOPS); investigate: a noisy neighbour, throttling elsewhere (VM, network, host), or a cold disk",
 			VerdictBelow, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, qd, latStr(m.MeanLatNs), num(little))
-		ev["verdict"] = 7
+		f.Code = result.CodeBelowCeiling
 	}
 	out = append(out, f)
 	if x.Cache == CacheReadWrite && m.Write && m.Random {
-		out = append(out, result.Finding{Kind: KindCeiling, Severity: "warn", Evidence: map[string]float64{"verdict": 8},
+		out = append(out, result.Finding{Kind: KindCeiling, Code: result.CodeHostCacheRW, Severity: "warn",
 			Summary: VerdictCacheRW + ": writes land in the host cache and IO stalls while it drains to the slower disk; disable it (cachingMode: None) for write-heavy disks"})
 	}
 	return out
 }
 
-func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, name string, rate func(float64, float64) string) (string, float64) {
+func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, name string, rate func(float64, float64) string) (summary, code string) {
 	b := ce.Binds.Name
 	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
 	switch {
 	case strings.HasPrefix(b, "disk"):
 		iops := strings.HasSuffix(b, "IOPS")
-		verdict, code := VerdictDiskBW, 2.0
+		verdict, code := VerdictDiskBW, result.CodeDiskBandwidth
 		if iops {
-			verdict, code = VerdictDiskIOPS, 1
+			verdict, code = VerdictDiskIOPS, result.CodeDiskIOPS
 		}
 		s := verdict + ": " + head
 		if ce.Binds.Why != "" {
@@ -182,14 +183,14 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
 			s += fmt.Sprintf("; %s (%s Mbps) gives the volume its own limit", v.ID, num(v.BandwidthMbps))
 		}
-		return s, 4
+		return s, result.CodeNodeShare
 	default:
 		s := fmt.Sprintf("%s: %s; %s binds (the disk alone allows %s)", VerdictVM, head, b, rate(math.Min(x.Disk.Read.IOPS, x.Disk.Read.BWBytes/float64(m.BlockSize)), math.Min(x.Disk.Read.BWBytes, x.Disk.Read.IOPS*float64(m.BlockSize))))
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
 			r, _ := (&Expectation{Disk: x.Disk, VM: v}).VMRate(m.Write && !m.Read)
 			s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
 		}
-		return s, 3
+		return s, result.CodeVMCap
 	}
 }
 

@@ -25,33 +25,33 @@ func TestDiagnose(t *testing.T) {
 		disk, vm, cache string
 		attached        []string
 		r               *result.Result
-		verdict         float64
+		verdict         string
 		sev             string
 		contains        []string
 		extraFindings   int
 	}{
-		{name: "seed 000 test 3: QD1 at 2.5 ms", disk: "azure:P15", r: mkResult("write", 4096, 1, 400, 2.5), verdict: 5, sev: "info",
+		{name: "seed 000 test 3: QD1 at 2.5 ms", disk: "azure:P15", r: mkResult("write", 4096, 1, 400, 2.5), verdict: result.CodeLatency, sev: "info",
 			contains: []string{"latency-bound", "2.5 ms at QD1 allows at most 400 IOPS; the cap is 1,100", "raise iodepth"}},
-		{name: "seed 000 test 4: QD16 at the cap", disk: "azure:P15", r: mkResult("write", 4096, 16, 1098, 14.5), verdict: 1, sev: "info",
+		{name: "seed 000 test 4: QD16 at the cap", disk: "azure:P15", r: mkResult("write", 4096, 16, 1098, 14.5), verdict: result.CodeDiskIOPS, sev: "info",
 			contains: []string{"at the disk IOPS cap", "100%", "azure:P20 gives 2,300 IOPS"}},
-		{name: "256 KiB at the bandwidth cap", disk: "azure:P15", r: mkResult("randwrite", 256<<10, 16, 470, 34), verdict: 2,
+		{name: "256 KiB at the bandwidth cap", disk: "azure:P15", r: mkResult("randwrite", 256<<10, 16, 470, 34), verdict: result.CodeDiskBandwidth,
 			contains: []string{"at the disk bandwidth cap", "azure:P20 gives 2,300 IOPS, 150 MB/s"}},
-		{name: "DS2_v2 caps a P30 at 96 MB/s", disk: "azure:P30", vm: "Standard_DS2_v2", r: mkResult("read", 1<<20, 8, 91, 88), verdict: 3,
+		{name: "DS2_v2 caps a P30 at 96 MB/s", disk: "azure:P30", vm: "Standard_DS2_v2", r: mkResult("read", 1<<20, 8, 91, 88), verdict: result.CodeVMCap,
 			contains: []string{"the VM cap binds", "VM throughput", "Standard_D8s_v5 (12,800 IOPS, 290 MB/s)"}},
-		{name: "seed 002: 4 vCPU node share", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-4x16", r: mkResult("randrw", 256<<10, 64, 765, 80), verdict: 4,
+		{name: "seed 002: 4 vCPU node share", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-4x16", r: mkResult("randrw", 256<<10, 64, 765, 80), verdict: result.CodeNodeShare,
 			contains: []string{"node bandwidth share binds", "1,607", "ibm:bx2-"}},
-		{name: "seed 002: two volumes", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-16x64", attached: []string{"ibm:10iops-tier:300GiB"}, r: mkResult("read", 256<<10, 64, 1800, 35), verdict: 4,
+		{name: "seed 002: two volumes", disk: "ibm:10iops-tier:300GiB", vm: "ibm:bx2-16x64", attached: []string{"ibm:10iops-tier:300GiB"}, r: mkResult("read", 256<<10, 64, 1800, 35), verdict: result.CodeNodeShare,
 			contains: []string{"fewer volumes"}},
-		{name: "fresh P15 bursting", disk: "azure:P15", r: mkResult("randread", 4096, 32, 3400, 9), verdict: 6, sev: "warn",
+		{name: "fresh P15 bursting", disk: "azure:P15", r: mkResult("randread", 4096, 32, 3400, 9), verdict: result.CodeAboveCeiling, sev: "warn",
 			contains: []string{"above the ceiling", "burst credits", "--until-steady"}},
 		{name: "buffered IO above the ceiling", disk: "azure:P15", r: func() *result.Result {
 			r := mkResult("write", 1<<20, 1, 600, 1)
 			r.Test.Direct = false
 			return r
-		}(), verdict: 6, contains: []string{"page cache"}},
-		{name: "unexplained shortfall", disk: "aws:gp3:iops=6000,throughput=250", r: mkResult("randread", 4096, 32, 1500, 1), verdict: 7, sev: "warn",
+		}(), verdict: result.CodeAboveCeiling, contains: []string{"page cache"}},
+		{name: "unexplained shortfall", disk: "aws:gp3:iops=6000,throughput=250", r: mkResult("randread", 4096, 32, 1500, 1), verdict: result.CodeBelowCeiling, sev: "warn",
 			contains: []string{"well below the ceiling", "noisy neighbour"}},
-		{name: "ReadWrite cache and random writes", disk: "azure:P4", vm: "Standard_D8s_v3", cache: "readwrite", r: mkResult("randwrite", 4096, 16, 120, 130), verdict: 1, extraFindings: 1,
+		{name: "ReadWrite cache and random writes", disk: "azure:P4", vm: "Standard_D8s_v3", cache: "readwrite", r: mkResult("randwrite", 4096, 16, 120, 130), verdict: result.CodeDiskIOPS, extraFindings: 1,
 			contains: []string{"at the disk IOPS cap"}},
 	}
 	for _, tc := range tests {
@@ -65,8 +65,8 @@ func TestDiagnose(t *testing.T) {
 				t.Fatalf("%d findings, want %d: %+v", len(fs), 1+tc.extraFindings, fs)
 			}
 			f := fs[0]
-			if f.Kind != KindCeiling || f.Evidence["verdict"] != tc.verdict {
-				t.Errorf("verdict %v, want %v: %s", f.Evidence["verdict"], tc.verdict, f.Summary)
+			if f.Kind != KindCeiling || f.Code != tc.verdict {
+				t.Errorf("verdict %v, want %v: %s", f.Code, tc.verdict, f.Summary)
 			}
 			if tc.sev != "" && f.Severity != tc.sev {
 				t.Errorf("severity %s, want %s", f.Severity, tc.sev)
