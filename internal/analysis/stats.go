@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/iolens/iolens/internal/result"
 	"gonum.org/v1/gonum/stat"
@@ -21,6 +20,10 @@ type Summary struct {
 	// equal Mean when N < 2.
 	CILow  float64 `json:"ci95_low"`
 	CIHigh float64 `json:"ci95_high"`
+	// Truncated: the t interval reached below zero for a quantity that
+	// cannot be negative, so CILow was set to 0 (too few values to bound
+	// the mean from below).
+	Truncated bool `json:"ci95_truncated,omitempty"`
 	// CV is SD / Mean (0 when the mean is 0).
 	CV  float64 `json:"cv"`
 	Min float64 `json:"min"`
@@ -110,23 +113,7 @@ func Outlier(xs []float64) int {
 }
 
 // DirRepeats is one direction of a test over its repeats.
-type DirRepeats struct {
-	Dir     string  `json:"dir"`
-	IOPS    Summary `json:"iops"`
-	BWBytes Summary `json:"bw_bytes"`
-	// LatMeanNs is the IO-weighted mean latency over all repeats.
-	LatMeanNs float64 `json:"lat_mean_ns"`
-	// Percentiles of the merged histograms of every repeat (never an
-	// average of percentiles); zero when the results carry no histogram.
-	P50Ns  float64 `json:"p50_ns"`
-	P99Ns  float64 `json:"p99_ns"`
-	P999Ns float64 `json:"p99_9_ns"`
-	// Unstable is set when the IOPS vary by more than UnstableCV or one
-	// run is an outlier; Why says which.
-	Unstable bool   `json:"unstable"`
-	Why      string `json:"why,omitempty"`
-	Outlier  int    `json:"outlier_repeat,omitempty"` // 1-based repeat, 0 if none
-}
+type DirRepeats = DirSummary
 
 // TestRepeats gathers the repeats of one test.
 type TestRepeats struct {
@@ -141,90 +128,25 @@ type TestRepeats struct {
 // and test name), in the order the tests first appear. Failed runs are
 // left out.
 func Repeats(rs []result.Result) []TestRepeats {
-	type key struct{ run, target, test string }
-	var order []key
-	groups := map[key][]*result.Result{}
-	for i := range rs {
-		r := &rs[i]
-		if r.Status != "ok" {
-			continue
-		}
-		k := key{r.RunID, r.Target.Kind + ":" + r.Target.Path, r.Test.Name}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
 	var out []TestRepeats
-	for _, k := range order {
-		g := groups[k]
-		if len(g) < 2 {
+	at := map[[3]string]int{}
+	for _, d := range Summarize(rs, SummarizeOptions{}) {
+		if d.N() < 2 {
 			continue
 		}
-		sort.SliceStable(g, func(i, j int) bool { return g[i].Repeat < g[j].Repeat })
-		tr := TestRepeats{RunID: k.run, Test: k.test}
-		for _, r := range g {
-			tr.Repeats = append(tr.Repeats, r.Repeat)
+		k := [3]string{d.RunID, d.Target, d.Test}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, TestRepeats{RunID: d.RunID, Test: d.Test, Repeats: d.Repeats})
 		}
-		for _, dir := range []string{"read", "write", "sync"} {
-			if dr, ok := dirRepeats(g, dir); ok {
-				tr.Dirs = append(tr.Dirs, dr)
-			}
+		out[i].Dirs = append(out[i].Dirs, d)
+		if len(d.Repeats) > len(out[i].Repeats) {
+			out[i].Repeats = d.Repeats
 		}
-		out = append(out, tr)
 	}
 	return out
-}
-
-func pickDir(r *result.Result, dir string) *result.DirResult {
-	switch dir {
-	case "read":
-		return r.Read
-	case "write":
-		return r.Write
-	case "sync":
-		return r.Sync
-	}
-	return nil
-}
-
-func dirRepeats(g []*result.Result, dir string) (DirRepeats, bool) {
-	var iops, bw []float64
-	var latSum float64
-	var latN uint64
-	var merged result.Histogram
-	var reps []int
-	for _, r := range g {
-		d := pickDir(r, dir)
-		if d == nil {
-			continue
-		}
-		iops = append(iops, d.IOPS)
-		bw = append(bw, d.BWBytes)
-		reps = append(reps, r.Repeat)
-		latSum += d.Lat.MeanNs * float64(d.Lat.N)
-		latN += d.Lat.N
-		merged.Merge(&d.Hist)
-	}
-	if len(iops) < 2 {
-		return DirRepeats{}, false
-	}
-	dr := DirRepeats{Dir: dir, IOPS: Describe(iops), BWBytes: Describe(bw)}
-	if latN > 0 {
-		dr.LatMeanNs = latSum / float64(latN)
-	}
-	if merged.Count() > 0 {
-		p := merged.Percentiles([]float64{50, 99, 99.9})
-		dr.P50Ns, dr.P99Ns, dr.P999Ns = p[0], p[1], p[2]
-	}
-	if o := Outlier(iops); o >= 0 {
-		dr.Unstable, dr.Outlier = true, reps[o]
-		dr.Why = fmt.Sprintf("repeat %d is an outlier (%.0f IOPS against a mean of %.0f)", reps[o], iops[o], dr.IOPS.Mean)
-	} else if dr.IOPS.CV > UnstableCV {
-		dr.Unstable = true
-		dr.Why = fmt.Sprintf("IOPS vary by %.0f%% (CV) over %d repeats", dr.IOPS.CV*100, len(iops))
-	}
-	return dr, true
 }
 
 // unstableFindings turns the unstable directions of tr into findings.

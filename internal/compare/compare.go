@@ -96,42 +96,29 @@ func WelchTest(a, b []float64) Welch {
 type key struct{ test, dir string }
 
 // Compare builds the table. Rows follow the first operand's test order,
-// then tests only later operands have.
+// then tests only later operands have. Each operand's figures come from
+// analysis.Summarize over its results.
 func Compare(ops []Operand) Comparison {
 	c := Comparison{Alpha: Alpha}
 	var order []key
 	seen := map[key]bool{}
-	groups := make([]map[key][]*result.DirResult, len(ops))
+	cells := make([]map[key]*Cell, len(ops))
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
-		groups[i] = map[key][]*result.DirResult{}
-		for j := range op.Results {
-			r := &op.Results[j]
-			if r.Status != "ok" {
-				continue
+		cells[i] = map[key]*Cell{}
+		for _, d := range analysis.Summarize(op.Results, analysis.SummarizeOptions{AcrossRuns: true}) {
+			k := key{d.Test, d.Dir}
+			if !seen[k] {
+				seen[k] = true
+				order = append(order, k)
 			}
-			for _, d := range []struct {
-				name string
-				d    *result.DirResult
-			}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-				if d.d == nil {
-					continue
-				}
-				k := key{r.Test.Name, d.name}
-				if !seen[k] {
-					seen[k] = true
-					order = append(order, k)
-				}
-				groups[i][k] = append(groups[i][k], d.d)
-			}
+			cells[i][k] = cell(d)
 		}
 	}
 	for _, k := range order {
 		row := Row{Test: k.test, Dir: k.dir, Cells: make([]*Cell, len(ops))}
 		for i := range ops {
-			if ds := groups[i][k]; len(ds) > 0 {
-				row.Cells[i] = cell(ds)
-			}
+			row.Cells[i] = cells[i][k]
 		}
 		if base := row.Cells[0]; base != nil {
 			for _, x := range row.Cells[1:] {
@@ -154,36 +141,9 @@ func Compare(ops []Operand) Comparison {
 	return c
 }
 
-func cell(ds []*result.DirResult) *Cell {
-	c := &Cell{N: len(ds)}
-	var merged result.Histogram
-	histOK := true
-	for _, d := range ds {
-		c.IOPSAll = append(c.IOPSAll, d.IOPS)
-		c.P99All = append(c.P99All, d.Lat.P99Ns)
-		c.IOPS += d.IOPS / float64(len(ds))
-		c.BWBytes += d.BWBytes / float64(len(ds))
-		if d.Hist.Count() == 0 {
-			histOK = false
-			continue
-		}
-		merged.Merge(&d.Hist)
-	}
-	switch {
-	case histOK && merged.Count() > 0:
-		ps := merged.Percentiles([]float64{50, 99, 99.9})
-		c.P50Ns, c.P99Ns, c.P999Ns, c.Samples = ps[0], ps[1], ps[2], merged.Count()
-	case len(ds) == 1:
-		// No histogram (fio run without json+): fio's own percentiles
-		// of the single result are still exact.
-		l := ds[0].Lat
-		c.P50Ns, c.P99Ns, c.P999Ns, c.Samples = l.P50Ns, l.P99Ns, l.P999Ns, l.N
-	default:
-		// Several results without histograms: percentiles cannot be
-		// merged, and averaging them would be wrong.
-		c.NoPercentiles = true
-	}
-	return c
+func cell(d analysis.DirSummary) *Cell {
+	return &Cell{N: d.N(), IOPS: d.IOPS.Mean, BWBytes: d.BWBytes.Mean, P50Ns: d.P50Ns, P99Ns: d.P99Ns, P999Ns: d.P999Ns,
+		Samples: d.Samples, NoPercentiles: d.NoPercentiles, IOPSAll: d.IOPSValues, P99All: d.P99Values}
 }
 
 func pct(base, v float64) *float64 {

@@ -172,6 +172,7 @@ func WriteHTML(w io.Writer, p Page) error {
 	v.Generated = gen.UTC().Format("2006-01-02 15:04 UTC")
 	data := pageData{Colors: palette}
 	aggs := make([]map[testKey]*aggregate, len(p.Sets))
+	knees := make([]map[string]int, len(p.Sets))
 	var keys []testKey
 	seen := map[testKey]bool{}
 	for i, s := range p.Sets {
@@ -180,6 +181,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		v.NResults += len(s.Results)
 		var order []testKey
 		aggs[i], order = aggregateSet(s.Results)
+		knees[i] = sweepKnees(s.Results)
 		for _, k := range order {
 			if !seen[k] {
 				seen[k] = true
@@ -221,7 +223,7 @@ func WriteHTML(w io.Writer, p Page) error {
 			if a == nil || a.Hist.Count() == 0 {
 				continue
 			}
-			curve := percentileCurve(a.Hist)
+			curve := percentileCurve(&a.Hist)
 			for j, c := range curve {
 				if c != nil && *c <= 0 {
 					curve[j] = nil // a log scale has no zero
@@ -267,27 +269,22 @@ func WriteHTML(w io.Writer, p Page) error {
 		}
 		for i := range p.Sets {
 			iops, p99 := make([]*float64, len(depths)), make([]*float64, len(depths))
-			var ds []int
-			var vs []float64
+			n := 0
 			for k, a := range aggs[i] {
 				if a.Group != sk.group || k.Dir != sk.dir {
 					continue
 				}
 				j := sort.SearchInts(depths, a.Depth)
-				iops[j], p99[j] = pf(round(a.IOPS, 5)), pf(round(a.P99Ns/1e6, 4))
+				iops[j], p99[j] = pf(round(a.IOPS.Mean, 5)), pf(round(a.P99Ns/1e6, 4))
+				n++
 			}
-			for j, d := range depths {
-				if iops[j] != nil {
-					ds, vs = append(ds, d), append(vs, *iops[j])
-				}
-			}
-			if len(ds) == 0 {
+			if n == 0 {
 				continue
 			}
-			it.Sets, it.IOPS, it.P99, it.Knees = append(it.Sets, i), append(it.IOPS, iops), append(it.P99, p99), append(it.Knees, knee(ds, vs))
+			it.Sets, it.IOPS, it.P99, it.Knees = append(it.Sets, i), append(it.IOPS, iops), append(it.P99, p99), append(it.Knees, knees[i][sk.group])
 		}
 		v.QD = append(v.QD, chartRef{ID: it.ID, Title: strings.TrimPrefix(sk.group, "qd-sweep:") + " (" + sk.dir + ")",
-			Sub: "IOPS (solid, left) and p99 latency (dashed, right, ms) against outstanding IOs (iodepth x numjobs); the knee is the first depth reaching 90% of the highest IOPS"})
+			Sub: "IOPS (solid, left) and p99 latency (dashed, right, ms) against outstanding IOs (iodepth x numjobs); the knee (from the sweep finding) is the first depth reaching 90% of the highest IOPS"})
 		data.QD = append(data.QD, it)
 	}
 
@@ -365,8 +362,8 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		scale       float64
 		unit        string
 	}{
-		{"iops", "IOPS (mean over repeats)", func(a *aggregate) float64 { return a.IOPS }, 1, ""},
-		{"bw_bytes", "Throughput, MB/s (10^6 bytes/s)", func(a *aggregate) float64 { return a.BW }, 1e6, ""},
+		{"iops", "IOPS (mean over repeats)", func(a *aggregate) float64 { return a.IOPS.Mean }, 1, ""},
+		{"bw_bytes", "Throughput, MB/s (10^6 bytes/s)", func(a *aggregate) float64 { return a.BWBytes.Mean }, 1e6, ""},
 		{"p99_ns", "p99 latency, ms (from the merged histogram)", func(a *aggregate) float64 { return a.P99Ns }, 1e6, ""},
 	}
 	var out []barChart

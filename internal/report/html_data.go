@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -184,61 +185,31 @@ func percentileCurve(h *result.Histogram) []*float64 {
 	return out
 }
 
-// dirOf returns a result's direction by name.
-func dirOf(r *result.Result, dir string) *result.DirResult {
-	switch dir {
-	case "read":
-		return r.Read
-	case "write":
-		return r.Write
-	case "sync":
-		return r.Sync
-	}
-	return nil
-}
-
 // testKey names a test and direction across sets.
 type testKey struct{ Test, Dir string }
 
-// aggregate is one set's figures for one test and direction, over its
-// repeats: mean IOPS and throughput, percentiles from the merged histogram.
+// aggregate is one set's figures for one test and direction over its
+// repeats (analysis.Summarize's), with the disk's ceilings its findings
+// name.
 type aggregate struct {
-	N       int
-	IOPS    float64
-	BW      float64
-	P99Ns   float64
-	Hist    *result.Histogram
-	Depth   int
-	Group   string
+	analysis.DirSummary
 	Ceiling map[string]float64
 }
 
 func aggregateSet(rs []result.Result) (map[testKey]*aggregate, []testKey) {
 	m := map[testKey]*aggregate{}
 	var order []testKey
+	for _, d := range analysis.Summarize(rs, analysis.SummarizeOptions{AcrossRuns: true}) {
+		k := testKey{d.Test, d.Dir}
+		m[k] = &aggregate{DirSummary: d, Ceiling: map[string]float64{}}
+		order = append(order, k)
+	}
 	for i := range rs {
 		r := &rs[i]
-		if r.Status != "ok" {
-			continue
-		}
-		for _, dir := range []string{"read", "write", "sync"} {
-			d := dirOf(r, dir)
-			if d == nil {
-				continue
-			}
-			k := testKey{r.Test.Name, dir}
-			a := m[k]
+		for name := range r.Dirs() {
+			a := m[testKey{r.Test.Name, name}]
 			if a == nil {
-				a = &aggregate{Hist: &result.Histogram{}, Depth: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), Group: r.Test.Group, Ceiling: map[string]float64{}}
-				m[k] = a
-				order = append(order, k)
-			}
-			a.N++
-			a.IOPS += d.IOPS
-			a.BW += d.BWBytes
-			a.Hist.Merge(&d.Hist)
-			if a.N == 1 {
-				a.P99Ns = d.Lat.P99Ns
+				continue
 			}
 			for _, f := range r.Findings {
 				for ek, ev := range f.Evidence {
@@ -249,35 +220,36 @@ func aggregateSet(rs []result.Result) (map[testKey]*aggregate, []testKey) {
 			}
 		}
 	}
-	for _, a := range m {
-		a.IOPS /= float64(a.N)
-		a.BW /= float64(a.N)
-		if a.Hist.Count() > 0 {
-			a.P99Ns = a.Hist.Percentile(99)
-		}
-	}
 	return m, order
 }
 
-// knee is the smallest depth reaching 90% of the sweep's highest IOPS, or
-// 0 when the IOPS still grow by more than 10% at the deepest point.
-func knee(depths []int, iops []float64) int {
-	if len(depths) < 3 {
-		return 0
-	}
-	best := 0.0
-	for _, v := range iops {
-		best = math.Max(best, v)
-	}
-	if n := len(iops); iops[n-1] > iops[n-2]*1.1 {
-		return 0
-	}
-	for i, v := range iops {
-		if v >= 0.9*best {
-			return depths[i]
+// sweepKnees gives the knee of every QD sweep of a set, by group: from
+// its sweep finding, or, for results saved without one, from the same
+// analysis run now. The page never decides where a knee is itself.
+func sweepKnees(rs []result.Result) map[string]int {
+	out := map[string]int{}
+	members := map[string][]*result.Result{}
+	for i := range rs {
+		g := rs[i].Test.Group
+		if !strings.HasPrefix(g, analysis.SweepPrefix) {
+			continue
+		}
+		members[g] = append(members[g], &rs[i])
+		for _, f := range rs[i].Findings {
+			if f.Kind == result.KindQD {
+				out[g] = int(f.Evidence["knee_qd"])
+			}
 		}
 	}
-	return 0
+	for g, ms := range members {
+		if _, ok := out[g]; ok {
+			continue
+		}
+		if sw, ok := analysis.AnalyzeSweep(strings.TrimPrefix(g, analysis.SweepPrefix), ms, nil); ok {
+			out[g] = sw.Knee
+		}
+	}
+	return out
 }
 
 func sortedDepths(m map[int]bool) []int {
