@@ -102,6 +102,9 @@ func Build(ctx context.Context, spec Spec) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkMachine(f.Src, b, a); err != nil {
+			return nil, err
+		}
 		app.file(f.Dst, int64(st.Mode().Perm()), b)
 	}
 	img := empty.Image
@@ -160,6 +163,24 @@ func archInfo(goarch string) (arch, bool) {
 		return arch{goarch, elf.EM_AARCH64, "aarch64-linux-gnu"}, true
 	}
 	return arch{}, false
+}
+
+// checkMachine refuses an ELF file built for another architecture than
+// the image's (an amd64 iolens in the arm64 image).
+func checkMachine(name string, b []byte, a arch) error {
+	if !bytes.HasPrefix(b, []byte(elf.ELFMAG)) {
+		return nil
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer f.Close()
+	if f.Machine != a.machine {
+		return &Error{Err: fmt.Errorf("%s is built for %s, the image is for %s (%s)", name, f.Machine, a.goarch, a.machine),
+			Advice: "build it with GOARCH=" + a.goarch}
+	}
+	return nil
 }
 
 // debEntry is a package file and the pin it came from.
