@@ -78,20 +78,6 @@ func main() {
 	}
 }
 
-// Manifest records what was built, for the release's SBOM and checks.
-type Manifest struct {
-	Ref         string     `json:"ref"`
-	IndexDigest string     `json:"index_digest,omitempty"`
-	Images      []Platform `json:"images"`
-}
-
-// Platform is one architecture's image.
-type Platform struct {
-	Arch     string      `json:"arch"`
-	Digest   string      `json:"digest"`
-	Packages []image.Pin `json:"packages"`
-}
-
 func run(ctx context.Context, o options) error {
 	if o.pause != "" {
 		if o.ref == "" || o.out == "" {
@@ -145,7 +131,7 @@ func run(ctx context.Context, o options) error {
 	if _, err := image.ParseRef(o.ref); err != nil {
 		return err
 	}
-	m := Manifest{Ref: o.ref}
+	m := image.Manifest{Ref: o.ref}
 	imgs := map[string]v1.Image{}
 	for _, a := range o.arches {
 		debs, err := debsFor(a)
@@ -161,7 +147,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		imgs[a] = b.Image
-		m.Images = append(m.Images, Platform{Arch: a, Digest: d.String(), Packages: b.Packages})
+		m.Images = append(m.Images, image.Platform{Arch: a, Digest: d.String(), Packages: b.Packages})
 		if o.out != "" {
 			if err := image.WriteDockerArchive(b.Image, o.ref, o.out); err != nil {
 				return err

@@ -70,3 +70,17 @@ func CachedDebs(cache, goarch string) ([]Deb, error) {
 	}
 	return debs, nil
 }
+
+// Manifest records what was built, for the release's SBOM and checks.
+type Manifest struct {
+	Ref         string     `json:"ref"`
+	IndexDigest string     `json:"index_digest,omitempty"`
+	Images      []Platform `json:"images"`
+}
+
+// Platform is one architecture's image.
+type Platform struct {
+	Arch     string `json:"arch"`
+	Digest   string `json:"digest"`
+	Packages []Pin  `json:"packages"`
+}

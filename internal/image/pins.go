@@ -26,12 +26,14 @@ const DefaultMirror = "https://deb.debian.org"
 // Pin is one Debian package at one version for one architecture, with the
 // size and SHA-256 of its .deb as the signed archive index lists them.
 type Pin struct {
-	Arch, Package, Version string
-	Size                   int64
-	SHA256                 string
+	Arch    string `json:"arch"`
+	Package string `json:"package"`
+	Version string `json:"version"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
 	// Path is the file's path under the mirror's root
 	// ("debian/pool/main/f/fio/fio_3.33-3_amd64.deb"), URL-escaped.
-	Path string
+	Path string `json:"path"`
 }
 
 //go:embed debs.lock
