@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"golang.org/x/sys/unix"
 
 	"github.com/iolens/iolens/internal/image"
 )
@@ -488,6 +489,14 @@ func runImage(ctx context.Context, idx v1.ImageIndex, arch, v string) error {
 	defer os.RemoveAll(root)
 	if err := unpack(img, root); err != nil {
 		return err
+	}
+	// A container runtime provides /dev; iolens hands fio /dev/null as
+	// its stdin.
+	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mknod(filepath.Join(root, "dev", "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		return fmt.Errorf("mknod /dev/null: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
