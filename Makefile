@@ -3,26 +3,41 @@
 export PATH := $(PATH):/usr/local/go/bin
 GO      ?= go
 BIN     := bin/iolens
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION)
+# VERSION: the tag (v0.2.0, or v0.2.0-3-gabc1234 past it); untagged
+# commits are v0.0.0-g<commit>. Evaluated once.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-g$$(git describe --always --dirty 2>/dev/null || echo unknown))
+endif
+ifeq ($(origin COMMIT),undefined)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+endif
+LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION) -X github.com/iolens/iolens/internal/cli.Commit=$(COMMIT)
 SCRATCH ?= ./iolens-scratch
-# Packages the test run needs on a Debian machine (chromium for the HTML
-# report tests in a real browser).
-APT_PKGS := fio e2fsprogs xfsprogs util-linux chromium chromium-driver
+# Debian packages: what 'make run' needs, and what the tests need on top
+# (file systems for the emulator, chromium for the HTML report tests in a
+# real browser).
+RUN_PKGS  := fio
+TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver
+APT_PKGS  := $(TEST_PKGS)
 
-.PHONY: all build deps run test test-short bench clean image e2e
+.PHONY: all build deps run test test-short bench clean image e2e \
+	dist release-check image-debs install uninstall clean-dist
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/iolens
 
-# deps installs what is missing, via apt, when running as root.
+# deps installs what the tests need and is missing, via apt, when running
+# as root.
 deps:
 	@scripts/install-deps $(APT_PKGS)
 
-# run: the quick suite on a scratch directory under the current directory.
-run: deps build
+# run: the quick suite on a scratch directory under the current directory
+# (installs fio, and Go when absent; nothing the tests alone need).
+run:
+	@scripts/install-deps $(RUN_PKGS)
+	@$(MAKE) --no-print-directory build
 	./$(BIN) run --suite quick $(SCRATCH)
 
 # test: every test. Tests that need root, loop devices or cgroups skip,
@@ -37,12 +52,20 @@ test: deps
 test-short:
 	$(GO) test -short ./...
 
-# image: the k8s agent image (iolens + fio + busybox) as a docker-archive
-# tarball, built without a container daemon; tagged with the version.
+# image: the k8s agent image for this machine's architecture as a
+# docker-archive tarball (for 'ctr images import'; the e2e loads it),
+# built without a container daemon from bin/iolens and the Debian packages
+# pinned in internal/image/debs.lock (downloaded once into
+# ~/.cache/iolens/debs, or $$IOLENS_CACHE/debs, and checked by SHA-256).
+# Tagged with the version, never latest.
 IMAGE_TAR := bin/iolens-image.tar
 image: build
-	@scripts/install-deps busybox-static fio
-	CGO_ENABLED=0 $(GO) run ./image --iolens $(BIN) --out $(IMAGE_TAR)
+	$(GO) run ./cmd/iolens-image --iolens $(BIN) --version $(VERSION) --out $(IMAGE_TAR)
+
+# image-debs: only download the pinned packages of every architecture
+# (the image tests use them when present, and skip saying so otherwise).
+image-debs:
+	$(GO) run ./cmd/iolens-image --arch $(subst $(space),$(comma),$(DIST_ARCHES)) --fetch-only
 
 # e2e: a real single-node Kubernetes cluster (root only; see test/e2e/):
 # cluster up, the k8s tests, cluster down (also on failure), host check.
@@ -54,3 +77,55 @@ bench: build
 
 clean:
 	rm -rf bin
+
+# Release. dist: static binaries for every architecture in DIST_ARCHES,
+# their archives, the agent image as one OCI layout (an index of every
+# architecture), the krew manifest, an SPDX SBOM and SHA256SUMS, in
+# $(DIST)/. A release job uploads $(DIST)/*.tar.gz, *.json, iolens.yaml and
+# SHA256SUMS, and copies $(DIST)/oci to the registry. RELEASE_URL is where
+# the archives will be downloaded from (the krew manifest points there).
+DIST        ?= dist
+DIST_ARCHES ?= amd64 arm64
+RELEASE_URL ?= https://github.com/iolens/iolens/releases/download/$(VERSION)
+comma := ,
+space := $(subst ,, )
+dist: clean-dist
+	@for a in $(DIST_ARCHES); do \
+		echo "build linux/$$a"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+			-o $(DIST)/build/linux_$$a/ ./cmd/iolens ./cmd/kubectl-iolens || exit 1; \
+	done
+	$(GO) run ./cmd/iolens-image --arch $(subst $(space),$(comma),$(DIST_ARCHES)) --version $(VERSION) \
+		--iolens '$(DIST)/build/linux_{arch}/iolens' --oci $(DIST)/oci --manifest $(DIST)/build/image.json
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./cmd/iolens-release dist \
+		--dir $(DIST) --version $(VERSION) --arch $(subst $(space),$(comma),$(DIST_ARCHES)) \
+		--url $(RELEASE_URL) --image $(DIST)/build/image.json
+
+# release-check: what a user and a registry would check of $(DIST): the
+# checksums and the krew hashes (by a shell script with sha256sum, apart
+# from the Go code that wrote them), the archives' contents, this
+# machine's binaries run 'iolens version', the OCI layout has every
+# platform with the same iolens, and (as root) the image's iolens finds
+# its fio in a chroot.
+release-check:
+	test/release/check.sh $(DIST)
+	$(GO) run ./cmd/iolens-release check --dir $(DIST) --arch $(subst $(space),$(comma),$(DIST_ARCHES))
+
+clean-dist:
+	rm -rf $(DIST)
+
+# install: iolens and kubectl-iolens into $(DESTDIR)$(PREFIX)/bin, with
+# bash and zsh completion.
+PREFIX ?= /usr/local
+install: build
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-iolens ./cmd/kubectl-iolens
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0755 $(BIN) bin/kubectl-iolens $(DESTDIR)$(PREFIX)/bin/
+	./$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/iolens
+	./$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_iolens
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/iolens $(DESTDIR)$(PREFIX)/bin/kubectl-iolens \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iolens \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_iolens

@@ -59,6 +59,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newExportCommand,
 	newK8sCommand,
 	newWatchCommand,
+	newVersionCommand,
 }
 
 // UsageError is a mistake in how iolens was called.

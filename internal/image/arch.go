@@ -1,5 +1,0 @@
-package image
-
-import "runtime"
-
-func goarch() string { return runtime.GOARCH }

@@ -1,0 +1,201 @@
+package release
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Error is a failure with advice on what to do next.
+type Error struct {
+	Err    error
+	Advice string
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Hint is what to do next.
+func (e *Error) Hint() string { return e.Advice }
+
+// semver is what krew accepts as a plugin version: v, three numbers, an
+// optional pre-release and build metadata.
+var semver = regexp.MustCompile(`^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// CheckVersion refuses a version a release cannot carry.
+func CheckVersion(v string) error {
+	if !semver.MatchString(v) {
+		return &Error{Err: fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRE]", v),
+			Advice: "tag the commit (git tag v0.2.0) or pass VERSION=v0.2.0; untagged builds get v0.0.0-g<commit>"}
+	}
+	return nil
+}
+
+// Member is one file of an archive: Src on disk, Name in the archive.
+type Member struct {
+	Src, Name string
+	Mode      int64
+}
+
+// Archive writes a gzipped tar of members with fixed owners and
+// timestamps, in the given order, atomically, so the same inputs give the
+// same bytes.
+func Archive(out string, members []Member, mtime time.Time) error {
+	tmp := out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	for _, m := range members {
+		b, err := os.ReadFile(m.Src)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: m.Name, Mode: m.Mode, Size: int64(len(b)),
+			ModTime: mtime.UTC().Truncate(time.Second), Uname: "root", Gname: "root", Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			f.Close()
+			return err
+		}
+		if _, err := tw.Write(b); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+// maxMember bounds what ReadArchive keeps of one file: release binaries
+// are tens of MiB.
+const maxMember = 512 << 20
+
+// ReadArchive returns the files of a gzipped tar by name.
+func ReadArchive(name string) (map[string][]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tr := tar.NewReader(zr)
+	out := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("%s: %s is not a regular file", name, h.Name)
+		}
+		if h.Size > maxMember {
+			return nil, fmt.Errorf("%s: %s is larger than %d bytes", name, h.Name, maxMember)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, maxMember))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[h.Name] = b
+	}
+}
+
+// SHA256File is the hex SHA-256 of a file.
+func SHA256File(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// SumsFile is the checksum file's name, in sha256sum's format.
+const SumsFile = "SHA256SUMS"
+
+// WriteSums writes SHA256SUMS in dir for the named files, sorted, in the
+// format 'sha256sum -c' reads.
+func WriteSums(dir string, names []string) error {
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		s, err := SHA256File(filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s  %s\n", s, n)
+	}
+	return os.WriteFile(filepath.Join(dir, SumsFile), []byte(b.String()), 0o644)
+}
+
+// ParseSums reads a SHA256SUMS file: name to hex digest.
+func ParseSums(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			// sha256sum's binary mode marks the name with '*'.
+			sum, name, ok = strings.Cut(line, " *")
+		}
+		if b, err := hex.DecodeString(sum); !ok || err != nil || len(b) != sha256.Size || name == "" {
+			return nil, fmt.Errorf("%s line %d: want '<sha256>  <name>'", SumsFile, n)
+		}
+		if name != filepath.Base(name) || name == "." || name == ".." {
+			return nil, fmt.Errorf("%s line %d: %q is not a file name in the directory", SumsFile, n, name)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s line %d: %s listed twice", SumsFile, n, name)
+		}
+		out[name] = strings.ToLower(sum)
+	}
+	return out, sc.Err()
+}
+
+// ErrMismatch is wrapped by every failed check.
+var ErrMismatch = errors.New("release check failed")
