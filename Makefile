@@ -73,7 +73,7 @@ e2e: image
 	test/e2e/run.sh $(BIN) $(IMAGE_TAR)
 
 bench: build
-	go run ./bench/overhead -iolens $(BIN)
+	go run ./benchmarks/overhead -iolens $(BIN)
 
 clean:
 	rm -rf bin
