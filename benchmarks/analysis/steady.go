@@ -58,8 +58,11 @@ func steadyPairs(ctx context.Context, d *emulate.Disk, name string, test result.
 		cfg := runner.Config{Suite: result.Suite{Name: "bench", Tests: []result.TestSpec{test}}, Dir: d.Mount, Emulated: d.Name,
 			CommandPrefix: d.CommandPrefix(), NoPrecondition: true, SizeBytes: 256 << 20}
 		if steady {
-			cfg.UntilSteady, cfg.MinRuntimeS, cfg.MaxRuntimeS = true, 20, 60
-			cfg.NewSteady = func() runner.SteadyDetector { return analysis.NewSteadyDetector(analysis.SteadyConfig{}) }
+			cfg.MaxRuntimeS = 60
+			cfg.Stop = func(result.TestSpec) runner.StopRule {
+				steady := analysis.SteadyStop(20)
+				return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
+			}
 		}
 		var res result.Result
 		t0 := time.Now()

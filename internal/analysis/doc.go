@@ -24,8 +24,7 @@
 // the series: the detectors keep running sums, a fixed-size histogram for
 // the reference level and a few recent samples.
 //
-// SteadyDetector implements runner.SteadyDetector for iolens run
-// --until-steady; Steady applies the same SNIA PTS criteria to a whole
+// SteadyStop is the stop rule of iolens run --until-steady; Steady applies the same SNIA PTS criteria to a whole
 // series. Describe, WelchT and Repeats are the statistics shared with
 // history and compare.
 package analysis

@@ -57,7 +57,7 @@ func windowStats(w []float64) (mean, rangeFrac, slopeFrac float64) {
 
 // SteadyDetector is the online form of the criteria: Add takes one value
 // per interval and reports whether the last Window values are steady. It
-// implements runner.SteadyDetector for iolens run --until-steady.
+// is what SteadyStop uses for iolens run --until-steady.
 type SteadyDetector struct {
 	cfg  SteadyConfig
 	ring []float64
@@ -182,4 +182,17 @@ func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float6
 		}
 	}
 	return ended, tests, measuredS, limitS
+}
+
+// SteadyStop is the rule of iolens run --until-steady: fed each sample's
+// rate with the measured time so far, it says stop once the series is
+// steady by the SNIA PTS criteria and at least minS seconds are measured.
+func SteadyStop(minS float64) func(elapsedS, v float64) (bool, string) {
+	d := NewSteadyDetector(SteadyConfig{})
+	return func(elapsedS, v float64) (bool, string) {
+		if d.Add(v) && elapsedS >= minS {
+			return true, "steady state"
+		}
+		return false, ""
+	}
 }

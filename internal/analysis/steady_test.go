@@ -2,11 +2,7 @@ package analysis
 
 import (
 	"testing"
-
-	"github.com/iolens/iolens/internal/runner"
 )
-
-var _ runner.SteadyDetector = (*SteadyDetector)(nil)
 
 func TestSteadyWindowCriteria(t *testing.T) {
 	// Worked by hand for a 5-sample window.
@@ -43,5 +39,26 @@ func TestSteadyDetectorOnline(t *testing.T) {
 	}
 	if d := NewSteadyDetector(SteadyConfig{Window: 5}); d.Add(1) || d.Add(1) {
 		t.Error("steady before a full window")
+	}
+}
+
+// SteadyStop ends a flat series once its window is full and the minimum
+// time has passed, and never a ramp.
+func TestSteadyStop(t *testing.T) {
+	stop := SteadyStop(25)
+	for i := 1; i <= 40; i++ {
+		ok, why := stop(float64(i), 1000)
+		if want := i >= 25; ok != want {
+			t.Fatalf("flat series at %d s: stop %v, want %v", i, ok, want)
+		}
+		if ok && why == "" {
+			t.Error("no reason given")
+		}
+	}
+	ramp := SteadyStop(0)
+	for i := 1; i <= 60; i++ {
+		if ok, _ := ramp(float64(i), float64(100*i)); ok {
+			t.Fatalf("a ramp stopped at %d s", i)
+		}
 	}
 }

@@ -193,8 +193,11 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
 	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
-		cfg.UntilSteady, cfg.MinRuntimeS, cfg.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
-		cfg.NewSteady = func() runner.SteadyDetector { return analysis.NewSteadyDetector(analysis.SteadyConfig{}) }
+		cfg.MaxRuntimeS = o.maxRuntime
+		cfg.Stop = func(result.TestSpec) runner.StopRule {
+			steady := analysis.SteadyStop(o.minRuntime)
+			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
+		}
 	}
 	session := analysis.NewSession(suite, o.repeat)
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)

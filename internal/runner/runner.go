@@ -58,23 +58,31 @@ type Config struct {
 	// that compresses (ZFS, VDO, some CSI back ends).
 	Incompressible bool
 
-	// UntilSteady ends each time-based test once NewSteady's detector
-	// says the 1 s IOPS series is steady, after MinRuntimeS and at the
-	// latest at MaxRuntimeS.
-	UntilSteady              bool
-	MinRuntimeS, MaxRuntimeS float64
-	NewSteady                func() SteadyDetector
+	// Stop, when set, gives each time-based test a rule that may end it
+	// early, once it has measured enough (iolens run --until-steady,
+	// diagnose's precision rules). MaxRuntimeS then caps every
+	// time-based test's runtime (0: the test's own).
+	Stop        func(result.TestSpec) StopRule
+	MaxRuntimeS float64
 
 	// ProcRoot and SysRoot are for tests (default /proc and /sys).
 	ProcRoot, SysRoot string
 	IolensVersion     string
 }
 
-// SteadyDetector is fed one value per second and says when the series has
-// become steady.
-type SteadyDetector interface {
-	Add(v float64) bool
+// Status is what a running test has done so far, at each sample.
+type Status struct {
+	// Elapsed is the measured time so far, in seconds (after the ramp).
+	Elapsed float64
+	// IOPS and BWBytes are the rates over the last sample interval.
+	IOPS, BWBytes float64
+	// Out is fio's cumulative status document.
+	Out *fio.Output
 }
+
+// StopRule is asked at every sample whether the test has measured enough;
+// why says what was established, for the result's notes.
+type StopRule func(Status) (stop bool, why string)
 
 // Event reports progress. Library code never prints; the caller draws
 // these however suits its terminal.
@@ -135,7 +143,6 @@ func (e *TestsFailedError) Partial() bool { return e.Failed < e.Total }
 
 type runner struct {
 	cfg      Config
-	emit     func(result.Result) error
 	progress func(Event)
 	start    time.Time
 
@@ -157,72 +164,32 @@ type runner struct {
 // suite: its result is emitted with Status "failed" and Run returns
 // ErrTestsFailed at the end.
 func Run(ctx context.Context, cfg Config, emit func(result.Result) error, progress func(Event)) (err error) {
-	if progress == nil {
-		progress = func(Event) {}
-	}
-	if cfg.Repeat < 1 {
-		cfg.Repeat = 1
-	}
-	if cfg.SampleInterval == 0 {
-		cfg.SampleInterval = time.Second
-	}
-	if cfg.FioBinary == "" {
-		cfg.FioBinary = "fio"
-	}
-	if cfg.RunID == "" {
-		cfg.RunID = NewRunID()
-	}
 	if len(cfg.Suite.Tests) == 0 {
 		return fmt.Errorf("suite %q has no tests", cfg.Suite.Name)
 	}
-	r := &runner{cfg: cfg, emit: emit, progress: progress, start: time.Now()}
-	if r.fioVersion, err = fio.Version(ctx, cfg.FioBinary); err != nil {
-		return err
-	}
-	r.engine = pickEngine(ctx, cfg.FioBinary)
-	r.host = hostInfo(cfg.ProcRoot, r.fioVersion, cfg.IolensVersion)
-
-	cleanup, err := r.prepareTarget(ctx)
-	defer func() {
-		// Cleanup must run even after Ctrl-C, so it ignores ctx's
-		// cancellation but keeps its own deadline.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		if cleanup != nil {
-			if cerr := cleanup(cctx); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-	}()
+	s, err := Open(ctx, cfg, progress)
 	if err != nil {
 		return err
 	}
-	r.planned = r.plan()
-	if r.sharedFile != "" && !cfg.NoPrecondition {
-		if err := r.precondition(ctx); err != nil {
-			return err
-		}
-	}
-
+	defer func() { err = errors.Join(err, s.Close(ctx)) }()
+	r := s.r
 	failed := 0
-	total := len(cfg.Suite.Tests) * cfg.Repeat
+	total := len(r.cfg.Suite.Tests) * r.cfg.Repeat
 	n := 0
-	for rep := 1; rep <= cfg.Repeat; rep++ {
-		for i, spec := range cfg.Suite.Tests {
+	for rep := 1; rep <= r.cfg.Repeat; rep++ {
+		for i, spec := range r.cfg.Suite.Tests {
 			n++
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			spec = r.effective(spec)
-			res := r.runTest(ctx, spec, i+1, rep, n, total)
+			res := s.Test(ctx, spec, TestOptions{Index: i + 1, Repeat: rep, N: n, Total: total})
 			if ctx.Err() != nil && res.Status != "ok" {
 				return ctx.Err()
 			}
 			if res.Status != "ok" {
 				failed++
 			}
-			r.progress(Event{Kind: EventTestEnd, Index: n, Total: total, Repeat: rep, Test: spec, Elapsed: time.Since(r.start), Result: &res})
-			if err := r.emit(res); err != nil {
+			if err := emit(res); err != nil {
 				return fmt.Errorf("saving result of %s: %w", spec.Name, err)
 			}
 			if ctx.Err() != nil {
@@ -236,6 +203,94 @@ func Run(ctx context.Context, cfg Config, emit func(result.Result) error, progre
 	return nil
 }
 
+// Session is a prepared target on which tests run one at a time: Run's
+// fixed suites and the adaptive plans that decide the next test from the
+// last result both use it. Close removes everything it created.
+type Session struct {
+	r       *runner
+	cleanup func(context.Context) error
+}
+
+// Open checks fio, prepares the target (a scratch directory with the
+// shared test file written once, or a device) and returns the session.
+// cfg.Suite lists the tests that may run (it sizes the scratch space and
+// the ETA); a plan may run others of the same kinds.
+func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, err error) {
+	if progress == nil {
+		progress = func(Event) {}
+	}
+	if cfg.Repeat < 1 {
+		cfg.Repeat = 1
+	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = time.Second
+	}
+	cfg.SampleInterval = max(cfg.SampleInterval.Round(time.Millisecond), 100*time.Millisecond)
+	if cfg.FioBinary == "" {
+		cfg.FioBinary = "fio"
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = NewRunID()
+	}
+	r := &runner{cfg: cfg, progress: progress, start: time.Now()}
+	if r.fioVersion, err = fio.Version(ctx, cfg.FioBinary); err != nil {
+		return nil, err
+	}
+	r.engine = pickEngine(ctx, cfg.FioBinary)
+	r.host = hostInfo(cfg.ProcRoot, r.fioVersion, cfg.IolensVersion)
+	s := &Session{r: r}
+	s.cleanup, err = r.prepareTarget(ctx)
+	if err == nil {
+		r.planned = r.plan()
+		if r.sharedFile != "" && !cfg.NoPrecondition {
+			err = r.precondition(ctx)
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, s.Close(ctx))
+	}
+	return s, nil
+}
+
+// TestOptions place a test in its run.
+type TestOptions struct {
+	// Index is the test's 1-based position in the suite or plan, Repeat
+	// its repetition; N of Total is its place in the whole run, for
+	// progress (0 of 0 when a plan does not know yet).
+	Index, Repeat, N, Total int
+	// Stop may end a time-based test early (it overrides Config.Stop).
+	Stop StopRule
+}
+
+// Test runs one test and always returns its result, failed or not. The
+// run's overrides (runtime, ramp, engine) apply to spec first.
+func (s *Session) Test(ctx context.Context, spec result.TestSpec, o TestOptions) result.Result {
+	r := s.r
+	spec = r.effective(spec)
+	res := r.runTest(ctx, spec, o.Index, max(o.Repeat, 1), o.N, o.Total, o.Stop)
+	r.progress(Event{Kind: EventTestEnd, Index: o.N, Total: o.Total, Repeat: o.Repeat, Test: spec, Elapsed: time.Since(r.start), Result: &res})
+	return res
+}
+
+// Target describes what the session measures.
+func (s *Session) Target() result.Target { return s.r.target }
+
+// Engine is the fio IO engine the session uses for libaio tests.
+func (s *Session) Engine() string { return s.r.engine }
+
+// Close removes everything the session created. It runs even after ctx
+// is cancelled (Ctrl-C), with its own deadline.
+func (s *Session) Close(ctx context.Context) error {
+	if s.cleanup == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	err := s.cleanup(cctx)
+	s.cleanup = nil
+	return err
+}
+
 // effective applies the run's overrides to a test.
 func (r *runner) effective(s result.TestSpec) result.TestSpec {
 	if r.cfg.RuntimeS > 0 && s.RuntimeS > 0 {
@@ -244,7 +299,7 @@ func (r *runner) effective(s result.TestSpec) result.TestSpec {
 	if r.cfg.RampSet {
 		s.RampS = r.cfg.RampS
 	}
-	if r.cfg.UntilSteady && s.RuntimeS > 0 && r.cfg.MaxRuntimeS > 0 {
+	if r.cfg.Stop != nil && s.RuntimeS > 0 && r.cfg.MaxRuntimeS > 0 {
 		s.RuntimeS = r.cfg.MaxRuntimeS
 	}
 	if s.IOEngine == "libaio" && r.engine != "libaio" {
@@ -564,7 +619,7 @@ func safeName(s string) string {
 }
 
 // runTest runs one test and always returns a result, failed or not.
-func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, total int) result.Result {
+func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, total int, stop StopRule) result.Result {
 	res := result.Result{Schema: result.Schema, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: index, Repeat: rep,
 		Test: s, Target: r.target, Host: r.host, FioVersion: r.fioVersion, Status: "ok"}
 	res.Start = time.Now().UTC()
@@ -586,7 +641,7 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if err := os.WriteFile(jobPath, []byte(res.FioJob), 0o644); err != nil {
 		return fail(err)
 	}
-	args := []string{"--output-format=json+", "--status-interval=" + strconv.Itoa(int(r.cfg.SampleInterval/time.Second)), jobPath}
+	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.cfg.SampleInterval.Milliseconds()), jobPath}
 	res.FioArgs = append([]string{"fio"}, args...)
 	buffered := !s.Direct && s.Writes() && s.Fdatasync == 0
 	var dirtyBefore uint64
@@ -623,11 +678,10 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	tctx, stopTest := context.WithCancel(ctx)
 	defer stopTest()
 	var prev *fio.Output
-	var detector SteadyDetector
-	if r.cfg.UntilSteady && r.cfg.NewSteady != nil && s.RuntimeS > 0 {
-		detector = r.cfg.NewSteady()
+	if stop == nil && r.cfg.Stop != nil && s.RuntimeS > 0 {
+		stop = r.cfg.Stop(s)
 	}
-	steadyAt := -1.0
+	stoppedAt, stoppedWhy := -1.0, ""
 	onStatus := func(o *fio.Output) {
 		iops, bw, ms := intervalRates(prev, o)
 		prev = o
@@ -635,10 +689,10 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 			return
 		}
 		r.progress(Event{Kind: EventStatus, Index: n, Total: total, Repeat: rep, Test: s, Elapsed: time.Since(r.start), ETA: r.eta(), IOPS: iops, BWBytes: bw})
-		if detector != nil && steadyAt < 0 {
+		if stop != nil && stoppedAt < 0 {
 			measured := float64(jobRuntimeMs(o)) / 1000
-			if detector.Add(iops) && measured >= r.cfg.MinRuntimeS {
-				steadyAt = measured
+			if ok, why := stop(Status{Elapsed: measured, IOPS: iops, BWBytes: bw, Out: o}); ok {
+				stoppedAt, stoppedWhy = measured, why
 				stopTest()
 			}
 		}
@@ -672,7 +726,7 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	res.End = time.Now().UTC()
 	r.done += s.Runtime() + s.Ramp()
 
-	if err != nil && !(steadyAt >= 0 && ctx.Err() == nil && run != nil && run.Final != nil) {
+	if err != nil && !(stoppedAt >= 0 && ctx.Err() == nil && run != nil && run.Final != nil) {
 		if ctx.Err() != nil {
 			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
 		}
@@ -694,8 +748,16 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if sampleErr != nil {
 		res.Notes = append(res.Notes, "device sampling stopped early: "+sampleErr.Error())
 	}
-	if steadyAt >= 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("ended at steady state after %.0f s (limit %.0f s)", steadyAt, s.RuntimeS))
+	if stoppedAt >= 0 {
+		what := "at steady state"
+		if stoppedWhy != "" {
+			what = stoppedWhy
+		}
+		limit := fmt.Sprintf("limit %.0f s", s.RuntimeS)
+		if s.RuntimeS == 0 {
+			limit = "size-based"
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("ended early after %.1f s (%s): %s", stoppedAt, limit, what))
 	}
 	if buffered {
 		res.Notes = append(res.Notes, "buffered writes: fio's figures include the page cache; the device series shows what reached the disk")
@@ -901,4 +963,21 @@ func (w *lineWriter) flush() {
 		w.fn(line)
 	}
 	w.buf = nil
+}
+
+// Layout writes the shared test file once, as a recorded test: the
+// preconditioning of Open (skipped with Config.NoPrecondition), kept as a
+// result because a sustained sequential write is worth measuring. It
+// always runs to the end: reads must find written blocks everywhere.
+func (s *Session) Layout(ctx context.Context, o TestOptions) result.Result {
+	spec := result.TestSpec{Name: "layout-write-1m-qd8", Description: "writes the test file once (preconditioning), measured",
+		RW: "write", BlockSize: 1 << 20, IODepth: 8, NumJobs: 1, Direct: true, IOEngine: "libaio",
+		Options: []result.Option{{Key: "refill_buffers", Value: "1"}}}
+	o.Stop = nil
+	res := s.Test(ctx, spec, o)
+	if res.Status == "ok" {
+		s.r.target.Preconditioned = true
+		res.Target.Preconditioned = true
+	}
+	return res
 }
