@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -11,8 +12,14 @@ import (
 )
 
 // MinSeriesS is the shortest 1 s series on which steady state, stalls and
-// cliffs are judged; shorter ones get a "not enough data" finding.
+// cliffs are judged; shorter ones get a "not enough data" finding. Finer
+// series need at least 10 samples and 5 s (minSamples).
 const MinSeriesS = 10
+
+// minSamples is the shortest series judged at interval iv seconds.
+func minSamples(iv float64) int {
+	return int(math.Max(MinSeriesS, math.Min(5/iv, 2*MinSeriesS)))
+}
 
 // Point is one window of a result's time series on a regular grid: the
 // window ending at T, fio's total rates in it, and the primary device's
@@ -22,33 +29,35 @@ type Point struct {
 	Dev              *result.DeviceSample
 }
 
-// Series puts a result's fio series on a regular 1 s grid from the first
-// window to the end of the measurement (less the last window). fio writes no log row for a
-// window without completions, so missing windows are zeros: that is what
-// a full stall looks like.
+// Series puts a result's fio series on a regular grid of its sample
+// interval, from the first window to the end of the measurement (less the
+// last window). fio writes no log row for a window without completions,
+// so missing windows are zeros: that is what a full stall looks like.
 func Series(r *result.Result) []Point {
 	if len(r.FioSeries) == 0 {
 		return nil
 	}
-	byT := map[int]result.FioSample{}
+	iv := r.Interval()
+	byK := map[int]result.FioSample{}
 	last := 0
 	for _, s := range r.FioSeries {
-		k := int(math.Round(s.T))
-		if k <= 0 {
+		x := math.Round(s.T / iv)
+		if !(x > 0 && x < math.MaxInt32) {
 			continue
 		}
-		byT[k] = s
+		k := int(x)
+		byK[k] = s
 		last = max(last, k)
 	}
-	if rt := runtimeS(r); rt > 0 && rt < float64(math.MaxInt32) {
+	if rt := runtimeS(r); rt > 0 && rt/iv < float64(math.MaxInt32) {
 		// fio often writes no row for the last window when the job ends on
 		// its boundary: only windows before it count as missing.
-		last = max(last, int(math.Floor(rt+0.25))-1)
+		last = max(last, int(math.Floor(rt/iv+0.25))-1)
 	}
 	dev := primaryDevice(r.Devices, r.Target.Device)
 	// Missing windows are zeros, but a record cannot make the grid much
 	// longer than the samples it holds (the device sampler writes a row
-	// every second, stalled or not, so a real gap mostly has rows under
+	// every interval, stalled or not, so a real gap mostly has rows under
 	// it): memory follows the file, not a number in it.
 	held := len(r.FioSeries)
 	if dev != nil {
@@ -58,15 +67,15 @@ func Series(r *result.Result) []Point {
 	out := make([]Point, 0, last)
 	j := 0
 	for k := 1; k <= last; k++ {
-		s := byT[k]
-		p := Point{T: float64(k), IOPS: s.ReadIOPS + s.WriteIOPS, BWBytes: s.ReadBWBytes + s.WriteBWBytes}
+		s := byK[k]
+		p := Point{T: float64(k) * iv, IOPS: s.ReadIOPS + s.WriteIOPS, BWBytes: s.ReadBWBytes + s.WriteBWBytes}
 		if dev != nil {
 			// Device ticks are not in phase with fio's windows: take
-			// the nearest within 0.6 s.
-			for j < len(dev.Samples) && dev.Samples[j].T < p.T-0.6 {
+			// the nearest within 0.6 of an interval.
+			for j < len(dev.Samples) && dev.Samples[j].T < p.T-0.6*iv {
 				j++
 			}
-			if j < len(dev.Samples) && math.Abs(dev.Samples[j].T-p.T) <= 0.6 {
+			if j < len(dev.Samples) && math.Abs(dev.Samples[j].T-p.T) <= 0.6*iv {
 				p.Dev = &dev.Samples[j]
 			}
 		}
@@ -109,7 +118,7 @@ func ResultFindings(r *result.Result) []result.Finding {
 	var out []result.Finding
 	pts := Series(r)
 	if r.Test.RuntimeS > 0 || len(pts) > 0 {
-		out = append(out, seriesFindings(pts, closedLoop(r.Test))...)
+		out = append(out, seriesFindings(pts, r.Interval(), closedLoop(r.Test))...)
 	}
 	out = append(out, WritebackFindings(r)...)
 	if f, ok := EtcdVerdict(r); ok {
@@ -130,44 +139,46 @@ func closedLoop(t result.TestSpec) bool {
 	return true
 }
 
-func seriesFindings(pts []Point, loaded bool) []result.Finding {
+func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 	iops := make([]float64, len(pts))
 	for i, p := range pts {
 		iops[i] = p.IOPS
 	}
-	st := Steady(iops, 1, SteadyConfig{})
+	st := Steady(iops, iv, SteadyConfig{})
+	win := float64(st.Window) * iv
 	f := result.Finding{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo, Summary: st.String(),
-		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": float64(st.Window)}}
+		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": win, "interval_s": iv}}
+	dur := float64(len(pts)) * iv
 	switch st.State {
 	case SteadyYes:
 		f.Code = result.CodeSteady
 		f.StartS = f64(st.FromS)
-		f.Summary += fmt.Sprintf(" (%d s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
-			st.Window, st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
+		f.Summary += fmt.Sprintf(" (%s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
+			secStr(win), st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyNever:
 		f.Code = result.CodeNotSteady
-		f.Summary += fmt.Sprintf(": no %d s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
-			st.Window, st.RangeFrac*100, st.SlopeFrac*100)
+		f.Summary += fmt.Sprintf(": no %s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
+			secStr(win), st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyShort:
 		if len(pts) == 0 {
-			f.Summary = "no 1 s series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
+			f.Summary = "no time series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
 			break
 		}
-		if len(pts) >= MinSeriesS {
-			f.Summary = fmt.Sprintf("steady state not judged: %d s of 1 s samples, shorter than its %d s window (run longer to judge it)", len(pts), st.Window)
+		if len(pts) >= minSamples(iv) {
+			f.Summary = fmt.Sprintf("steady state not judged: %s of %s samples, shorter than its %s window (run longer to judge it)", secStr(dur), secStr(iv), secStr(win))
 			break
 		}
-		f.Summary = fmt.Sprintf("not enough data: %d s of 1 s samples; steady state, stalls and cliffs need at least %d s", len(pts), MinSeriesS)
+		f.Summary = fmt.Sprintf("not enough data: %s of %s samples; steady state, stalls and cliffs need at least %d samples", secStr(dur), secStr(iv), minSamples(iv))
 	}
 	if st.State != SteadyShort {
 		f.Evidence["mean_iops"], f.Evidence["range_frac"], f.Evidence["slope_frac"] = st.Mean, st.RangeFrac, st.SlopeFrac
 	}
 	out := []result.Finding{f}
-	if len(pts) < MinSeriesS {
+	if len(pts) < minSamples(iv) {
 		return out
 	}
-	sd := NewStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded})
-	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes})
+	sd := NewStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded, Interval: iv})
+	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes, Interval: iv})
 	for _, p := range pts {
 		out = append(out, sd.Add(p.T, p.BWBytes, p.Dev)...)
 		out = append(out, cd.Add(p.T, p.BWBytes, p.Dev)...)
@@ -301,6 +312,9 @@ func fioSyncCountZero(raw []byte) bool {
 	}
 	return false
 }
+
+// secStr prints seconds: "7 s", "0.25 s", "2.5 s".
+func secStr(s float64) string { return strconv.FormatFloat(s, 'g', 3, 64) + " s" }
 
 func msStr(ns float64) string {
 	v := ns / 1e6

@@ -31,7 +31,11 @@ type Rates struct {
 
 // System is host-wide state over one interval.
 type System struct {
-	IowaitPct      float64 // share of all CPU time spent in iowait
+	IowaitPct float64 // share of all CPU time spent in iowait
+	// BusyPct is the share of all CPU time spent working (user, nice,
+	// system, irq, softirq) or stolen by the hypervisor: 100 means the
+	// host's CPUs, not the disk, set the pace.
+	BusyPct        float64
 	DirtyBytes     uint64
 	WritebackBytes uint64
 }
@@ -41,9 +45,9 @@ type Snapshot struct {
 	At      time.Time
 	Devices map[string]blockdevice.IOStats
 	// CPU times in seconds, summed over CPUs.
-	CPUTotal, CPUIowait float64
-	DirtyBytes          uint64
-	WritebackBytes      uint64
+	CPUTotal, CPUIowait, CPUBusy float64
+	DirtyBytes                   uint64
+	WritebackBytes               uint64
 }
 
 // Reader takes snapshots from a proc tree.
@@ -97,6 +101,7 @@ func (r *Reader) Snapshot(now time.Time) (Snapshot, error) {
 	c := st.CPUTotal
 	s.CPUTotal = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
 	s.CPUIowait = c.Iowait
+	s.CPUBusy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 	mi, err := r.proc.Meminfo()
 	if err != nil {
 		return s, fmt.Errorf("reading meminfo: %w", err)
@@ -154,6 +159,7 @@ func SystemRates(prev, cur Snapshot) System {
 	s := System{DirtyBytes: cur.DirtyBytes, WritebackBytes: cur.WritebackBytes}
 	if dt := cur.CPUTotal - prev.CPUTotal; dt > 0 {
 		s.IowaitPct = (cur.CPUIowait - prev.CPUIowait) / dt * 100
+		s.BusyPct = (cur.CPUBusy - prev.CPUBusy) / dt * 100
 	}
 	return s
 }

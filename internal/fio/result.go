@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -126,9 +127,14 @@ func (a *dirAcc) dir() (*result.DirResult, error) {
 }
 
 // ReadFioLogs reads the windowed bw/iops/lat logs fio wrote with prefix
-// in dir (one file per job) into a 1 s series. Rates from several jobs
-// add up; latencies are averaged weighted by each job's IOPS.
-func ReadFioLogs(dir, prefix string) ([]result.FioSample, error) {
+// in dir (one file per job, log_avg_msec = interval) into a series of
+// that interval. Rates from several jobs add up; latencies are averaged
+// weighted by each job's IOPS.
+func ReadFioLogs(dir, prefix string, interval time.Duration) ([]result.FioSample, error) {
+	ms := float64(interval.Milliseconds())
+	if ms <= 0 {
+		ms = 1000
+	}
 	type key struct {
 		sec int64
 		dir int
@@ -151,8 +157,8 @@ func ReadFioLogs(dir, prefix string) ([]result.FioSample, error) {
 			seen := map[key]bool{}
 			err = ScanLog(fh, func(e LogEntry) error {
 				// A window's row carries its end time; fio drifts by a few
-				// ms per window, so round to the nearest second.
-				k := key{sec: int64(math.Round(float64(e.TimeMs) / 1000)), dir: e.Dir}
+				// ms per window, so round to the nearest window.
+				k := key{sec: int64(math.Round(float64(e.TimeMs) / ms)), dir: e.Dir}
 				if k.sec == 0 || seen[k] {
 					return nil // fio's flush rows repeat the last window
 				}
@@ -212,7 +218,7 @@ func ReadFioLogs(dir, prefix string) ([]result.FioSample, error) {
 			}
 			return latSum[k] / latW[k]
 		}
-		out = append(out, result.FioSample{T: float64(s), ReadIOPS: iops[key{s, 0}], WriteIOPS: iops[key{s, 1}],
+		out = append(out, result.FioSample{T: float64(s) * ms / 1000, ReadIOPS: iops[key{s, 0}], WriteIOPS: iops[key{s, 1}],
 			ReadBWBytes: bw[key{s, 0}], WriteBWBytes: bw[key{s, 1}], ReadLatMeanNs: lat(0), WriteLatMeanNs: lat(1)})
 	}
 	return out, nil

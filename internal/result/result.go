@@ -34,7 +34,11 @@ type Result struct {
 	// Sync holds fsync/fdatasync latencies, when the test issues them.
 	Sync *DirResult `json:"sync,omitempty"`
 
-	// FioSeries is fio's own 1 s view (windowed bw/iops/lat logs).
+	// SampleIntervalS is the period of FioSeries, Devices and System in
+	// seconds (1 when absent, as in v1 records).
+	SampleIntervalS float64 `json:"sample_interval_s,omitempty"`
+	// FioSeries is fio's own view over each interval (windowed
+	// bw/iops/lat logs).
 	FioSeries []FioSample `json:"fio_series"`
 	// Devices is the 1 s view from /proc/diskstats of every block device
 	// behind the target, plus host-wide iowait and dirty memory.
@@ -84,6 +88,14 @@ func (r *Result) Dir(name string) *DirResult {
 		return r.Sync
 	}
 	return nil
+}
+
+// Interval is the period of the result's series in seconds.
+func (r *Result) Interval() float64 {
+	if r.SampleIntervalS > 0 && r.SampleIntervalS <= 60 {
+		return r.SampleIntervalS
+	}
+	return 1
 }
 
 // Target describes what was measured.
@@ -187,8 +199,10 @@ type DeviceSample struct {
 
 // SystemSample is host-wide state over one interval.
 type SystemSample struct {
-	T              float64 `json:"t_s"`
-	IowaitPct      float64 `json:"iowait_pct"` // of all CPU time
+	T         float64 `json:"t_s"`
+	IowaitPct float64 `json:"iowait_pct"` // of all CPU time
+	// CPUBusyPct is the share of all CPU time spent working or stolen.
+	CPUBusyPct     float64 `json:"cpu_busy_pct"`
 	DirtyBytes     uint64  `json:"dirty_bytes"`
 	WritebackBytes uint64  `json:"writeback_bytes"`
 }

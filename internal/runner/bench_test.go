@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -154,7 +155,7 @@ bs=1m
 
 // Expected values are the rows of the log files, read by hand.
 func TestReadFioLogs(t *testing.T) {
-	got, err := fio.ReadFioLogs("testdata", "logs")
+	got, err := fio.ReadFioLogs("testdata", "logs", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,10 @@ type Config struct {
 	// CommandPrefix runs fio through another command (for example one
 	// that places it in a throttled cgroup).
 	CommandPrefix []string
-	// SampleInterval is the device and fio sampling period (default 1 s).
+	// SampleInterval is the device and fio sampling period. 0 picks one
+	// per test: 250 ms for tests of a minute or less (so a short test's
+	// steady state, stalls and plateaus are judged on enough samples),
+	// 1 s for longer ones (fio's status reports cost it CPU).
 	SampleInterval time.Duration
 	// NoPrecondition skips writing the shared test file before the tests.
 	NoPrecondition bool
@@ -222,10 +225,9 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	if cfg.Repeat < 1 {
 		cfg.Repeat = 1
 	}
-	if cfg.SampleInterval <= 0 {
-		cfg.SampleInterval = time.Second
+	if cfg.SampleInterval > 0 {
+		cfg.SampleInterval = max(cfg.SampleInterval.Round(time.Millisecond), 100*time.Millisecond)
 	}
-	cfg.SampleInterval = max(cfg.SampleInterval.Round(time.Millisecond), 100*time.Millisecond)
 	if cfg.FioBinary == "" {
 		cfg.FioBinary = "fio"
 	}
@@ -538,6 +540,17 @@ func (e *FioHintError) Unwrap() error { return e.Err }
 func (e *FioHintError) Hint() string { return e.hint }
 
 // jobFile renders one test as a fio job file.
+// interval is the sampling period of test s.
+func (r *runner) interval(s result.TestSpec) time.Duration {
+	switch {
+	case r.cfg.SampleInterval > 0:
+		return r.cfg.SampleInterval
+	case s.RuntimeS > 60:
+		return time.Second
+	}
+	return 250 * time.Millisecond
+}
+
 func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
 	kv := func(k string, v any) fio.KV { return fio.KV{Key: k, Value: fmt.Sprint(v)} }
 	file := r.sharedFile
@@ -590,7 +603,7 @@ func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
 		kv("lat_percentiles", 1), kv("clat_percentiles", 1),
 		kv("percentile_list", "1:5:10:25:50:75:90:95:99:99.5:99.9:99.99"),
 		kv("write_bw_log", logPrefix), kv("write_iops_log", logPrefix), kv("write_lat_log", logPrefix),
-		kv("log_avg_msec", int(r.cfg.SampleInterval/time.Millisecond)),
+		kv("log_avg_msec", r.interval(s).Milliseconds()),
 	)
 	var sec []fio.KV
 	for _, o := range s.Options {
@@ -641,7 +654,7 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if err := os.WriteFile(jobPath, []byte(res.FioJob), 0o644); err != nil {
 		return fail(err)
 	}
-	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.cfg.SampleInterval.Milliseconds()), jobPath}
+	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.interval(s).Milliseconds()), jobPath}
 	res.FioArgs = append([]string{"fio"}, args...)
 	buffered := !s.Direct && s.Writes() && s.Fdatasync == 0
 	var dirtyBefore uint64
@@ -667,7 +680,7 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			sampleErr = r.reader.Sample(sctx, r.cfg.SampleInterval, func(t diskstats.Tick) {
+			sampleErr = r.reader.Sample(sctx, r.interval(s), func(t diskstats.Tick) {
 				mu.Lock()
 				ticks = append(ticks, t)
 				mu.Unlock()
@@ -718,7 +731,7 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	// tail until the device calms down.
 	if err == nil && buffered && r.reader != nil {
 		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Message: "watching writeback after the buffered test"})
-		r.waitWriteback(ctx, &mu, &ticks, fioEnd, dirtyBefore)
+		r.waitWriteback(ctx, r.interval(s), &mu, &ticks, fioEnd, dirtyBefore)
 	}
 	stopSampling()
 	swg.Wait()
@@ -772,15 +785,15 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 // writeback memory the test left is gone (back within 16 MiB of where it
 // was when the test started) for 2 s, for at most 2 minutes. Device
 // traffic is not the criterion: other tenants may keep a disk busy.
-func (r *runner) waitWriteback(ctx context.Context, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64) {
+func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64) {
 	deadline := time.Now().Add(2 * time.Minute)
 	quiet := 0
 	seen := 0
-	for time.Now().Before(deadline) && quiet < 2 {
+	for time.Now().Before(deadline) && quiet < int(max(2*time.Second/iv, 2)) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(r.cfg.SampleInterval):
+		case <-time.After(iv):
 		}
 		mu.Lock()
 		for _, t := range (*ticks)[seen:] {
@@ -866,11 +879,12 @@ func (r *runner) fill(res *result.Result, out *fio.Output, logDir string) error 
 	if err := fio.FillFromFio(res, jobs); err != nil {
 		return err
 	}
-	series, err := fio.ReadFioLogs(logDir, "t")
+	series, err := fio.ReadFioLogs(logDir, "t", r.interval(res.Test))
 	if err != nil {
 		res.Notes = append(res.Notes, "fio logs unreadable: "+err.Error())
 	}
 	res.FioSeries = series
+	res.SampleIntervalS = r.interval(res.Test).Seconds()
 	return nil
 }
 
@@ -917,7 +931,7 @@ func (r *runner) deviceSeries(ticks []diskstats.Tick, origin time.Time) ([]resul
 	}
 	sys := []result.SystemSample{}
 	for _, t := range ticks {
-		sys = append(sys, result.SystemSample{T: round3(t.At.Sub(origin).Seconds()), IowaitPct: t.System.IowaitPct,
+		sys = append(sys, result.SystemSample{T: round3(t.At.Sub(origin).Seconds()), IowaitPct: t.System.IowaitPct, CPUBusyPct: t.System.BusyPct,
 			DirtyBytes: t.System.DirtyBytes, WritebackBytes: t.System.WritebackBytes})
 	}
 	return out, sys
