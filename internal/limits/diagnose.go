@@ -150,7 +150,7 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 	b := ce.Binds.Name
 	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
 	switch {
-	case strings.HasPrefix(b, "disk"):
+	case ownLimit(b):
 		iops := strings.HasSuffix(b, "IOPS")
 		verdict, code := VerdictDiskBW, result.CodeDiskBandwidth
 		if iops {
@@ -192,6 +192,12 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 		}
 		return s, result.CodeVMCap
 	}
+}
+
+// ownLimit reports whether a limit is the disk's or share's own, not the
+// VM's or the node's.
+func ownLimit(name string) bool {
+	return strings.HasPrefix(name, "disk") || strings.HasPrefix(name, "share")
 }
 
 func num(x float64) string {

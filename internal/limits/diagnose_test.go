@@ -91,7 +91,7 @@ func TestDiagnose(t *testing.T) {
 
 func TestSmallest(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3")
+	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3", "")
 	if err != nil {
 		t.Fatal(err)
 	}
