@@ -421,7 +421,7 @@ func priceLine(p *PriceEntry) string {
 	for _, x := range []struct {
 		v    float64
 		unit string
-	}{{p.USDPerMonth, "a month"}, {p.USDPerGiBMonth, "per GiB-month"}, {p.USDPerIOPSMonth, fmt.Sprintf("per IOPS-month above %g", p.FreeIOPS)}, {p.USDPerTputMonth, fmt.Sprintf("per MB/s-month above %g", p.FreeTput)}, {p.USDPerHour, "an hour"}} {
+	}{{p.USDPerMonth, "a month"}, {p.USDPerGiBMonth, "per GiB-month"}, {p.USDPerIOPSMonth, fmt.Sprintf("per IOPS-month above %g", p.FreeIOPS)}, {p.USDPerTputMonth, fmt.Sprintf("per throughput unit-month above %g (the family's unit)", p.FreeTput)}, {p.USDPerHour, "an hour"}} {
 		if x.v > 0 {
 			parts = append(parts, usd(x.v)+" "+x.unit)
 		}
