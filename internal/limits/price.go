@@ -92,6 +92,22 @@ type Cost struct {
 	PricedBWBps float64 `json:"-"`
 }
 
+// PerMeasured is what a measured rate cost: dollars a month per IOPS and
+// per MB/s actually delivered (0 for a rate that was not measured), for
+// comparing results on priced disks.
+func (co *Cost) PerMeasured(iops, bwBytes float64) (usdPerIOPS, usdPerMBps float64) {
+	if co == nil {
+		return 0, 0
+	}
+	if iops > 0 {
+		usdPerIOPS = co.Price.USDPerMonth / iops
+	}
+	if bwBytes > 0 {
+		usdPerMBps = co.Price.USDPerMonth / (bwBytes / 1e6)
+	}
+	return usdPerIOPS, usdPerMBps
+}
+
 // PriceError is a bad price file; Hint says how to fix it.
 type PriceError struct {
 	Msg  string

@@ -74,6 +74,20 @@ func TestDiskCost(t *testing.T) {
 	}
 }
 
+func TestPerMeasured(t *testing.T) {
+	c := MustDefault()
+	d, _ := c.ParseDisk("azure:P30")
+	co := c.DiskCost(d, "")
+	// $135.17 for 4,000 IOPS and 150 MB/s measured.
+	i, m := co.PerMeasured(4000, 150e6)
+	if math.Abs(i-135.17/4000) > 1e-12 || math.Abs(m-135.17/150) > 1e-12 {
+		t.Errorf("%g %g", i, m)
+	}
+	if i, m := (*Cost)(nil).PerMeasured(1, 1); i != 0 || m != 0 {
+		t.Error("no price gives a cost")
+	}
+}
+
 func TestPriceJSON(t *testing.T) {
 	c := MustDefault()
 	d, _ := c.ParseDisk("azure:P30")
@@ -276,6 +290,9 @@ func TestFileShares(t *testing.T) {
 		{disk: "gcp:filestore-zonal:1TiB", ioSize: 1 << 20, write: true, wantMBps: 88 * 1.048576, wantBinds: "share throughput", wantIOPSOf: 9200},
 		// IBM regional share on a 4 vCPU VSI: 75% of 8,000 Mbps is network.
 		{disk: "ibm:file-regional:500GB:throughput=1024", vm: "ibm:bx2.4x16", ioSize: 1 << 20, wantMBps: 750, wantBinds: "VM network", wantIOPSOf: 35000},
+		// dp2: bandwidth = IOPS x 256 KiB, 1,024 MB/s at most.
+		{disk: "ibm:file-dp2:1000GB:iops=2000", vm: "ibm:bx2.16x64", ioSize: 1 << 20, wantMBps: 2000 * 262144 / 1e6, wantBinds: "share throughput", wantIOPSOf: 2000},
+		{disk: "ibm:file-dp2:1000GB:iops=20000", vm: "ibm:bx2.16x64", ioSize: 1 << 20, wantMBps: 1024, wantBinds: "share throughput", wantIOPSOf: 20000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.disk+" "+tc.vm, func(t *testing.T) {
@@ -294,6 +311,10 @@ func TestFileShares(t *testing.T) {
 				t.Errorf("%.3f MB/s bound by %q, want %.3f by %q", ce.BWBytes/1e6, ce.Binds.Name, tc.wantMBps, tc.wantBinds)
 			}
 		})
+	}
+	// One client gets at most 48,000 IOPS from a dp2 share.
+	if _, err := c.ParseDisk("ibm:file-dp2:16000GB:iops=96000"); err == nil {
+		t.Error("dp2 above the single-client 48,000 IOPS accepted")
 	}
 	// A share measured at the NIC: the VM binds, through its network.
 	x, _ := c.ParseExpectation("azure:netapp-ultra:4TiB", "Standard_DS2_v2", nil, "")
