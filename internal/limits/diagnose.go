@@ -206,10 +206,24 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 		}
 		return s, result.CodeNodeShare
 	default:
-		s := fmt.Sprintf("%s: %s; %s binds (the disk alone allows %s)", VerdictVM, head, b, rate(math.Min(x.Disk.Read.IOPS, x.Disk.Read.BWBytes/float64(m.BlockSize)), math.Min(x.Disk.Read.BWBytes, x.Disk.Read.IOPS*float64(m.BlockSize))))
+		own := x.Disk.Read
+		what := "disk"
+		if x.Disk.Family.Kind == "file" {
+			what = "share"
+		}
+		iops, bw := own.BWBytes/float64(m.BlockSize), own.BWBytes
+		if own.IOPS > 0 && own.IOPS < iops {
+			iops, bw = own.IOPS, own.IOPS*float64(m.BlockSize)
+		}
+		s := fmt.Sprintf("%s: %s; %s binds (the %s alone allows %s)", VerdictVM, head, b, what, rate(iops, bw))
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
-			r, _ := (&Expectation{Disk: x.Disk, VM: v}).VMRate(m.Write && !m.Read)
-			s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
+			y := c.withVM(x, v)
+			if what == "share" {
+				s += fmt.Sprintf("; a VM size whose network carries the share: %s (%s MB/s)", v.ID, num(y.NetworkBWBytes/1e6))
+			} else {
+				r, _ := y.VMRate(m.Write && !m.Read)
+				s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
+			}
 		}
 		return s, result.CodeVMCap
 	}

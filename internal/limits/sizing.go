@@ -120,7 +120,11 @@ func (c *Catalog) VMFor(x *Expectation, targetIOPS, targetBW float64, priceDate 
 			continue
 		}
 		// A VM with no figure for this disk type proves nothing.
-		if r, _ := y.VMRate(false); r == (Rate{}) && y.Share == nil && y.NetworkBWBytes == 0 {
+		if y.Disk.Family.Kind == "file" {
+			if y.NetworkBWBytes == 0 {
+				continue
+			}
+		} else if r, _ := y.VMRate(false); r == (Rate{}) && y.Share == nil {
 			continue
 		}
 		return v
@@ -247,6 +251,9 @@ func (c *Catalog) BetterVM(x *Expectation, ioSize int64, write bool) *VM {
 	cur := x.At(ioSize, write).IOPS
 	for _, v := range cands {
 		y := c.withVM(x, v)
+		if y.Disk.Family.Kind == "file" && y.NetworkBWBytes == 0 {
+			continue // no network figure: nothing says it carries the share
+		}
 		ce := y.At(ioSize, write)
 		vmOK := true
 		for _, l := range ce.Limits {
