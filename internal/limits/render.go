@@ -293,11 +293,13 @@ func (c *Catalog) WriteCatalogList(w io.Writer) error {
 	for _, v := range c.VMs {
 		n[v.Provider]++
 	}
-	var parts []string
+	var parts, regions []string
 	for _, p := range c.ProviderNames() {
 		parts = append(parts, fmt.Sprintf("%s %d", p, n[p]))
+		regions = append(regions, p+" "+c.Providers[p].PriceRegion)
 	}
-	_, err := fmt.Fprintf(w, "\nentries (families, tiers and VM sizes): %s; %d sourced prices; researched %s. 'iolens catalog show ID' for the figures and sources.\n", strings.Join(parts, ", "), len(c.Prices), c.Researched)
+	_, err := fmt.Fprintf(w, "\nentries (families, tiers and VM sizes): %s; %d sourced prices (reference regions: %s); researched %s. 'iolens catalog show ID' for the figures, prices and sources.\n",
+		strings.Join(parts, ", "), len(c.Prices), strings.Join(regions, ", "), c.Researched)
 	return err
 }
 
