@@ -331,6 +331,9 @@ func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
 		size = d.Tier.SizeGiB
 	}
 	month := e.USDPerMonth + e.USDPerGiBMonth*size
+	if size == 0 && e.USDPerGiBMonth > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("no size given: capacity ($%g per GiB-month) is not included", e.USDPerGiBMonth))
+	}
 	if ed.IOPS != nil && ed.IOPS.Provisioned {
 		if e.USDPerIOPSMonth > 0 {
 			month += e.USDPerIOPSMonth * math.Max(0, d.Read.IOPS-e.FreeIOPS)

@@ -28,6 +28,7 @@ func TestDiskCost(t *testing.T) {
 		{spec: "aws:gp3:100GiB:iops=6000", month: 100*0.08 + 3000*0.005, asOf: "2023-07", region: "us-east-1"},
 		{spec: "aws:gp3:100GiB:iops=3000,throughput=250", month: 8, note: "no sourced rate for provisioned throughput"},
 		{spec: "aws:gp2:500GiB", month: 50, asOf: "2026"},
+		{spec: "aws:gp3:iops=6000", month: 3000 * 0.005, note: "no size given: capacity"},
 		{spec: "gcp:pd-ssd:200GiB", month: 34, asOf: "2026"},
 		{spec: "gcp:pd-standard:200GiB", month: 8},
 	}
