@@ -3,6 +3,8 @@ package limits
 import (
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 // One case per figure the seed write-ups quote. Each states the seed's
@@ -64,6 +66,16 @@ func TestSeedFigures(t *testing.T) {
 				ce := share.At(1<<20, false)
 				return []figure{{"uncached IOPS", r.IOPS, 6400, 0}, {"uncached MB/s", r.BWBytes / 1e6, 96, 0},
 					{"a 10 TiB premium share on DS2_v2, MB/s (the NIC binds)", ce.BWBytes / 1e6, 187.5, 0.01}}
+			}},
+		{name: "Azure Files at the DS2_v2's NIC", seed: "001: Azure Files read at 193 MBps, slightly above the NIC's 187.5 MBps",
+			figures: func(t *testing.T) []figure {
+				e := x(t, "azure:files-premium:10TiB", "Standard_DS2_v2", "")
+				fs := c.DiagnoseMeasured(Measured{IOPS: 193e6 / (1 << 20), BWBytes: 193e6, BlockSize: 1 << 20, IODepth: 16, NumJobs: 1, MeanLatNs: 85e6, Read: true, Direct: true}, e)
+				vmCap := 0.0
+				if len(fs) > 0 && fs[0].Code == result.CodeVMCap && strings.Contains(fs[0].Summary, "VM network") {
+					vmCap = 1
+				}
+				return []figure{{"% of the ceiling", fs[0].Evidence["ceiling_pct"], 193 / 187.5 * 100, 0.01}, {"the VM's network binds", vmCap, 1, 0}}
 			}},
 		{name: "D64s_v3 cached and uncached", seed: "001: ES and DS v3 at most 128,000 IOPS cached or 80,000 uncached, 1,024 MBps cached or 1,200 uncached (D64s_v3)",
 			figures: func(t *testing.T) []figure {
