@@ -130,7 +130,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.priceAsOf != "" && len(o.priceAsOf) != 4 && len(o.priceAsOf) != 7 {
+	if o.priceAsOf != "" && !limits.ValidPriceDate(o.priceAsOf) {
 		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Hint: "a year or a month: 2019, 2023-09"}
 	}
 	if o.priceFile == "" {

@@ -240,6 +240,12 @@ func (c *Catalog) checkPrice(p *PriceEntry, sources map[string]Source) error {
 	return nil
 }
 
+// ValidPriceDate reports whether s is a date prices can be asked at:
+// YYYY or YYYY-MM (months 01-12).
+func ValidPriceDate(s string) bool {
+	return (len(s) == 4 || len(s) == 7 && s[5:] >= "01" && s[5:] <= "12") && validDate(s)
+}
+
 func validDate(s string) bool {
 	if len(s) != 4 && len(s) != 7 && len(s) != 10 {
 		return false

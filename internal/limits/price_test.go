@@ -89,6 +89,14 @@ func TestPerMeasured(t *testing.T) {
 	}
 }
 
+func TestValidPriceDate(t *testing.T) {
+	for s, want := range map[string]bool{"2019": true, "2023-09": true, "2019-13": false, "2019-00": false, "19": false, "2019-1": false, "2019-09-01": false, "abcd": false, "": false} {
+		if ValidPriceDate(s) != want {
+			t.Errorf("%q: %v", s, !want)
+		}
+	}
+}
+
 func TestPriceJSON(t *testing.T) {
 	c := MustDefault()
 	d, _ := c.ParseDisk("azure:P30")
