@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,6 +48,51 @@ func TestLimitsCommand(t *testing.T) {
 	out, _, code = execute(t, "limits", "--target-iops", "5000", "--target-mbps", "200", "--provider", "azure")
 	if code != 0 || !strings.Contains(out, "azure:P30") {
 		t.Errorf("sizing: exit %d\n%s", code, out)
+	}
+}
+
+func TestLimitsPrices(t *testing.T) {
+	out, errOut, code := execute(t, "limits", "azure:P30", "--io-size", "4k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"price   $135.17 a month", "$0.0270 per provisioned IOPS", "source: "} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	// Seed 001's 2019 figures: 10 TB of Premium SSD against Premium Files.
+	out, _, _ = execute(t, "limits", "azure:premium-ssd:10TB", "--price-as-of", "2019", "-o", "json")
+	var rep struct {
+		Cost struct {
+			Price map[string]any `json:"price"`
+		} `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Cost.Price["usd_per_month"] != 1638.0 || rep.Cost.Price["as_of"] != "2019" || rep.Cost.Price["region"] == nil || rep.Cost.Price["source"] == nil {
+		t.Errorf("2019 price: %v", rep.Cost.Price)
+	}
+	pf := filepath.Join(t.TempDir(), "prices.yaml")
+	if err := os.WriteFile(pf, []byte(`sources: {mine: {title: "our contract"}}
+prices: [{family: ibm:10iops-tier, usd_per_gib_month: 0.2, region: eu-de, as_of: "2026-03", source: mine}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = execute(t, "limits", "ibm:10iops-tier:300GB", "--vm", "bx2.16x64", "--price-file", pf, "--io-size", "16k")
+	if code != 0 || !strings.Contains(out, "$60.00 a month (eu-de, 2026-03)") || !strings.Contains(out, "ibm:bx2-16x64") {
+		t.Errorf("--price-file: exit %d %s\n%s", code, errOut, out)
+	}
+	if err := os.WriteFile(pf, []byte(`prices: [{family: ibm:10iops-tier, usd_per_gib_month: 0.2}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := execute(t, "limits", "azure:P30", "--price-file", pf); code == 0 || !strings.Contains(errOut, "hint:") {
+		t.Errorf("a price without a source: exit %d %s", code, errOut)
+	}
+	out, _, code = execute(t, "limits", "--target-iops", "5000", "--target-mbps", "200", "--provider", "azure", "--vm", "Standard_D4s_v3")
+	if code != 0 || !strings.Contains(out, "$/MONTH") || !strings.Contains(out, "Standard_D8s_v5 carries it") {
+		t.Errorf("sizing with a binding VM: exit %d\n%s", code, out)
 	}
 }
 

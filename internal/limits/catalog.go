@@ -28,6 +28,8 @@ type Catalog struct {
 	Providers  map[string]*Provider `yaml:"providers" json:"providers"`
 	Families   []*Family            `yaml:"families" json:"families"`
 	VMs        []*VM                `yaml:"vms" json:"vms"`
+	// Prices are list prices, each with its region, date and source.
+	Prices []*PriceEntry `yaml:"prices" json:"prices"`
 }
 
 // Source is one document a figure was taken from.
@@ -51,10 +53,13 @@ type Provider struct {
 	SizeAsGiven  bool   `yaml:"size_as_given" json:"size_as_given,omitempty"`
 	DefaultCache string `yaml:"default_cache" json:"default_cache,omitempty"`
 	// VolumeShare and BootVolumeMbps are the IBM VSI bandwidth split.
-	VolumeShare    float64  `yaml:"volume_share" json:"volume_share,omitempty"`
-	BootVolumeMbps float64  `yaml:"boot_volume_mbps" json:"boot_volume_mbps,omitempty"`
-	Notes          string   `yaml:"notes" json:"notes"`
-	SourceKeys     []string `yaml:"sources" json:"sources"`
+	VolumeShare    float64 `yaml:"volume_share" json:"volume_share,omitempty"`
+	BootVolumeMbps float64 `yaml:"boot_volume_mbps" json:"boot_volume_mbps,omitempty"`
+	// PriceRegion is the reference region whose list prices iolens
+	// prefers when the catalog holds several.
+	PriceRegion string   `yaml:"price_region" json:"price_region"`
+	Notes       string   `yaml:"notes" json:"notes"`
+	SourceKeys  []string `yaml:"sources" json:"sources"`
 }
 
 // Family is one kind of disk or file share (azure:premium-ssd, aws:gp3).
@@ -202,10 +207,13 @@ type VM struct {
 	// PerType are GCP's per-VM limits by disk type.
 	PerType map[string]*Pair `yaml:"per_type" json:"per_type,omitempty"`
 	// BandwidthMbps is an IBM VSI's total bandwidth.
-	BandwidthMbps float64  `yaml:"bandwidth_mbps" json:"bandwidth_mbps,omitempty"`
-	SourceKeys    []string `yaml:"sources" json:"sources"`
-	Unverified    []string `yaml:"unverified" json:"unverified,omitempty"`
-	Note          string   `yaml:"note" json:"note,omitempty"`
+	BandwidthMbps float64 `yaml:"bandwidth_mbps" json:"bandwidth_mbps,omitempty"`
+	// NetworkMbps is the VM's expected network bandwidth (Mbps, 10^6
+	// bit/s): the cap on file shares mounted over NFS or SMB.
+	NetworkMbps float64  `yaml:"network_mbps" json:"network_mbps,omitempty"`
+	SourceKeys  []string `yaml:"sources" json:"sources"`
+	Unverified  []string `yaml:"unverified" json:"unverified,omitempty"`
+	Note        string   `yaml:"note" json:"note,omitempty"`
 }
 
 // Pair is an IOPS and throughput limit, with an optional write override.
@@ -286,6 +294,9 @@ func (c *Catalog) Validate() error {
 	}
 	for name, p := range c.Providers {
 		srcs("provider "+name, p.SourceKeys)
+		if p.PriceRegion == "" {
+			bad("provider %s: no price_region", name)
+		}
 		if p.SizeUnit != "GiB" && p.SizeUnit != "GB" {
 			bad("provider %s: size_unit %q", name, p.SizeUnit)
 		}
@@ -387,6 +398,11 @@ func (c *Catalog) Validate() error {
 			checkBurst(bad, where, v.Burst, v.Uncached.IOPS, v.Uncached.Tput)
 		}
 	}
+	for i, p := range c.Prices {
+		if err := c.checkPrice(p, c.Sources); err != nil {
+			bad("price %d (%s%s %s): %v", i+1, p.Family, p.VM, p.Tier, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -442,6 +458,13 @@ func (c *Catalog) VM(id string) *VM {
 				return nil
 			}
 			hit = v
+		}
+	}
+	if hit == nil && strings.Contains(l, ".") {
+		// IBM's own CLI and node labels write flavours with a dot
+		// (bx2.16x64); the VPC API and this catalog use a dash.
+		if v := c.VM(strings.Replace(l, ".", "-", 1)); v != nil && v.Provider == "ibm" {
+			return v
 		}
 	}
 	return hit

@@ -11,14 +11,14 @@ import (
 // Verdicts of a ceiling finding, as its summary opens (its code in
 // brackets).
 const (
-	VerdictDiskIOPS = "at the disk IOPS cap"                     // disk-iops
-	VerdictDiskBW   = "at the disk bandwidth cap"                // disk-bandwidth
-	VerdictVM       = "the VM cap binds"                         // vm-cap
-	VerdictShare    = "the node bandwidth share binds"           // node-share
-	VerdictLatency  = "latency-bound"                            // latency
-	VerdictAbove    = "above the ceiling"                        // above-ceiling
-	VerdictBelow    = "well below the ceiling"                   // below-ceiling
-	VerdictCacheRW  = "ReadWrite host cache under random writes" // host-cache-rw
+	VerdictDiskIOPS = "at the disk IOPS cap"              // disk-iops
+	VerdictDiskBW   = "at the disk bandwidth cap"         // disk-bandwidth
+	VerdictVM       = "the VM cap binds"                  // vm-cap
+	VerdictShare    = "the node bandwidth share binds"    // node-share
+	VerdictLatency  = "latency-bound"                     // latency
+	VerdictAbove    = "above the ceiling"                 // above-ceiling
+	VerdictBelow    = "well below the ceiling"            // below-ceiling
+	VerdictCacheRW  = "ReadWrite host cache under writes" // host-cache-rw
 	KindCeiling     = result.KindCeiling
 	atCapFraction   = 0.9
 	aboveFraction   = 1.1
@@ -139,18 +139,39 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Code = result.CodeBelowCeiling
 	}
 	out = append(out, f)
-	if x.Cache == CacheReadWrite && m.Write && m.Random {
-		out = append(out, result.Finding{Kind: KindCeiling, Code: result.CodeHostCacheRW, Severity: "warn",
-			Summary: VerdictCacheRW + ": writes land in the host cache and IO stalls while it drains to the slower disk; disable it (cachingMode: None) for write-heavy disks"})
+	if x.Cache == CacheReadWrite && m.Write {
+		out = append(out, cacheRWFinding(m, x))
 	}
 	return out
+}
+
+// cacheRWFinding warns about ReadWrite host caching under writes, random
+// or sequential: writes land in the host cache faster than the disk can
+// take them, and when it fills all IO to the disk stalls while it drains
+// (seed 003: sequential writes to a P4 stalled for 2 minutes and more;
+// seed 000 test 1: a sequential 4 KiB write test hung for up to 108 s).
+func cacheRWFinding(m Measured, x *Expectation) result.Finding {
+	pattern, seq := "random writes", 0.0
+	if !m.Random {
+		pattern, seq = "sequential writes", 1
+	}
+	ev := map[string]float64{"sequential": seq, "disk_write_bw_bytes": x.Disk.Write.BWBytes}
+	s := fmt.Sprintf("%s: %s land in the host cache and drain to the disk at its own %s MB/s", VerdictCacheRW, pattern, num(x.Disk.Write.BWBytes/1e6))
+	if x.VM != nil && x.VM.Cached != nil {
+		ub := unitBytes(x.VM.Unit)
+		ev["cache_gib"] = x.VM.Cached.CacheGiB
+		ev["cache_bw_bytes"] = x.VM.Cached.Tput * ub
+		s += fmt.Sprintf(" while %s accepts up to %s MB/s into a %g GiB cache", x.VM.ID, num(x.VM.Cached.Tput*ub/1e6), x.VM.Cached.CacheGiB)
+	}
+	s += "; once the backlog builds, all IO to the disk stalls until it drains (minutes on a small disk); disable it (cachingMode: None) for write-heavy disks"
+	return result.Finding{Kind: KindCeiling, Code: result.CodeHostCacheRW, Dir: "write", Severity: "warn", Evidence: ev, Summary: s}
 }
 
 func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, name string, rate func(float64, float64) string) (summary, code string) {
 	b := ce.Binds.Name
 	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
 	switch {
-	case strings.HasPrefix(b, "disk"):
+	case ownLimit(b):
 		iops := strings.HasSuffix(b, "IOPS")
 		verdict, code := VerdictDiskBW, result.CodeDiskBandwidth
 		if iops {
@@ -185,13 +206,33 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 		}
 		return s, result.CodeNodeShare
 	default:
-		s := fmt.Sprintf("%s: %s; %s binds (the disk alone allows %s)", VerdictVM, head, b, rate(math.Min(x.Disk.Read.IOPS, x.Disk.Read.BWBytes/float64(m.BlockSize)), math.Min(x.Disk.Read.BWBytes, x.Disk.Read.IOPS*float64(m.BlockSize))))
+		own := x.Disk.Read
+		what := "disk"
+		if x.Disk.Family.Kind == "file" {
+			what = "share"
+		}
+		iops, bw := own.BWBytes/float64(m.BlockSize), own.BWBytes
+		if own.IOPS > 0 && own.IOPS < iops {
+			iops, bw = own.IOPS, own.IOPS*float64(m.BlockSize)
+		}
+		s := fmt.Sprintf("%s: %s; %s binds (the %s alone allows %s)", VerdictVM, head, b, what, rate(iops, bw))
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
-			r, _ := (&Expectation{Disk: x.Disk, VM: v}).VMRate(m.Write && !m.Read)
-			s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
+			y := c.withVM(x, v)
+			if what == "share" {
+				s += fmt.Sprintf("; a VM size whose network carries the share: %s (%s MB/s)", v.ID, num(y.NetworkBWBytes/1e6))
+			} else {
+				r, _ := y.VMRate(m.Write && !m.Read)
+				s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
+			}
 		}
 		return s, result.CodeVMCap
 	}
+}
+
+// ownLimit reports whether a limit is the disk's or share's own, not the
+// VM's or the node's.
+func ownLimit(name string) bool {
+	return strings.HasPrefix(name, "disk") || strings.HasPrefix(name, "share")
 }
 
 func num(x float64) string {

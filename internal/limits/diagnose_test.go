@@ -53,6 +53,12 @@ func TestDiagnose(t *testing.T) {
 			contains: []string{"well below the ceiling", "noisy neighbour"}},
 		{name: "ReadWrite cache and random writes", disk: "azure:P4", vm: "Standard_D8s_v3", cache: "readwrite", r: mkResult("randwrite", 4096, 16, 120, 130), verdict: result.CodeDiskIOPS, extraFindings: 1,
 			contains: []string{"at the disk IOPS cap"}},
+		// Seed 003: dd of 100 KiB blocks to a P4 with ReadWrite caching on a
+		// D8s v3 wrote near 128 MiB/s, then stalled for minutes.
+		{name: "seed 003: ReadWrite cache and sequential writes", disk: "azure:P4", vm: "Standard_D8s_v3", cache: "readwrite", r: mkResult("write", 100<<10, 9, 1280, 7), verdict: result.CodeAboveCeiling, extraFindings: 1},
+		// Seed 000 test 1: sequential 4 KiB direct writes at QD1 on the OS
+		// disk (ReadWrite): 11,500 IOPS at first, then hangs.
+		{name: "seed 000 test 1: ReadWrite cache and sequential 4 KiB writes", disk: "azure:P4", cache: "readwrite", r: mkResult("write", 4096, 1, 11500, 0.08), verdict: result.CodeAboveCeiling, extraFindings: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,6 +85,12 @@ func TestDiagnose(t *testing.T) {
 			if tc.extraFindings > 0 && !strings.Contains(fs[1].Summary, "cachingMode: None") {
 				t.Errorf("no advice to disable the ReadWrite cache: %s", fs[1].Summary)
 			}
+			if tc.extraFindings > 0 && (fs[1].Code != result.CodeHostCacheRW || fs[1].Dir != "write") {
+				t.Errorf("ReadWrite finding code %q dir %q", fs[1].Code, fs[1].Dir)
+			}
+			if tc.extraFindings > 0 && !strings.HasPrefix(tc.r.Test.RW, "rand") && !strings.Contains(fs[1].Summary, "sequential writes") {
+				t.Errorf("the ReadWrite finding does not say the writes were sequential: %s", fs[1].Summary)
+			}
 		})
 	}
 	// A failed test gets no ceiling finding.
@@ -91,7 +103,7 @@ func TestDiagnose(t *testing.T) {
 
 func TestSmallest(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3")
+	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3", "")
 	if err != nil {
 		t.Fatal(err)
 	}

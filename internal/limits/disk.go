@@ -41,6 +41,11 @@ type Disk struct {
 	Burst *BurstInfo `json:"burst,omitempty"`
 	// Notes are caveats about how the figures were resolved.
 	Notes []string `json:"notes,omitempty"`
+	// Date is the @date of the spec ("" for today's limits).
+	Date string `json:"date,omitempty"`
+	// UncappedBWBytes is the throughput the disk's formula gives before
+	// the family's maximum; above Read.BWBytes only when the cap binds.
+	UncappedBWBytes float64 `json:"-"`
 }
 
 // Rate is an IOPS and a bandwidth (bytes per second) limit.
@@ -209,6 +214,7 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 		}
 	}
 	d.Spec = d.canonical(date)
+	d.Date = date
 	if len(e.Unverified) > 0 {
 		d.Notes = append(d.Notes, "unverified in the sources: "+strings.Join(e.Unverified, "; "))
 	}
@@ -314,6 +320,19 @@ func (d *Disk) resolveFormula(iops, tput float64, sizeSet bool) error {
 	d.Read = Rate{rI, rT * ub}
 	d.Write = Rate{wI, wT * ub}
 	d.Tput = rT
+	d.UncappedBWBytes = d.Read.BWBytes
+	if !e.Tput.Provisioned && e.IOPS.PerTput == 0 {
+		// The same formula without the family's maxima: IBM weights its
+		// bandwidth split by the capped figure, and a split by size
+		// would use this one.
+		q := *e.Tput
+		q.Max = 0
+		q.FromIOPS = append([]IOPSStep(nil), e.Tput.FromIOPS...)
+		for i := range q.FromIOPS {
+			q.FromIOPS[i].Max = 0
+		}
+		d.UncappedBWBytes = q.eval(size, rI, 0, ub, false) * ub
+	}
 	d.Burst = d.formulaBurst(ub)
 	return nil
 }

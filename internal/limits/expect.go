@@ -25,6 +25,10 @@ type Expectation struct {
 	Cache string `json:"cache"`
 	// Share is the IBM volume-bandwidth allocation; nil elsewhere.
 	Share *Share `json:"share,omitempty"`
+	// NetworkBWBytes is the VM's network bandwidth in bytes/s, the cap
+	// on a file share mounted over NFS or SMB; 0 when not a share or no
+	// figure is known.
+	NetworkBWBytes float64 `json:"network_bw_bytes,omitempty"`
 	// Notes are caveats about the expectation as a whole.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -104,6 +108,10 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 	default:
 		return nil, &SpecError{cache, "unknown cache mode", "none, readonly, readwrite"}
 	}
+	if d.Family.Kind == "file" {
+		x.fileShare(c)
+		return x, nil
+	}
 	if x.Cache != CacheNone {
 		e := d.Edition
 		switch {
@@ -120,17 +128,96 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 			x.Notes = append(x.Notes, "give --vm to know the cached limits")
 		}
 	}
-	if x.VM != nil && x.VM.BandwidthMbps > 0 {
-		p := c.Providers[prov]
-		s := &Share{InstanceMbps: x.VM.BandwidthMbps, VolumesMbps: x.VM.BandwidthMbps * p.VolumeShare, BootMbps: p.BootVolumeMbps}
-		s.AvailableMbps = s.VolumesMbps - s.BootMbps
-		for _, v := range append([]*Disk{d}, x.Attached...) {
-			s.LimitsMbps = append(s.LimitsMbps, v.Read.BWBytes*8/1e6)
-		}
-		s.AllocMbps = Allocate(s.AvailableMbps, s.LimitsMbps)
-		x.Share = s
-	}
+	x.computeShare(c)
 	return x, nil
+}
+
+// computeShare works out IBM's split of the VSI's volume bandwidth.
+func (x *Expectation) computeShare(c *Catalog) {
+	if x.VM == nil || x.VM.BandwidthMbps <= 0 {
+		return
+	}
+	p := c.Providers[x.VM.Provider]
+	s := &Share{InstanceMbps: x.VM.BandwidthMbps, VolumesMbps: x.VM.BandwidthMbps * p.VolumeShare, BootMbps: p.BootVolumeMbps}
+	s.AvailableMbps = s.VolumesMbps - s.BootMbps
+	for _, v := range append([]*Disk{x.Disk}, x.Attached...) {
+		s.LimitsMbps = append(s.LimitsMbps, v.Read.BWBytes*8/1e6)
+	}
+	s.AllocMbps = Allocate(s.AvailableMbps, s.LimitsMbps)
+	x.Share = s
+	x.noteCappedSplit()
+}
+
+// withVM is the same disk, volumes and cache mode on another VM size.
+func (c *Catalog) withVM(x *Expectation, v *VM) *Expectation {
+	y := *x
+	y.VM, y.Share, y.NetworkBWBytes, y.Notes = v, nil, 0, nil
+	if y.Disk.Family.Kind == "file" {
+		y.fileShare(c)
+	} else {
+		if y.Cache != CacheNone && (v == nil || !v.Caching) {
+			y.Cache = CacheNone
+		}
+		y.computeShare(c)
+	}
+	return &y
+}
+
+// fileShare sets what binds a share: the VM's network, not its disk
+// limits, host cache or IBM's volume bandwidth split.
+func (x *Expectation) fileShare(c *Catalog) {
+	if x.Cache != CacheNone {
+		x.Notes = append(x.Notes, "host caching is for disks; a file share has none: taken as none")
+		x.Cache = CacheNone
+	}
+	if len(x.Attached) > 0 {
+		x.Notes = append(x.Notes, "--attached volumes do not share a file share's bandwidth (it uses the network); ignored")
+		x.Attached = nil
+	}
+	v := x.VM
+	switch {
+	case v == nil:
+	case v.BandwidthMbps > 0:
+		p := c.Providers[v.Provider]
+		x.NetworkBWBytes = v.BandwidthMbps * (1 - p.VolumeShare) * 1e6 / 8
+		x.Notes = append(x.Notes, fmt.Sprintf("file share traffic uses the instance's network allocation: %s Mbps x %.0f%% = %s Mbps", num(v.BandwidthMbps), (1-p.VolumeShare)*100, num(v.BandwidthMbps*(1-p.VolumeShare))))
+	case v.NetworkMbps > 0:
+		x.NetworkBWBytes = v.NetworkMbps * 1e6 / 8
+	default:
+		x.Notes = append(x.Notes, v.ID+" has no network bandwidth in the catalog: only the share's own limits are shown")
+	}
+}
+
+// noteCappedSplit explains IBM's split when a volume's own limit is capped
+// by its profile's maximum: the split is weighted by the capped limit, so
+// it differs from a split by size (seed 002's 1:2 for 300 GB + 600 GB).
+func (x *Expectation) noteCappedSplit() {
+	s := x.Share
+	if len(s.LimitsMbps) < 2 {
+		return
+	}
+	vols := append([]*Disk{x.Disk}, x.Attached...)
+	var raw []float64
+	capped := false
+	for _, v := range vols {
+		u := v.UncappedBWBytes
+		if u < v.Read.BWBytes {
+			u = v.Read.BWBytes
+		}
+		capped = capped || u > v.Read.BWBytes*1.0001
+		raw = append(raw, u*8/1e6)
+	}
+	if !capped {
+		return
+	}
+	alt := Allocate(s.AvailableMbps, raw)
+	var got, would []string
+	for i := range alt {
+		got = append(got, num(s.AllocMbps[i]))
+		would = append(would, num(alt[i]))
+	}
+	x.Notes = append(x.Notes, fmt.Sprintf("IBM weights the split by each volume's maximum bandwidth, which its profile caps: %s Mbps here; weighting by the uncapped IOPS x multiplier (by size within a tier) would give %s Mbps. Seed 002 (2023) split 300 GB + 600 GB 10iops-tier volumes 1:2 that way (2,536/5,071); the cap (1,024 MB/s) and the weighting rule were already in the IBM documents in force then (profiles 2023-09-18, bandwidth 2023-02-08), so the rules did not change: the seed's arithmetic left out the cap",
+		strings.Join(got, "/"), strings.Join(would, "/")))
 }
 
 // Limit is one component's cap at an IO size.
@@ -239,6 +326,13 @@ func (x *Expectation) At(ioSize int64, write bool) Ceiling {
 			add(ls, label+" IOPS", r.IOPS, 0, "")
 		}
 		add(ls, label+" throughput", 0, r.BWBytes, "")
+	}
+	if d.Family.Kind == "file" {
+		diskLimits(&c.Limits, dr, "share")
+		add(&c.Limits, "VM network", 0, x.NetworkBWBytes, "")
+		c.Binds = minLimit(c.Limits)
+		c.IOPS, c.BWBytes = c.Binds.IOPS, c.Binds.BWBytes
+		return c
 	}
 	diskLimits(&c.Limits, dr, "disk")
 	vr, vb := x.VMRate(write)

@@ -11,16 +11,25 @@ import (
 type Option struct {
 	Spec string `json:"spec"`
 	Disk *Disk  `json:"disk"`
+	// Cost is the disk's monthly list price; nil when none is sourced.
+	Cost *Cost `json:"cost,omitempty"`
 	// VMBinds says the VM's cap is below the target (empty when it is
 	// not, or no VM was given).
 	VMBinds string `json:"vm_binds,omitempty"`
+	// ProposedVM is the smallest VM size of the provider that carries the
+	// target with this disk, when the given VM binds; VMPrice its hourly
+	// price when sourced.
+	ProposedVM string `json:"proposed_vm,omitempty"`
+	VMPrice    *Price `json:"proposed_vm_price,omitempty"`
 }
 
 // Smallest returns, for every current disk family of a provider, the
 // smallest tier or size (and provisioned figures) whose sustained limits
-// reach targetIOPS and targetBWBytes (bytes/s; 0 = no target). With a VM,
-// options the VM cannot carry are flagged.
-func (c *Catalog) Smallest(provider string, targetIOPS, targetBWBytes float64, vm string) ([]Option, error) {
+// reach targetIOPS and targetBWBytes (bytes/s; 0 = no target), ranked by
+// monthly price (priced options first, cheapest first). With a VM,
+// options the VM cannot carry are flagged, with the smallest VM size that
+// can. priceDate picks prices in force then ("" for the newest).
+func (c *Catalog) Smallest(provider string, targetIOPS, targetBWBytes float64, vm, priceDate string) ([]Option, error) {
 	if _, ok := c.Providers[provider]; !ok {
 		return nil, &SpecError{provider, "unknown provider", "providers: " + fmt.Sprint(c.ProviderNames())}
 	}
@@ -39,26 +48,88 @@ func (c *Catalog) Smallest(provider string, targetIOPS, targetBWBytes float64, v
 		if d == nil {
 			continue
 		}
-		o := Option{Spec: d.Spec, Disk: d}
+		o := Option{Spec: d.Spec, Disk: d, Cost: c.DiskCost(d, priceDate)}
 		if v != nil {
-			x := &Expectation{Disk: d, VM: v, Cache: CacheNone}
-			if v.BandwidthMbps > 0 {
-				p := c.Providers[provider]
-				avail := v.BandwidthMbps*p.VolumeShare - p.BootVolumeMbps
-				x.Share = &Share{InstanceMbps: v.BandwidthMbps, VolumesMbps: v.BandwidthMbps * p.VolumeShare, BootMbps: p.BootVolumeMbps, AvailableMbps: avail,
-					LimitsMbps: []float64{d.Read.BWBytes * 8 / 1e6}, AllocMbps: Allocate(avail, []float64{d.Read.BWBytes * 8 / 1e6})}
-			}
-			ioSize := int64(16 << 10)
-			if ce := x.At(ioSize, false); targetIOPS > 0 && ce.IOPS < targetIOPS*0.999 && ce.Binds.Name[:4] != "disk" {
-				o.VMBinds = fmt.Sprintf("%s caps %s IO at %.0f IOPS", v.ID, sizeStr(ioSize), ce.IOPS)
-			}
-			if ce := x.At(1<<20, false); targetBWBytes > 0 && ce.BWBytes < targetBWBytes*0.999 && ce.Binds.Name[:4] != "disk" {
-				o.VMBinds = joinNote(o.VMBinds, fmt.Sprintf("%s caps throughput at %.0f MB/s", v.ID, ce.BWBytes/1e6))
+			x := c.withVM(&Expectation{Disk: d, Cache: CacheNone}, v)
+			if why := vmShort(x, targetIOPS, targetBWBytes); why != "" {
+				o.VMBinds = why
+				if p := c.VMFor(x, targetIOPS, targetBWBytes, priceDate); p != nil {
+					o.ProposedVM = p.ID
+					o.VMPrice = c.VMPrice(p, priceDate)
+				}
 			}
 		}
 		out = append(out, o)
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.VMBinds == "") != (b.VMBinds == "") {
+			return a.VMBinds == ""
+		}
+		if (a.Cost != nil) != (b.Cost != nil) {
+			return a.Cost != nil
+		}
+		return a.Cost != nil && a.Cost.Price.USDPerMonth < b.Cost.Price.USDPerMonth
+	})
 	return out, nil
+}
+
+// Sizing IO sizes: IOPS targets are judged at 16 KiB, throughput at 1 MiB.
+const (
+	sizingIOPSIO = 16 << 10
+	sizingBWIO   = 1 << 20
+)
+
+// vmShort says how the VM falls short of the targets with this disk, or
+// "" when it does not.
+func vmShort(x *Expectation, targetIOPS, targetBW float64) string {
+	var why string
+	if ce := x.At(sizingIOPSIO, false); targetIOPS > 0 && ce.IOPS < targetIOPS*0.999 && !ownLimit(ce.Binds.Name) {
+		why = fmt.Sprintf("%s caps %s IO at %.0f IOPS", x.VM.ID, sizeStr(sizingIOPSIO), ce.IOPS)
+	}
+	if ce := x.At(sizingBWIO, false); targetBW > 0 && ce.BWBytes < targetBW*0.999 && !ownLimit(ce.Binds.Name) {
+		why = joinNote(why, fmt.Sprintf("%s caps throughput at %.0f MB/s (%s)", x.VM.ID, ce.BWBytes/1e6, ce.Binds.Name))
+	}
+	return why
+}
+
+// VMFor returns the smallest VM size (fewest vCPUs, then cheapest) of the
+// disk's provider on which the disk reaches the targets, or nil.
+func (c *Catalog) VMFor(x *Expectation, targetIOPS, targetBW float64, priceDate string) *VM {
+	var cands []*VM
+	for _, v := range c.VMs {
+		if v.Provider == x.Disk.Family.Provider {
+			cands = append(cands, v)
+		}
+	}
+	hourly := func(v *VM) float64 {
+		if p := c.VMPrice(v, priceDate); p != nil {
+			return p.USDPerHour
+		}
+		return math.Inf(1)
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].VCPU != cands[j].VCPU {
+			return cands[i].VCPU < cands[j].VCPU
+		}
+		return hourly(cands[i]) < hourly(cands[j])
+	})
+	for _, v := range cands {
+		y := c.withVM(x, v)
+		if vmShort(y, targetIOPS, targetBW) != "" {
+			continue
+		}
+		// A VM with no figure for this disk type proves nothing.
+		if y.Disk.Family.Kind == "file" {
+			if y.NetworkBWBytes == 0 {
+				continue
+			}
+		} else if r, _ := y.VMRate(false); r == (Rate{}) && y.Share == nil {
+			continue
+		}
+		return v
+	}
+	return nil
 }
 
 func joinNote(a, b string) string {
@@ -73,7 +144,8 @@ func joinNote(a, b string) string {
 func (c *Catalog) smallestIn(f *Family, targetIOPS, targetBW float64) *Disk {
 	e := f.Editions[0]
 	ok := func(d *Disk) bool {
-		return d != nil && d.Read.IOPS >= targetIOPS*0.9999 && d.Read.BWBytes >= targetBW*0.9999
+		// A share with no published IOPS figure is judged by throughput.
+		return d != nil && (d.Read.IOPS >= targetIOPS*0.9999 || d.Read.IOPS == 0 && f.Kind == "file") && d.Read.BWBytes >= targetBW*0.9999
 	}
 	if len(e.Tiers) > 0 {
 		for _, t := range e.Tiers {
@@ -172,19 +244,15 @@ func (c *Catalog) BetterVM(x *Expectation, ioSize int64, write bool) *VM {
 	if write {
 		dr = x.Disk.Write
 	}
-	diskCap := math.Min(dr.IOPS, dr.BWBytes/float64(ioSize))
+	diskCap := dr.BWBytes / float64(ioSize)
+	if dr.IOPS > 0 {
+		diskCap = math.Min(dr.IOPS, diskCap)
+	}
 	cur := x.At(ioSize, write).IOPS
 	for _, v := range cands {
-		y := *x
-		y.VM = v
-		y.Share = nil
-		if v.BandwidthMbps > 0 && x.Share != nil {
-			p := c.Providers[v.Provider]
-			s := *x.Share
-			s.InstanceMbps, s.VolumesMbps = v.BandwidthMbps, v.BandwidthMbps*p.VolumeShare
-			s.AvailableMbps = s.VolumesMbps - s.BootMbps
-			s.AllocMbps = Allocate(s.AvailableMbps, s.LimitsMbps)
-			y.Share = &s
+		y := c.withVM(x, v)
+		if y.Disk.Family.Kind == "file" && y.NetworkBWBytes == 0 {
+			continue // no network figure: nothing says it carries the share
 		}
 		ce := y.At(ioSize, write)
 		vmOK := true

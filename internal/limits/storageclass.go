@@ -89,6 +89,22 @@ func FromStorageClass(provisioner string, params map[string]string, size int64) 
 		if tp := p["provisioned-throughput-on-create"]; tp != "" {
 			addKV("throughput", strings.TrimSuffix(tp, "Mi"))
 		}
+	case "filestore.csi.storage.gke.io":
+		// Only the zonal tier (1 to 9.75 TiB) is in the catalog.
+		if !strings.EqualFold(p["tier"], "zonal") {
+			return "", false
+		}
+		spec = "gcp:filestore-zonal:" + gibs
+	case "vpc.file.csi.ibm.io":
+		switch prof := strings.ToLower(p["profile"]); prof {
+		case "", "dp2":
+			spec = "ibm:file-dp2:" + gibs
+			addKV("iops", p["iops"])
+		case "rfs":
+			spec = "ibm:file-regional:" + gibs
+		default:
+			return "", false
+		}
 	case "vpc.block.csi.ibm.io":
 		prof := strings.ToLower(p["profile"])
 		if prof == "" {

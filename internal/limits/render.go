@@ -1,0 +1,507 @@
+package limits
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is what `iolens limits DISK` shows: the expectation, its
+// ceilings at each IO size, what it costs, and the sources behind it.
+type Report struct {
+	Expectation *Expectation `json:"expectation"`
+	Unit        string       `json:"unit"`
+	Ceilings    []Ceiling    `json:"ceilings"`
+	// Cost is the disk's or share's monthly price; VMPrice the VM's
+	// hourly price. Nil when no sourced price exists.
+	Cost    *Cost    `json:"cost,omitempty"`
+	VMPrice *Price   `json:"vm_price,omitempty"`
+	Sources []string `json:"sources"`
+	// Dirs: reads and writes differ, so both are shown.
+	Dirs bool `json:"-"`
+}
+
+// NewReport resolves the ceilings of an expectation at each IO size, its
+// prices at priceDate ("" for the newest) and the sources of every figure.
+func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) Report {
+	rep := Report{Expectation: x, Unit: x.Disk.Edition.Unit}
+	split := x.Disk.Read != x.Disk.Write
+	if r, _ := x.VMRate(true); r != (Rate{}) {
+		if rr, _ := x.VMRate(false); rr != r {
+			split = true
+		}
+	}
+	rep.Dirs = split || x.Cache != CacheNone
+	for _, s := range ioSizes {
+		rep.Ceilings = append(rep.Ceilings, x.At(s, false))
+		if rep.Dirs {
+			rep.Ceilings = append(rep.Ceilings, x.At(s, true))
+		}
+	}
+	rep.Cost = c.DiskCost(x.Disk, priceDate)
+	if x.VM != nil {
+		rep.VMPrice = c.VMPrice(x.VM, priceDate)
+	}
+	keys := append([]string{}, x.Disk.Edition.SourceKeys...)
+	if x.VM != nil {
+		keys = append(keys, x.VM.SourceKeys...)
+	}
+	keys = append(keys, c.Providers[x.Disk.Family.Provider].SourceKeys...)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			rep.Sources = append(rep.Sources, k+": "+SourceRef(c.Sources[k]))
+		}
+	}
+	return rep
+}
+
+// WriteText renders the report for a terminal.
+func (rep Report) WriteText(w io.Writer) error {
+	x := rep.Expectation
+	d := x.Disk
+	e := d.Edition
+	fmt.Fprintf(w, "disk    %s  %s", d.Spec, d.Family.Name)
+	if d.Tier != nil {
+		fmt.Fprintf(w, " %s", d.Tier.Name)
+	}
+	if d.SizeGiB > 0 {
+		fmt.Fprintf(w, ", %g %s", d.SizeGiB, d.Family.sizeUnit())
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "        %s IOPS, %s MB/s sustained", iopsText(d.Read.IOPS), mbps(d.Read.BWBytes))
+	if d.Write != d.Read {
+		fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", iopsText(d.Write.IOPS), mbps(d.Write.BWBytes))
+	}
+	fmt.Fprintf(w, "; catalog unit %s", e.Unit)
+	if e.Unit == "MiB/s" {
+		fmt.Fprintf(w, " (%.4g %s = %s MB/s)", d.Tput, e.Unit, mbps(d.Read.BWBytes))
+	}
+	fmt.Fprintln(w)
+	if e.IOUnitKiB > 0 {
+		fmt.Fprintf(w, "        IOs larger than %g KiB count as several IOs\n", e.IOUnitKiB)
+	}
+	if e.NominalIOKiB > 0 {
+		fmt.Fprintf(w, "        IOPS figure defined at %g KiB IOs\n", e.NominalIOKiB)
+	}
+	if e.SLA != "" {
+		fmt.Fprintf(w, "        %s\n", e.SLA)
+	}
+	if b := d.Burst; b != nil {
+		fmt.Fprintf(w, "burst   %s\n", BurstLine(b))
+	}
+	if v := x.VM; v != nil {
+		fmt.Fprintf(w, "vm      %s", v.ID)
+		r, vb := x.VMRate(false)
+		switch {
+		case d.Family.Kind == "file" && x.NetworkBWBytes > 0:
+			fmt.Fprintf(w, ": %s MB/s network for the share (%s Mbps)", mbps(x.NetworkBWBytes), fmtNum(x.NetworkBWBytes*8/1e6))
+		case d.Family.Kind == "file":
+			fmt.Fprintf(w, ": no network bandwidth in the catalog")
+		case v.BandwidthMbps > 0:
+			fmt.Fprintf(w, ": %s Mbps instance bandwidth", fmtNum(v.BandwidthMbps))
+		case r != (Rate{}):
+			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", fmtNum(r.IOPS), mbps(r.BWBytes))
+			if rw, _ := x.VMRate(true); rw != r {
+				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", fmtNum(rw.IOPS), mbps(rw.BWBytes))
+			}
+		default:
+			fmt.Fprintf(w, ": no limits for this disk type in the catalog")
+		}
+		if v.Cached != nil && d.Family.Kind != "file" {
+			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", fmtNum(v.Cached.IOPS), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
+		}
+		fmt.Fprintln(w)
+		if vb != nil && d.Family.Kind != "file" {
+			fmt.Fprintf(w, "        VM burst: %s\n", BurstLine(vb))
+		}
+	}
+	if s := x.Share; s != nil {
+		fmt.Fprintf(w, "share   %s Mbps x %.0f%% = %s Mbps for volumes, minus %s for the boot volume = %s Mbps for data volumes\n",
+			fmtNum(s.InstanceMbps), s.VolumesMbps/s.InstanceMbps*100, fmtNum(s.VolumesMbps), fmtNum(s.BootMbps), fmtNum(s.AvailableMbps))
+		for i, a := range s.AllocMbps {
+			who := "this disk"
+			if i > 0 {
+				who = x.Attached[i-1].Spec
+			}
+			fmt.Fprintf(w, "        %-28s limit %s Mbps, allocated %s Mbps (%s MB/s)\n", who, fmtNum(s.LimitsMbps[i]), fmtNum(a), mbps(a*1e6/8))
+		}
+	}
+	fmt.Fprintf(w, "cache   %s\n", x.Cache)
+	if co := rep.Cost; co != nil {
+		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
+			usd(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, usd(co.USDPerIOPS), usd(co.USDPerMBps), usd(co.USDPerSize), d.Family.sizeUnit())
+		for _, n := range co.Price.Notes {
+			fmt.Fprintf(w, "        %s\n", n)
+		}
+		fmt.Fprintf(w, "        source: %s\n", co.Price.Source)
+	} else {
+		fmt.Fprintf(w, "price   none sourced for %s (give your own with --price-file)\n", d.Family.ID)
+	}
+	if p := rep.VMPrice; p != nil {
+		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", usd(p.USDPerHour), p.Region, p.AsOf, p.Source)
+	}
+	for _, n := range append(append([]string{}, d.Notes...), x.Notes...) {
+		fmt.Fprintf(w, "note    %s\n", n)
+	}
+	if e.Note != "" {
+		fmt.Fprintf(w, "note    %s\n", e.Note)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "IO SIZE\tIOPS\tMB/s\tBINDS\tBURST IOPS\tBURST MB/s\tBURST FOR"
+	if rep.Dirs {
+		head = "IO SIZE\tDIR\tIOPS\tMB/s\tBINDS\tBURST IOPS\tBURST MB/s\tBURST FOR\tCACHE HIT IOPS\tCACHE HIT MB/s"
+	}
+	fmt.Fprintln(tw, head)
+	for _, ce := range rep.Ceilings {
+		row := sizeStr(ce.IOSizeBytes) + "\t"
+		if rep.Dirs {
+			row += map[bool]string{false: "read", true: "write"}[ce.Write] + "\t"
+		}
+		row += fmt.Sprintf("%s\t%s\t%s", fmtNum(ce.IOPS), mbps(ce.BWBytes), ce.Binds.Name)
+		if ce.Burst != nil {
+			row += fmt.Sprintf("\t%s\t%s\t%s", fmtNum(ce.Burst.IOPS), mbps(ce.Burst.BWBytes), durLabel(ce.Burst.Seconds))
+		} else {
+			row += "\t-\t-\t-"
+		}
+		if rep.Dirs {
+			if ce.CacheHit != nil {
+				row += fmt.Sprintf("\t%s\t%s", fmtNum(ce.CacheHit.IOPS), mbps(ce.CacheHit.BWBytes))
+			} else {
+				row += "\t-\t-"
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	var whys []string
+	seen := map[string]bool{}
+	for _, ce := range rep.Ceilings {
+		if ce.Binds.Why != "" && !seen[ce.Binds.Why] {
+			seen[ce.Binds.Why] = true
+			whys = append(whys, fmt.Sprintf("%s: %s", sizeStr(ce.IOSizeBytes), ce.Binds.Why))
+		}
+	}
+	if len(whys) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range whys {
+			fmt.Fprintf(w, "why     %s\n", s)
+		}
+	}
+	fmt.Fprintln(w, "\nsources")
+	for _, s := range rep.Sources {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	return nil
+}
+
+// WriteSizingText renders the options of Smallest, ranked as given.
+func WriteSizingText(w io.Writer, provider string, targetIOPS, targetMBps float64, vm string, opts []Option) error {
+	if len(opts) == 0 {
+		_, err := fmt.Fprintf(w, "no %s disk reaches %s IOPS and %s MB/s\n", provider, fmtNum(targetIOPS), fmtNum(targetMBps))
+		return err
+	}
+	fmt.Fprintf(w, "%s disks that sustain %s IOPS and %s MB/s, cheapest first (unpriced after)", provider, fmtNum(targetIOPS), fmtNum(targetMBps))
+	if vm != "" {
+		fmt.Fprintf(w, " on %s", vm)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SPEC\tFAMILY\tIOPS\tMB/s\tBURST\t$/MONTH\t$/IOPS\t$/MB/s\tNOTE")
+	for _, op := range opts {
+		d := op.Disk
+		burst := "-"
+		if d.Burst != nil && !d.Burst.OptIn && d.Burst.IOPS > 0 {
+			burst = fmtNum(d.Burst.IOPS) + " IOPS"
+		}
+		price, perIOPS, perMB := "-", "-", "-"
+		if op.Cost != nil {
+			price = usd(op.Cost.Price.USDPerMonth) + " (" + op.Cost.Price.AsOf + ")"
+			perIOPS, perMB = usd(op.Cost.USDPerIOPS), usd(op.Cost.USDPerMBps)
+		}
+		note := op.VMBinds
+		if op.ProposedVM != "" {
+			note += "; " + op.ProposedVM + " carries it"
+			if op.VMPrice != nil {
+				note += " (" + usd(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
+			}
+		} else if op.VMBinds != "" {
+			note += "; no VM size in the catalog carries it"
+		}
+		if note == "" && len(d.Notes) > 0 {
+			note = d.Notes[0]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Spec, d.Family.Name, iopsText(d.Read.IOPS), mbps(d.Read.BWBytes), burst, price, perIOPS, perMB, note)
+	}
+	return tw.Flush()
+}
+
+// WriteCatalogList renders every family and VM size, one a line.
+func (c *Catalog) WriteCatalogList(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tUNIT\tEDITIONS\tNAME")
+	for _, f := range c.Families {
+		var eds []string
+		for _, e := range f.Editions {
+			to := e.To
+			if to == "" {
+				to = "now"
+			}
+			eds = append(eds, e.From+".."+to)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.Editions[0].Unit, strings.Join(eds, ", "), f.Name)
+	}
+	for _, v := range c.VMs {
+		desc := ""
+		switch {
+		case v.BandwidthMbps > 0:
+			desc = fmt.Sprintf("%s Mbps instance bandwidth", fmtNum(v.BandwidthMbps))
+		case v.Uncached != nil:
+			desc = fmt.Sprintf("%s IOPS, %g %s", fmtNum(v.Uncached.IOPS), v.Uncached.Tput, v.Unit)
+		default:
+			var ts []string
+			for t := range v.PerType {
+				ts = append(ts, t)
+			}
+			sort.Strings(ts)
+			desc = "per disk type: " + strings.Join(ts, ", ")
+		}
+		if v.NetworkMbps > 0 {
+			desc += fmt.Sprintf("; network %s Mbps", fmtNum(v.NetworkMbps))
+		}
+		unit := v.Unit
+		if unit == "" {
+			unit = "Mbps"
+		}
+		fmt.Fprintf(tw, "%s\tvm\t%s\t-\t%s\n", v.ID, unit, desc)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	n := map[string]int{}
+	for _, f := range c.Families {
+		n[f.Provider]++
+		for _, e := range f.Editions {
+			n[f.Provider] += len(e.Tiers)
+		}
+	}
+	for _, v := range c.VMs {
+		n[v.Provider]++
+	}
+	var parts, regions []string
+	for _, p := range c.ProviderNames() {
+		parts = append(parts, fmt.Sprintf("%s %d", p, n[p]))
+		regions = append(regions, p+" "+c.Providers[p].PriceRegion)
+	}
+	_, err := fmt.Fprintf(w, "\nentries (families, tiers and VM sizes): %s; %d sourced prices (reference regions: %s); researched %s. 'iolens catalog show ID' for the figures, prices and sources.\n",
+		strings.Join(parts, ", "), len(c.Prices), strings.Join(regions, ", "), c.Researched)
+	return err
+}
+
+// CatalogEntry is one family or VM size with the sources it cites and its
+// prices, as `iolens catalog show` prints it.
+type CatalogEntry struct {
+	Entry   any               `json:"entry"`
+	Prices  []*PriceEntry     `json:"prices,omitempty"`
+	Sources map[string]Source `json:"sources"`
+}
+
+// Entry looks up a family, VM size or tier name ("azure:P15" shows the
+// Premium SSD family); nil when there is none.
+func (c *Catalog) Entry(id string) *CatalogEntry {
+	prov, name, _ := strings.Cut(id, ":")
+	var item any
+	var srcKeys []string
+	var famID, vmID string
+	if f := c.Family(strings.ToLower(prov), name); f != nil {
+		item, famID = f, f.ID
+		for _, e := range f.Editions {
+			srcKeys = append(srcKeys, e.SourceKeys...)
+		}
+	} else if v := c.VM(id); v != nil {
+		item, vmID = v, v.ID
+		srcKeys = v.SourceKeys
+	} else if d, err := c.ParseDisk(id); err == nil {
+		item, famID = d.Family, d.Family.ID
+		for _, e := range d.Family.Editions {
+			srcKeys = append(srcKeys, e.SourceKeys...)
+		}
+	} else {
+		return nil
+	}
+	ce := &CatalogEntry{Entry: item, Sources: map[string]Source{}}
+	for _, p := range c.Prices {
+		if famID != "" && strings.EqualFold(p.Family, famID) || vmID != "" && strings.EqualFold(p.VM, vmID) {
+			ce.Prices = append(ce.Prices, p)
+			srcKeys = append(srcKeys, p.Source)
+		}
+	}
+	for _, k := range srcKeys {
+		ce.Sources[k] = c.Sources[k]
+	}
+	return ce
+}
+
+// WriteText renders a catalog entry: editions and their figures, prices,
+// sources.
+func (ce *CatalogEntry) WriteText(w io.Writer) error {
+	switch it := ce.Entry.(type) {
+	case *Family:
+		fmt.Fprintf(w, "%s  %s (%s)\n", it.ID, it.Name, it.Kind)
+		if len(it.Aliases) > 0 {
+			fmt.Fprintf(w, "aliases: %s\n", strings.Join(it.Aliases, ", "))
+		}
+		for _, e := range it.Editions {
+			to := e.To
+			if to == "" {
+				to = "now"
+			}
+			fmt.Fprintf(w, "\nedition %s..%s  unit %s", e.From, to, e.Unit)
+			if e.IOUnitKiB > 0 {
+				fmt.Fprintf(w, "  IO counted in %g KiB units", e.IOUnitKiB)
+			}
+			fmt.Fprintln(w)
+			if e.Note != "" {
+				fmt.Fprintf(w, "  %s\n", e.Note)
+			}
+			if len(e.Unverified) > 0 {
+				fmt.Fprintf(w, "  unverified: %s\n", strings.Join(e.Unverified, "; "))
+			}
+			if len(e.Tiers) > 0 {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintf(tw, "  TIER\tGiB\tIOPS\t%s\tBURST\n", e.Unit)
+				for _, t := range e.Tiers {
+					b := "-"
+					if t.Burst != nil {
+						b = fmt.Sprintf("%s IOPS, %g %s (%s", fmtNum(t.Burst.IOPS), t.Burst.Tput, e.Unit, t.Burst.Model)
+						if t.Burst.Seconds > 0 {
+							b += ", " + durLabel(t.Burst.Seconds)
+						}
+						b += ")"
+					}
+					fmt.Fprintf(tw, "  %s\t%g\t%s\t%g\t%s\n", t.Name, t.SizeGiB, fmtNum(t.IOPS), t.Tput, b)
+				}
+				tw.Flush()
+			} else {
+				j, _ := json.Marshal(map[string]any{"size": e.SizeGiB, "iops": e.IOPS, "tput": e.Tput, "burst": e.Burst})
+				fmt.Fprintf(w, "  formula: %s\n", j)
+			}
+			fmt.Fprintf(w, "  sources: %s\n", strings.Join(e.SourceKeys, ", "))
+		}
+	case *VM:
+		j, _ := json.MarshalIndent(it, "", "  ")
+		fmt.Fprintf(w, "%s\n", j)
+	}
+	if len(ce.Prices) > 0 {
+		fmt.Fprintln(w, "\nprices")
+		for _, p := range ce.Prices {
+			fmt.Fprintf(w, "  %s\n", priceLine(p))
+		}
+	}
+	fmt.Fprintln(w, "\nsources")
+	var keys []string
+	for k := range ce.Sources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s: %s\n", k, SourceRef(ce.Sources[k]))
+	}
+	return nil
+}
+
+func priceLine(p *PriceEntry) string {
+	var parts []string
+	if p.Tier != "" {
+		parts = append(parts, p.Tier)
+	}
+	for _, x := range []struct {
+		v    float64
+		unit string
+	}{{p.USDPerMonth, "a month"}, {p.USDPerGiBMonth, "per GiB-month"}, {p.USDPerIOPSMonth, fmt.Sprintf("per IOPS-month above %g", p.FreeIOPS)}, {p.USDPerTputMonth, fmt.Sprintf("per throughput unit-month above %g (the family's unit)", p.FreeTput)}, {p.USDPerHour, "an hour"}} {
+		if x.v > 0 {
+			parts = append(parts, usd(x.v)+" "+x.unit)
+		}
+	}
+	s := strings.Join(parts, ", ") + fmt.Sprintf(" (%s, %s; %s)", p.Region, p.AsOf, p.Source)
+	if p.Note != "" {
+		s += ": " + p.Note
+	}
+	return s
+}
+
+// BurstLine describes a burst allowance in one line.
+func BurstLine(b *BurstInfo) string {
+	var parts []string
+	if b.IOPS > 0 {
+		parts = append(parts, fmtNum(b.IOPS)+" IOPS")
+	}
+	if b.BWBytes > 0 {
+		parts = append(parts, mbps(b.BWBytes)+" MB/s")
+	}
+	s := strings.Join(parts, ", ")
+	switch {
+	case b.OptIn:
+		s += " when on-demand bursting is enabled (billed, no time limit)"
+	case b.Seconds > 0:
+		s += ", " + durLabel(b.Seconds) + " from a full bucket"
+	}
+	s += " (" + b.Model
+	if b.StartsFull {
+		s += "; a new disk starts with a full bucket"
+	}
+	if b.BucketIOs > 0 {
+		s += fmt.Sprintf("; bucket %s IOs", fmtNum(b.BucketIOs))
+	}
+	if b.BucketBytes > 0 {
+		s += fmt.Sprintf("; bucket %s GB", fmtNum(b.BucketBytes/1e9))
+	}
+	return s + ")"
+}
+
+func mbps(bw float64) string { return fmt.Sprintf("%.1f", bw/1e6) }
+
+// iopsText shows 0 IOPS (no published figure, file shares) as such.
+func iopsText(x float64) string {
+	if x == 0 {
+		return "no published"
+	}
+	return fmtNum(x)
+}
+
+func usd(x float64) string {
+	switch {
+	case x >= 1000:
+		return "$" + fmtNum(x)
+	case x >= 1:
+		return fmt.Sprintf("$%.2f", x)
+	}
+	return fmt.Sprintf("$%.4f", x)
+}
+
+func fmtNum(x float64) string {
+	if x >= 1000 {
+		return commas(int64(x + 0.5))
+	}
+	if x == float64(int64(x)) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+func durLabel(s float64) string {
+	switch {
+	case s <= 0:
+		return "unlimited"
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.0f min", s/60)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
