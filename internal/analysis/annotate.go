@@ -20,6 +20,16 @@ func Annotate(rs []result.Result) {
 	for i := range rs {
 		ptrs[i] = &rs[i]
 	}
+	// Limits, across the other results of the same run.
+	for _, r := range ptrs {
+		var run []*result.Result
+		for _, o := range ptrs {
+			if o.RunID == r.RunID {
+				run = append(run, o)
+			}
+		}
+		r.Findings = append(r.Findings, LimitFindings(r, run)...)
+	}
 	// QD sweeps, per run.
 	type gkey struct{ run, target, group string }
 	var order []gkey
@@ -104,6 +114,8 @@ type Session struct {
 	tests   []result.TestSpec
 	repeats int
 	done    []result.Result
+	// facts are the limit inference's view of every result so far.
+	facts []dirFacts
 }
 
 // NewSession starts the analysis of a run of suite, repeated repeats
@@ -115,11 +127,17 @@ func NewSession(suite result.Suite, repeats int) *Session {
 // Add sets r's findings and remembers the figures later groups need.
 func (s *Session) Add(r *result.Result) {
 	r.Findings = append(r.Findings, ResultFindings(r)...)
+	r.Findings = append(r.Findings, limitFindings(r, s.facts)...)
 	// Keep the summary figures only: series and raw output are not
 	// needed again.
 	light := *r
 	light.FioSeries, light.Devices, light.System, light.Tail, light.FioJSON, light.Findings = nil, nil, nil, nil, nil, nil
 	s.done = append(s.done, light)
+	for _, f := range allFacts(r) {
+		lr := &result.Result{RunID: r.RunID, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
+		f.r, f.d = lr, f.d
+		s.facts = append(s.facts, f)
+	}
 
 	if r.Repeat < s.repeats || r.Status != "ok" {
 		return

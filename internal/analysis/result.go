@@ -144,7 +144,11 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 	for i, p := range pts {
 		iops[i] = p.IOPS
 	}
-	st := Steady(iops, iv, SteadyConfig{})
+	sm := smooth(iops, iv)
+	st := Steady(sm, iv, SteadyConfig{})
+	if st.State == SteadyYes {
+		st.FromS += float64(len(iops)-len(sm)) * iv // the first smoothed value ends a second in
+	}
 	win := float64(st.Window) * iv
 	f := result.Finding{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo, Summary: st.String(),
 		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": win, "interval_s": iv}}
@@ -311,6 +315,29 @@ func fioSyncCountZero(raw []byte) bool {
 		}
 	}
 	return false
+}
+
+// smooth averages a sub-second series over a sliding second: windows
+// shorter than a second alias with a throttle's dispatch slices (a cgroup
+// throttle releases IO every 100 ms, so 250 ms windows hold two or three
+// slices' worth), which is noise about the level, not a change of it.
+func smooth(vs []float64, iv float64) []float64 {
+	k := int(math.Round(1 / iv))
+	if k <= 1 || len(vs) < k {
+		return vs
+	}
+	out := make([]float64, 0, len(vs)-k+1)
+	var sum float64
+	for i, v := range vs {
+		sum += v
+		if i >= k {
+			sum -= vs[i-k]
+		}
+		if i >= k-1 {
+			out = append(out, sum/float64(k))
+		}
+	}
+	return out
 }
 
 // secStr prints seconds: "7 s", "0.25 s", "2.5 s".

@@ -67,8 +67,9 @@ func TestAnalyzeReplacesSavedFindings(t *testing.T) {
 			t.Errorf("stall %+v", f)
 		}
 	}
-	if strings.Join(kinds, ",") != "steady,stall" {
-		t.Errorf("findings %v, want steady,stall", kinds)
+	// Every result also names the limit that binds it.
+	if strings.Join(kinds, ",") != "steady,stall,limit" {
+		t.Errorf("findings %v, want steady,stall,limit", kinds)
 	}
 	out, _, _ = execute(t, "analyze", path)
 	if !strings.Contains(out, "[warn] throughput stalled for 6 s from t=20s") {

@@ -222,3 +222,48 @@ func FormatSeconds(s float64) string {
 	}
 	return fmt.Sprintf("%.2g s", s)
 }
+
+// Figure prints a measured figure for people: "12,345", "12.3", "1.23".
+func Figure(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "-"
+	case math.Abs(x) >= 100:
+		return Commas(int64(math.Round(x)))
+	case math.Abs(x) >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// Commas prints an integer with thousands separators: "1,234,567".
+func Commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Latency prints a latency given in ns with a unit that suits it: "850 ns",
+// "70.1 µs", "2.5 ms", "1.2 s".
+func Latency(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}

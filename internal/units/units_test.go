@@ -125,3 +125,17 @@ func FuzzParsers(f *testing.F) {
 		}
 	})
 }
+
+func TestFormatters(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Figure(12345.4), "12,345"}, {Figure(12.34), "12.3"}, {Figure(1.234), "1.23"}, {Figure(-1500), "-1,500"},
+		{Commas(1234567), "1,234,567"}, {Commas(999), "999"},
+		{Latency(850), "850 ns"}, {Latency(70100), "70.1 µs"}, {Latency(2.5e6), "2.5 ms"}, {Latency(1.2e9), "1.2 s"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

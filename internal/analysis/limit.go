@@ -1,0 +1,293 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+)
+
+// Thresholds of the limit inference.
+const (
+	// capTolerance: two tests at the same IOPS (or MB/s) within 3% sit
+	// at one ceiling. Throttles pace a test's mean to within a fraction
+	// of a percent; two points of a rising curve differ by far more.
+	capTolerance = 0.03
+	// heldFraction: IO is held above the device when the device's queue
+	// holds less than a quarter of what fio keeps outstanding.
+	heldFraction = 0.25
+	// fullFraction: the device's own queue holds most of fio's IO.
+	fullFraction = 0.7
+	// latencyGain: a deeper queue of the same pattern doing 25% more
+	// means the shallower one was latency-bound.
+	latencyGain = 1.25
+	// cpuBound: fio's job used this share of a CPU.
+	cpuBound = 85
+	// largeBlock is where bandwidth, not IOPS, is the likely cap.
+	largeBlock = 64 << 10
+)
+
+// dirFacts is what the limit inference reads of one direction of a result.
+type dirFacts struct {
+	r          *result.Result
+	dir        string
+	d          *result.DirResult
+	qd         int
+	bs         int64
+	devQueue   float64 // mean device queue (aqu-sz) while fio ran; -1 unknown
+	devAwaitMs float64
+	devUtil    float64
+	fioCPU     float64 // usr+sys of fio's busiest job, % of one CPU; -1 unknown
+	hostBusy   float64 // mean host CPU busy %, -1 unknown
+	cv1s       float64 // CV of the IOPS series in 1 s windows; -1 unknown
+}
+
+func factsOf(r *result.Result, dir string) (dirFacts, bool) {
+	d := r.Dir(dir)
+	if r.Status != "ok" || d == nil || d.IOPS <= 0 || dir == "sync" {
+		return dirFacts{}, false
+	}
+	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
+		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1}
+	if f.bs <= 0 {
+		f.bs = int64(d.BWBytes / d.IOPS)
+	}
+	if dev := primaryDevice(r.Devices, r.Target.Device); dev != nil {
+		var q, aw, u float64
+		n := 0
+		for _, s := range dev.Samples {
+			if s.T <= 0 {
+				continue // the ramp
+			}
+			q += s.QueueSize
+			aw += math.Max(s.ReadAwaitMs, s.WriteAwaitMs)
+			u += s.UtilPct
+			n++
+		}
+		if n > 0 {
+			f.devQueue, f.devAwaitMs, f.devUtil = q/float64(n), aw/float64(n), u/float64(n)
+		}
+	}
+	var busy float64
+	nb := 0
+	for _, s := range r.System {
+		if s.T > 0 && s.CPUBusyPct > 0 {
+			busy += s.CPUBusyPct
+			nb++
+		}
+	}
+	if nb > 0 {
+		f.hostBusy = busy / float64(nb)
+	}
+	if len(r.FioJSON) > 0 {
+		if o, err := fio.Decode(r.FioJSON); err == nil {
+			for _, j := range o.AllJobs() {
+				f.fioCPU = math.Max(f.fioCPU, j.UsrCPU+j.SysCPU)
+			}
+		}
+	}
+	f.cv1s = secondCV(Series(r), r.Interval())
+	return f, true
+}
+
+// secondCV is the coefficient of variation of a series summed into 1 s
+// windows: finer windows alias with a throttle's dispatch slices (a cgroup
+// throttle releases IO every 100 ms), which says nothing about the level.
+func secondCV(pts []Point, iv float64) float64 {
+	k := max(1, int(math.Round(1/iv)))
+	var xs []float64
+	for i := k; i+k <= len(pts); i += k { // the first second holds the start
+		var s float64
+		for _, p := range pts[i : i+k] {
+			s += p.IOPS
+		}
+		xs = append(xs, s/float64(k))
+	}
+	if len(xs) < 3 {
+		return -1
+	}
+	return Describe(xs).CV
+}
+
+// held reports IO waiting above the device: fio keeps qd outstanding but
+// the device sees a fraction of it (a cgroup or hypervisor throttle,
+// before the block queue).
+func (f dirFacts) held() bool {
+	return f.qd >= 4 && f.devQueue >= 0 && f.devQueue < heldFraction*float64(f.qd)
+}
+
+// full reports the device's own queue holding most of fio's IO.
+func (f dirFacts) full() bool {
+	return f.qd >= 4 && f.devQueue >= fullFraction*float64(f.qd)
+}
+
+func sameLevel(a, b float64) bool { return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b) }
+
+// LimitFindings names, for each direction of r, the limit that binds it:
+// a flat IOPS or bandwidth ceiling, latency, the device itself, the CPU,
+// or unknown with why. others are the run's other results on the same
+// target (those known so far, when results are analysed as they come): the
+// inference is drawn across them, because one test alone cannot tell a
+// cap from latency: the same IOPS at QD1 and QD32 is a cap.
+func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
+	var peers []dirFacts
+	for _, o := range others {
+		if o == r || targetKey(o) != targetKey(r) {
+			continue
+		}
+		peers = append(peers, allFacts(o)...)
+	}
+	return limitFindings(r, peers)
+}
+
+// allFacts gathers the facts of every direction of r.
+func allFacts(r *result.Result) []dirFacts {
+	var out []dirFacts
+	for _, dir := range []string{"read", "write"} {
+		if f, ok := factsOf(r, dir); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func limitFindings(r *result.Result, peers []dirFacts) []result.Finding {
+	var out []result.Finding
+	for _, f := range allFacts(r) {
+		var same []dirFacts
+		for _, p := range peers {
+			if p.dir == f.dir && targetKey(p.r) == targetKey(r) {
+				same = append(same, p)
+			}
+		}
+		out = append(out, limitFinding(f, same))
+	}
+	return out
+}
+
+func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
+	fd := result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Evidence: map[string]float64{
+		"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs),
+		"lat_mean_ns": f.d.Lat.MeanNs, "lat_p50_ns": f.d.Lat.P50Ns, "lat_p99_9_ns": f.d.Lat.P999Ns,
+	}}
+	ev := fd.Evidence
+	for k, v := range map[string]float64{"device_queue": f.devQueue, "device_util_pct": f.devUtil, "fio_cpu_pct": f.fioCPU,
+		"host_cpu_busy_pct": f.hostBusy, "iops_cv_1s": f.cv1s} {
+		if v >= 0 {
+			ev[k] = v
+		}
+	}
+	iops, bw := f.d.IOPS, f.d.BWBytes
+	rate := fmt.Sprintf("%s IOPS, %s MB/s", units.Figure(iops), units.Figure(bw/1e6))
+	how := fmt.Sprintf("%s at QD%d, %s", f.dir, f.qd, units.FormatSize(f.bs))
+	setCap := func(bandwidth bool, why string) result.Finding {
+		if bandwidth {
+			fd.Code, ev["limit_bw_bytes"] = result.CodeBandwidthCap, bw
+			fd.Summary = fmt.Sprintf("%s: a flat bandwidth ceiling binds at %s MB/s (%s); %s; more throughput needs a larger disk, tier or VM, not a deeper queue",
+				how, units.Figure(bw/1e6), rate, why)
+		} else {
+			fd.Code, ev["limit_iops"] = result.CodeIOPSCap, iops
+			fd.Summary = fmt.Sprintf("%s: a flat IOPS ceiling binds at %s IOPS (%s); %s; more IOPS need a larger disk, tier or VM, not a deeper queue",
+				how, units.Figure(iops), rate, why)
+		}
+		return fd
+	}
+	bimodal := f.d.Lat.P50Ns > 0 && f.d.Lat.P999Ns > 20*f.d.Lat.P50Ns
+	heldWhy := func() string {
+		s := fmt.Sprintf("IO held above the device (fio keeps %d outstanding, the device's queue holds %.1f)", f.qd, f.devQueue)
+		if bimodal {
+			s += fmt.Sprintf(", with latency p50 %s but p99.9 %s: a throttle pacing IO", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
+		}
+		return s
+	}
+
+	// The CPU first: a disk cannot be judged through a saturated CPU.
+	if f.fioCPU >= cpuBound || f.hostBusy >= 97 {
+		fd.Code, ev["limit_iops"] = result.CodeCPU, iops
+		who := fmt.Sprintf("fio used %.0f%% of a CPU", f.fioCPU)
+		if f.fioCPU < cpuBound {
+			who = fmt.Sprintf("the host's CPUs were %.0f%% busy", f.hostBusy)
+		}
+		fd.Summary = fmt.Sprintf("%s: the CPU binds at %s: %s, so the disk was not the limit; add numjobs, use io_uring, or test from a larger VM", how, rate, who)
+		return fd
+	}
+
+	// The same level at another depth or block size is a ceiling.
+	large := f.bs >= largeBlock
+	for _, p := range peers {
+		switch {
+		case large && p.bs != f.bs && sameLevel(p.d.BWBytes, bw):
+			return setCap(true, fmt.Sprintf("%s at %s gives the same MB/s", p.r.Test.Name, units.FormatSize(p.bs)))
+		case !large && p.bs == f.bs && p.qd != f.qd && sameLevel(p.d.IOPS, iops):
+			if f.full() && p.full() && f.cv1s > 0.1 {
+				break // a saturated device plateaus too, but not flat
+			}
+			why := fmt.Sprintf("%s at QD%d gives the same IOPS", p.r.Test.Name, p.qd)
+			if bimodal {
+				why += fmt.Sprintf("; latency p50 %s but p99.9 %s: a throttle pacing IO", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
+			}
+			return setCap(false, why)
+		}
+	}
+	if f.held() {
+		// Paced above the device: a cap at this level. Which one it is
+		// follows from the block size and what larger blocks reached.
+		maxBW := bw
+		for _, p := range peers {
+			maxBW = math.Max(maxBW, p.d.BWBytes)
+		}
+		return setCap(large && bw >= (1-capTolerance)*maxBW, heldWhy())
+	}
+
+	// A deeper queue of the same pattern did much more: latency binds.
+	var deeper *dirFacts
+	for i, p := range peers {
+		if p.bs == f.bs && p.qd > f.qd && p.d.IOPS >= latencyGain*iops && (deeper == nil || p.d.IOPS > deeper.d.IOPS) {
+			deeper = &peers[i]
+		}
+	}
+	perIO := f.d.Lat.MeanNs
+	syncNote := ""
+	if s := f.r.Sync; s != nil && f.r.Test.Fdatasync > 0 && s.Lat.MeanNs > 0 {
+		// Each write waits for its share of the syncs.
+		perIO += s.Lat.MeanNs / float64(f.r.Test.Fdatasync)
+		syncNote = fmt.Sprintf(" (the write and its fdatasync, %s)", units.Latency(s.Lat.MeanNs))
+	}
+	if perIO > 0 {
+		allowed := float64(f.qd) / (perIO / 1e9)
+		ev["little_max_iops"] = allowed
+		if deeper != nil || f.qd <= 2 && !f.full() {
+			fd.Code, ev["limit_iops"] = result.CodeLatency, allowed
+			need := ""
+			if deeper != nil {
+				need = fmt.Sprintf("; %s at QD%d reached %s IOPS: raise queue depth or parallelism", deeper.r.Test.Name, deeper.qd, units.Figure(deeper.d.IOPS))
+			} else {
+				need = "; a deeper queue or more parallel clients would do more"
+			}
+			fd.Summary = fmt.Sprintf("%s: latency binds: %s per IO%s with %d outstanding allows %s IOPS (measured %s)%s",
+				how, units.Latency(perIO), syncNote, f.qd, units.Figure(allowed), units.Figure(iops), need)
+			return fd
+		}
+	}
+	if f.full() && f.devUtil >= 90 {
+		fd.Code, ev["limit_iops"] = result.CodeDevice, iops
+		fd.Summary = fmt.Sprintf("%s: the device itself is saturated at %s: its queue held %.1f of %d IOs (util %.0f%%, await %.2f ms) with no flat ceiling seen; a faster device or fewer competing IOs",
+			how, rate, f.devQueue, f.qd, f.devUtil, f.devAwaitMs)
+		return fd
+	}
+	fd.Code = result.CodeUnknown
+	var why []string
+	if f.devQueue < 0 {
+		why = append(why, "no device samples")
+	} else {
+		why = append(why, fmt.Sprintf("device queue %.1f of %d", f.devQueue, f.qd))
+	}
+	if len(peers) == 0 {
+		why = append(why, "no other test to compare with")
+	}
+	fd.Summary = fmt.Sprintf("%s: no single limit explains %s (%s); diagnose measures the other depths and sizes that tell, or give --expect DISK", how, rate, strings.Join(why, ", "))
+	return fd
+}
