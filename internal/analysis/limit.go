@@ -124,7 +124,9 @@ func (f dirFacts) full() bool {
 	return f.qd >= 4 && f.devQueue >= fullFraction*float64(f.qd)
 }
 
-func sameLevel(a, b float64) bool { return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b) }
+func sameLevel(a, b float64) bool {
+	return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b)
+}
 
 // LimitFindings names, for each direction of r, the limit that binds it:
 // a flat IOPS or bandwidth ceiling, latency, the device itself, the CPU,
