@@ -135,7 +135,7 @@ func (s *Session) Add(r *result.Result) {
 	s.done = append(s.done, light)
 	for _, f := range allFacts(r) {
 		lr := &result.Result{RunID: r.RunID, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
-		f.r, f.d = lr, f.d
+		f.r = lr
 		s.facts = append(s.facts, f)
 	}
 

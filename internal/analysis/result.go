@@ -188,7 +188,79 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 		out = append(out, cd.Add(p.T, p.BWBytes, p.Dev)...)
 	}
 	out = append(out, sd.Flush()...)
-	return append(out, cd.Flush()...)
+	return oneStory(append(out, cd.Flush()...), iv)
+}
+
+// oneStory tells each event once. When a cliff explains a drop, its lower
+// plateau is no stall: a stall after a cliff stays only when it collapses
+// far below the plateau it came from (under a third of it). Findings of
+// the same kind on overlapping intervals merge into the first.
+func oneStory(fs []result.Finding, iv float64) []result.Finding {
+	var cliffs []result.Finding
+	for _, f := range fs {
+		if f.Kind == KindCliff && f.StartS != nil {
+			cliffs = append(cliffs, f)
+		}
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Kind == KindStall && f.StartS != nil && explainedByCliff(f, cliffs, iv) {
+			continue
+		}
+		if n := len(out); n > 0 && overlaps(out[n-1], f) {
+			out[n-1] = mergeInto(out[n-1], f)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func explainedByCliff(stall result.Finding, cliffs []result.Finding, iv float64) bool {
+	for _, c := range cliffs {
+		plateau := c.Evidence["plateau_rate"]
+		end := *stall.StartS
+		if stall.DurationS != nil {
+			end += *stall.DurationS
+		}
+		// The stall leads into the drop or follows it (a drop to a tenth
+		// looks like a stall until the plateau has lasted).
+		if end < *c.StartS-iv || plateau <= 0 {
+			continue
+		}
+		if stall.Evidence["min_during"] >= plateau/3 {
+			return true
+		}
+	}
+	return false
+}
+
+func overlaps(a, b result.Finding) bool {
+	if a.Kind != b.Kind || a.StartS == nil || b.StartS == nil || a.DurationS == nil || b.DurationS == nil {
+		return false
+	}
+	return *b.StartS < *a.StartS+*a.DurationS && *a.StartS < *b.StartS+*b.DurationS
+}
+
+// mergeInto extends a to cover b, keeping the worse severity.
+func mergeInto(a, b result.Finding) result.Finding {
+	end := math.Max(*a.StartS+*a.DurationS, *b.StartS+*b.DurationS)
+	start := math.Min(*a.StartS, *b.StartS)
+	a.StartS, a.DurationS = f64(start), f64(end-start)
+	if sevRank(b.Severity) > sevRank(a.Severity) {
+		a.Severity = b.Severity
+	}
+	return a
+}
+
+func sevRank(s string) int {
+	switch s {
+	case SevFail:
+		return 2
+	case SevWarn:
+		return 1
+	}
+	return 0
 }
 
 // Writeback thresholds: a tail is device writing above 512 KiB/s after

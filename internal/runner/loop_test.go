@@ -90,14 +90,14 @@ func TestDeviceSeriesSeesIO(t *testing.T) {
 	var devBytes float64
 	for _, s := range loop.Samples {
 		if s.T > 0 && s.T <= spec.RuntimeS+0.5 {
-			devBytes += s.WriteBWBytes
+			devBytes += s.WriteBWBytes * r.Interval() // a rate over one interval
 		}
 	}
 	fioBytes := float64(r.Write.IOBytes)
 	ratio := devBytes / fioBytes
 	t.Logf("fio wrote %.0f MB, the device series saw %.0f MB (ratio %.2f)", fioBytes/1e6, devBytes/1e6, ratio)
-	// The 1 s windows are offset from fio's by up to a second, so allow a
-	// window's worth of difference.
+	// The device's windows are offset from fio's by up to an interval, so
+	// allow a window's worth of difference.
 	if ratio < 0.6 || ratio > 1.4 {
 		t.Errorf("device series saw %.2f of fio's bytes", ratio)
 	}
