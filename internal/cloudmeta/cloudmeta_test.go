@@ -316,7 +316,7 @@ func TestNoCloud(t *testing.T) {
 // A service that accepts the connection and never answers costs the
 // probe timeout, not more.
 func TestHangingService(t *testing.T) {
-	s := serve(t, &fake{handler: hang(t)})
+	s := serve(t, &fake{handler: hang()})
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.ProbeTimeout = 300 * time.Millisecond
 	start := time.Now()
@@ -339,7 +339,7 @@ func TestHangingService(t *testing.T) {
 // cancelled rather than waited for.
 func TestFirstAnswerWins(t *testing.T) {
 	az := &fake{provider: Azure}
-	stall := hang(t)
+	stall := hang()
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metadata/instance" {
 			az.ServeHTTP(w, r)
@@ -398,7 +398,7 @@ func TestCallerCancel(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	// Cancelled while probing.
-	s := serve(t, &fake{handler: hang(t)})
+	s := serve(t, &fake{handler: hang()})
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	if _, err := Detect(ctx, testOptions(t, s.URL, fixture(t, nil, nil))); !errors.Is(err, context.Canceled) {

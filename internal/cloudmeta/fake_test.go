@@ -21,9 +21,9 @@ import (
 type fake struct {
 	t        *testing.T
 	provider string
-	// body replaces the provider's main document (Azure instance, AWS
-	// identity, GCP machine-type, IBM instance) when set.
-	body []byte
+	// override replaces a testdata document by name
+	// ("azure-instance.json").
+	override map[string][]byte
 	// handler replaces the whole service when set.
 	handler http.HandlerFunc
 
@@ -32,7 +32,7 @@ type fake struct {
 }
 
 const (
-	awsToken = "AQAEAF5t-fake-session-token=="
+	awsToken     = "AQAEAF5t-fake-session-token=="
 	ibmTestToken = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwNzE3XzcwYWEwMGM2In0.c2lnbmF0dXJl"
 )
 
@@ -51,9 +51,9 @@ func (f *fake) requests() []string {
 	return append([]string(nil), f.reqs...)
 }
 
-func (f *fake) main(name string) []byte {
-	if f.body != nil {
-		return f.body
+func (f *fake) file(name string) []byte {
+	if b, ok := f.override[name]; ok {
+		return b
 	}
 	return readTestdata(f.t, name)
 }
@@ -84,7 +84,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"error": "Bad request. api-version is invalid or was not specified in the request.", "newest-versions": ["2021-12-13"]}`))
 		default:
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.Write(f.main("azure-instance.json"))
+			w.Write(f.file("azure-instance.json"))
 		}
 	case AWS:
 		switch {
@@ -99,7 +99,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "", http.StatusUnauthorized)
 				return
 			}
-			w.Write(f.main("aws-identity.json"))
+			w.Write(f.file("aws-identity.json"))
 		default:
 			http.NotFound(w, r)
 		}
@@ -111,12 +111,12 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Metadata-Flavor", "Google")
 		switch {
 		case path == "/computeMetadata/v1/instance/machine-type":
-			w.Write(f.main("gcp-machine-type.txt"))
+			w.Write(f.file("gcp-machine-type.txt"))
 		case path == "/computeMetadata/v1/instance/zone":
-			w.Write(readTestdata(f.t, "gcp-zone.txt"))
+			w.Write(f.file("gcp-zone.txt"))
 		case path == "/computeMetadata/v1/instance/disks/" && q.Get("recursive") == "true":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(readTestdata(f.t, "gcp-disks.json"))
+			w.Write(f.file("gcp-disks.json"))
 		default:
 			http.NotFound(w, r)
 		}
@@ -128,15 +128,15 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(readTestdata(f.t, "ibm-token.json"))
+			w.Write(f.file("ibm-token.json"))
 		case strings.HasPrefix(path, "/metadata/v1/") && r.Header.Get("Authorization") != "Bearer "+ibmTestToken:
 			http.Error(w, `{"errors":[{"code":"not_authorized"}]}`, http.StatusUnauthorized)
 		case path == "/metadata/v1/instance":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(f.main("ibm-instance.json"))
+			w.Write(f.file("ibm-instance.json"))
 		case path == "/metadata/v1/instance/volume_attachments":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(readTestdata(f.t, "ibm-volume-attachments.json"))
+			w.Write(f.file("ibm-volume-attachments.json"))
 		default:
 			http.NotFound(w, r)
 		}
@@ -149,7 +149,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // away (serve's cleanup cuts every connection). It reads the request
 // body first, since the server only notices a closed connection once
 // the body is consumed.
-func hang(t *testing.T) http.HandlerFunc {
+func hang() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
