@@ -3,6 +3,7 @@ package cloudmeta
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -86,14 +87,7 @@ func awsInfo(o *Options, doc *awsIdentity, info *Info) {
 	const src = "AWS IMDSv2 instance-identity document "
 	size, _ := name(string(doc.InstanceType), maxNameLen)
 	setVM(o.Catalog, info, size, src+"instanceType")
-	if r, ok := name(string(doc.Region), maxNameLen); ok {
-		info.Region = r
-		info.Facts = append(info.Facts, Fact{Key: "region", Value: r, Source: src + "region"})
-	}
-	if z, ok := name(string(doc.AvailabilityZone), maxNameLen); ok {
-		info.Zone = z
-		info.Facts = append(info.Facts, Fact{Key: "zone", Value: z, Source: src + "availabilityZone"})
-	}
+	setLocation(info, string(doc.Region), src+"region", string(doc.AvailabilityZone), src+"availabilityZone")
 	t := tree{sys: o.SysRoot, dev: o.DevRoot}
 	info.Disks = t.awsNVMe()
 	ebs := 0
@@ -132,7 +126,11 @@ func (t tree) awsNVMe() []Disk {
 				d.Notes = append(d.Notes, "its NVMe serial is not an EBS volume id")
 			}
 			t.addSize(&d)
-			d.Notes = append(d.Notes, "type and provisioned figures unknown (not in instance metadata)")
+			size := "SIZE"
+			if d.SizeBytes > 0 {
+				size = strconv.FormatInt(gibCeil(d.SizeBytes), 10) + "GiB"
+			}
+			d.Notes = append(d.Notes, "its type and provisioned figures are not in instance metadata: give --expect aws:TYPE:"+size+"[:iops=N,throughput=M] (TYPE gp3, gp2, io2, st1...)")
 			out = append(out, d)
 		case instanceStoreModel:
 			d := Disk{Role: "instance-store", Type: "instance-store", Device: b,

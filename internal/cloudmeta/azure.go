@@ -101,14 +101,7 @@ func azureInfo(o *Options, doc *azureDoc, info *Info) {
 	cp := &doc.Compute
 	size, _ := name(string(cp.VMSize), maxNameLen)
 	setVM(o.Catalog, info, size, src+"vmSize")
-	if loc, ok := name(string(cp.Location), maxNameLen); ok {
-		info.Region = loc
-		info.Facts = append(info.Facts, Fact{Key: "region", Value: loc, Source: src + "location"})
-	}
-	if z, ok := name(string(cp.Zone), maxNameLen); ok {
-		info.Zone = z
-		info.Facts = append(info.Facts, Fact{Key: "zone", Value: z, Source: src + "zone"})
-	}
+	setLocation(info, string(cp.Location), src+"location", string(cp.Zone), src+"zone")
 	t := tree{sys: o.SysRoot, dev: o.DevRoot}
 	osd := azureDiskInfo(o, &cp.StorageProfile.OSDisk, "os", src+"storageProfile.osDisk")
 	if osd.Name != "" || osd.Type != "" || osd.SizeBytes > 0 {

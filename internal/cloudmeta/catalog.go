@@ -21,6 +21,23 @@ func setVM(c *limits.Catalog, info *Info, size, source string) {
 	info.Notes = append(info.Notes, fmt.Sprintf("%s is not in the limits catalog: iolens knows no VM limits for it (%s sizes it has: iolens catalog list)", size, info.Provider))
 }
 
+// setLocation records the region and zone when they are plain names.
+// With no region of its own (GCP, IBM), the region is the zone without
+// its last part ("us-south-1" is in "us-south").
+func setLocation(info *Info, region, regionSrc, zone, zoneSrc string) {
+	if z, ok := name(zone, maxNameLen); ok {
+		info.Zone = z
+		info.Facts = append(info.Facts, Fact{Key: "zone", Value: z, Source: zoneSrc})
+		if i := strings.LastIndexByte(z, '-'); regionSrc == "" && i > 0 {
+			region, regionSrc = z[:i], zoneSrc+" (the zone without its last part)"
+		}
+	}
+	if r, ok := name(region, maxNameLen); ok && regionSrc != "" {
+		info.Region = r
+		info.Facts = append(info.Facts, Fact{Key: "region", Value: r, Source: regionSrc})
+	}
+}
+
 // diskSpec asks the catalog for family at sizeGiB with the provisioned
 // figures given (0: not known) and returns the canonical spec it
 // accepts ("azure:P20"). When the catalog cannot take it, spec is "" and

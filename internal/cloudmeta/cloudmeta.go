@@ -224,8 +224,8 @@ type Fact struct {
 type Probe struct {
 	Provider string `json:"provider"`
 	URL      string `json:"url"`
-	// Outcome: "answered", or why not ("no answer within 250ms",
-	// "connection refused", "HTTP 404", "not needed: azure answered").
+	// Outcome: "answered", or why not ("connection refused", "no
+	// answer within 600ms", "HTTP 404", "not needed: azure answered").
 	Outcome   string `json:"outcome"`
 	Answered  bool   `json:"answered"`
 	ElapsedNS int64  `json:"elapsed_ns"`

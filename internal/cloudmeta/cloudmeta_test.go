@@ -110,7 +110,7 @@ func TestDetectProviders(t *testing.T) {
 			provider: AWS, tree: awsTree,
 			vmSize: "m5.large", vm: "aws:m5.large", region: "eu-west-1", zone: "eu-west-1b",
 			disks: []wantDisk{
-				{role: "ebs", device: "nvme0n1", lun: -1, sizeGiB: 8, note: "not in instance metadata"},
+				{role: "ebs", device: "nvme0n1", lun: -1, sizeGiB: 8, note: "give --expect aws:TYPE:8GiB[:iops=N,throughput=M]"},
 				{role: "ebs", device: "nvme1n1", lun: -1, sizeGiB: 100, note: "not in instance metadata"},
 				{role: "instance-store", typ: "instance-store", device: "nvme2n1", lun: -1, sizeGiB: 70, note: "instance store"},
 			},
@@ -121,7 +121,7 @@ func TestDetectProviders(t *testing.T) {
 			provider: GCP, tree: gcpTree,
 			vmSize: "n2-standard-8", vm: "gcp:n2-standard-8", region: "europe-west4", zone: "europe-west4-b",
 			disks: []wantDisk{
-				{role: "persistent", typ: "PERSISTENT", device: "sda", lun: -1, sizeGiB: 10, note: "does not say which Persistent Disk"},
+				{role: "persistent", typ: "PERSISTENT", device: "sda", lun: -1, sizeGiB: 10, note: "give --expect gcp:TYPE:10GiB"},
 				{role: "persistent", typ: "PERSISTENT-BALANCED", spec: "gcp:pd-balanced:200GiB", device: "sdb", lun: -1, sizeGiB: 200},
 				{role: "scratch", typ: "SCRATCH", lun: -1, note: "no /dev/disk/by-id/google-local-ssd-0"},
 			},

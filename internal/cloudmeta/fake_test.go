@@ -19,7 +19,7 @@ import (
 // recorded documents in testdata, and refuses what that provider refuses
 // (a GET without the Metadata header, an IMDSv2 GET without its token).
 type fake struct {
-	t        *testing.T
+	t        testing.TB
 	provider string
 	// override replaces a testdata document by name
 	// ("azure-instance.json").
@@ -157,7 +157,7 @@ func hang() http.HandlerFunc {
 }
 
 // serve starts f on the loopback and stops it when the test ends.
-func serve(t *testing.T, f *fake) *httptest.Server {
+func serve(t testing.TB, f *fake) *httptest.Server {
 	t.Helper()
 	f.t = t
 	s := httptest.NewServer(f)
@@ -170,7 +170,7 @@ func serve(t *testing.T, f *fake) *httptest.Server {
 
 // loopbackOnly dials the loopback and fails the test for any other
 // address, so no test can ever reach a real metadata service.
-func loopbackOnly(t *testing.T) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func loopbackOnly(t testing.TB) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: 200 * time.Millisecond}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, _, err := net.SplitHostPort(addr)
@@ -184,7 +184,7 @@ func loopbackOnly(t *testing.T) func(ctx context.Context, network, addr string) 
 
 // testOptions points every address at base and the sys and dev roots
 // at fix, with short timeouts.
-func testOptions(t *testing.T, base string, fix string) Options {
+func testOptions(t testing.TB, base string, fix string) Options {
 	return Options{
 		BaseURL:      base,
 		GCPURL:       base,
@@ -200,7 +200,7 @@ func testOptions(t *testing.T, base string, fix string) Options {
 // fixture builds a sys and dev tree: files maps a path to its content,
 // links a path to a symlink target (relative targets as udev and sysfs
 // write them).
-func fixture(t *testing.T, files, links map[string]string) string {
+func fixture(t testing.TB, files, links map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, d := range []string{"sys/block", "dev/disk"} {

@@ -3,6 +3,7 @@ package cloudmeta
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -84,11 +85,7 @@ func gcpInfo(ctx context.Context, c *client, o *Options, root, machineType strin
 	} else if z, err := parseGCPPath("GCP zone", b); err != nil {
 		info.Notes = append(info.Notes, "zone: "+err.Error())
 	} else {
-		info.Zone = z
-		info.Facts = append(info.Facts, Fact{Key: "zone", Value: z, Source: src + "zone"})
-		if i := strings.LastIndexByte(z, '-'); i > 0 {
-			info.Region = z[:i]
-		}
+		setLocation(info, "", "", z, src+"zone")
 	}
 	b, err := gcpGet(ctx, c, root+"disks/?recursive=true")
 	if err != nil {
@@ -138,7 +135,11 @@ func gcpDiskInfo(o *Options, t tree, g *gcpDisk, src string) Disk {
 	case typ == "SCRATCH":
 		d.Notes = append(d.Notes, "a Local SSD: the catalog has no limits for it")
 	case typ == "PERSISTENT" || typ == "":
-		d.Notes = append(d.Notes, "the metadata does not say which Persistent Disk or Hyperdisk type this is: give --expect gcp:TYPE:SIZE, e.g. gcp:pd-balanced:100GiB")
+		size := "SIZE"
+		if d.SizeBytes > 0 {
+			size = strconv.FormatInt(gibCeil(d.SizeBytes), 10) + "GiB"
+		}
+		d.Notes = append(d.Notes, "the metadata does not say which Persistent Disk or Hyperdisk type this is: give --expect gcp:TYPE:"+size+" (TYPE pd-balanced, pd-ssd, pd-standard, hyperdisk-balanced...)")
 	case strings.HasPrefix(typ, "PERSISTENT-"):
 		// Recent metadata servers name the type (PERSISTENT-BALANCED,
 		// PERSISTENT-SSD); Google's reference lists PERSISTENT only.

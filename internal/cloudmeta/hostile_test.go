@@ -259,7 +259,7 @@ func TestBlackholeTiming(t *testing.T) {
 	if el < DefaultDialTimeout || el > DefaultDialTimeout+300*time.Millisecond {
 		t.Errorf("took %v, want just over the %v dial timeout", el, DefaultDialTimeout)
 	}
-	if !strings.Contains(info.Probes[0].Outcome, "connect timeout 250ms") {
+	if !strings.Contains(info.Probes[0].Outcome, "no connection within the 250ms connect timeout") {
 		t.Errorf("outcome %q", info.Probes[0].Outcome)
 	}
 }

@@ -126,6 +126,7 @@ func describe(err error, dial, probe time.Duration) string {
 	var se *StatusError
 	var ne net.Error
 	var pe *parseError
+	var oe *net.OpError
 	switch {
 	case errors.As(err, &se):
 		return se.Error()
@@ -137,10 +138,10 @@ func describe(err error, dial, probe time.Duration) string {
 		return "connection refused"
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return "no route to the metadata address"
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &oe) && oe.Op == "dial" && oe.Timeout():
+		return fmt.Sprintf("no connection within the %v connect timeout", dial)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Sprintf("no answer within %v", probe)
-	case errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no answer within %v (connect timeout %v)", probe, dial)
 	case errors.Is(err, context.Canceled):
 		return "cancelled"
 	}

@@ -132,13 +132,7 @@ func ibmInfo(ctx context.Context, c *client, o *Options, tok string, info *Info)
 	info.Notes = append(info.Notes, notes...)
 	prof, _ := name(string(inst.Profile.Name), maxNameLen)
 	setVM(o.Catalog, info, prof, src+"profile.name")
-	if z, ok := name(string(inst.Zone.Name), maxNameLen); ok {
-		info.Zone = z
-		info.Facts = append(info.Facts, Fact{Key: "zone", Value: z, Source: src + "zone.name"})
-		if i := strings.LastIndexByte(z, '-'); i > 0 {
-			info.Region = z[:i]
-		}
-	}
+	setLocation(info, "", "", string(inst.Zone.Name), src+"zone.name")
 	if bw, ok := number(string(inst.Bandwidth), 1e7); ok && bw > 0 {
 		info.Facts = append(info.Facts, Fact{Key: "instance_bandwidth_mbps", Value: fmtNum(bw), Source: src + "bandwidth"})
 		if v := o.Catalog.VM(info.VM); info.VM != "" && v != nil && v.BandwidthMbps > 0 && v.BandwidthMbps != bw {
