@@ -65,7 +65,7 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 	for _, m := range migrations[:len(migrations)-1] {
 		t.Run(fmt.Sprintf("v%d", m.Version), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "h.db")
-			old, err := openAt(ctx, path, m.Version)
+			old, err := openAt(ctx, path, Options{}, m.Version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,6 +85,15 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 			if _, err := old.db.Exec(`INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz) VALUES (?,?,?,?,?,?,?)`,
 				r.RunID, recordKey(&r), r.Index, r.Repeat, r.Test.Name, r.Status, gz); err != nil {
 				t.Fatal(err)
+			}
+			// From version 2 on, a writer indexed the labels as it saved.
+			for k, v := range r.Target.Labels {
+				if m.Version < 2 {
+					break
+				}
+				if _, err := old.db.Exec(`INSERT INTO result_labels(result_id, key, value) SELECT id, ?, ? FROM results`, k, v); err != nil {
+					t.Fatal(err)
+				}
 			}
 			old.Close()
 
