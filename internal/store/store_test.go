@@ -97,6 +97,24 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 			}
 			old.Close()
 
+			// Read-only: a schema the read queries know is read as it is;
+			// an older one is migrated first.
+			ro, err := OpenReadOnly(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRO := m.Version
+			if m.Version < minReadVersion {
+				wantRO = CurrentVersion
+			}
+			if v, _ := ro.Version(ctx); v != wantRO {
+				t.Errorf("read-only open: at version %d, want %d", v, wantRO)
+			}
+			if runs, err := ro.List(ctx, ListOptions{}); err != nil || len(runs) != 1 {
+				t.Errorf("read-only list: %v %v", runs, err)
+			}
+			ro.Close()
+
 			s, err := Open(ctx, path)
 			if err != nil {
 				t.Fatal(err)
