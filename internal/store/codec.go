@@ -3,25 +3,22 @@ package store
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/iolens/iolens/internal/result"
 )
 
-// maxRecordBytes bounds what one stored record may inflate to, so a
-// hostile or damaged database cannot make a reader allocate without
-// limit (a gzip bomb). Real records with an hour of 1 s samples on four
-// devices stay under 20 MB.
-const maxRecordBytes = 256 << 20
-
 // encodeRecord is the one place a record is turned into what the results
-// table keeps: the gzip of its NDJSON line.
+// table keeps: the gzip of its JSON, as the record codec writes it.
 func encodeRecord(r *result.Result) ([]byte, error) {
+	b, err := result.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(r); err != nil {
+	if _, err := zw.Write(b); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -30,20 +27,21 @@ func encodeRecord(r *result.Result) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeRecord is the one place a stored record is read back.
+// decodeRecord is the one place a stored record is read back, through the
+// record codec (records of older schemas are upgraded). What a record may
+// inflate to is bounded, so a damaged or hostile database cannot make a
+// reader allocate without limit.
 func decodeRecord(gz []byte) (result.Result, error) {
-	var r result.Result
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return r, err
+		return result.Result{}, err
 	}
-	b, err := io.ReadAll(io.LimitReader(zr, maxRecordBytes+1))
+	b, err := io.ReadAll(io.LimitReader(zr, result.MaxRecordBytes+1))
 	if err != nil {
-		return r, err
+		return result.Result{}, err
 	}
-	if len(b) > maxRecordBytes {
-		return r, fmt.Errorf("stored record is larger than %d MiB", maxRecordBytes>>20)
+	if len(b) > result.MaxRecordBytes {
+		return result.Result{}, fmt.Errorf("stored record is larger than %d MiB", result.MaxRecordBytes>>20)
 	}
-	err = json.Unmarshal(b, &r)
-	return r, err
+	return result.Unmarshal(b)
 }

@@ -350,8 +350,8 @@ func readNDJSON(t *testing.T, path string) []result.Result {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var r result.Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		r, err := result.Unmarshal(sc.Bytes())
+		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
