@@ -39,23 +39,23 @@ func (e *storeError) Hint() string  { return e.hint }
 // only, never creating a file, never migrating a schema this build reads
 // as it is.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
-	return openHistory(ctx, path, true)
+	return openHistory(ctx, path, store.Options{ReadOnly: true})
 }
 
 // openStoreRW opens the history for the commands that write to it,
 // creating it if needed.
 func openStoreRW(ctx context.Context, path string) (*store.Store, error) {
-	return openHistory(ctx, path, false)
+	return openHistory(ctx, path, store.Options{})
 }
 
-func openHistory(ctx context.Context, path string, readOnly bool) (*store.Store, error) {
+func openHistory(ctx context.Context, path string, o store.Options) (*store.Store, error) {
 	if path == "" {
 		var err error
 		if path, err = store.DefaultPath(); err != nil {
 			return nil, &storeError{err, "give the database with --db PATH or " + store.EnvDB}
 		}
 	}
-	s, err := store.OpenWith(ctx, path, store.Options{ReadOnly: readOnly})
+	s, err := store.OpenWith(ctx, path, o)
 	if err != nil {
 		hint := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
 		var nd *store.NoDatabaseError
@@ -240,7 +240,8 @@ other run. Every id is checked before anything is removed.`,
 			if err := checkRunIDs(args); err != nil {
 				return err
 			}
-			s, err := openStoreRW(cmd.Context(), *db)
+			// Removing from a database that does not exist creates none.
+			s, err := openHistory(cmd.Context(), *db, store.Options{MustExist: true})
 			if err != nil {
 				return err
 			}

@@ -254,8 +254,8 @@ func TestHistoryRefusesEmptyAndAmbiguousIDs(t *testing.T) {
 	}
 }
 
-// Commands that only read open the database read-only: a missing one is
-// not created, and says so.
+// Commands that only read open the database read-only, and rm opens only
+// an existing one: a missing database is not created, and they say so.
 func TestHistoryReadOnlyMissingDatabase(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "sub", "none.db")
@@ -271,6 +271,7 @@ func TestHistoryReadOnlyMissingDatabase(t *testing.T) {
 		{"history", "export", "20240501"},
 		{"compare", "20240501", "20240502"},
 		{"export", "prometheus"},
+		{"history", "rm", "20240501"},
 	} {
 		_, errOut, code := execute(t, append(args, "--db", db)...)
 		if code != 1 || !strings.Contains(errOut, "no history database at "+db) || !strings.Contains(errOut, "hint:") {

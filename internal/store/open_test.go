@@ -78,6 +78,9 @@ func TestReadOnlyMissingDatabase(t *testing.T) {
 	if !errors.Is(err, ErrNoDatabase) || !errors.As(err, &nd) || nd.Hint() == "" {
 		t.Fatalf("got %v, want a *NoDatabaseError", err)
 	}
+	if _, err := OpenWith(context.Background(), path, Options{MustExist: true}); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("must-exist open of a missing database: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "sub")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a read-only open created %s", filepath.Join(dir, "sub"))
 	}

@@ -92,6 +92,10 @@ type Options struct {
 	// is ErrNoDatabase (never an empty new database), and a database of
 	// an older schema this build still reads is read as it is.
 	ReadOnly bool
+	// MustExist opens for writing a database that exists already (a
+	// missing one is ErrNoDatabase), for commands that only change what is
+	// there, such as removing runs.
+	MustExist bool
 	// BusyTimeout is how long a statement waits for another writer's lock
 	// (DefaultBusyTimeout when 0).
 	BusyTimeout time.Duration
@@ -131,6 +135,11 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 func openAt(ctx context.Context, path string, o Options, version int) (*Store, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, errors.New("empty database path")
+	}
+	if o.MustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, &NoDatabaseError{Path: path}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the history directory: %w", err)
