@@ -1,5 +1,7 @@
 // Command store measures the history and the HTML report:
 //
+//   - save: the time to save one run of 1, 100 and 1,000 results as a run
+//     does (each result as it completes), into a fresh database;
 //   - history: imports N runs (default 10,000) into a fresh database, then
 //     times listing them (all, newest 20, by label selector), selecting
 //     results by label, and the whole 'iolens history' command;
@@ -9,7 +11,8 @@
 //
 // Every figure is the median of -reps repetitions in the same process.
 //
-//	go build -o bin/iolens ./cmd/iolens && go run ./bench/store -iolens bin/iolens
+//	go build -o bin/iolens ./cmd/iolens && go run ./benchmarks/store -iolens bin/iolens
+//	go run ./benchmarks/store -only save
 package main
 
 import (
@@ -38,15 +41,20 @@ func main() {
 	tests := flag.Int("html-tests", 50, "tests in the HTML report")
 	secs := flag.Int("html-seconds", 3600, "1 s samples per test in the HTML report")
 	iolens := flag.String("iolens", "", "iolens binary, to time 'iolens history' end to end")
-	only := flag.String("only", "", "history or html (default both)")
+	only := flag.String("only", "", "save, history or html (default all)")
+	sizes := flag.String("save-sizes", "1,100,1000", "results per run for the save timing")
+	saveReps := flag.Int("save-reps", 3, "repetitions of each save timing")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "iolens-bench-store-")
 	check(err)
 	defer os.RemoveAll(dir)
-	if *only != "html" {
+	if *only == "" || *only == "save" {
+		saveBench(dir, parseSizes(*sizes), *saveReps, []savePattern{eachThenAll, keeperSaves})
+	}
+	if *only == "" || *only == "history" {
 		historyBench(dir, *runs, *perRun, *reps, *iolens)
 	}
-	if *only != "history" {
+	if *only == "" || *only == "html" {
 		htmlBench(dir, *tests, *secs, *reps)
 	}
 }

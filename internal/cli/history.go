@@ -35,17 +35,34 @@ func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 func (e *storeError) Hint() string  { return e.hint }
 
+// openStore opens the history for the commands that only read it: read
+// only, never creating a file, never migrating a schema this build reads
+// as it is.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
+	return openHistory(ctx, path, store.Options{ReadOnly: true})
+}
+
+// openStoreRW opens the history for the commands that write to it,
+// creating it if needed.
+func openStoreRW(ctx context.Context, path string) (*store.Store, error) {
+	return openHistory(ctx, path, store.Options{})
+}
+
+func openHistory(ctx context.Context, path string, o store.Options) (*store.Store, error) {
 	if path == "" {
 		var err error
 		if path, err = store.DefaultPath(); err != nil {
 			return nil, &storeError{err, "give the database with --db PATH or " + store.EnvDB}
 		}
 	}
-	s, err := store.Open(ctx, path)
+	s, err := store.OpenWith(ctx, path, o)
 	if err != nil {
 		hint := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
-		if errors.Is(err, store.ErrNewerSchema) {
+		var nd *store.NoDatabaseError
+		switch {
+		case errors.As(err, &nd):
+			hint = nd.Hint()
+		case errors.Is(err, store.ErrNewerSchema):
 			hint = "upgrade iolens, or use another database with --db"
 		}
 		return nil, &storeError{fmt.Errorf("history database: %w", err), hint}
@@ -53,11 +70,30 @@ func openStore(ctx context.Context, path string) (*store.Store, error) {
 	return s, nil
 }
 
+// lookupErr gives the errors of a run id lookup their hint; an empty or
+// ambiguous id is a usage error.
 func lookupErr(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	var amb *store.AmbiguousError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return &storeError{err, "'iolens history' lists the stored runs"}
+	case errors.Is(err, store.ErrEmptyID):
+		return &UsageError{Err: err, Hint: "give a run id or a unique prefix of one; 'iolens history' lists them"}
+	case errors.As(err, &amb):
+		return &UsageError{Err: err, Hint: amb.Hint()}
 	}
 	return err
+}
+
+// checkRunIDs refuses empty run ids before anything is opened: "" is a
+// prefix of every run.
+func checkRunIDs(ids []string) error {
+	for _, id := range ids {
+		if strings.TrimSpace(id) == "" {
+			return lookupErr(fmt.Errorf("run %q: %w", id, store.ErrEmptyID))
+		}
+	}
+	return nil
 }
 
 func newHistoryCommand(streams IOStreams) *cobra.Command {
@@ -90,14 +126,21 @@ Run ids may be shortened to any unique prefix.`,
 				opts.Selector = sel
 			}
 			opts.Limit = limit
+			var runs []store.Run
 			s, err := openStore(cmd.Context(), db)
-			if err != nil {
+			switch {
+			case errors.Is(err, store.ErrNoDatabase):
+				// Nothing saved yet is an empty history, not a failure.
+				var nd *store.NoDatabaseError
+				errors.As(err, &nd)
+				fmt.Fprintf(streams.ErrOut, "iolens: nothing saved yet: %v\n", nd)
+			case err != nil:
 				return err
-			}
-			defer s.Close()
-			runs, err := s.List(cmd.Context(), opts)
-			if err != nil {
-				return err
+			default:
+				defer s.Close()
+				if runs, err = s.List(cmd.Context(), opts); err != nil {
+					return err
+				}
 			}
 			if output == "json" {
 				if runs == nil {
@@ -163,6 +206,9 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Report saved runs, as 'iolens report' would",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkRunIDs(args); err != nil {
+				return err
+			}
 			s, err := openStore(cmd.Context(), *db)
 			if err != nil {
 				return err
@@ -187,19 +233,36 @@ func newHistoryRmCommand(streams IOStreams, db *string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Remove saved runs",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Remove saved runs, each named by its id or a prefix of it that matches no
+other run. Every id is checked before anything is removed.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openStore(cmd.Context(), *db)
+			if err := checkRunIDs(args); err != nil {
+				return err
+			}
+			// Removing from a database that does not exist creates none.
+			s, err := openHistory(cmd.Context(), *db, store.Options{MustExist: true})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			var ids []string
+			seen := map[string]bool{}
 			for _, id := range args {
-				full, err := s.Delete(cmd.Context(), id)
+				full, err := s.ResolveID(cmd.Context(), id)
 				if err != nil {
 					return lookupErr(err)
 				}
-				fmt.Fprintf(streams.ErrOut, "removed run %s\n", full)
+				if !seen[full] {
+					seen[full] = true
+					ids = append(ids, full)
+				}
+			}
+			for _, id := range ids {
+				if _, err := s.Delete(cmd.Context(), id); err != nil {
+					return lookupErr(err)
+				}
+				fmt.Fprintf(streams.ErrOut, "removed run %s\n", id)
 			}
 			return nil
 		},
@@ -213,6 +276,9 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkRunIDs(args); err != nil {
+				return err
+			}
 			s, err := openStore(cmd.Context(), *db)
 			if err != nil {
 				return err
@@ -247,7 +313,7 @@ labels to every imported result, to tell clusters or machines apart.`,
 			if err != nil {
 				return &UsageError{Err: err.(*UsageError).Err, Hint: "--label takes key=value"}
 			}
-			s, err := openStore(cmd.Context(), *db)
+			s, err := openStoreRW(cmd.Context(), *db)
 			if err != nil {
 				return err
 			}
@@ -352,21 +418,21 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on this address while the run goes (e.g. :9101)")
 }
 
-// runKeeper saves each result as it completes, in its own transaction, so
-// a killed run keeps the tests it finished; and feeds the metrics server.
+// runKeeper hands each result to the history's keeper as it completes,
+// and feeds the metrics server.
 type runKeeper struct {
 	store   *store.Store
+	keep    *store.Keeper
 	metrics *metrics.Collector
 	server  *metrics.Server
 	runID   string
 	errOut  io.Writer
-	warned  bool
 }
 
 func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*runKeeper, error) {
 	k := &runKeeper{runID: runID, errOut: streams.ErrOut}
 	if !o.noSave {
-		s, err := openStore(ctx, o.db)
+		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
 			var se *storeError
 			if errors.As(err, &se) {
@@ -375,6 +441,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 			return nil, err
 		}
 		k.store = s
+		k.keep = store.NewKeeper(s, store.KeeperOptions{})
 	}
 	if o.metricsAddr != "" {
 		k.metrics = metrics.NewCollector()
@@ -401,28 +468,37 @@ func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
 	}
 }
 
-// add saves one finished result. A failing database does not stop the
-// run: the user is told once, and the results are still printed.
+// add saves finished results. A failing database does not stop the run:
+// what could not be saved yet is kept and tried again.
 func (k *runKeeper) add(ctx context.Context, rs ...result.Result) {
-	if k.store == nil || k.warned {
+	if k.keep == nil {
 		return
 	}
-	if _, err := k.store.Save(context.WithoutCancel(ctx), rs); err != nil {
-		k.warned = true
-		fmt.Fprintf(k.errOut, "iolens: warning: not saved to the history (%s): %v\n", k.store.Path(), err)
+	for _, r := range rs {
+		if err := k.keep.Add(ctx, r); err != nil {
+			fmt.Fprintf(k.errOut, "iolens: warning: %s #%d not saved to the history yet (%s): %v\n", r.Test.Name, r.Repeat, k.store.Path(), err)
+		}
 	}
 }
 
-// finish re-saves the run's results with the findings known only once the
-// whole run is done, and says where they are.
-func (k *runKeeper) finish(ctx context.Context, rs []result.Result) {
-	if k.store == nil || len(rs) == 0 {
+// finish saves what is still waiting and says where the run is, or
+// exactly which results were lost. Each result was handed over by add.
+func (k *runKeeper) finish(ctx context.Context, _ []result.Result) {
+	if k.keep == nil {
 		return
 	}
-	k.add(ctx, rs...)
-	if !k.warned {
-		fmt.Fprintf(k.errOut, "saved as run %s in %s ('iolens history show %s')\n", k.runID, k.store.Path(), k.runID)
+	sum := k.keep.Finish(ctx)
+	if len(sum.Lost) == 0 {
+		if sum.Saved > 0 {
+			fmt.Fprintf(k.errOut, "saved as run %s in %s ('iolens history show %s')\n", k.runID, k.store.Path(), k.runID)
+		}
+		return
 	}
+	fmt.Fprintf(k.errOut, "iolens: warning: %d of %d results not saved to the history (%s):\n", len(sum.Lost), len(sum.Lost)+sum.Saved, k.store.Path())
+	for _, l := range sum.Lost {
+		fmt.Fprintf(k.errOut, "  %s: %v\n", l, l.Err)
+	}
+	fmt.Fprintf(k.errOut, "hint: they are still in this run's output (and its --out file); 'iolens history import FILE' saves an NDJSON file of them later\n")
 }
 
 func (k *runKeeper) close() {

@@ -198,3 +198,110 @@ func TestRunSavesAndWritesHTML(t *testing.T) {
 		t.Errorf("--no-save created a database")
 	}
 }
+
+// listedRuns is the ids 'iolens history -o json' lists.
+func listedRuns(t *testing.T, db string) []string {
+	t.Helper()
+	out, errOut, code := execute(t, "history", "--db", db, "-o", "json")
+	if code != 0 {
+		t.Fatalf("history: %d %s", code, errOut)
+	}
+	var runs []struct {
+		ID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// 'history rm ""' used to match every run: an empty prefix. Empty, blank
+// and ambiguous ids are usage errors, checked before anything is removed.
+func TestHistoryRefusesEmptyAndAmbiguousIDs(t *testing.T) {
+	for _, runs := range [][]string{{"20240501-120000-aaaaaa"}, {"20240501-120000-aaaaaa", "20240502-120000-bbbbbb"}} {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "h.db")
+		for _, id := range runs {
+			if _, errOut, code := execute(t, "history", "import", "--db", db, writeRun(t, dir, id, []float64{1}, nil)); code != 0 {
+				t.Fatal(errOut)
+			}
+		}
+		for _, args := range [][]string{
+			{"rm", ""},
+			{"rm", " "},
+			{"rm", runs[0], ""},
+			{"rm", "2024"},
+			{"rm", runs[0], "2024"},
+			{"show", ""},
+			{"export", ""},
+			{"export", "\t"},
+		} {
+			if len(runs) == 1 && args[len(args)-1] == "2024" {
+				continue // a unique prefix when there is one run
+			}
+			_, errOut, code := execute(t, append(append([]string{"history"}, args...), "--db", db)...)
+			if code != 2 || !strings.Contains(errOut, "hint:") {
+				t.Errorf("%d runs: history %q: exit %d, want 2 (usage)\n%s", len(runs), args, code, errOut)
+			}
+			if got := listedRuns(t, db); len(got) != len(runs) {
+				t.Fatalf("%d runs: history %q removed runs: %v left", len(runs), args, got)
+			}
+		}
+	}
+}
+
+// Commands that only read open the database read-only, and rm opens only
+// an existing one: a missing database is not created, and they say so.
+func TestHistoryReadOnlyMissingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sub", "none.db")
+	out, errOut, code := execute(t, "history", "--db", db)
+	if code != 0 || !strings.Contains(out, "no saved runs") || !strings.Contains(errOut, "no history database at "+db) {
+		t.Errorf("history on a missing database: %d %q %q", code, out, errOut)
+	}
+	if out, _, _ := execute(t, "history", "--db", db, "-o", "json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("json list of a missing database: %q", out)
+	}
+	for _, args := range [][]string{
+		{"history", "show", "20240501"},
+		{"history", "export", "20240501"},
+		{"compare", "20240501", "20240502"},
+		{"export", "prometheus"},
+		{"history", "rm", "20240501"},
+	} {
+		_, errOut, code := execute(t, append(args, "--db", db)...)
+		if code != 1 || !strings.Contains(errOut, "no history database at "+db) || !strings.Contains(errOut, "hint:") {
+			t.Errorf("%q: %d %s", args, code, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sub")); !os.IsNotExist(err) {
+		t.Errorf("a read-only command created %s", filepath.Join(dir, "sub"))
+	}
+}
+
+// --db names are file names, not URIs.
+func TestHistoryDBPathNotEscaped(t *testing.T) {
+	for _, name := range []string{"we?ird.db", "a%20b.db", "#x.db", "sp ace é.db"} {
+		dir := t.TempDir()
+		run := writeRun(t, t.TempDir(), "20240501-120000-aaaaaa", []float64{1}, nil)
+		db := filepath.Join(dir, name)
+		if _, errOut, code := execute(t, "history", "import", "--db", db, run); code != 0 {
+			t.Fatalf("%s: %s", name, errOut)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 || ents[0].Name() != name {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("--db %q wrote %q", name, names)
+		}
+		if got := listedRuns(t, db); len(got) != 1 {
+			t.Errorf("--db %q: listed %v", name, got)
+		}
+	}
+}

@@ -4,6 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 // migration moves the schema from version Version-1 to Version. Steps run
@@ -59,7 +64,33 @@ ALTER TABLE runs ADD COLUMN max_iops REAL NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN max_bw_bytes REAL NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN max_p99_ns REAL NOT NULL DEFAULT 0;
 `, Go: backfillV2},
+	// Version 3 keeps each result's headline figures beside its record,
+	// and the distinct labels of each run, so that saving a result updates
+	// its run's summary in SQL without reading the run's other records.
+	{Version: 3, SQL: `
+ALTER TABLE results ADD COLUMN started_at INTEGER NOT NULL DEFAULT 0; -- unix ms
+ALTER TABLE results ADD COLUMN read_iops REAL;
+ALTER TABLE results ADD COLUMN read_bw_bytes REAL;
+ALTER TABLE results ADD COLUMN read_p99_ns REAL;
+ALTER TABLE results ADD COLUMN write_iops REAL;
+ALTER TABLE results ADD COLUMN write_bw_bytes REAL;
+ALTER TABLE results ADD COLUMN write_p99_ns REAL;
+ALTER TABLE results ADD COLUMN sync_iops REAL;
+ALTER TABLE results ADD COLUMN sync_bw_bytes REAL;
+ALTER TABLE results ADD COLUMN sync_p99_ns REAL;
+CREATE TABLE run_labels (
+	run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	key    TEXT NOT NULL,
+	value  TEXT NOT NULL,
+	PRIMARY KEY (run_id, key, value)
+) WITHOUT ROWID;
+`, Go: backfillV3},
 }
+
+// minReadVersion is the oldest schema the read queries work on unchanged
+// (version 2 added the labels and the runs' summary columns), so that a
+// read-only open of such a database needs no migration.
+const minReadVersion = 2
 
 // CurrentVersion is the schema version this build writes.
 var CurrentVersion = migrations[len(migrations)-1].Version
@@ -98,6 +129,133 @@ func backfillV2(ctx context.Context, tx *sql.Tx) error {
 	}
 	for _, l := range ls {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO result_labels(result_id, key, value) VALUES (?,?,?)`, l.id, l.k, l.v); err != nil {
+			return err
+		}
+	}
+	ids, err := queryStrings(ctx, tx, `SELECT id FROM runs`)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := refreshRunV2(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshRunV2 computes a run's listing columns the way schema 2 did,
+// from its decoded records. It is part of the version 2 step, frozen with
+// it.
+func refreshRunV2(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT record_gz FROM results WHERE run_id = ?`, id)
+	if err != nil {
+		return err
+	}
+	var (
+		n, failed           int
+		maxIOPS, maxBW, p99 float64
+		start               int64 = math.MaxInt64
+		labels                    = map[string]map[string]bool{}
+	)
+	for rows.Next() {
+		var gz []byte
+		if err := rows.Scan(&gz); err != nil {
+			rows.Close()
+			return err
+		}
+		r, err := decodeRecord(gz)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		n++
+		if r.Status != "ok" {
+			failed++
+		}
+		if ms := r.Start.UnixMilli(); ms < start {
+			start = ms
+		}
+		for _, d := range []*result.DirResult{r.Read, r.Write, r.Sync} {
+			if d == nil {
+				continue
+			}
+			maxIOPS = math.Max(maxIOPS, d.IOPS)
+			maxBW = math.Max(maxBW, d.BWBytes)
+			p99 = math.Max(p99, d.Lat.P99Ns)
+		}
+		for k, v := range r.Target.Labels {
+			if labels[k] == nil {
+				labels[k] = map[string]bool{}
+			}
+			labels[k][v] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n == 0 {
+		_, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET started_at=?, labels=?, n_tests=?, n_failed=?, max_iops=?, max_bw_bytes=?, max_p99_ns=? WHERE id=?`,
+		start, formatLabelSet(labels), n, failed, maxIOPS, maxBW, p99, id)
+	return err
+}
+
+func formatLabelSet(m map[string]map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		vs := make([]string, 0, len(m[k]))
+		for v := range m[k] {
+			vs = append(vs, v)
+		}
+		sort.Strings(vs)
+		parts = append(parts, k+"="+strings.Join(vs, "|"))
+	}
+	return strings.Join(parts, ",")
+}
+
+// backfillV3 fills the headline columns of results stored before version
+// 3 (each record is decoded once, here), the distinct labels of every run,
+// and recomputes every run's summary from the new columns.
+func backfillV3(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id int64
+		h  headline
+	}
+	var hs []row
+	for rows.Next() {
+		var id int64
+		var gz []byte
+		if err := rows.Scan(&id, &gz); err != nil {
+			rows.Close()
+			return err
+		}
+		r, err := decodeRecord(gz)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("result %d: %w", id, err)
+		}
+		hs = append(hs, row{id, headlineOf(&r)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, h := range hs {
+		if _, err := tx.ExecContext(ctx, `UPDATE results SET (`+headlineCols+`) = (?,?,?,?,?,?,?,?,?,?) WHERE id = ?`,
+			append(h.h.args(), h.id)...); err != nil {
 			return err
 		}
 	}

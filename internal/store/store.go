@@ -1,19 +1,14 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -25,11 +20,25 @@ import (
 // EnvDB names the environment variable that overrides the database path.
 const EnvDB = "IOLENS_DB"
 
+// DefaultBusyTimeout is how long a statement waits for another process's
+// write lock before it fails with "database is locked".
+const DefaultBusyTimeout = 10 * time.Second
+
 // ErrNotFound is a run id that matches no stored run.
 var ErrNotFound = errors.New("no such run")
 
 // ErrNewerSchema means the database was written by a newer iolens.
 var ErrNewerSchema = errors.New("database schema is newer than this iolens")
+
+// ErrEmptyID is an empty (or blank) run id: it would match every run, so
+// it names none.
+var ErrEmptyID = errors.New("empty run id")
+
+// ErrNoDatabase is a database that does not exist, opened read-only.
+var ErrNoDatabase = errors.New("no history database")
+
+// ErrReadOnly is a write to a database opened read-only.
+var ErrReadOnly = errors.New("history database opened read-only")
 
 // AmbiguousError is a run id prefix that matches several runs.
 type AmbiguousError struct {
@@ -43,6 +52,21 @@ func (e *AmbiguousError) Error() string {
 
 // Hint says what to do.
 func (e *AmbiguousError) Hint() string { return "give more characters of the run id" }
+
+// NoDatabaseError is a read of a database file that does not exist. It
+// matches ErrNoDatabase.
+type NoDatabaseError struct{ Path string }
+
+func (e *NoDatabaseError) Error() string {
+	return fmt.Sprintf("no history database at %s", e.Path)
+}
+
+func (e *NoDatabaseError) Is(target error) bool { return target == ErrNoDatabase }
+
+// Hint says what to do.
+func (e *NoDatabaseError) Hint() string {
+	return "nothing has been saved there yet: 'iolens run' and 'iolens history import' save to it; or give another database with --db PATH or " + EnvDB
+}
 
 // DefaultPath is where the history lives when neither --db nor IOLENS_DB
 // say otherwise: $XDG_DATA_HOME/iolens/history.db, or
@@ -62,59 +86,171 @@ func DefaultPath() (string, error) {
 	return filepath.Join(base, "iolens", "history.db"), nil
 }
 
+// Options say how to open a database.
+type Options struct {
+	// ReadOnly opens an existing database for reading only: a missing file
+	// is ErrNoDatabase (never an empty new database), and a database of
+	// an older schema this build still reads is read as it is.
+	ReadOnly bool
+	// MustExist opens for writing a database that exists already (a
+	// missing one is ErrNoDatabase), for commands that only change what is
+	// there, such as removing runs.
+	MustExist bool
+	// BusyTimeout is how long a statement waits for another writer's lock
+	// (DefaultBusyTimeout when 0).
+	BusyTimeout time.Duration
+}
+
 // Store is an open history database. It is safe for concurrent use, and
 // several processes may write to the same file at once.
 type Store struct {
-	db   *sql.DB
-	path string
+	db      *sql.DB
+	path    string
+	ro      bool
+	version int
 }
 
 // Open opens (creating it and its directory if needed) the database at
-// path and brings its schema to the current version.
+// path for reading and writing, bringing its schema to the current
+// version.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return openAt(ctx, path, 0)
+	return OpenWith(ctx, path, Options{})
 }
 
-func openAt(ctx context.Context, path string, version int) (*Store, error) {
-	if path == "" {
+// OpenReadOnly opens the existing database at path for the commands that
+// only read it.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{ReadOnly: true})
+}
+
+// OpenWith opens the database at path as o says.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	if o.ReadOnly {
+		return openReadOnly(ctx, path, o)
+	}
+	return openAt(ctx, path, o, 0)
+}
+
+// openAt opens for writing and migrates to version (CurrentVersion when 0).
+func openAt(ctx context.Context, path string, o Options, version int) (*Store, error) {
+	if strings.TrimSpace(path) == "" {
 		return nil, errors.New("empty database path")
+	}
+	if o.MustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, &NoDatabaseError{Path: path}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the history directory: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(path))
+	s, err := connect(ctx, path, o)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path}
-	var v int
-	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+	if version == 0 {
+		version = CurrentVersion
 	}
-	if v > CurrentVersion {
-		db.Close()
-		return nil, fmt.Errorf("%s is at schema version %d, this iolens knows up to %d: %w", path, v, CurrentVersion, ErrNewerSchema)
-	}
-	if err := migrate(ctx, db, version); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if s.version < version {
+		if err := migrate(ctx, s.db, version); err != nil {
+			s.db.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if s.version, err = s.Version(ctx); err != nil {
+			s.db.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return s, nil
 }
 
-// dsn asks for WAL (readers never block the writer, and a process killed
-// mid-transaction leaves the last committed state), a busy timeout so
-// concurrent runs queue rather than fail, and write transactions that take
-// the lock up front (BEGIN IMMEDIATE) so they never deadlock on upgrade.
-func dsn(path string) string {
+func openReadOnly(ctx context.Context, path string, o Options) (*Store, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("empty database path")
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &NoDatabaseError{Path: path}
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a database file", path)
+	}
+	s, err := connect(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	if s.version >= minReadVersion {
+		return s, nil
+	}
+	s.db.Close()
+	if s.version == 0 {
+		// Every iolens that wrote a database left it at version 1 or more.
+		return nil, fmt.Errorf("%s is not an iolens history database (schema version 0)", path)
+	}
+	// Too old to read as it is: migrate it once, then read.
+	w, err := openAt(ctx, path, Options{BusyTimeout: o.BusyTimeout}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s must be upgraded from schema version %d before it can be read: %w", path, s.version, err)
+	}
+	w.Close()
+	return connect(ctx, path, o)
+}
+
+// connect opens the database and reads its version, refusing a newer one.
+func connect(ctx context.Context, path string, o Options) (*Store, error) {
+	name, err := dsn(path, o)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path, ro: o.ReadOnly}
+	if s.version, err = s.Version(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if s.version > CurrentVersion {
+		db.Close()
+		return nil, fmt.Errorf("%s is at schema version %d, this iolens knows up to %d: %w", path, s.version, CurrentVersion, ErrNewerSchema)
+	}
+	return s, nil
+}
+
+// dsn names the file as an SQLite URI, its path percent-escaped so that no
+// character of a file name ('?', '#', '%', spaces) is read as URI syntax.
+// Writers ask for WAL (readers never block the writer, and a process
+// killed mid-transaction leaves the last committed state), a busy timeout
+// so concurrent runs queue rather than fail, and write transactions that
+// take the lock up front (BEGIN IMMEDIATE) so they never deadlock on
+// upgrade. Readers open with mode=ro: SQLite then neither creates the
+// file nor writes to it.
+func dsn(path string, o Options) (string, error) {
+	if strings.ContainsRune(path, 0) {
+		return "", fmt.Errorf("database path %q contains a NUL byte", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("database path %s: %w", path, err)
+	}
+	busy := o.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode()
+	if o.ReadOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode(), nil
 }
 
 // Path is the database file.
@@ -128,215 +264,6 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	var v int
 	err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
 	return v, err
-}
-
-func encodeRecord(r *result.Result) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(r); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func decodeRecord(gz []byte) (result.Result, error) {
-	var r result.Result
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return r, err
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return r, err
-	}
-	err = json.Unmarshal(b, &r)
-	return r, err
-}
-
-// recordKey identifies a result across imports.
-func recordKey(r *result.Result) string {
-	return strings.Join([]string{r.RunID, r.Target.Kind, r.Target.Path, strconv.Itoa(r.Index), strconv.Itoa(r.Repeat),
-		r.Test.Name, strconv.FormatInt(r.Start.UnixNano(), 10)}, "\x1f")
-}
-
-// SaveStats counts what a Save did.
-type SaveStats struct {
-	// Updated counts results that were stored already (same run, target,
-	// position and start) and were replaced by the given record; Skipped
-	// those an import left as they were.
-	Added, Updated, Skipped int
-	Runs                    []string
-}
-
-// Save stores results in one transaction: all of them or none. A result
-// already stored (same run, target, position and start) is replaced: a run
-// saves each result as it completes, then again with the findings of the
-// whole run.
-func (s *Store) Save(ctx context.Context, rs []result.Result) (SaveStats, error) {
-	return s.save(ctx, rs, true)
-}
-
-// Import stores results in one transaction, keeping any result already
-// stored as it is, so importing the same file twice changes nothing.
-func (s *Store) Import(ctx context.Context, rs []result.Result) (SaveStats, error) {
-	return s.save(ctx, rs, false)
-}
-
-func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (SaveStats, error) {
-	var st SaveStats
-	if len(rs) == 0 {
-		return st, nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return st, fmt.Errorf("saving to %s: %w", s.path, err)
-	}
-	defer tx.Rollback()
-	touched := map[string]bool{}
-	for i := range rs {
-		r := &rs[i]
-		if r.RunID == "" {
-			return st, fmt.Errorf("result %d (%s) has no run id", i+1, r.Test.Name)
-		}
-		if !touched[r.RunID] {
-			touched[r.RunID] = true
-			st.Runs = append(st.Runs, r.RunID)
-		}
-		gz, err := encodeRecord(r)
-		if err != nil {
-			return st, err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO runs(id, started_at, suite, target_kind, target_path, device, hostname)
-			VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
-			r.RunID, r.Start.UnixMilli(), r.Suite, r.Target.Kind, r.Target.Path, r.Target.Device, r.Host.Hostname)
-		if err != nil {
-			return st, err
-		}
-		key := recordKey(r)
-		var id int64
-		err = tx.QueryRowContext(ctx, `SELECT id FROM results WHERE rkey = ?`, key).Scan(&id)
-		switch {
-		case err == nil && !replace:
-			st.Skipped++
-			continue
-		case err == nil:
-			// Stored already: keep the newer record (a run re-saves its
-			// results once the analysis of the whole run is known).
-			if _, err := tx.ExecContext(ctx, `UPDATE results SET status=?, record_gz=? WHERE id=?`, r.Status, gz, id); err != nil {
-				return st, err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM result_labels WHERE result_id=?`, id); err != nil {
-				return st, err
-			}
-			st.Updated++
-		case errors.Is(err, sql.ErrNoRows):
-			res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz) VALUES (?,?,?,?,?,?,?)`,
-				r.RunID, key, r.Index, r.Repeat, r.Test.Name, r.Status, gz)
-			if err != nil {
-				return st, err
-			}
-			if id, err = res.LastInsertId(); err != nil {
-				return st, err
-			}
-			st.Added++
-		default:
-			return st, err
-		}
-		for k, v := range r.Target.Labels {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO result_labels(result_id, key, value) VALUES (?,?,?)`, id, k, v); err != nil {
-				return st, err
-			}
-		}
-	}
-	for _, id := range st.Runs {
-		if err := refreshRun(ctx, tx, id); err != nil {
-			return st, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return st, fmt.Errorf("saving to %s: %w", s.path, err)
-	}
-	return st, nil
-}
-
-// refreshRun recomputes a run's listing columns from its results' indexed
-// values; the headline figures come from the stored records.
-func refreshRun(ctx context.Context, tx *sql.Tx, id string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT record_gz FROM results WHERE run_id = ?`, id)
-	if err != nil {
-		return err
-	}
-	var (
-		n, failed           int
-		maxIOPS, maxBW, p99 float64
-		start               int64 = math.MaxInt64
-		labels                    = map[string]map[string]bool{}
-	)
-	for rows.Next() {
-		var gz []byte
-		if err := rows.Scan(&gz); err != nil {
-			rows.Close()
-			return err
-		}
-		r, err := decodeRecord(gz)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-		if r.Status != "ok" {
-			failed++
-		}
-		if ms := r.Start.UnixMilli(); ms < start {
-			start = ms
-		}
-		for _, d := range []*result.DirResult{r.Read, r.Write, r.Sync} {
-			if d == nil {
-				continue
-			}
-			maxIOPS = math.Max(maxIOPS, d.IOPS)
-			maxBW = math.Max(maxBW, d.BWBytes)
-			p99 = math.Max(p99, d.Lat.P99Ns)
-		}
-		for k, v := range r.Target.Labels {
-			if labels[k] == nil {
-				labels[k] = map[string]bool{}
-			}
-			labels[k][v] = true
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if n == 0 {
-		_, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE runs SET started_at=?, labels=?, n_tests=?, n_failed=?, max_iops=?, max_bw_bytes=?, max_p99_ns=? WHERE id=?`,
-		start, formatLabelSet(labels), n, failed, maxIOPS, maxBW, p99, id)
-	return err
-}
-
-func formatLabelSet(m map[string]map[string]bool) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		vs := make([]string, 0, len(m[k]))
-		for v := range m[k] {
-			vs = append(vs, v)
-		}
-		sort.Strings(vs)
-		parts = append(parts, k+"="+strings.Join(vs, "|"))
-	}
-	return strings.Join(parts, ",")
 }
 
 // Run is one stored run as the history lists it.
@@ -397,8 +324,13 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
 	return out, rows.Err()
 }
 
-// ResolveID turns a run id or a unique prefix of one into the full id.
+// ResolveID turns a run id or a unique prefix of one into the full id. An
+// empty id is ErrEmptyID and a prefix of several runs an *AmbiguousError:
+// neither ever stands for "every run".
 func (s *Store) ResolveID(ctx context.Context, id string) (string, error) {
+	if strings.TrimSpace(id) == "" {
+		return "", fmt.Errorf("run %q: %w", id, ErrEmptyID)
+	}
 	var exact string
 	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE id = ?`, id).Scan(&exact)
 	if err == nil {
@@ -473,6 +405,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Resu
 // Delete removes a run (id or unique prefix) and its results, returning
 // the full id.
 func (s *Store) Delete(ctx context.Context, id string) (string, error) {
+	if s.ro {
+		return "", fmt.Errorf("%s: %w", s.path, ErrReadOnly)
+	}
 	full, err := s.ResolveID(ctx, id)
 	if err != nil {
 		return "", err

@@ -65,7 +65,7 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 	for _, m := range migrations[:len(migrations)-1] {
 		t.Run(fmt.Sprintf("v%d", m.Version), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "h.db")
-			old, err := openAt(ctx, path, m.Version)
+			old, err := openAt(ctx, path, Options{}, m.Version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,34 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 				r.RunID, recordKey(&r), r.Index, r.Repeat, r.Test.Name, r.Status, gz); err != nil {
 				t.Fatal(err)
 			}
+			// From version 2 on, a writer indexed the labels as it saved.
+			for k, v := range r.Target.Labels {
+				if m.Version < 2 {
+					break
+				}
+				if _, err := old.db.Exec(`INSERT INTO result_labels(result_id, key, value) SELECT id, ?, ? FROM results`, k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
 			old.Close()
+
+			// Read-only: a schema the read queries know is read as it is;
+			// an older one is migrated first.
+			ro, err := OpenReadOnly(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRO := m.Version
+			if m.Version < minReadVersion {
+				wantRO = CurrentVersion
+			}
+			if v, _ := ro.Version(ctx); v != wantRO {
+				t.Errorf("read-only open: at version %d, want %d", v, wantRO)
+			}
+			if runs, err := ro.List(ctx, ListOptions{}); err != nil || len(runs) != 1 {
+				t.Errorf("read-only list: %v %v", runs, err)
+			}
+			ro.Close()
 
 			s, err := Open(ctx, path)
 			if err != nil {
