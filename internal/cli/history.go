@@ -11,10 +11,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -468,22 +470,40 @@ func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
 	}
 }
 
-// add saves finished results. A failing database does not stop the run:
-// what could not be saved yet is kept and tried again.
-func (k *runKeeper) add(ctx context.Context, rs ...result.Result) {
-	if k.keep == nil {
-		return
-	}
-	for _, r := range rs {
-		if err := k.keep.Add(ctx, r); err != nil {
+// sink is the run's result sink: expect (may be nil), the analysis (nil
+// when results arrive analysed), the history (unless --no-save: a failing
+// database does not stop the run, what could not be saved yet is kept and
+// tried again), and an NDJSON copy to out (nil: none). Every result is
+// collected for the report.
+func (k *runKeeper) sink(expect func(*result.Result), an *analysis.Session, out io.Writer) *sink.Sink {
+	s := &sink.Sink{Expect: expect, Analysis: an, Collect: true}
+	if k.keep != nil {
+		s.Keep = k.keep
+		s.Warn = func(r *result.Result, err error) {
 			fmt.Fprintf(k.errOut, "iolens: warning: %s #%d not saved to the history yet (%s): %v\n", r.Test.Name, r.Repeat, k.store.Path(), err)
 		}
 	}
+	if out != nil {
+		s.Out = append(s.Out, result.NewEncoder(out))
+	}
+	return s
+}
+
+// openOut opens --out for appending (nil when path is empty).
+func openOut(path string) (io.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening --out file: %w", err)
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // finish saves what is still waiting and says where the run is, or
 // exactly which results were lost. Each result was handed over by add.
-func (k *runKeeper) finish(ctx context.Context, _ []result.Result) {
+func (k *runKeeper) finish(ctx context.Context) {
 	if k.keep == nil {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -458,16 +459,13 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 // outcome into the exit status. after, if set, sees the results at the end.
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
 	o *k8sRunOptions, after func([]result.Result)) error {
-	output, out, quiet := o.output, o.out, o.quiet
+	output, quiet := o.output, o.quiet
 	render, _ := report.RendererFor(output)
-	var sink *os.File
-	var err error
-	if out != "" {
-		if sink, err = os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
-			return fmt.Errorf("opening --out file: %w", err)
-		}
-		defer sink.Close()
+	out, closeOut, err := openOut(o.out)
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	suiteName := cfg.Agent.Suite
 	if suiteName == "" {
 		suiteName = "job:" + cfg.Agent.JobName
@@ -483,29 +481,23 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		mode = "all at once"
 	}
 	prog.line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
-	var results []result.Result
 	stream := output == "ndjson"
-	emit := func(r result.Result) error {
-		if o.diag != nil {
-			o.diag(&r)
-		} else {
-			catalogCeiling(&r)
-		}
-		results = append(results, r)
-		keeper.add(ctx, r)
-		if sink != nil {
-			if err := report.NDJSON(sink, []result.Result{r}); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-		}
-		if stream {
-			return report.NDJSON(streams.Out, []result.Result{r})
-		}
-		return nil
+	// The agent analysed each result in its pod; here they are compared
+	// with what their disk should deliver: --expect, or the catalog disk
+	// the class provisions.
+	expect := o.diag
+	if expect == nil {
+		expect = catalogCeiling
 	}
+	snk := keeper.sink(expect, nil, out)
+	if stream {
+		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
+	}
+	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
 	sum, runErr := r.Run(ctx, targets)
-	keeper.finish(ctx, results)
+	results := snk.Results()
+	keeper.finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
 			return err
@@ -936,16 +928,10 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		// it: nothing on it can be lost.
 		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
 	}
-	// The same findings as a local run, computed where the results are made.
-	session := analysis.NewSession(suite, o.repeat)
-	emit := func(r result.Result) error {
-		session.Add(&r)
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		return fw.Write(k8s.Record{Type: k8s.RecordResult, Result: b})
-	}
+	// The same findings as a local run, computed where the results are
+	// made, and each result framed onto the pod's log.
+	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.repeat), Out: []sink.Encoder{fw.Results()}}
+	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	gateDone := o.startGate == ""
 	progress := func(e runner.Event) {
 		switch e.Kind {

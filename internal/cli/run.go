@@ -171,18 +171,15 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 
-	var sink *os.File
 	pageOut := "" // with -o html, --out names the page, not an NDJSON copy
 	if o.output == "html" {
 		pageOut, o.out = o.out, ""
 	}
-	if o.out != "" {
-		sink, err = os.OpenFile(o.out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("opening --out file: %w", err)
-		}
-		defer sink.Close()
+	out, closeOut, err := openOut(o.out)
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	prog := newProgressPrinter(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	cfg := runner.Config{
@@ -199,34 +196,20 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
 		}
 	}
-	session := analysis.NewSession(suite, o.repeat)
 	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
 	if err != nil {
 		return err
 	}
 	defer keeper.close()
-
-	var results []result.Result
 	stream := o.output == "ndjson"
-	emit := func(r result.Result) error {
-		if o.diag != nil {
-			o.diag(&r)
-		}
-		session.Add(&r)
-		results = append(results, r)
-		keeper.add(ctx, r)
-		if sink != nil {
-			if err := report.NDJSON(sink, []result.Result{r}); err != nil {
-				return fmt.Errorf("writing %s: %w", o.out, err)
-			}
-		}
-		if stream {
-			return report.NDJSON(streams.Out, []result.Result{r})
-		}
-		return nil
+	snk := keeper.sink(o.diag, analysis.NewSession(suite, o.repeat), out)
+	if stream {
+		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
+	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.events(prog.Event))
+	results := snk.Results()
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
 			saved := max(limit-got, 0)
@@ -235,7 +218,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 	}
 	prog.Done()
-	keeper.finish(ctx, results)
+	keeper.finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := writeOut(streams.Out, pageOut, func(w io.Writer) error { return render(w, results) }); err != nil {
 			return err

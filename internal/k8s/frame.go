@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 // The agent writes each record as one line:
@@ -216,4 +218,19 @@ func (f *FrameReader) other(s string) {
 	if len(f.Other) > keepOther {
 		f.Other = f.Other[len(f.Other)-keepOther:]
 	}
+}
+
+// Results returns an encoder that writes each result as a result record.
+func (f *FrameWriter) Results() ResultEncoder { return ResultEncoder{f} }
+
+// ResultEncoder frames results (it is a sink.Encoder).
+type ResultEncoder struct{ f *FrameWriter }
+
+// Encode writes r as one result record, through the record codec.
+func (e ResultEncoder) Encode(r *result.Result) error {
+	b, err := result.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return e.f.Write(Record{Type: RecordResult, Result: b})
 }

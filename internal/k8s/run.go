@@ -2,7 +2,6 @@ package k8s
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -792,8 +791,8 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 			}
 			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
 		case RecordResult:
-			var res result.Result
-			if err := json.Unmarshal(rec.Result, &res); err != nil {
+			res, err := result.Unmarshal(rec.Result)
+			if err != nil {
 				st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: "undecodable result skipped: " + err.Error()})
 				continue
 			}

@@ -1,0 +1,75 @@
+// Package sink is where every finished result goes, in one order, whoever
+// made it (a local run, a Kubernetes run, the agent in a pod, diagnose):
+// the expectation's ceiling findings, the run's analysis, the history,
+// the NDJSON copies, and the collection the final report reads. Each
+// stage is optional; none prints.
+package sink
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Keeper saves results (store.Keeper). Its errors are not fatal: a result
+// it could not save yet is its own to retry.
+type Keeper interface {
+	Add(ctx context.Context, r result.Result) error
+}
+
+// Encoder writes one result (result.Encoder for NDJSON, the agent's frame
+// writer).
+type Encoder interface {
+	Encode(r *result.Result) error
+}
+
+// Sink takes the results of one run as they complete.
+type Sink struct {
+	// Expect adds findings that compare a result with what its disk
+	// should deliver (nil: none known).
+	Expect func(*result.Result)
+	// Analysis analyses each result with the run's earlier ones (nil
+	// when results arrive analysed, as from the agent).
+	Analysis *analysis.Session
+	// Keep saves each result to the history (nil: --no-save).
+	Keep Keeper
+	// Warn hears what Keep could not do yet (nil: ignored).
+	Warn func(r *result.Result, err error)
+	// Out receives every result: an --out file, stdout when streaming,
+	// frames to the pod log. An error here stops the run: the result
+	// could not be delivered.
+	Out []Encoder
+	// Collect keeps every result for the report at the end.
+	Collect bool
+
+	results []result.Result
+}
+
+// Add passes r through every stage.
+func (s *Sink) Add(ctx context.Context, r result.Result) error {
+	if s.Expect != nil {
+		s.Expect(&r)
+	}
+	if s.Analysis != nil {
+		s.Analysis.Add(&r)
+	}
+	if s.Keep != nil {
+		if err := s.Keep.Add(ctx, r); err != nil && s.Warn != nil {
+			s.Warn(&r, err)
+		}
+	}
+	for _, e := range s.Out {
+		if err := e.Encode(&r); err != nil {
+			return fmt.Errorf("writing the result of %s: %w", r.Test.Name, err)
+		}
+	}
+	if s.Collect {
+		s.results = append(s.results, r)
+	}
+	return nil
+}
+
+// Results are the collected results, in the order they came.
+func (s *Sink) Results() []result.Result { return s.results }

@@ -1,0 +1,81 @@
+package sink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/result"
+)
+
+type keeperFunc func(context.Context, result.Result) error
+
+func (f keeperFunc) Add(ctx context.Context, r result.Result) error { return f(ctx, r) }
+
+type encoderFunc func(*result.Result) error
+
+func (f encoderFunc) Encode(r *result.Result) error { return f(r) }
+
+// Every stage sees the result in order: the expectation's findings
+// before the analysis, both before the history and the copies, and the
+// collection gets what the copies got.
+func TestStagesInOrder(t *testing.T) {
+	var order []string
+	var saved, written result.Result
+	var buf bytes.Buffer
+	s := Sink{
+		Expect: func(r *result.Result) {
+			order = append(order, "expect")
+			r.Findings = append(r.Findings, result.Finding{Kind: result.KindCeiling, Code: result.CodeDiskIOPS})
+		},
+		Analysis: analysis.NewSession(result.Suite{Tests: []result.TestSpec{{Name: "t"}}}, 1),
+		Keep: keeperFunc(func(_ context.Context, r result.Result) error {
+			order = append(order, "keep")
+			saved = r
+			return errors.New("locked")
+		}),
+		Warn: func(r *result.Result, err error) { order = append(order, "warn:"+err.Error()) },
+		Out: []Encoder{result.NewEncoder(&buf), encoderFunc(func(r *result.Result) error {
+			order = append(order, "out")
+			written = *r
+			return nil
+		})},
+		Collect: true,
+	}
+	r := result.Result{RunID: "r", Index: 1, Repeat: 1, Status: "ok", Test: result.TestSpec{Name: "t", RW: "randread", BlockSize: 4096, IODepth: 1},
+		Read: &result.DirResult{IOPS: 1000, BWBytes: 4096e3, Lat: result.Latency{N: 10, MeanNs: 1e6}}}
+	if err := s.Add(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, ","); got != "expect,keep,warn:locked,out" {
+		t.Errorf("order %s", got)
+	}
+	codes := func(r result.Result) (out []string) {
+		for _, f := range r.Findings {
+			out = append(out, f.Code)
+		}
+		return
+	}
+	// The analysis added its limit finding after the expectation's.
+	if got := strings.Join(codes(saved), ","); !strings.HasPrefix(got, result.CodeDiskIOPS+",") || !strings.Contains(got, result.CodeLatency) {
+		t.Errorf("saved findings %s", got)
+	}
+	if strings.Join(codes(written), ",") != strings.Join(codes(saved), ",") || len(s.Results()) != 1 {
+		t.Error("the copies and the collection differ from what was saved")
+	}
+	if !strings.Contains(buf.String(), `"code":"disk-iops"`) {
+		t.Errorf("NDJSON copy: %.200s", buf.String())
+	}
+}
+
+// A copy that cannot be written stops the run; nothing is collected.
+func TestOutErrorStops(t *testing.T) {
+	s := Sink{Out: []Encoder{encoderFunc(func(*result.Result) error { return errors.New("disk full") })}, Collect: true}
+	err := s.Add(context.Background(), result.Result{Test: result.TestSpec{Name: "t"}})
+	if err == nil || !strings.Contains(err.Error(), "disk full") || len(s.Results()) != 0 {
+		t.Errorf("err %v, %d collected", err, len(s.Results()))
+	}
+}
