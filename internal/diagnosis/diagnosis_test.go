@@ -1,0 +1,92 @@
+package diagnosis
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/result"
+)
+
+func readFixture(t *testing.T, name string) []result.Result {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rs, err := result.NewDecoder(f, name, result.Formats{}).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// The quick suite on an emulated disk capped at 3,000 IOPS and 80 MB/s
+// per direction (iolens emulate create --iops 3000 --bw 80MB/s, a run of
+// the quick suite): the model finds both caps in both directions, QD1 at
+// the IOPS cap (knee at 1), and etcd passing; the verdict says so first.
+func TestQuickOnCappedDisk(t *testing.T) {
+	rs := readFixture(t, "quick-3000iops-80MBps.ndjson")
+	analysis.Annotate(rs)
+	d := Build(rs, Options{Match: func(iops, bw float64) []Match {
+		if iops < 2900 || iops > 3100 || bw < 79e6 || bw > 82e6 {
+			t.Errorf("matcher asked for %v IOPS %v B/s", iops, bw)
+		}
+		return []Match{{Disk: "x:fake", IOPS: 3000, BWBytes: 80e6}}
+	}})
+	for name, dir := range map[string]*Direction{"read": d.Disk.Read, "write": d.Disk.Write} {
+		if dir == nil {
+			t.Fatalf("%s: no model", name)
+		}
+		if dir.IOPSLimit != result.CodeIOPSCap || dir.IOPS < 2900 || dir.IOPS > 3030 {
+			t.Errorf("%s: IOPS %v (%s), want about 3,000 at an iops-cap", name, dir.IOPS, dir.IOPSLimit)
+		}
+		if dir.BWLimit != result.CodeBandwidthCap || dir.BWBytes < 79e6 || dir.BWBytes > 82e6 {
+			t.Errorf("%s: %v B/s (%s), want about 80 MB/s at a bandwidth-cap", name, dir.BWBytes, dir.BWLimit)
+		}
+	}
+	if r := d.Disk.Read; r.KneeQD != 1 || r.QD1IOPS < 2900 {
+		t.Errorf("read QD1: %v IOPS, knee %d; want the cap at QD1, knee 1", r.QD1IOPS, r.KneeQD)
+	}
+	if d.Disk.Fsync == nil || d.Disk.Fsync.Etcd != "pass" {
+		t.Errorf("fsync %+v", d.Disk.Fsync)
+	}
+	if d.Disk.Burst != nil || len(d.Disk.Stalls) != 0 {
+		t.Errorf("a static disk has no burst or stall: %+v %+v", d.Disk.Burst, d.Disk.Stalls)
+	}
+	if len(d.Limits) != 6 {
+		t.Errorf("%d limits, want one per test and direction (6)", len(d.Limits))
+	}
+	v := strings.Join(d.Verdict, "\n")
+	for _, want := range []string{"read:", "a flat IOPS cap", "a flat bandwidth cap", "knee at QD1", "etcd PASS", "looks like: x:fake", "to change:"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, v)
+		}
+	}
+	if d.Schema != Schema || d.RunID == "" {
+		t.Errorf("header %q %q", d.Schema, d.RunID)
+	}
+}
+
+// The verdict only restates the findings: a result whose limit finding
+// says latency is latency in the model too.
+func TestVerdictFollowsFindings(t *testing.T) {
+	mk := func(name string, qd int, iops float64, code string) result.Result {
+		return result.Result{RunID: "r", Status: "ok", Test: result.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
+			Read:     &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: float64(qd) / iops * 1e9}},
+			Findings: []result.Finding{{Kind: result.KindLimit, Code: code, Dir: "read"}}}
+	}
+	d := Build([]result.Result{mk("qd32", 32, 16000, result.CodeIOPSCap), mk("qd1", 1, 500, result.CodeLatency)}, Options{})
+	if d.Disk.Read.IOPSLimit != result.CodeIOPSCap || d.Disk.Read.KneeQD != 0 || d.Disk.Read.QD1IOPS != 500 {
+		t.Errorf("read %+v", d.Disk.Read)
+	}
+	v := strings.Join(d.Verdict, "\n")
+	if !strings.Contains(v, "32 or more IOs in flight") {
+		t.Errorf("verdict:\n%s", v)
+	}
+	if d.Disk.Write != nil || d.Disk.Fsync != nil || len(d.CatalogMatch) != 0 {
+		t.Errorf("model has what was not measured: %+v", d.Disk)
+	}
+}
