@@ -153,6 +153,21 @@ func Text(w io.Writer, rs []result.Result) error {
 			fmt.Fprintln(w)
 		}
 		writeHeader(w, g[0])
+		d := Diagnose(g, nil)
+		fmt.Fprintln(w, "Verdict")
+		for _, l := range d.Verdict {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		for _, u := range d.Unknown {
+			fmt.Fprintf(w, "  not established: %s\n", u)
+		}
+		if fl := findingLines(g); len(fl) > 0 {
+			fmt.Fprintln(w, "\nFindings (worst first)")
+			for _, f := range fl {
+				fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Test, f.Summary)
+			}
+		}
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "test\tdir\tIOPS\tMB/s\tlat mean\tp50\tp99\tp99.9\tmax\t")
 		for _, x := range rows(g) {
@@ -179,7 +194,6 @@ func Text(w io.Writer, rs []result.Result) error {
 		}
 		writeFailures(w, g)
 		writeNotes(w, g)
-		writeFindings(w, g)
 		if err := writeRepeatsText(w, g); err != nil {
 			return err
 		}
@@ -294,19 +308,6 @@ func appendOnce(s []string, v string) []string {
 	return append(s, v)
 }
 
-func writeFindings(w io.Writer, rs []result.Result) {
-	first := true
-	for _, r := range rs {
-		for _, f := range r.Findings {
-			if first {
-				fmt.Fprintln(w, "\nFindings")
-				first = false
-			}
-			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, r.Test.Name, f.Summary)
-		}
-	}
-}
-
 // csvHeader is the CSV column list; units are in the names.
 var csvHeader = []string{"run_id", "suite", "test", "repeat", "status", "target", "device", "dir", "rw", "bs_bytes",
 	"iodepth", "numjobs", "iops", "bw_bytes_per_s", "lat_mean_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns",
@@ -349,6 +350,21 @@ func Markdown(w io.Writer, rs []result.Result) error {
 		fmt.Fprintf(w, "- device: %s, file system: %s\n- host: %s, kernel %s, %s\n- run: %s\n\n",
 			mdEscape(orDash(r.Target.Device)), mdEscape(orDash(r.Target.Filesystem)), mdEscape(orDash(r.Host.Hostname)),
 			mdEscape(orDash(r.Host.Kernel)), mdEscape(orDash(r.FioVersion)), mdEscape(r.RunID))
+		d := Diagnose(g, nil)
+		fmt.Fprintf(w, "### Verdict\n\n")
+		for _, l := range d.Verdict {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+		for _, u := range d.Unknown {
+			fmt.Fprintf(w, "- not established: %s\n", mdEscape(u))
+		}
+		if fl := findingLines(g); len(fl) > 0 {
+			fmt.Fprintf(w, "\n### Findings\n\n")
+			for _, f := range fl {
+				fmt.Fprintf(w, "- **%s** %s: %s\n", f.Severity, mdEscape(f.Test), mdEscape(f.Summary))
+			}
+		}
+		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| test | dir | IOPS | MB/s | mean ms | p50 ms | p99 ms | p99.9 ms | max ms |")
 		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
 		for _, x := range rows(g) {
@@ -362,15 +378,6 @@ func Markdown(w io.Writer, rs []result.Result) error {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(testLabel(x.r, rep)), x.dir, iops(x.d.IOPS), mb,
 				ms(x.d.Lat.MeanNs), ms(x.d.Lat.P50Ns), ms(x.d.Lat.P99Ns), ms(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
-		}
-		var fl []string
-		for _, r := range g {
-			for _, f := range r.Findings {
-				fl = append(fl, fmt.Sprintf("- **%s** %s: %s", f.Severity, mdEscape(r.Test.Name), mdEscape(f.Summary)))
-			}
-		}
-		if len(fl) > 0 {
-			fmt.Fprintf(w, "\n### Findings\n\n%s\n", strings.Join(fl, "\n"))
 		}
 		writeRepeatsMD(w, g)
 	}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Diagnose builds the disk model of one run's results, as every report
+// opens with it: the catalog disks that fit the measured ceilings, and the
+// disk the results were compared with (the expect labels --expect, a
+// storage class or cloud metadata put on them).
+func Diagnose(rs []result.Result, unknown []string) diagnosis.Diagnosis {
+	o := diagnosis.Options{Unknown: unknown}
+	if c, err := limits.Default(); err == nil {
+		o.Match = func(iops, bw float64) []diagnosis.Match {
+			var out []diagnosis.Match
+			for _, f := range c.Fits(iops, bw, 5) {
+				out = append(out, diagnosis.Match{Disk: f.Disk, VM: f.VM, IOPS: f.IOPS, BWBytes: f.BWBytes, Distance: f.Distance})
+			}
+			return out
+		}
+	}
+	for _, r := range rs {
+		if l := r.Target.Labels; l["expect"] != "" {
+			src := l["expect_source"]
+			if src == "" {
+				src = "--expect"
+			}
+			o.Expected = &diagnosis.Expected{Disk: l["expect"], VM: l["expect_vm"], Source: src}
+			break
+		}
+	}
+	return diagnosis.Build(rs, o)
+}
+
+// sevRank orders severities, worst first.
+func sevRank(s string) int {
+	switch s {
+	case "fail":
+		return 0
+	case "warn":
+		return 1
+	}
+	return 2
+}
+
+// findingLine is one finding as the reports list it.
+type findingLine struct {
+	Severity, Test, Summary string
+}
+
+// findingLines lists the findings of rs worst first (stable within a
+// severity). Steady-state findings, which say little one by one, fold
+// into one line.
+func findingLines(rs []result.Result) []findingLine {
+	var out []findingLine
+	var steady, notSteady, notJudged []string
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindSteady {
+				switch f.Code {
+				case result.CodeSteady:
+					steady = append(steady, r.Test.Name)
+				case result.CodeNotSteady:
+					notSteady = append(notSteady, r.Test.Name)
+				default:
+					notJudged = append(notJudged, r.Test.Name)
+				}
+				continue
+			}
+			out = append(out, findingLine{f.Severity, r.Test.Name, f.Summary})
+		}
+	}
+	if n := len(steady) + len(notSteady) + len(notJudged); n > 0 {
+		var parts []string
+		if len(steady) > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d tests steady", len(steady), n))
+		}
+		if len(notSteady) > 0 {
+			parts = append(parts, "never steady: "+strings.Join(uniq(notSteady), ", "))
+		}
+		if len(notJudged) > 0 {
+			parts = append(parts, "not judged (series too short): "+strings.Join(uniq(notJudged), ", "))
+		}
+		out = append(out, findingLine{"info", "steady state", strings.Join(parts, "; ") + " (SNIA PTS criteria)"})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return sevRank(out[i].Severity) < sevRank(out[j].Severity) })
+	return out
+}
+
+func uniq(s []string) []string {
+	var out []string
+	for _, x := range s {
+		out = appendOnce(out, x)
+	}
+	return out
+}
