@@ -116,6 +116,19 @@ type Session struct {
 	done    []result.Result
 	// facts are the limit inference's view of every result so far.
 	facts []dirFacts
+	// closing names groups whose next result is their last (a plan that
+	// decides as it goes says so; a suite's order says it otherwise).
+	closing map[string]bool
+}
+
+// LastOfGroup says that the next result of group ends it: a plan that
+// chooses its tests as it goes (diagnose's QD sweep) calls it before
+// adding the group's last result, whose sweep finding is then computed.
+func (s *Session) LastOfGroup(group string) {
+	if s.closing == nil {
+		s.closing = map[string]bool{}
+	}
+	s.closing[group] = true
 }
 
 // NewSession starts the analysis of a run of suite, repeated repeats
@@ -123,6 +136,10 @@ type Session struct {
 func NewSession(suite result.Suite, repeats int) *Session {
 	return &Session{tests: suite.Tests, repeats: max(repeats, 1)}
 }
+
+// NewPlanSession starts the analysis of a run whose tests a plan chooses
+// as it goes: a group ends where the plan says (LastOfGroup).
+func NewPlanSession() *Session { return &Session{repeats: 1, closing: map[string]bool{}} }
 
 // Add sets r's findings and remembers the figures later groups need.
 func (s *Session) Add(r *result.Result) {
@@ -142,7 +159,8 @@ func (s *Session) Add(r *result.Result) {
 	if r.Repeat < s.repeats || r.Status != "ok" {
 		return
 	}
-	if g := r.Test.Group; strings.HasPrefix(g, SweepPrefix) && s.lastOfGroup(r.Index, g) {
+	if g := r.Test.Group; strings.HasPrefix(g, SweepPrefix) && (s.closing[g] || s.closing == nil && s.lastOfGroup(r.Index, g)) {
+		delete(s.closing, g)
 		var members, others []*result.Result
 		for i := range s.done {
 			d := &s.done[i]

@@ -71,7 +71,11 @@ func (p *progressPrinter) Event(e runner.Event) {
 		fmt.Fprintf(p.w, "%s\n", e.Message)
 	case runner.EventTestStart:
 		if !p.tty {
-			fmt.Fprintf(p.w, "[%d/%d] %s (%s) started, elapsed %s, about %s left\n", e.Index, e.Total, e.Test.Name, e.Test.Summary(), clock(e.Elapsed), clock(e.ETA))
+			eta := ""
+			if e.Total > 0 {
+				eta = ", about " + clock(e.ETA) + " left"
+			}
+			fmt.Fprintf(p.w, "%s %s (%s) started, elapsed %s%s\n", place(e), e.Test.Name, e.Test.Summary(), clock(e.Elapsed), eta)
 			return
 		}
 		p.drawLive(e)
@@ -81,12 +85,24 @@ func (p *progressPrinter) Event(e runner.Event) {
 		}
 	case runner.EventTestEnd:
 		p.clearLive()
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", e.Index, e.Total, e.Test.Name, summarizeResult(e.Result))
+		fmt.Fprintf(p.w, "%s %s: %s\n", place(e), e.Test.Name, summarizeResult(e.Result))
 	}
 }
 
+// place is "[3/6]" in a suite, "[3]" in a plan that does not know its
+// total.
+func place(e runner.Event) string {
+	if e.Total > 0 {
+		return fmt.Sprintf("[%d/%d]", e.Index, e.Total)
+	}
+	return fmt.Sprintf("[%d]", e.Index)
+}
+
 func (p *progressPrinter) drawLive(e runner.Event) {
-	s := fmt.Sprintf("[%d/%d] %s  %s, ETA %s", e.Index, e.Total, e.Test.Name, clock(e.Elapsed), clock(e.ETA))
+	s := fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, clock(e.Elapsed))
+	if e.Total > 0 {
+		s += ", ETA " + clock(e.ETA)
+	}
 	if e.Kind == runner.EventStatus {
 		s += fmt.Sprintf("  %.0f IOPS  %.1f MB/s", e.IOPS, e.BWBytes/1e6)
 	}

@@ -47,6 +47,7 @@ fio and from the device, and reports the results.`,
 // subcommands lists the constructors of every top-level command. Each
 // command lives in its own file and adds itself here.
 var subcommands = []func(IOStreams) *cobra.Command{
+	newDiagnoseCommand,
 	newRunCommand,
 	newSuitesCommand,
 	newReportCommand,

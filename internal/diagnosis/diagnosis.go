@@ -154,6 +154,13 @@ func Build(rs []result.Result, o Options) Diagnosis {
 	if len(rs) > 0 {
 		d.RunID, d.Target = rs[0].RunID, rs[0].Target
 	}
+	for i := range rs {
+		for _, n := range rs[i].Notes {
+			if u, found := strings.CutPrefix(n, result.NoteNotEstablished); found && !contains(d.Unknown, u) {
+				d.Unknown = append(d.Unknown, u)
+			}
+		}
+	}
 	for _, r := range ok {
 		for _, f := range r.Findings {
 			switch f.Kind {
@@ -390,4 +397,13 @@ func advice(d *Diagnosis) string {
 		add("fsync p99 is above etcd's 10 ms: put etcd's WAL on a faster disk (premium or provisioned-IOPS SSD, no host write cache)")
 	}
 	return strings.Join(says, "; ")
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }

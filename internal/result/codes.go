@@ -134,3 +134,7 @@ func v1Code(f *Finding) string {
 	}
 	return f.Kind // stall, cliff, page-cache, unstable: kind and code agree
 }
+
+// NoteNotEstablished prefixes a result note that says what a plan (iolens
+// diagnose) could not establish, so that the run's report says so too.
+const NoteNotEstablished = "not established: "

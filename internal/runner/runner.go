@@ -75,10 +75,13 @@ type Config struct {
 
 // Status is what a running test has done so far, at each sample.
 type Status struct {
-	// Elapsed is the measured time so far, in seconds (after the ramp).
-	Elapsed float64
-	// IOPS and BWBytes are the rates over the last sample interval.
-	IOPS, BWBytes float64
+	// Elapsed is the measured time so far, in seconds (after the ramp);
+	// Interval the sample period.
+	Elapsed, Interval float64
+	// IOPS and BWBytes are the rates over the last sample interval;
+	// MeanIOPS and MeanBWBytes over the whole measurement so far.
+	IOPS, BWBytes         float64
+	MeanIOPS, MeanBWBytes float64
 	// Out is fio's cumulative status document.
 	Out *fio.Output
 }
@@ -704,7 +707,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		r.progress(Event{Kind: EventStatus, Index: n, Total: total, Repeat: rep, Test: s, Elapsed: time.Since(r.start), ETA: r.eta(), IOPS: iops, BWBytes: bw})
 		if stop != nil && stoppedAt < 0 {
 			measured := float64(jobRuntimeMs(o)) / 1000
-			if ok, why := stop(Status{Elapsed: measured, IOPS: iops, BWBytes: bw, Out: o}); ok {
+			mi, mb, _ := intervalRates(nil, o)
+			st := Status{Elapsed: measured, Interval: r.interval(s).Seconds(), IOPS: iops, BWBytes: bw, MeanIOPS: mi, MeanBWBytes: mb, Out: o}
+			if ok, why := stop(st); ok {
 				stoppedAt, stoppedWhy = measured, why
 				stopTest()
 			}
@@ -981,17 +986,34 @@ func (w *lineWriter) flush() {
 
 // Layout writes the shared test file once, as a recorded test: the
 // preconditioning of Open (skipped with Config.NoPrecondition), kept as a
-// result because a sustained sequential write is worth measuring. It
-// always runs to the end: reads must find written blocks everywhere.
-func (s *Session) Layout(ctx context.Context, o TestOptions) result.Result {
+// result because a sustained sequential write is worth measuring. With
+// maxS > 0 it stops after that many seconds, and the tests that follow
+// use only the part written (reads of unwritten blocks never reach the
+// disk, so they must not be measured).
+func (s *Session) Layout(ctx context.Context, o TestOptions, maxS float64) result.Result {
 	spec := result.TestSpec{Name: "layout-write-1m-qd8", Description: "writes the test file once (preconditioning), measured",
 		RW: "write", BlockSize: 1 << 20, IODepth: 8, NumJobs: 1, Direct: true, IOEngine: "libaio",
 		Options: []result.Option{{Key: "refill_buffers", Value: "1"}}}
 	o.Stop = nil
-	res := s.Test(ctx, spec, o)
-	if res.Status == "ok" {
-		s.r.target.Preconditioned = true
-		res.Target.Preconditioned = true
+	if maxS > 0 {
+		o.Stop = func(st Status) (bool, string) {
+			return st.Elapsed >= maxS, fmt.Sprintf("time allowed for the layout (%.0f s)", maxS)
+		}
 	}
+	res := s.Test(ctx, spec, o)
+	if res.Status != "ok" || res.Write == nil {
+		return res
+	}
+	t := &s.r.target
+	if written := res.Write.IOBytes &^ (1<<20 - 1); written < t.SizeBytes {
+		if written < 64<<20 {
+			res.Status, res.Error = "failed", fmt.Sprintf("only %s of the test file written in the time allowed", units.HumanBytes(float64(written)))
+			return res
+		}
+		t.SizeReason = fmt.Sprintf("%s of %s laid out in the time allowed", units.HumanBytes(float64(written)), units.HumanBytes(float64(t.SizeBytes)))
+		t.SizeBytes = written
+	}
+	t.Preconditioned = true
+	res.Target.Preconditioned = true
 	return res
 }

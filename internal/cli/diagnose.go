@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/cloudmeta"
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/plan"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/spf13/cobra"
+)
+
+type diagnoseOptions struct {
+	device      string
+	destructive bool
+	force       bool
+	emulated    string
+	budget      units.Duration
+	precision   string
+	size        units.Size
+	output      string
+	out         string
+	labels      []string
+	quiet       bool
+	fioBinary   string
+	noMetadata  bool
+	keep        runSaveOptions
+	expect      expectOptions
+}
+
+func newDiagnoseCommand(streams IOStreams) *cobra.Command {
+	o := &diagnoseOptions{budget: units.Duration(3 * time.Minute), precision: "2%"}
+	cmd := &cobra.Command{
+		Use:   "diagnose [DIR]",
+		Short: "Say what a disk is and which limit binds each workload, in three minutes",
+		Long: `Diagnose lays a test file out once, then measures what the disk delivers
+and why: random read and write IOPS, sequential bandwidth, QD1 latency, a QD
+sweep that stops at the knee, fsync until the etcd verdict is certain, and a
+sustained write that looks for a burst cliff. Each step ends as soon as its
+figure is known to --precision; the whole plan fits in --budget, and the
+report says what it had no time to establish.
+
+The report opens with the disk model: each direction's ceilings and the
+limit that binds them (a flat IOPS or bandwidth cap, latency, the device,
+the CPU), the catalog disks whose published limits fit, and what to change.
+On a cloud VM the instance metadata says which disk and VM size to compare
+with (--no-metadata skips it; --expect overrides it).`,
+		Example: `  iolens diagnose                        # ./iolens-scratch
+  iolens diagnose /var/lib/etcd
+  iolens diagnose /mnt/data --budget 5m -o html --out report.html
+  iolens diagnose --device /dev/vdb --destructive
+  iolens diagnose --emulated p10
+  iolens diagnose /mnt/data -o json | jq .disk`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return o.run(cmd, streams, dir)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.device, "device", "", "diagnose a raw block device instead of a directory (writes it: needs --destructive)")
+	f.BoolVar(&o.destructive, "destructive", false, "allow writing --device (destroys its data)")
+	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
+	f.StringVar(&o.emulated, "emulated", "", "diagnose emulated disk NAME ('iolens emulate create')")
+	f.Var(&o.budget, "budget", "time for the whole plan, layout included (e.g. 3m, 90s)")
+	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
+	f.Var(&o.size, "size", "test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json, md, html")
+	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it completes")
+	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
+	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
+	o.keep.addFlags(f)
+	o.expect.addFlags(cmd)
+	return cmd
+}
+
+// parsePrecision reads "2%", "2 %" or "0.02".
+func parsePrecision(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := units.ParseNumber(strings.TrimSpace(strings.TrimSuffix(t, "%")), 0, 100)
+	if err != nil {
+		return 0, err
+	}
+	if pct || v >= 1 {
+		v /= 100
+	}
+	if v < 0.001 || v > 0.5 {
+		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
+	}
+	return v, nil
+}
+
+func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
+	ctx := cmd.Context()
+	switch o.output {
+	case "text", "json", "md", "markdown", "html":
+	default:
+		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Hint: "diagnose writes text, json, md or html"}
+	}
+	precision, err := parsePrecision(o.precision)
+	if err != nil {
+		return &UsageError{Err: err, Hint: "e.g. --precision 2% or --precision 0.05"}
+	}
+	budget := time.Duration(o.budget)
+	if budget < 30*time.Second || budget > 24*time.Hour {
+		return &UsageError{Err: fmt.Errorf("--budget %s", budget), Hint: "give between 30s and 24h; 3m is the default"}
+	}
+	if dir != "" && o.device != "" {
+		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Hint: "see 'iolens diagnose --help'"}
+	}
+	if o.device != "" && !o.destructive {
+		return &UsageError{Err: fmt.Errorf("diagnose writes the device: --device %s needs --destructive", o.device),
+			Hint: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
+	}
+	var prefix []string
+	if o.emulated != "" {
+		if dir, prefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+			return err
+		}
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	expect, err := o.expect.diagnoser(cmd)
+	if err != nil {
+		return err
+	}
+	out, closeOut, err := openOut(o.out)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+
+	prog := newProgressPrinter(streams.ErrOut, o.quiet)
+	defer prog.Done()
+	suite := result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: []result.TestSpec{
+		{Name: "fdatasync-2300", RW: "write", SizeBytes: 22 << 20, OwnFile: true, Fdatasync: 1},
+		{Name: "rates", RW: "randread"},
+	}}
+	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true,
+		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
+	prog.Line("iolens diagnose %s: budget %s, precision %s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%")
+	s, err := runner.Open(ctx, cfg, prog.Event)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close(ctx) }()
+	if expect == nil && !o.noMetadata {
+		expect = o.metadataExpect(ctx, streams, s.Target(), prog)
+	}
+	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
+	if err != nil {
+		return err
+	}
+	defer keeper.close()
+	session := analysis.NewPlanSession()
+	snk := keeper.sink(expect, session, out)
+	emit := func(r result.Result, endsGroup string) error {
+		if endsGroup != "" {
+			session.LastOfGroup(endsGroup)
+		}
+		return snk.Add(ctx, r)
+	}
+	unknown, planErr := plan.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, emit, func(e plan.Event) {
+		prog.Line("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left))
+	})
+	closeErr := s.Close(ctx)
+	prog.Done()
+	keeper.finish(ctx)
+	results := snk.Results()
+	if len(results) > 0 {
+		d := report.Diagnose(results, unknown)
+		if err := o.render(streams.Out, d, results); err != nil {
+			return err
+		}
+	}
+	switch {
+	case planErr != nil && ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
+	case planErr != nil:
+		return planErr
+	}
+	return closeErr
+}
+
+func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result) error {
+	switch o.output {
+	case "json":
+		d.Results = rs
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	case "md", "markdown":
+		return report.Markdown(w, rs)
+	case "html":
+		return report.HTML(w, rs)
+	}
+	return report.Text(w, rs)
+}
+
+// metadataExpect asks the cloud metadata service which disk and VM size
+// the target is, and returns the ceiling findings for them (nil when
+// there is no cloud, or nothing the catalog knows).
+func (o *diagnoseOptions) metadataExpect(ctx context.Context, streams IOStreams, t result.Target, prog *progressPrinter) func(*result.Result) {
+	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	info, err := cloudmeta.Detect(mctx, cloudmeta.Options{})
+	if err != nil || !info.Detected() {
+		return nil
+	}
+	x, _ := info.ExpectFor(t.Devices)
+	prog.Line("cloud: %s", info.Summary())
+	for _, n := range x.Notes {
+		prog.Line("cloud: %s", n)
+	}
+	if x.Disk == "" {
+		return nil
+	}
+	c := limits.MustDefault()
+	ex, err := c.ParseExpectation(x.Disk, x.VM, x.Attached, x.Cache)
+	if err != nil {
+		prog.Line("cloud: %s is not in the catalog as given (%v); give --expect to compare", x.Disk, err)
+		return nil
+	}
+	return func(r *result.Result) {
+		diagnose(r, ex)
+		r.Target.Labels["expect_source"] = x.From
+	}
+}
