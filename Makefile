@@ -33,12 +33,13 @@ build:
 deps:
 	@scripts/install-deps $(APT_PKGS)
 
-# run: the quick suite on a scratch directory under the current directory
+# run: iolens diagnose (the answer in three minutes) on a scratch directory
+# under the current directory
 # (installs fio, and Go when absent; nothing the tests alone need).
 run:
 	@scripts/install-deps $(RUN_PKGS)
 	@$(MAKE) --no-print-directory build
-	./$(BIN) run --suite quick $(SCRATCH)
+	./$(BIN) diagnose $(SCRATCH)
 
 # test: every test. Tests that need root, loop devices or cgroups skip,
 # saying why, when those are not available. As root, it ends with the

@@ -88,6 +88,9 @@ type Burst struct {
 	Rate      float64 `json:"rate"`
 	DurationS float64 `json:"duration_s"`
 	Baseline  float64 `json:"baseline"`
+	// Between: the drop fell between two tests of the same shape (Test
+	// names both), so DurationS only bounds when it happened.
+	Between bool `json:"between_tests,omitempty"`
 }
 
 // Stall is a collapse of throughput.
@@ -186,6 +189,9 @@ func Build(rs []result.Result, o Options) Diagnosis {
 					Etcd: strings.TrimPrefix(f.Code, "etcd-")}
 			}
 		}
+	}
+	if d.Disk.Burst == nil {
+		d.Disk.Burst = dropBetweenTests(ok)
 	}
 	d.Disk.Read, d.Disk.Write = direction(ok, "read"), direction(ok, "write")
 	if o.Match != nil {
@@ -301,7 +307,10 @@ func verdict(d *Diagnosis) []string {
 	if f := d.Disk.Fsync; f != nil {
 		out = append(out, fmt.Sprintf("fsync: p99 %s over %s syncs: etcd %s (limit 10 ms)", units.Latency(f.P99Ns), units.Commas(int64(f.Syncs)), strings.ToUpper(f.Etcd)))
 	}
-	if b := d.Disk.Burst; b != nil {
+	if b := d.Disk.Burst; b != nil && b.Between {
+		out = append(out, fmt.Sprintf("burst: %s fell to %s within %s (%s): burst credits or a write cache ran out between them",
+			rateWords(b.Rate, b.Unit), rateWords(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
+	} else if b != nil {
 		out = append(out, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
 			rateWords(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), rateWords(b.Baseline, b.Unit), b.Test))
 	}
@@ -406,4 +415,35 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// dropBetweenTests finds a burst that ran out between two tests of the same
+// shape (pattern, block size, depth): the later one far below the earlier,
+// with neither showing a cliff of its own (each was too short to). A
+// credit bucket or write cache drained by the tests in between does this.
+func dropBetweenTests(rs []*result.Result) *Burst {
+	type shape struct {
+		rw     string
+		bs     int64
+		qd     int
+		direct bool
+	}
+	first := map[shape]*result.Result{}
+	for _, r := range rs {
+		k := shape{r.Test.RW, r.Test.BlockSize, max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), r.Test.Direct}
+		f, seen := first[k]
+		if !seen {
+			first[k] = r
+			continue
+		}
+		for _, dir := range []string{"write", "read"} {
+			a, b := f.Dir(dir), r.Dir(dir)
+			if a == nil || b == nil || a.IOPS <= 0 || b.IOPS >= 0.7*a.IOPS {
+				continue
+			}
+			dur := r.Start.Sub(f.Start).Seconds()
+			return &Burst{Test: f.Test.Name + " then " + r.Test.Name, Unit: "iops", Rate: a.IOPS, DurationS: math.Max(dur, 0), Baseline: b.IOPS, Between: true}
+		}
+	}
+	return nil
 }

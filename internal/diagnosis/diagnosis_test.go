@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
@@ -88,5 +89,24 @@ func TestVerdictFollowsFindings(t *testing.T) {
 	}
 	if d.Disk.Write != nil || d.Disk.Fsync != nil || len(d.CatalogMatch) != 0 {
 		t.Errorf("model has what was not measured: %+v", d.Disk)
+	}
+}
+
+// A burst that ran out between two tests of the same shape, each too
+// short to show the cliff itself, is still the model's burst.
+func TestBurstBetweenTests(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(name string, start time.Duration, iops float64) result.Result {
+		return result.Result{RunID: "r", Status: "ok", Start: t0.Add(start),
+			Test:  result.TestSpec{Name: name, RW: "randwrite", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true},
+			Write: &result.DirResult{IOPS: iops, BWBytes: iops * 4096}}
+	}
+	d := Build([]result.Result{mk("randwrite-4k-qd32", 0, 3000), mk("burst-randwrite-4k-qd32", 40*time.Second, 300)}, Options{})
+	b := d.Disk.Burst
+	if b == nil || !b.Between || b.Rate != 3000 || b.Baseline != 300 || b.DurationS != 40 {
+		t.Fatalf("burst %+v", b)
+	}
+	if v := strings.Join(d.Verdict, "\n"); !strings.Contains(v, "3,000 IOPS fell to 300 IOPS within 40 s") {
+		t.Errorf("verdict:\n%s", v)
 	}
 }

@@ -1,0 +1,137 @@
+package plan_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/plan"
+	"github.com/iolens/iolens/internal/realio"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/sink"
+)
+
+// diagnoseOn runs the whole diagnose plan on a fresh emulated disk, the
+// way 'iolens diagnose --emulated' does, and returns the results with
+// their findings and the model.
+func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result.Result, diagnosis.Diagnosis) {
+	t.Helper()
+	realio.Real(t, emulate.Unavailable("fio"))
+	ctx := context.Background()
+	spec.Dir = t.TempDir()
+	spec.SizeBytes = 1 << 30
+	d, err := emulate.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("emulate: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.ForceDestroy(context.Background()); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	cfg := runner.Config{Suite: result.Suite{Name: "diagnose"}, Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(),
+		NoPrecondition: true, SizeBytes: 256 << 20}
+	s, err := runner.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	an := analysis.NewPlanSession()
+	snk := &sink.Sink{Analysis: an, Collect: true}
+	start := time.Now()
+	unknown, err := plan.Plan(ctx, s, plan.Options{Budget: budget}, func(r result.Result, ends string) error {
+		if ends != "" {
+			an.LastOfGroup(ends)
+		}
+		return snk.Add(ctx, r)
+	}, nil)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	took := time.Since(start)
+	if took > budget+20*time.Second {
+		t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
+	}
+	rs := snk.Results()
+	dg := diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind != result.KindSteady {
+				t.Logf("%s [%s %s] %s", r.Test.Name, f.Severity, f.Code, f.Summary)
+			}
+		}
+	}
+	t.Logf("verdict (plan %s):\n%s", took.Round(time.Second), strings.Join(dg.Verdict, "\n"))
+	return rs, dg
+}
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+// A disk with static caps it does not know: every cap within 2% and named
+// a cap (QD1 reaches the QD32 cap, so it is a cap too, not latency), no
+// stall, no cliff.
+func TestDiagnoseStaticCaps(t *testing.T) {
+	const iops, bw = 2000, 60e6
+	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-static", Limits: emulate.Limits{ReadIOPS: iops, WriteIOPS: iops, ReadBPS: bw, WriteBPS: bw}},
+		100*time.Second)
+	for name, dir := range map[string]*diagnosis.Direction{"read": d.Disk.Read, "write": d.Disk.Write} {
+		if dir == nil {
+			t.Fatalf("%s: no model", name)
+		}
+		// A loaded machine may fall short of a cap, never exceed it.
+		if dir.IOPS > iops*1.02 || dir.IOPS < iops*0.95 || dir.IOPSLimit != result.CodeIOPSCap {
+			t.Errorf("%s: %.0f IOPS (%s), want %d at an iops-cap", name, dir.IOPS, dir.IOPSLimit, iops)
+		}
+		if dir.BWBytes > bw*1.02 || dir.BWBytes < bw*0.95 || dir.BWLimit != result.CodeBandwidthCap {
+			t.Errorf("%s: %.1f MB/s (%s), want %.0f at a bandwidth-cap", name, dir.BWBytes/1e6, dir.BWLimit, bw/1e6)
+		}
+	}
+	if d.Disk.Read.KneeQD != 1 {
+		t.Errorf("read knee at QD%d, want 1: QD1 reaches the cap", d.Disk.Read.KneeQD)
+	}
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindLimit && r.Test.Name == "randread-4k-qd1" && f.Code != result.CodeIOPSCap {
+				t.Errorf("QD1 at the QD32 cap called %s: %s", f.Code, f.Summary)
+			}
+			if f.Kind == result.KindStall || f.Kind == result.KindCliff {
+				t.Errorf("%s on a static disk: %s", f.Kind, f.Summary)
+			}
+		}
+	}
+	if d.Disk.Burst != nil || len(d.Disk.Stalls) != 0 {
+		t.Errorf("burst %+v, stalls %+v on a static disk", d.Disk.Burst, d.Disk.Stalls)
+	}
+	if d.Disk.Fsync == nil || d.Disk.Fsync.Etcd == "" {
+		t.Errorf("no fsync verdict: %+v", d.Disk.Fsync)
+	}
+}
+
+// Write IOPS that burst at ten times the baseline until the credits run
+// out (a gp2 volume's 3,000 over 300): the model has the burst, at both
+// rates, and no stall on the lower plateau.
+func TestDiagnoseCreditBurst(t *testing.T) {
+	const burst, base = 3000, 300
+	_, d := diagnoseOn(t, emulate.Spec{Name: "dg-burst", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
+		BurstIOPS: burst, BurstSeconds: 25}, 100*time.Second)
+	b := d.Disk.Burst
+	if b == nil {
+		t.Fatal("no burst found")
+	}
+	rate, baseline := b.Rate, b.Baseline
+	if b.Unit == "bytes" {
+		rate, baseline = rate/4096, baseline/4096 // 4k writes when the cliff shows in a 4k test
+	}
+	if !b.Between && (!within(rate, burst, 0.1) || !within(baseline, base, 0.1)) && !within(rate/baseline, burst/base, 0.2) {
+		t.Errorf("burst %+v, want %d then %d", b, burst, base)
+	}
+	for _, s := range d.Disk.Stalls {
+		t.Errorf("stall beside the cliff: %s", s.Summary)
+	}
+}
