@@ -206,15 +206,16 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 		return s
 	}
 
-	// The CPU first: a disk cannot be judged through a saturated CPU.
-	if f.fioCPU >= cpuBound || f.hostBusy >= 97 {
+	cpu := func(who string) result.Finding {
 		fd.Code, ev["limit_iops"] = result.CodeCPU, iops
-		who := fmt.Sprintf("fio used %.0f%% of a CPU", f.fioCPU)
-		if f.fioCPU < cpuBound {
-			who = fmt.Sprintf("the host's CPUs were %.0f%% busy", f.hostBusy)
-		}
 		fd.Summary = fmt.Sprintf("%s: the CPU binds at %s: %s, so the disk was not the limit; add numjobs, use io_uring, or test from a larger VM", how, rate, who)
 		return fd
+	}
+	// fio's own CPU first: a disk cannot be judged through a saturated
+	// fio. (A busy host is judged last: other tenants keep a host busy
+	// while a throttle still sets the pace.)
+	if f.fioCPU >= cpuBound {
+		return cpu(fmt.Sprintf("fio used %.0f%% of a CPU", f.fioCPU))
 	}
 
 	// The same level at another depth or block size is a ceiling.
@@ -279,6 +280,9 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 		fd.Summary = fmt.Sprintf("%s: the device itself is saturated at %s: its queue held %.1f of %d IOs (util %.0f%%, await %.2f ms) with no flat ceiling seen; a faster device or fewer competing IOs",
 			how, rate, f.devQueue, f.qd, f.devUtil, f.devAwaitMs)
 		return fd
+	}
+	if f.hostBusy >= 97 {
+		return cpu(fmt.Sprintf("the host's CPUs were %.0f%% busy", f.hostBusy))
 	}
 	fd.Code = result.CodeUnknown
 	var why []string

@@ -60,7 +60,13 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 	}
 	rs := snk.Results()
 	dg := diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
+	for _, u := range dg.Unknown {
+		t.Logf("not established: %s", u)
+	}
 	for _, r := range rs {
+		if r.Status != "ok" {
+			t.Errorf("%s failed: %s", r.Test.Name, r.Error)
+		}
 		for _, f := range r.Findings {
 			if f.Kind != result.KindSteady {
 				t.Logf("%s [%s %s] %s", r.Test.Name, f.Severity, f.Code, f.Summary)

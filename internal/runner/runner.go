@@ -369,7 +369,9 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	cfg := r.cfg
 	resolver := diskstats.Resolver{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}
 	var extra int64
-	shared := false
+	// A plan (no tests listed up front) may run anything: it gets the
+	// shared file.
+	shared := len(cfg.Suite.Tests) == 0
 	writes := false
 	for _, s := range cfg.Suite.Tests {
 		if s.OwnFile {
