@@ -20,8 +20,13 @@ RUN_PKGS  := fio
 TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver
 APT_PKGS  := $(TEST_PKGS)
 
-.PHONY: all build deps run test test-short bench clean image e2e \
+.PHONY: all build deps run test test-short fuzz bench clean image e2e \
 	dist release-check image-debs install uninstall clean-dist
+
+# fuzz: every fuzz target of the module (scripts/fuzz finds them) for
+# FUZZTIME each; make test runs each for FUZZTIME_TEST.
+FUZZTIME      ?= 3m
+FUZZTIME_TEST ?= 3s
 
 all: build
 
@@ -47,11 +52,15 @@ run:
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	GO=$(GO) scripts/fuzz $(FUZZTIME_TEST)
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
 	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
 
 test-short:
 	$(GO) test -short ./...
+
+fuzz:
+	GO=$(GO) scripts/fuzz $(FUZZTIME)
 
 # image: the k8s agent image for this machine's architecture as a
 # docker-archive tarball (for 'ctr images import'; the e2e loads it),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/report"
@@ -21,9 +22,10 @@ type runOptions struct {
 	device         string
 	destructive    bool
 	force          bool
-	runtime        float64
-	ramp           float64
-	size           string
+	runtime        units.Duration
+	ramp           units.Duration
+	size           units.Size
+	writebackCap   units.Duration
 	repeat         int
 	output         string
 	out            string
@@ -34,15 +36,15 @@ type runOptions struct {
 	incompressible bool
 	keep           runSaveOptions
 	untilSteady    bool
-	minRuntime     float64
-	maxRuntime     float64
+	minRuntime     units.Duration
+	maxRuntime     units.Duration
 	emulated       string
 	expect         expectOptions
 	diag           func(*result.Result)
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
-	o := &runOptions{}
+	o := &runOptions{minRuntime: units.Duration(20 * time.Second), writebackCap: units.Duration(runner.DefaultWritebackCap)}
 	cmd := &cobra.Command{
 		Use:   "run [DIR]",
 		Short: "Run a benchmark suite against a directory or a block device",
@@ -76,9 +78,10 @@ block device behind the target.`,
 	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
 	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
 	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
-	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: each suite's own)")
-	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring (default: each suite's own)")
-	f.StringVar(&o.size, "size", "", "test file size, e.g. 4G (default: 1 GiB or a tenth of the free space)")
+	f.Var(&o.runtime, "runtime", "time per test, e.g. 30s, 2m or plain seconds (default: each suite's own)")
+	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 5s (default: each suite's own)")
+	f.Var(&o.size, "size", "test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
+	f.Var(&o.writebackCap, "writeback-cap", "after a buffered test, watch the writeback for at most this long (0: not at all)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it completes")
@@ -89,12 +92,23 @@ block device behind the target.`,
 	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
 	o.keep.addFlags(f)
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
-	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: how long each test runs at least")
 	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
-	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
+	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: how long each test runs at most (default: the test's runtime)")
 	o.expect.addFlags(cmd)
 	return cmd
 }
+
+// writebackCap turns the flag into runner.Config's convention, where 0
+// is the default and a negative cap turns the watch off.
+func writebackCap(d units.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return time.Duration(d)
+}
+
+func seconds(d units.Duration) float64 { return time.Duration(d).Seconds() }
 
 func usageErr(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens run --help'"}
@@ -138,11 +152,8 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.repeat < 1 {
 		return usageErr("--repeat must be at least 1")
 	}
-	if o.runtime < 0 || o.ramp < 0 {
-		return usageErr("--runtime and --ramp take seconds, 0 or more")
-	}
-	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime) {
-		return usageErr("--min-runtime and --max-runtime take seconds, with min <= max")
+	if o.untilSteady && o.maxRuntime > 0 && o.maxRuntime < o.minRuntime {
+		return usageErr("--max-runtime (%s) is below --min-runtime (%s)", o.maxRuntime.String(), o.minRuntime.String())
 	}
 	if dir != "" && o.device != "" {
 		return usageErr("give either DIR or --device, not both")
@@ -155,12 +166,6 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	if (o.destructive || o.force) && o.device == "" {
 		return usageErr("--destructive and --force apply to --device only")
-	}
-	var size int64
-	if o.size != "" {
-		if size, err = units.ParseSize(o.size); err != nil {
-			return usageErr("--size: %v", err)
-		}
 	}
 	labels, err := parseLabels(o.labels)
 	if err != nil {
@@ -184,15 +189,16 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	defer prog.Done()
 	cfg := runner.Config{
 		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat,
-		Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
+		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat,
+		WritebackCap: writebackCap(o.writebackCap),
+		Labels:       labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
 	}
 	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
 	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
-		cfg.MaxRuntimeS = o.maxRuntime
+		cfg.MaxRuntimeS = seconds(o.maxRuntime)
 		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(o.minRuntime)
+			steady := analysis.SteadyStop(seconds(o.minRuntime))
 			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
 		}
 	}

@@ -210,7 +210,9 @@ func (r Resolver) mountFor(path, mm string) (Mount, error) {
 	}
 	var best *procfs.MountInfo
 	for _, m := range mounts {
-		if m.MajorMinorVer != mm || !under(abs, m.MountPoint) {
+		// A mount point is absolute; a table with an empty one (a hostile
+		// or corrupt mountinfo) would otherwise contain every path.
+		if m.MajorMinorVer != mm || !filepath.IsAbs(m.MountPoint) || !under(abs, m.MountPoint) {
 			continue
 		}
 		if best == nil || len(m.MountPoint) >= len(best.MountPoint) {

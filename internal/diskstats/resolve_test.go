@@ -14,7 +14,7 @@ import (
 // fixture builds a /proc and /sys tree: vda with partition vda1 (ext4 on
 // /), loop0 backed by a file on /, dm-0 over vdb and vdc (xfs on /data),
 // and a tmpfs on /tmp.
-func fixture(t *testing.T) (Resolver, string) {
+func fixture(t testing.TB) (Resolver, string) {
 	t.Helper()
 	root := t.TempDir()
 	proc, sys := filepath.Join(root, "proc"), filepath.Join(root, "sys")

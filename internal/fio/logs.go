@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -61,19 +62,21 @@ func parseLogLine(s string) (LogEntry, error) {
 		return LogEntry{}, fmt.Errorf("want at least 4 comma-separated fields, got %d", n)
 	}
 	t, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		return LogEntry{}, fmt.Errorf("time %q: %w", f[0], err)
+	if err != nil || t < 0 {
+		return LogEntry{}, fmt.Errorf("time %q: want milliseconds, 0 or more", f[0])
 	}
+	// fio writes whole numbers here; a NaN or an infinity would end up in
+	// the result's series and make its JSON unwritable.
 	v, err := strconv.ParseFloat(f[1], 64)
-	if err != nil {
-		return LogEntry{}, fmt.Errorf("value %q: %w", f[1], err)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return LogEntry{}, fmt.Errorf("value %q: want a finite number, 0 or more", f[1])
 	}
 	d, err := strconv.Atoi(f[2])
 	if err != nil || d < 0 || d > 2 {
 		return LogEntry{}, fmt.Errorf("direction %q: want 0, 1 or 2", f[2])
 	}
 	bs, err := strconv.ParseInt(f[3], 10, 64)
-	if err != nil {
+	if err != nil || bs < 0 {
 		return LogEntry{}, fmt.Errorf("block size %q: %w", f[3], err)
 	}
 	return LogEntry{TimeMs: t, Value: v, Dir: d, BS: bs}, nil

@@ -1,7 +1,9 @@
 package fio
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,4 +180,40 @@ func TestParse339ClientArray(t *testing.T) {
 	if h.Count() != 30000 || h.Percentile(50) != 399360 || h.Percentile(90) != 1597440 {
 		t.Errorf("merged: n=%d p50=%v p90=%v", h.Count(), h.Percentile(50), h.Percentile(90))
 	}
+}
+
+// ParseReader reads what Parse reads, and whatever fio output it accepts
+// converts into result figures that JSON can hold (finite numbers), so
+// that a record never fails to encode later.
+func FuzzParseReader(f *testing.F) {
+	for _, s := range []string{"randread_4k_qd8.jsonplus.json", "status_interval_1s.json", "error_einval.stdout.json",
+		"INVALID_json_nan_steadystate_ssdur1.json", "etcd_fdatasync.json", "client_server_2hosts.json"} {
+		f.Add(readSample(f, s))
+	}
+	f.Add([]byte("{\n\"jobs\": [{\"jobname\": \"a\", \"read\": {\"iops\": nan, \"bw_bytes\": 1, \"total_ios\": 1, \"lat_ns\": {\"N\": 1, \"mean\": -nan, \"bins\": {\"1000\": 1}}}}]\n}\n"))
+	f.Add([]byte("{\n\"jobs\": [{\"read\": {\"iops\": 1e308, \"total_ios\": 9223372036854775807, \"runtime\": -1, \"lat_ns\": {\"N\": 18446744073709551615, \"bins\": {\"99999999999999999999\": 5, \"-1\": 1, \"nan\": 2}}}}]\n}\n"))
+	f.Add([]byte("{\n\"jobs\": [{\"sync\": {\"lat_ns\": {\"N\": 3, \"percentile\": {\"99.000000\": inf}}}}]\n}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		docs, _, err := Parse(b)
+		rdocs, _, rerr := ParseReader(bytes.NewReader(b))
+		if (err == nil) != (rerr == nil) || len(docs) != len(rdocs) {
+			t.Fatalf("Parse: %d docs, %v; ParseReader: %d docs, %v", len(docs), err, len(rdocs), rerr)
+		}
+		for _, d := range docs {
+			var r result.Result
+			if FillFromFio(&r, d.AllJobs()) != nil {
+				continue
+			}
+			for _, dir := range []*result.DirResult{r.Read, r.Write, r.Sync} {
+				if dir == nil {
+					continue
+				}
+				for _, v := range []float64{dir.IOPS, dir.BWBytes, dir.Lat.MinNs, dir.Lat.MeanNs, dir.Lat.MaxNs, dir.Lat.P50Ns, dir.Lat.P99Ns, dir.Lat.P9999Ns} {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Fatalf("non-finite figure in %+v", *dir)
+					}
+				}
+			}
+		}
+	})
 }

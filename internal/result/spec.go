@@ -23,10 +23,15 @@ type TestSpec struct {
 	IOEngine  string `json:"ioengine"`
 	// Fdatasync issues an fdatasync after this many writes (etcd style).
 	Fdatasync int `json:"fdatasync,omitempty"`
-	// Runtime and Ramp are in seconds. A zero Runtime runs until Size is
-	// done (not time based), as the etcd test does.
-	RuntimeS float64 `json:"runtime_s"`
-	RampS    float64 `json:"ramp_s"`
+	// Runtime and Ramp are in seconds. A test with a Runtime is time
+	// based: it runs for Runtime, going over its file as often as needed,
+	// unless StopAtSize is set: then it stops when it has done its size
+	// or at Runtime, whichever comes first (fio without time_based, as in
+	// the 2019 AKS write-up). A zero Runtime runs until the size is done
+	// (the etcd test).
+	RuntimeS   float64 `json:"runtime_s"`
+	RampS      float64 `json:"ramp_s"`
+	StopAtSize bool    `json:"stop_at_size,omitempty"`
 	// SizeBytes fixes the file size for this test; 0 uses the target's.
 	SizeBytes int64 `json:"size_bytes"`
 	// OwnFile gives the test a file of its own instead of the shared,
@@ -37,6 +42,10 @@ type TestSpec struct {
 	// Options are extra fio options, in order, applied after the typed
 	// fields (a job file's whole section lives here).
 	Options []Option `json:"options,omitempty"`
+	// Notes say how the test differs from what it was read from (a job
+	// file's filename replaced by iolens's own file, say). The runner
+	// copies them into the test's results.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Option is one fio option. An empty Value is a flag such as time_based.
@@ -44,6 +53,10 @@ type Option struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
+
+// TimeBased reports whether the test runs for its runtime whatever its
+// size (fio's time_based).
+func (t TestSpec) TimeBased() bool { return t.RuntimeS > 0 && !t.StopAtSize }
 
 // Runtime is the test's time-based duration.
 func (t TestSpec) Runtime() time.Duration { return secs(t.RuntimeS) }
@@ -84,8 +97,11 @@ func (t TestSpec) Summary() string {
 	if t.SizeBytes > 0 {
 		fmt.Fprintf(&b, " size=%s", formatSize(t.SizeBytes))
 	}
-	if t.RuntimeS > 0 {
+	switch {
+	case t.TimeBased():
 		fmt.Fprintf(&b, " runtime=%gs", t.RuntimeS)
+	case t.RuntimeS > 0:
+		fmt.Fprintf(&b, " size-or-runtime=%gs", t.RuntimeS)
 	}
 	if t.RampS > 0 {
 		fmt.Fprintf(&b, " ramp=%gs", t.RampS)

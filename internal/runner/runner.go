@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,11 @@ type Config struct {
 	// time-based test's runtime (0: the test's own).
 	Stop        func(result.TestSpec) StopRule
 	MaxRuntimeS float64
+
+	// WritebackCap bounds how long the writeback after a buffered test is
+	// watched; a result says when it was reached. 0 picks
+	// DefaultWritebackCap; a negative cap turns the watch off.
+	WritebackCap time.Duration
 
 	// ProcRoot and SysRoot are for tests (default /proc and /sys).
 	ProcRoot, SysRoot string
@@ -154,6 +160,10 @@ type runner struct {
 
 	fioVersion string
 	engine     string
+	// lease holds a tested device exclusively; readOnly is set when the
+	// device is in use and only reads may run.
+	lease      *DeviceLease
+	readOnly   bool
 	host       result.Host
 	target     result.Target
 	scratch    string
@@ -237,6 +247,18 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	if cfg.RunID == "" {
 		cfg.RunID = NewRunID()
 	}
+	if cfg.WritebackCap == 0 {
+		cfg.WritebackCap = DefaultWritebackCap
+	}
+	// Whatever built the suite (a job file, a built-in, a caller's own
+	// specs), nothing reaches fio that CheckSpec has not passed; Test
+	// checks the tests a plan adds.
+	if err := CheckSuite(cfg.Suite); err != nil {
+		return nil, err
+	}
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
 	r := &runner{cfg: cfg, progress: progress, start: time.Now()}
 	if r.fioVersion, err = fio.Version(ctx, cfg.FioBinary); err != nil {
 		return nil, err
@@ -271,8 +293,16 @@ type TestOptions struct {
 // run's overrides (runtime, ramp, engine) apply to spec first.
 func (s *Session) Test(ctx context.Context, spec result.TestSpec, o TestOptions) result.Result {
 	r := s.r
-	spec = r.effective(spec)
-	res := r.runTest(ctx, spec, o.Index, max(o.Repeat, 1), o.N, o.Total, o.Stop)
+	var res result.Result
+	if err := CheckSpec(spec); err != nil {
+		res = result.Result{Schema: result.Schema, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: o.Index, Repeat: max(o.Repeat, 1),
+			Test: spec, Target: r.target, Host: r.host, FioVersion: r.fioVersion, Status: "failed", Error: err.Error()}
+		res.Start = time.Now().UTC()
+		res.End = res.Start
+	} else {
+		spec = r.effective(spec)
+		res = r.runTest(ctx, spec, o.Index, max(o.Repeat, 1), o.N, o.Total, o.Stop)
+	}
 	r.progress(Event{Kind: EventTestEnd, Index: o.N, Total: o.Total, Repeat: o.Repeat, Test: spec, Elapsed: time.Since(r.start), Result: &res})
 	return res
 }
@@ -296,8 +326,28 @@ func (s *Session) Close(ctx context.Context) error {
 	return err
 }
 
-// effective applies the run's overrides to a test.
+// effective applies the run's overrides to a test. What it changes in a
+// test's own parameters is said in the test's notes.
 func (r *runner) effective(s result.TestSpec) result.TestSpec {
+	s.Options = append([]result.Option(nil), s.Options...)
+	s.Notes = append([]string(nil), s.Notes...)
+	// --size scales every test down; a shared file (or device) bounds
+	// the tests that use it.
+	if limit, why := r.sizeLimit(s); s.SizeBytes > 0 && limit > 0 && s.SizeBytes > limit {
+		s.Notes = append(s.Notes, fmt.Sprintf("size scaled down from %s to %s (%s): results can differ from a full-size run",
+			units.HumanBytes(float64(s.SizeBytes)), units.HumanBytes(float64(limit)), why))
+		s.SizeBytes = limit
+	}
+	for i, o := range s.Options {
+		if o.Key != "cpus_allowed" {
+			continue
+		}
+		if missing := unavailableCPUs(o.Value); missing != "" {
+			s.Notes = append(s.Notes, fmt.Sprintf("cpus_allowed=%s not applied: CPU %s is not available to fio here", o.Value, missing))
+			s.Options = append(s.Options[:i], s.Options[i+1:]...)
+		}
+		break
+	}
 	if r.cfg.RuntimeS > 0 && s.RuntimeS > 0 {
 		s.RuntimeS = r.cfg.RuntimeS
 	}
@@ -319,11 +369,66 @@ func (r *runner) effective(s result.TestSpec) result.TestSpec {
 	return s
 }
 
+// sizeLimit is the largest size a test may use: --size, or the shared
+// file's (the device's) size for tests that use it.
+func (r *runner) sizeLimit(s result.TestSpec) (int64, string) {
+	if r.cfg.SizeBytes > 0 {
+		return r.cfg.SizeBytes, "set with --size"
+	}
+	if !s.OwnFile && r.target.SizeBytes > 0 {
+		return r.target.SizeBytes, "the size of " + r.target.Path
+	}
+	return 0, ""
+}
+
+// unavailableCPUs names the first CPU of a cpus_allowed list that this
+// process may not run on, or returns "".
+func unavailableCPUs(list string) string {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return ""
+	}
+	for _, c := range cpusOf(list) {
+		if !set.IsSet(c) {
+			return strconv.Itoa(c)
+		}
+	}
+	return ""
+}
+
+// DefaultWritebackCap is how long iolens watches the writeback after a
+// buffered test at most. The 2019 AKS write-up's random buffered writes
+// took 4-5 minutes to drain.
+const DefaultWritebackCap = 15 * time.Minute
+
+// checkConfig refuses run settings that are not finite, negative or out
+// of range, whoever filled them in (flags, the Kubernetes agent).
+func checkConfig(c Config) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"runtime", c.RuntimeS}, {"ramp", c.RampS}, {"max-runtime", c.MaxRuntimeS}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > maxTestTime.Seconds() {
+			return &units.ValueError{Kind: "duration", Value: strconv.FormatFloat(f.v, 'g', -1, 64), Why: "--" + f.name + " out of range",
+				Want: fmt.Sprintf("seconds from 0 to %.0f", maxTestTime.Seconds())}
+		}
+	}
+	if c.SizeBytes < 0 {
+		return &units.ValueError{Kind: "size", Value: strconv.FormatInt(c.SizeBytes, 10), Why: "negative", Want: "a size of 0 or more"}
+	}
+	if c.Repeat > 10000 {
+		return &units.ValueError{Kind: "count", Value: strconv.Itoa(c.Repeat), Why: "out of range", Want: "a whole number from 1 to 10000"}
+	}
+	return nil
+}
+
 // plan estimates the run's duration for the ETA.
 func (r *runner) plan() time.Duration {
 	var d time.Duration
 	for _, s := range r.cfg.Suite.Tests {
 		s = r.effective(s)
+		// A test that stops at its size may end sooner than its
+		// runtime; the runtime is the estimate's upper bound.
 		t := s.Runtime() + s.Ramp() + time.Second
 		if s.RuntimeS == 0 {
 			t = 10 * time.Second
@@ -368,34 +473,42 @@ func hostInfo(procRoot, fioVersion, version string) result.Host {
 func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error, error) {
 	cfg := r.cfg
 	resolver := diskstats.Resolver{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}
-	var extra int64
-	// A plan (no tests listed up front) may run anything: it gets the
-	// shared file.
+	// Own-file tests remove their file when they end, so they need the
+	// largest of their sizes, not the sum. Shared tests that fix a size
+	// (the seed suites) size the shared file. A plan (no tests listed up
+	// front) may run anything: it gets the shared file.
+	var ownMax, sharedWant int64
 	shared := len(cfg.Suite.Tests) == 0
 	writes := false
 	for _, s := range cfg.Suite.Tests {
 		if s.OwnFile {
 			sz := s.SizeBytes
-			if sz == 0 {
+			if sz == 0 || cfg.SizeBytes > 0 && sz > cfg.SizeBytes {
 				sz = cfg.SizeBytes
 			}
-			extra += sz
+			ownMax = max(ownMax, sz)
 		} else {
 			shared = true
+			sharedWant = max(sharedWant, s.SizeBytes)
 		}
 		writes = writes || s.Writes()
 	}
 	r.target = result.Target{Labels: cfg.Labels, Emulated: cfg.Emulated}
 
 	if cfg.Device != "" {
-		if writes {
-			if err := CheckDeviceWritable(ctx, cfg.Device, cfg.Destructive, cfg.Force); err != nil {
-				return nil, err
-			}
-		}
-		size, err := DeviceSize(cfg.Device)
+		lease, err := CheckDevice(ctx, DeviceCheck{Device: cfg.Device, Writes: writes, Destructive: cfg.Destructive, Force: cfg.Force,
+			Inspector: DeviceInspector{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}})
 		if err != nil {
 			return nil, err
+		}
+		r.lease, r.readOnly = lease, lease.ReadOnly
+		if lease.Note != "" {
+			r.progress(Event{Kind: EventInfo, Message: lease.Note})
+		}
+		release := func(context.Context) error { return lease.Release() }
+		size, err := DeviceSize(cfg.Device)
+		if err != nil {
+			return release, err
 		}
 		reason := "the whole device"
 		if cfg.SizeBytes > 0 && cfg.SizeBytes < size {
@@ -405,17 +518,17 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 		r.sharedFile = cfg.Device
 		r.res, err = resolver.Resolve(cfg.Device)
 		if err != nil {
-			return nil, err
+			return release, err
 		}
 		r.fillDevices()
 		// Own-file tests (fsync, job files) write files; a raw device has
 		// no place for them other than the device itself.
 		dir, err := os.MkdirTemp("", "iolens-"+cfg.RunID+"-")
 		if err != nil {
-			return nil, err
+			return release, err
 		}
 		r.scratch = dir
-		return func(context.Context) error { return os.RemoveAll(dir) }, r.openReader()
+		return func(ctx context.Context) error { return errors.Join(os.RemoveAll(dir), release(ctx)) }, r.openReader()
 	}
 
 	dir := cfg.Dir
@@ -462,11 +575,18 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	abs := dir
 	size := cfg.SizeBytes
 	reason := ""
-	if shared || cfg.SizeBytes == 0 {
-		size, reason, err = ChooseSize(cfg.SizeBytes, sp, extra, abs)
-		if err != nil {
-			return cleanup, err
+	switch {
+	case shared && cfg.SizeBytes == 0 && sharedWant > 0:
+		size, reason, err = ChooseSuiteSize(sharedWant, sp, ownMax, abs)
+	case shared || cfg.SizeBytes == 0:
+		size, reason, err = ChooseSize(cfg.SizeBytes, sp, ownMax, abs)
+	default:
+		if ownMax > sp.FreeBytes-reserve {
+			err = &SpaceError{Path: abs, Need: ownMax, FreeBytes: sp.FreeBytes}
 		}
+	}
+	if err != nil {
+		return cleanup, err
 	}
 	r.target.Kind, r.target.Path, r.target.SizeBytes, r.target.SizeReason = "dir", abs, size, reason
 	if shared {
@@ -589,11 +709,16 @@ func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
 	if s.Fdatasync > 0 {
 		g = append(g, kv("fdatasync", s.Fdatasync))
 	}
+	// Without time_based, fio stops at size or runtime, whichever
+	// comes first.
+	if s.TimeBased() {
+		g = append(g, fio.KV{Key: "time_based"})
+	}
 	if s.RuntimeS > 0 {
-		g = append(g, fio.KV{Key: "time_based"}, kv("runtime", strconv.FormatFloat(s.RuntimeS, 'f', -1, 64)))
+		g = append(g, kv("runtime", formatFioTime(s.Runtime(), time.Second)))
 	}
 	if s.RampS > 0 {
-		g = append(g, kv("ramp_time", strconv.FormatFloat(s.RampS, 'f', -1, 64)))
+		g = append(g, kv("ramp_time", formatFioTime(s.Ramp(), time.Second)))
 	}
 	if s.Writes() && r.cfg.Incompressible {
 		// Fresh random data for every write, so compressing storage sees
@@ -640,6 +765,9 @@ func safeName(s string) string {
 func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, total int, stop StopRule) result.Result {
 	res := result.Result{Schema: result.Schema, RunID: r.cfg.RunID, Suite: r.cfg.Suite.Name, Index: index, Repeat: rep,
 		Test: s, Target: r.target, Host: r.host, FioVersion: r.fioVersion, Status: "ok"}
+	// How the test was derived (a job file's filename not used, a size
+	// scaled down) is said once, in the result's notes.
+	res.Notes, res.Test.Notes = append(res.Notes, s.Notes...), nil
 	res.Start = time.Now().UTC()
 	fail := func(err error) result.Result {
 		res.Status, res.Error = "failed", err.Error()
@@ -653,13 +781,30 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		return fail(err)
 	}
 	defer os.RemoveAll(logDir)
+	if err := r.checkExtent(s); err != nil {
+		return fail(err)
+	}
+	if r.readOnly && s.Writes() {
+		return fail(&DeviceRefusal{Device: r.cfg.Device, Reason: "it is in use, so only reads run",
+			hint: "unmount it, remove what is stacked on it, or swapoff it first"})
+	}
+	if own := r.ownFile(s); own != "" {
+		// An own file is this test's alone: removing it when the test
+		// ends keeps the space a suite needs to its largest test.
+		defer os.Remove(own)
+	}
 	jf := r.jobFile(s, filepath.Join(logDir, "t"))
 	res.FioJob = jf.String()
 	jobPath := filepath.Join(logDir, "job.fio")
 	if err := os.WriteFile(jobPath, []byte(res.FioJob), 0o644); err != nil {
 		return fail(err)
 	}
-	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.interval(s).Milliseconds()), jobPath}
+	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.interval(s).Milliseconds())}
+	if r.fileReady(s) && !s.Writes() {
+		// fio's own guard: it refuses any write or trim of this job.
+		args = append(args, "--readonly")
+	}
+	args = append(args, jobPath)
 	res.FioArgs = append([]string{"fio"}, args...)
 	buffered := !s.Direct && s.Writes() && s.Fdatasync == 0
 	var dirtyBefore uint64
@@ -736,9 +881,11 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	}
 	// Buffered writes go on reaching the disk after fio ends: watch the
 	// tail until the device calms down.
-	if err == nil && buffered && r.reader != nil {
-		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Message: "watching writeback after the buffered test"})
-		r.waitWriteback(ctx, r.interval(s), &mu, &ticks, fioEnd, dirtyBefore)
+	var wb writebackEnd
+	if err == nil && buffered && r.reader != nil && r.cfg.WritebackCap > 0 {
+		wb = r.waitWriteback(ctx, r.interval(s), &mu, &ticks, fioEnd, dirtyBefore, func(msg string) {
+			r.progress(Event{Kind: EventInfo, Index: n, Total: total, Test: s, Message: msg})
+		})
 	}
 	stopSampling()
 	swg.Wait()
@@ -762,6 +909,11 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if err := r.fill(&res, run.Final, logDir); err != nil {
 		return fail(err)
 	}
+	// A test in which fio did no IO measured nothing, whatever fio's
+	// exit status says.
+	if didNoIO(&res) {
+		return fail(&NoIOError{Test: s.Name, Stderr: stderrTail(res.FioStderr)})
+	}
 	measureStart := time.UnixMilli(run.Final.TimestampMs - maxRuntimeMs(run.Final))
 	res.Devices, res.System = r.deviceSeries(ticks[:tailFrom], measureStart)
 	res.Tail, _ = r.deviceSeries(ticks[tailFrom:], measureStart)
@@ -781,6 +933,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	}
 	if buffered {
 		res.Notes = append(res.Notes, "buffered writes: fio's figures include the page cache; the device series shows what reached the disk")
+		if note := wb.note(r.cfg.WritebackCap); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 	}
 	if r.target.Device == "" {
 		res.Notes = append(res.Notes, "no block device behind the target ("+r.target.Filesystem+")")
@@ -788,19 +943,53 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	return res
 }
 
-// waitWriteback keeps sampling after fio ended until the dirty and
-// writeback memory the test left is gone (back within 16 MiB of where it
-// was when the test started) for 2 s, for at most 2 minutes. Device
-// traffic is not the criterion: other tenants may keep a disk busy.
-func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64) {
-	deadline := time.Now().Add(2 * time.Minute)
-	quiet := 0
-	seen := 0
-	for time.Now().Before(deadline) && quiet < int(max(2*time.Second/iv, 2)) {
+// writebackEnd is how the watch of a writeback tail ended.
+type writebackEnd struct {
+	watched       bool
+	capped        bool
+	after         time.Duration
+	dirty, target uint64
+}
+
+func (w writebackEnd) note(limit time.Duration) string {
+	switch {
+	case !w.watched:
+		return ""
+	case w.capped:
+		return fmt.Sprintf("writeback still going when the %s cap was reached (--writeback-cap): %s of dirty and writeback memory left, against %s before the test; the tail series ends there",
+			limit, units.HumanBytes(float64(w.dirty)), units.HumanBytes(float64(w.target)))
+	}
+	return fmt.Sprintf("writeback drained %s after fio ended", w.after.Round(time.Second))
+}
+
+// writebackSlack is how far above its level before the test dirty memory
+// may stay and still count as drained: other programs write too.
+const writebackSlack = 16 << 20
+
+// waitWriteback keeps sampling every iv after fio ended until the dirty
+// and writeback memory is back to its level before the test (within 16
+// MiB) for 2 s, for at most the writeback cap. Device traffic is not the
+// criterion: other tenants may keep a disk busy. progress hears how it
+// goes every 15 s.
+func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64, progress func(string)) writebackEnd {
+	start := time.Now()
+	end := writebackEnd{watched: true, target: baseline}
+	deadline := start.Add(r.cfg.WritebackCap)
+	lastReport := start
+	progress(fmt.Sprintf("watching writeback after the buffered test until dirty memory is back to %s (at most %s)",
+		units.HumanBytes(float64(baseline)), r.cfg.WritebackCap))
+	need := int(max(2*time.Second/iv, 2))
+	quiet, seen := 0, 0
+	for quiet < need {
+		if !time.Now().Before(deadline) {
+			end.capped = true
+			break
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-time.After(iv):
+			end.watched = false
+			return end
+		case <-time.After(min(iv, time.Until(deadline)+time.Millisecond)):
 		}
 		mu.Lock()
 		for _, t := range (*ticks)[seen:] {
@@ -808,14 +997,98 @@ func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.M
 			if t.At.Before(from) {
 				continue
 			}
-			if t.System.DirtyBytes+t.System.WritebackBytes <= baseline+16<<20 {
+			end.dirty = t.System.DirtyBytes + t.System.WritebackBytes
+			if end.dirty <= baseline+writebackSlack {
 				quiet++
 			} else {
 				quiet = 0
 			}
 		}
 		mu.Unlock()
+		if time.Since(lastReport) >= 15*time.Second && quiet < need {
+			lastReport = time.Now()
+			progress(fmt.Sprintf("writeback: %s of dirty and writeback memory left (%s before the test), %s so far",
+				units.HumanBytes(float64(end.dirty)), units.HumanBytes(float64(baseline)), time.Since(start).Round(time.Second)))
+		}
 	}
+	end.after = time.Since(from)
+	return end
+}
+
+// NoIOError is a test in which fio did no IO at all.
+type NoIOError struct{ Test, Stderr string }
+
+func (e *NoIOError) Error() string {
+	return "fio did no IO in test " + e.Test + ", so there is nothing to report" + e.Stderr
+}
+
+// Hint says where to look.
+func (e *NoIOError) Hint() string {
+	return "fio's messages (in the result's fio_stderr) say why; check the test's size, offsets and rate limits"
+}
+
+func didNoIO(res *result.Result) bool {
+	n := int64(0)
+	for _, d := range []*result.DirResult{res.Read, res.Write, res.Sync} {
+		if d != nil {
+			n += d.TotalIOs + int64(d.Lat.N)
+		}
+	}
+	return n == 0
+}
+
+// ownFile is the path of a test's own file, or "" when it uses the
+// shared one (or the device).
+func (r *runner) ownFile(s result.TestSpec) string {
+	if s.OwnFile || r.sharedFile == "" {
+		return filepath.Join(r.scratch, safeName(s.Name)+".dat")
+	}
+	return ""
+}
+
+// fileReady reports whether the test's file exists at full size before
+// fio starts, so that a read test needs no layout and fio can run with
+// --readonly: a device always, a preconditioned shared file.
+func (r *runner) fileReady(s result.TestSpec) bool {
+	if r.cfg.Device != "" {
+		return r.ownFile(s) == ""
+	}
+	return r.ownFile(s) == "" && r.target.Preconditioned && s.SizeBytes <= r.target.SizeBytes
+}
+
+// checkExtent refuses a test whose offsets reach past the shared file or
+// device, where fio would extend iolens's file beyond the space checked.
+func (r *runner) checkExtent(s result.TestSpec) error {
+	if r.ownFile(s) != "" {
+		return nil
+	}
+	size := r.target.SizeBytes
+	if s.SizeBytes > 0 {
+		size = s.SizeBytes
+	}
+	var off, inc int64
+	for _, o := range s.Options {
+		n, _ := strconv.ParseInt(o.Value, 10, 64)
+		switch o.Key {
+		case "offset":
+			off = n
+		case "offset_increment":
+			inc = n
+		}
+	}
+	jobs := int64(max(s.NumJobs, 1))
+	if inc == 0 && jobs > 1 {
+		return nil // iolens splits the file between the jobs itself
+	}
+	end := off + size
+	if inc > 0 {
+		end = off + inc*(jobs-1) + size/jobs
+	}
+	if off > r.target.SizeBytes || inc > r.target.SizeBytes || end > r.target.SizeBytes || end < 0 {
+		return &SpecError{Test: s.Name, Field: "offset", Reason: fmt.Sprintf("the test's region ends past the %s %s", units.HumanBytes(float64(r.target.SizeBytes)), r.target.Kind),
+			hint: "lower offset, offset_increment or size"}
+	}
+	return nil
 }
 
 func countBefore(ticks []diskstats.Tick, t time.Time) int {

@@ -3,12 +3,9 @@ package runner
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/units"
 )
 
 // t builds a direct, time-based libaio test.
@@ -83,26 +80,33 @@ func builtinSuites() []result.Suite {
 		mix(t("rw_mix", "randrw", k4, 64, 15, 2), 75),
 	}
 
-	// The 2019 AKS write-up ran 300 s per test with libaio, thread and
-	// group_reporting; its tests change one knob at a time.
+	// The 2019 AKS write-up's jobs.fio: libaio, thread, group_reporting,
+	// cpus_allowed=1, one shared 10 GiB file (size=10g, binary as fio
+	// reads it) and runtime=300s without time_based, so each test stops
+	// when it has written 10 GiB or after 300 s, whichever comes first.
+	// Its tests change one knob at a time.
 	aks := []result.TestSpec{
-		withDesc(t("test1-write-4k-qd1-direct", "write", k4, 1, 300, 0), "sequential 4k writes, OS cache off (the write-up ran it on a host-cached OS disk)"),
-		withDesc(withDirect(t("test2-write-4k-qd1-buffered", "write", k4, 1, 300, 0), false, "libaio"), "OS cache on: fio sees page-cache speed, the disk sees merged writes"),
-		withDesc(t("test3-write-4k-qd1-direct", "write", k4, 1, 300, 0), "OS cache off: latency caps IOPS at QD1"),
-		withDesc(t("test4-write-4k-qd16-direct", "write", k4, 16, 300, 0), "queue depth 16 reaches the IOPS cap"),
-		withDesc(t("test5-write-128k-qd1-direct", "write", k128, 1, 300, 0), "larger blocks at QD1"),
-		withDesc(withDirect(t("test6-write-256k-qd1-buffered", "write", k256, 1, 300, 0), false, "libaio"), "buffered: writes go on after fio ends"),
-		withDesc(withDirect(t("test7-randwrite-4k-qd1-buffered", "randwrite", k4, 1, 300, 0), false, "libaio"), "buffered random writes: IOPS-limited writeback"),
-		withDesc(withDirect(t("test8-randwrite-256k-qd16-buffered", "randwrite", k256, 16, 300, 0), false, "libaio"), "large buffered random writes: bandwidth-limited"),
+		withDesc(aks2019("test1-write-4k-qd1-direct", "write", k4, 1, true), "sequential 4k writes, OS cache off (the write-up ran it on a host-cached OS disk)"),
+		withDesc(aks2019("test2-write-4k-qd1-buffered", "write", k4, 1, false), "OS cache on: fio sees page-cache speed, the disk sees merged writes"),
+		withDesc(aks2019("test3-write-4k-qd1-direct", "write", k4, 1, true), "OS cache off: latency caps IOPS at QD1"),
+		withDesc(aks2019("test4-write-4k-qd16-direct", "write", k4, 16, true), "queue depth 16 reaches the IOPS cap"),
+		withDesc(aks2019("test5-write-128k-qd1-direct", "write", k128, 1, true), "larger blocks at QD1"),
+		withDesc(aks2019("test6-write-256k-qd1-buffered", "write", k256, 1, false), "buffered: writes go on after fio ends"),
+		withDesc(aks2019("test7-randwrite-4k-qd1-buffered", "randwrite", k4, 1, false), "buffered random writes: IOPS-limited writeback"),
+		withDesc(aks2019("test8-randwrite-256k-qd16-buffered", "randwrite", k256, 16, false), "large buffered random writes: bandwidth-limited"),
 	}
 
-	// IBM's 2023 OpenShift write-up: 180 s, 10 s ramp, libaio, QD64.
+	// IBM's 2023 OpenShift write-up: libaio, direct, --size=5G (5 GiB as
+	// fio reads it), time_based, 180 s after a 10 s ramp, group_reporting.
+	// Its figures 2-4 are the read/write mix with 256 KiB blocks, which
+	// showed the VSI's volume bandwidth split.
 	ibm := []result.TestSpec{
-		t("4k-64depth-read", "randread", k4, 64, 180, 10),
-		t("1m-64depth-read", "read", m1, 64, 180, 10),
-		t("4k-64depth-write", "randwrite", k4, 64, 180, 10),
-		mix(t("4k-64depth-read-write", "randrw", k4, 64, 180, 10), 50),
-		t("4k-1depth-read", "randread", k4, 1, 180, 10),
+		ibmVPC(t("4k-64depth-read", "randread", k4, 64, 180, 10)),
+		ibmVPC(t("1m-64depth-read", "read", m1, 64, 180, 10)),
+		ibmVPC(t("4k-64depth-write", "randwrite", k4, 64, 180, 10)),
+		ibmVPC(mix(t("4k-64depth-read-write", "randrw", k4, 64, 180, 10), 50)),
+		ibmVPC(t("4k-1depth-read", "randread", k4, 1, 180, 10)),
+		withDesc(ibmVPC(mix(t("256k-64depth-read-write", "randrw", k256, 64, 180, 10), 50)), "the write-up's figures 2-4: 256 KiB blocks reach the bandwidth cap (or the VSI's share of it) before the IOPS cap"),
 	}
 
 	sw := t("sustained-write-direct", "write", m1, 16, 600, 0)
@@ -116,10 +120,28 @@ func builtinSuites() []result.Suite {
 		{Name: "standard", Description: "quick, plus QD sweeps 1..64, 70/30 random mix, and a sustained write", Tests: standard},
 		{Name: "dbench", Description: "the nine tests dbench runs (without its gtod_reduce, so latency is measured)", Tests: dbench},
 		{Name: "etcd", Description: "etcd's WAL pattern: write, sync engine, fdatasync=1, 22 MiB in 2300-byte writes", Tests: []result.TestSpec{fsyncTest("etcd-fdatasync", 0)}},
-		{Name: "aks-2019", Description: "the 8 tests of the 2019 AKS Premium SSD write-up (300 s each; scale with --runtime)", Tests: aks},
-		{Name: "ibm-vpc", Description: "the 5 tests of IBM's OpenShift VPC block write-up (180 s each; scale with --runtime)", Tests: ibm},
+		{Name: "aks-2019", Description: "the 8 tests of the 2019 AKS Premium SSD write-up: a 10 GiB file, each test stops at 10 GiB or 300 s (scale with --size and --runtime)", Tests: aks},
+		{Name: "ibm-vpc", Description: "the 6 tests of IBM's OpenShift VPC block write-up: a 5 GiB file, 180 s each after a 10 s ramp (scale with --size and --runtime)", Tests: ibm},
 		{Name: "sustained-write", Description: "10-minute direct and buffered sequential writes (scale with --runtime)", Tests: []result.TestSpec{sw, swb}},
 	}
+}
+
+const (
+	aksSize = 10 << 30
+	ibmSize = 5 << 30
+)
+
+// aks2019 is one test of the 2019 AKS write-up's jobs.fio.
+func aks2019(name, rw string, bs int64, qd int, direct bool) result.TestSpec {
+	s := t(name, rw, bs, qd, 300, 0)
+	s.Direct, s.StopAtSize, s.SizeBytes = direct, true, aksSize
+	s.Options = []result.Option{{Key: "thread"}, {Key: "cpus_allowed", Value: "1"}}
+	return s
+}
+
+func ibmVPC(s result.TestSpec) result.TestSpec {
+	s.SizeBytes = ibmSize
+	return s
 }
 
 func seqJobs(s result.TestSpec, n int) result.TestSpec {
@@ -154,132 +176,6 @@ func LookupSuite(name string) (result.Suite, error) {
 		}
 	}
 	return result.Suite{}, &UnknownSuiteError{Name: name}
-}
-
-// optionsIolensOwns are set by iolens for every test: where the data goes
-// and what gets logged. A job file may not override them, so that iolens
-// never writes outside its scratch space and always records what it needs.
-var optionsIolensOwns = map[string]bool{
-	"filename": true, "directory": true, "opendir": true, "filename_format": true,
-	"write_bw_log": true, "write_iops_log": true, "write_lat_log": true, "write_hist_log": true,
-	"log_avg_msec": true, "per_job_logs": true, "output": true, "output-format": true,
-	"unlink": true, "gtod_reduce": true, "disable_lat": true, "disable_clat": true, "disable_slat": true,
-}
-
-// SuiteFromJobFile turns a fio job file into a suite: one test per job
-// section, with the [global] options applied first. Options that decide
-// where fio writes or what it logs are iolens's; a file that sets them is
-// refused with the reason, rather than silently changed.
-func SuiteFromJobFile(name, text string) (result.Suite, error) {
-	jf, err := fio.ParseJobFile(text)
-	if err != nil {
-		return result.Suite{}, fmt.Errorf("job file %s: %w", name, err)
-	}
-	s := result.Suite{Name: "job:" + name, Description: "custom fio job file " + name}
-	for _, sec := range jf.Jobs {
-		opts := append(append([]fio.KV{}, jf.Global...), sec.Options...)
-		spec := result.TestSpec{Name: sec.Name, NumJobs: 1, IODepth: 1, Direct: false, RW: "read", BlockSize: 4096}
-		for _, kv := range opts {
-			k := strings.ToLower(kv.Key)
-			if optionsIolensOwns[k] {
-				return result.Suite{}, &JobOptionError{File: name, Section: sec.Name, Key: kv.Key}
-			}
-			if err := applyKnown(&spec, k, kv.Value); err != nil {
-				return result.Suite{}, fmt.Errorf("job file %s, section [%s]: %w", name, sec.Name, err)
-			}
-		}
-		// A section that sets its own size gets a file of its own; the
-		// others share the run's preconditioned file.
-		spec.OwnFile = spec.SizeBytes > 0
-		s.Tests = append(s.Tests, spec)
-	}
-	return s, nil
-}
-
-// applyKnown fills the typed fields fio's options map to, and keeps every
-// other option verbatim, in order.
-func applyKnown(s *result.TestSpec, k, v string) error {
-	var err error
-	switch k {
-	case "rw", "readwrite":
-		s.RW = v
-	case "bs", "blocksize":
-		if s.BlockSize, err = units.ParseSize(v); err != nil {
-			return fmt.Errorf("bs: %w (iolens reads a single block size; use bssplit in the options for mixes)", err)
-		}
-	case "iodepth":
-		s.IODepth, err = strconv.Atoi(v)
-	case "numjobs":
-		s.NumJobs, err = strconv.Atoi(v)
-	case "rwmixread":
-		s.RWMixRead, err = strconv.Atoi(v)
-	case "direct":
-		s.Direct = v == "1" || v == "true"
-	case "buffered":
-		s.Direct = !(v == "" || v == "1" || v == "true")
-	case "ioengine":
-		s.IOEngine = v
-	case "fdatasync":
-		s.Fdatasync, err = strconv.Atoi(v)
-	case "size":
-		if s.SizeBytes, err = units.ParseSize(v); err != nil {
-			return fmt.Errorf("size: %w", err)
-		}
-	case "runtime":
-		var d float64
-		if d, err = parseSeconds(v); err == nil {
-			s.RuntimeS = d
-		}
-	case "ramp_time":
-		var d float64
-		if d, err = parseSeconds(v); err == nil {
-			s.RampS = d
-		}
-	case "time_based", "name", "description":
-		// time_based follows from runtime; name is the section's.
-		if k == "description" {
-			s.Description = v
-		}
-	default:
-		s.Options = append(s.Options, result.Option{Key: k, Value: v})
-	}
-	if err != nil {
-		return fmt.Errorf("%s=%s: %w", k, v, err)
-	}
-	return nil
-}
-
-// parseSeconds reads fio time values: "300", "300s", "5m", "1h", "500ms".
-func parseSeconds(v string) (float64, error) {
-	v = strings.TrimSpace(strings.ToLower(v))
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(v, "ms"):
-		mult, v = 0.001, strings.TrimSuffix(v, "ms")
-	case strings.HasSuffix(v, "s"):
-		v = strings.TrimSuffix(v, "s")
-	case strings.HasSuffix(v, "m"):
-		mult, v = 60, strings.TrimSuffix(v, "m")
-	case strings.HasSuffix(v, "h"):
-		mult, v = 3600, strings.TrimSuffix(v, "h")
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, err
-	}
-	return f * mult, nil
-}
-
-// JobOptionError is a job file option iolens must control itself.
-type JobOptionError struct{ File, Section, Key string }
-
-func (e *JobOptionError) Error() string {
-	return fmt.Sprintf("job file %s, section [%s]: option %q is set by iolens", e.File, e.Section, e.Key)
-}
-
-// Hint says what to do instead.
-func (e *JobOptionError) Hint() string {
-	return "remove it: iolens places test files in its own scratch directory (choose it with the DIR argument or --device) and always records 1 s logs and latency histograms"
 }
 
 // SuiteNames lists the built-in suite names, sorted.

@@ -1,13 +1,8 @@
 package runner
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 
 	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/sys/unix"
@@ -40,6 +35,8 @@ const (
 type SpaceError struct {
 	Path            string
 	Need, FreeBytes int64
+	// SuiteSize is set when the size is the suite's own (a seed's).
+	SuiteSize int64
 }
 
 func (e *SpaceError) Error() string {
@@ -49,7 +46,21 @@ func (e *SpaceError) Error() string {
 
 // Hint says how to fit.
 func (e *SpaceError) Hint() string {
+	if e.SuiteSize > 0 {
+		return fmt.Sprintf("the suite's tests use a %s file, as the write-up it reproduces did: free some space, pick a directory on a larger file system, or scale the tests down with --size (each result then says so)",
+			units.HumanBytes(float64(e.SuiteSize)))
+	}
 	return "free some space, pick a directory on a larger file system, or pass a smaller --size (at least 64M)"
+}
+
+// ChooseSuiteSize checks the size a suite's tests ask for (the seeds' 10
+// GiB or 5 GiB) against free space. There is no fallback: a smaller file
+// would measure something else, so only --size scales the tests down.
+func ChooseSuiteSize(suiteSize int64, sp Space, extra int64, path string) (int64, string, error) {
+	if suiteSize > sp.FreeBytes-reserve-extra {
+		return 0, "", &SpaceError{Path: path, Need: suiteSize + extra, FreeBytes: sp.FreeBytes, SuiteSize: suiteSize}
+	}
+	return suiteSize, fmt.Sprintf("the suite's own size, %s (%s free)", units.HumanBytes(float64(suiteSize)), units.HumanBytes(float64(sp.FreeBytes))), nil
 }
 
 // ChooseSize picks the shared test file's size. A size the user asked for
@@ -78,132 +89,6 @@ func ChooseSize(requested int64, sp Space, extra int64, path string) (int64, str
 		return 0, "", &SpaceError{Path: path, Need: size + extra, FreeBytes: sp.FreeBytes}
 	}
 	return size, reason, nil
-}
-
-// DeviceRefusal explains why iolens will not write to a block device.
-type DeviceRefusal struct {
-	Device string
-	Reason string
-	hint   string
-}
-
-func (e *DeviceRefusal) Error() string {
-	return fmt.Sprintf("refusing to write to %s: %s", e.Device, e.Reason)
-}
-
-// Hint says what would make the run acceptable.
-func (e *DeviceRefusal) Hint() string { return e.hint }
-
-// CheckDeviceWritable decides whether write tests may run on a raw device.
-// Writes destroy what is on the device, so they need --destructive, and a
-// device that carries a file system, a partition table or partitions also
-// needs --force. A mounted device is always refused.
-func CheckDeviceWritable(ctx context.Context, dev string, destructive, force bool) error {
-	if !destructive {
-		return &DeviceRefusal{Device: dev, Reason: "the suite has write tests, which destroy the data on the device",
-			hint: "pass --destructive if the device holds nothing you need, or run a read-only suite (--job with read tests)"}
-	}
-	if m, err := mountedDevice(dev); err != nil {
-		return err
-	} else if m != "" {
-		return &DeviceRefusal{Device: dev, Reason: "it (or one of its partitions) is mounted at " + m,
-			hint: "unmount it first; iolens never writes to a mounted device, even with --force"}
-	}
-	if force {
-		return nil
-	}
-	if sig := deviceSignature(ctx, dev); sig != "" {
-		return &DeviceRefusal{Device: dev, Reason: "it carries " + sig,
-			hint: "check that nothing on it is needed, then add --force (data on the device will be overwritten)"}
-	}
-	return nil
-}
-
-// deviceSignature names what blkid finds on the device (a file system, a
-// partition table, RAID or LVM metadata), or returns "" when it finds
-// nothing. Partitions known to the kernel count too.
-func deviceSignature(ctx context.Context, dev string) string {
-	real, err := filepath.EvalSymlinks(dev)
-	if err == nil {
-		name := filepath.Base(real)
-		if ents, err := os.ReadDir(filepath.Join("/sys/class/block", name)); err == nil {
-			for _, e := range ents {
-				if _, err := os.Stat(filepath.Join("/sys/class/block", name, e.Name(), "partition")); err == nil {
-					return "partition " + e.Name()
-				}
-			}
-		}
-	}
-	out, err := exec.CommandContext(ctx, "blkid", "-p", "-o", "export", dev).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 2 {
-			return "" // blkid: nothing found
-		}
-		if errors.Is(err, exec.ErrNotFound) {
-			return "an unknown signature (blkid is not installed, so iolens cannot check)"
-		}
-		return "an unknown signature (blkid failed: " + err.Error() + ")"
-	}
-	var typ, pt string
-	for _, l := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(l, "TYPE="):
-			typ = strings.TrimPrefix(l, "TYPE=")
-		case strings.HasPrefix(l, "PTTYPE="):
-			pt = strings.TrimPrefix(l, "PTTYPE=")
-		}
-	}
-	switch {
-	case typ != "":
-		return "a " + typ + " signature"
-	case pt != "":
-		return "a " + pt + " partition table"
-	}
-	return "a signature blkid recognises"
-}
-
-// mountedDevice returns a mount point of dev or of one of its partitions.
-func mountedDevice(dev string) (string, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(dev, &st); err != nil {
-		return "", fmt.Errorf("%s: %w", dev, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return "", &DeviceRefusal{Device: dev, Reason: "it is not a block device", hint: "pass a block device such as /dev/sdb, or a directory as the DIR argument"}
-	}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	maj, min := unix.Major(st.Rdev), unix.Minor(st.Rdev)
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 5 {
-			continue
-		}
-		var m, n uint32
-		if _, err := fmt.Sscanf(f[2], "%d:%d", &m, &n); err != nil {
-			continue
-		}
-		// Partitions of a disk share its major and follow its minor.
-		if m == maj && (n == min || (n > min && n < min+16 && isPartitionOf(maj, n, dev))) {
-			return f[4], nil
-		}
-	}
-	return "", nil
-}
-
-func isPartitionOf(maj, min uint32, dev string) bool {
-	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", maj, min))
-	if err != nil {
-		return false
-	}
-	real, err := filepath.EvalSymlinks(dev)
-	if err != nil {
-		return false
-	}
-	return filepath.Base(filepath.Dir(link)) == filepath.Base(real)
 }
 
 // DeviceSize is a block device's size in bytes.

@@ -295,8 +295,9 @@ func path(rel, name string) string {
 
 // deviceKeys calls fn with each line of a cgroup v2 io.stat or io.max
 // file whose device is one of majmin's, and the line's key=value pairs
-// with numeric values ("max" and other words are left out).
-func deviceKeys(b []byte, majmin map[string]string, fn func(dev string, kv map[string]float64)) {
+// whose values are unsigned integers, as the kernel writes them ("max",
+// other words, signs, NaN and exponents are left out).
+func deviceKeys(b []byte, majmin map[string]string, fn func(dev string, kv map[string]uint64)) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -306,13 +307,13 @@ func deviceKeys(b []byte, majmin map[string]string, fn func(dev string, kv map[s
 		if _, ok := majmin[f[0]]; !ok {
 			continue
 		}
-		kv := map[string]float64{}
+		kv := map[string]uint64{}
 		for _, p := range f[1:] {
 			k, v, ok := strings.Cut(p, "=")
 			if !ok {
 				continue
 			}
-			if x, err := strconv.ParseFloat(v, 64); err == nil {
+			if x, err := strconv.ParseUint(v, 10, 64); err == nil {
 				kv[k] = x
 			}
 		}
@@ -324,8 +325,8 @@ func deviceKeys(b []byte, majmin map[string]string, fn func(dev string, kv map[s
 // "253:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0".
 func parseIOStat(b []byte, majmin map[string]string) map[string]ioCounters {
 	out := map[string]ioCounters{}
-	deviceKeys(b, majmin, func(dev string, kv map[string]float64) {
-		out[dev] = ioCounters{rbytes: uint64(kv["rbytes"]), wbytes: uint64(kv["wbytes"]), rios: uint64(kv["rios"]), wios: uint64(kv["wios"])}
+	deviceKeys(b, majmin, func(dev string, kv map[string]uint64) {
+		out[dev] = ioCounters{rbytes: kv["rbytes"], wbytes: kv["wbytes"], rios: kv["rios"], wios: kv["wios"]}
 	})
 	return out
 }

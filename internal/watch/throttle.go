@@ -266,8 +266,8 @@ func (th *throttles) readCounters(dir string) map[string]ioCounters {
 // "7:3 rbps=max wbps=20000000 riops=max wiops=1".
 func parseIOMax(b []byte, majmin map[string]string) map[string]capLimits {
 	out := map[string]capLimits{}
-	deviceKeys(b, majmin, func(dev string, kv map[string]float64) {
-		l := capLimits{rbps: kv["rbps"], wbps: kv["wbps"], riops: kv["riops"], wiops: kv["wiops"]}
+	deviceKeys(b, majmin, func(dev string, kv map[string]uint64) {
+		l := capLimits{rbps: float64(kv["rbps"]), wbps: float64(kv["wbps"]), riops: float64(kv["riops"]), wiops: float64(kv["wiops"])}
 		if l.any() {
 			out[dev] = l
 		}
@@ -288,8 +288,10 @@ func parseBlkioCaps(b []byte, majmin map[string]string) map[string]float64 {
 		if _, ok := majmin[f[0]]; !ok {
 			continue
 		}
-		if v, err := strconv.ParseFloat(f[1], 64); err == nil && v > 0 {
-			out[f[0]] = v
+		// The kernel writes an unsigned integer; anything else (a sign,
+		// NaN, an exponent) is not a cap.
+		if v, err := strconv.ParseUint(f[1], 10, 64); err == nil && v > 0 {
+			out[f[0]] = float64(v)
 		}
 	}
 	return out

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Numbers on run's flags are refused with the accepted range, before
+// anything runs (issue 12: --runtime NaN was ignored, --runtime Inf
+// reached fio, an overflowing --size became the default).
+func TestRunRefusesBadNumbers(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--runtime", "NaN"}, 2, []string{"--runtime", "not a number", "want a duration"}},
+		{[]string{"--runtime", "Inf"}, 2, []string{"--runtime", "not a number"}},
+		{[]string{"--runtime", "+Inf"}, 2, []string{"--runtime"}},
+		{[]string{"--runtime", "-1s"}, 2, []string{"--runtime", "negative"}},
+		{[]string{"--runtime", "1e400"}, 2, []string{"--runtime"}},
+		{[]string{"--runtime", "1000000h"}, 1, []string{"runtime", "seconds from 0 to 604800"}},
+		{[]string{"--ramp", "nan"}, 2, []string{"--ramp"}},
+		{[]string{"--until-steady", "--min-runtime", "NaN"}, 2, []string{"--min-runtime"}},
+		{[]string{"--until-steady", "--max-runtime", "Inf"}, 2, []string{"--max-runtime"}},
+		{[]string{"--until-steady", "--min-runtime", "30s", "--max-runtime", "10s"}, 2, []string{"below --min-runtime"}},
+		{[]string{"--size", "99999999999999999999T"}, 2, []string{"--size", "too large", "want a byte size"}},
+		{[]string{"--size", "NaN"}, 2, []string{"--size"}},
+		{[]string{"--size", "-1G"}, 2, []string{"--size", "negative"}},
+		{[]string{"--writeback-cap", "NaN"}, 2, []string{"--writeback-cap"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append(append([]string{"run", "--fio", "/nonexistent/fio"}, tt.args...), dir)
+			_, stderr, code := execute(t, args...)
+			if code != tt.code {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not mention %q:\n%s", w, stderr)
+				}
+			}
+			if !strings.Contains(stderr, "hint:") {
+				t.Errorf("no hint:\n%s", stderr)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("bad input left files behind: %v", ents)
+	}
+}
+
+// A hostile job file is refused before anything runs, naming the option,
+// and nothing it names is touched.
+func TestRunRefusesHostileJobFile(t *testing.T) {
+	base := t.TempDir()
+	canary := filepath.Join(base, "pwned")
+	job := filepath.Join(base, "j.fio")
+	for _, text := range []string{
+		"[a]\nrw=read\nexec_prerun=touch " + canary + "\n",
+		"[a]\nrw=read\nwrite_iolog=" + canary + "\n",
+		"[a]\nrw=read\ninclude\t" + canary + "\n",
+		"[a]\nioengine=external:" + canary + "\n",
+	} {
+		if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := execute(t, "run", "--job", job, "-q", filepath.Join(base, "target"))
+		if code != 1 || !strings.Contains(stderr, "refused") && !strings.Contains(stderr, "include") && !strings.Contains(stderr, "engine") {
+			t.Errorf("%q: exit %d\n%s", text, code, stderr)
+		}
+		if _, err := os.Stat(canary); err == nil {
+			t.Fatalf("%q: the job file's command ran", text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "target")); err == nil {
+		t.Error("a refused job file still created the target directory")
+	}
+}
+
+// --runtime takes Go durations as well as seconds.
+func TestRunRuntimeDuration(t *testing.T) {
+	needFio(t)
+	base := t.TempDir()
+	job := filepath.Join(base, "j.fio")
+	if err := os.WriteFile(job, []byte("[r]\nrw=randread\nbs=4k\nruntime=30\ntime_based\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := execute(t, "run", "--job", job, "--runtime", "1500ms", "--ramp", "0s", "--size", "64M", "-o", "json", "-q", filepath.Join(base, "t"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rs []result.Result
+	if err := json.Unmarshal([]byte(stdout), &rs); err != nil || len(rs) != 1 {
+		t.Fatalf("results: %v\n%s", err, stdout)
+	}
+	if rs[0].Test.RuntimeS != 1.5 || !strings.Contains(rs[0].FioJob, "runtime=1500ms") {
+		t.Errorf("runtime = %v s, job:\n%s", rs[0].Test.RuntimeS, rs[0].FioJob)
+	}
+	if !contains(rs[0].FioArgs, "--readonly") {
+		t.Errorf("a read-only test on a preconditioned file ran without --readonly: %v", rs[0].FioArgs)
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

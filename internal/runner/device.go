@@ -1,0 +1,336 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
+)
+
+// DeviceRefusal explains why iolens will not test a block device.
+type DeviceRefusal struct {
+	Device string
+	Reason string
+	hint   string
+}
+
+func (e *DeviceRefusal) Error() string {
+	return fmt.Sprintf("refusing to write to %s: %s", e.Device, e.Reason)
+}
+
+// Hint says what would make the run acceptable.
+func (e *DeviceRefusal) Hint() string { return e.hint }
+
+// DeviceUse is what the kernel knows to be using a block device or one of
+// its partitions.
+type DeviceUse struct {
+	// Name is the kernel's name for the device (sdb, loop3, nvme0n1).
+	Name       string
+	Partitions []string
+	// Mounts are mount points, in this or any other mount namespace
+	// (those name the process they were seen through).
+	Mounts []string
+	// Holders are devices stacked on it: device mapper (LVM, dm-crypt,
+	// multipath), md RAID, bcache.
+	Holders []string
+	// Swap lists the swap areas on it.
+	Swap []string
+	// Unchecked says what could not be looked at (no sysfs entry in a
+	// container, say); O_EXCL still guards those.
+	Unchecked string
+}
+
+// InUse reports whether anything uses the device.
+func (u DeviceUse) InUse() bool { return len(u.Mounts)+len(u.Holders)+len(u.Swap) > 0 }
+
+// String describes the uses, for an error message.
+func (u DeviceUse) String() string {
+	var parts []string
+	if len(u.Mounts) > 0 {
+		parts = append(parts, "mounted at "+strings.Join(u.Mounts, ", "))
+	}
+	if len(u.Holders) > 0 {
+		parts = append(parts, "held by "+strings.Join(u.Holders, ", ")+" (device mapper, LVM, dm-crypt or md RAID)")
+	}
+	if len(u.Swap) > 0 {
+		parts = append(parts, "used as swap ("+strings.Join(u.Swap, ", ")+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// DeviceInspector reads what uses a device from /proc and /sys. The
+// roots are values so that tests can point them at fixture trees.
+type DeviceInspector struct {
+	ProcRoot, SysRoot string
+}
+
+func (d DeviceInspector) proc() string { return orDefault(d.ProcRoot, "/proc") }
+func (d DeviceInspector) sys() string  { return orDefault(d.SysRoot, "/sys") }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Inspect finds the mounts (in every mount namespace it can see), holders
+// and swap areas of the device numbered majmin ("7:3") and of its
+// partitions. name is the device's name to fall back on when sysfs has no
+// entry for it (a container may see /dev but not /sys): partitions and
+// holders are then left unchecked, and said so.
+func (d DeviceInspector) Inspect(majmin, name string) (DeviceUse, error) {
+	u := DeviceUse{Name: name}
+	link, err := os.Readlink(filepath.Join(d.sys(), "dev", "block", majmin))
+	if err == nil {
+		u.Name = filepath.Base(link)
+	} else {
+		u.Unchecked = fmt.Sprintf("partitions and holders (no %s/dev/block/%s)", d.sys(), majmin)
+	}
+	dir := filepath.Join(d.sys(), "class", "block", u.Name)
+	numbers := map[string]string{majmin: u.Name}
+	names := map[string]bool{u.Name: true}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "partition")); err != nil {
+			continue
+		}
+		u.Partitions = append(u.Partitions, e.Name())
+		names[e.Name()] = true
+		if mm, err := os.ReadFile(filepath.Join(dir, e.Name(), "dev")); err == nil {
+			numbers[strings.TrimSpace(string(mm))] = e.Name()
+		}
+	}
+	for _, n := range append([]string{u.Name}, u.Partitions...) {
+		hd := filepath.Join(dir, "holders")
+		if n != u.Name {
+			hd = filepath.Join(dir, n, "holders")
+		}
+		hs, _ := os.ReadDir(hd)
+		for _, h := range hs {
+			u.Holders = append(u.Holders, h.Name())
+		}
+	}
+	fs, err := procfs.NewFS(d.proc())
+	if err != nil {
+		return u, err
+	}
+	if swaps, err := fs.Swaps(); err == nil {
+		for _, s := range swaps {
+			if names[filepath.Base(s.Filename)] {
+				u.Swap = append(u.Swap, s.Filename)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return u, fmt.Errorf("reading %s/swaps: %w", d.proc(), err)
+	}
+	u.Mounts, err = d.mounts(fs, numbers)
+	sort.Strings(u.Holders)
+	return u, err
+}
+
+// mounts scans the mount table of this process and of one process of
+// every other mount namespace in sight: a device mounted in a container's
+// namespace is not in ours.
+func (d DeviceInspector) mounts(fs procfs.FS, numbers map[string]string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(mi []*procfs.MountInfo, where string) {
+		for _, m := range mi {
+			if name, ok := numbers[m.MajorMinorVer]; ok {
+				s := m.MountPoint
+				if where != "" {
+					s += " (" + where + ")"
+				}
+				if len(numbers) > 1 {
+					s = name + " at " + s
+				}
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	self, err := fs.Self()
+	if err != nil {
+		return nil, err
+	}
+	mi, err := self.MountInfo()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s/self/mountinfo: %w", d.proc(), err)
+	}
+	add(mi, "")
+	selfNS, _ := os.Readlink(filepath.Join(d.proc(), "self", "ns", "mnt"))
+	namespaces := map[string]bool{selfNS: true}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return out, nil // no other namespaces in sight
+	}
+	for _, p := range procs {
+		ns, err := os.Readlink(filepath.Join(d.proc(), strconv.Itoa(p.PID), "ns", "mnt"))
+		if err != nil || namespaces[ns] {
+			continue
+		}
+		namespaces[ns] = true
+		mi, err := p.MountInfo()
+		if err != nil {
+			continue // the process ended, or its table is not readable
+		}
+		add(mi, fmt.Sprintf("in the mount namespace of pid %d", p.PID))
+	}
+	return out, nil
+}
+
+// DeviceCheck says what a run will do to a device.
+type DeviceCheck struct {
+	Device      string
+	Writes      bool
+	Destructive bool
+	Force       bool
+	Inspector   DeviceInspector
+}
+
+// DeviceLease is a device that passed CheckDevice. Release closes the
+// exclusive handle that keeps the kernel from mounting, stacking or
+// swapping on the device while iolens writes to it.
+type DeviceLease struct {
+	Use DeviceUse
+	// ReadOnly is set when the device is in use: only reads may run, and
+	// fio runs with --readonly.
+	ReadOnly bool
+	Note     string
+	fd       int
+}
+
+// Release closes the exclusive handle, if one is held.
+func (l *DeviceLease) Release() error {
+	if l == nil || l.fd < 0 {
+		return nil
+	}
+	err := unix.Close(l.fd)
+	l.fd = -1
+	return err
+}
+
+// CheckDevice runs for every device run, whatever its tests: it checks
+// that dev is a block device, finds its mounts, holders and swap areas,
+// and opens it with O_EXCL, which the kernel answers with EBUSY when the
+// device is mounted, held or swap (in any namespace). Writes need
+// --destructive, a device in use is never written (not even with
+// --force), and one that carries a file system, a partition table or
+// partitions needs --force. Reads of a device in use are allowed, with a
+// note: fio then runs with --readonly.
+func CheckDevice(ctx context.Context, c DeviceCheck) (*DeviceLease, error) {
+	refuse := func(reason, hint string) error { return &DeviceRefusal{Device: c.Device, Reason: reason, hint: hint} }
+	var st unix.Stat_t
+	if err := unix.Stat(c.Device, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Device, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return nil, refuse("it is not a block device", "pass a block device such as /dev/sdb, or a directory as the DIR argument")
+	}
+	mm := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+	name := c.Device
+	if real, err := filepath.EvalSymlinks(c.Device); err == nil {
+		name = real
+	}
+	use, err := c.Inspector.Inspect(mm, filepath.Base(name))
+	if err != nil {
+		return nil, err
+	}
+	lease := &DeviceLease{Use: use, fd: -1}
+	fd, err := unix.Open(c.Device, unix.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC, 0)
+	busy := errors.Is(err, unix.EBUSY)
+	if err != nil && !busy {
+		return nil, fmt.Errorf("opening %s: %w", c.Device, err)
+	}
+	if err == nil {
+		lease.fd = fd
+	}
+	inUse := use.String()
+	if inUse == "" && busy {
+		inUse = "the kernel reports it busy (mounted, held or used as swap, perhaps in a mount namespace iolens cannot see)"
+	}
+	if use.Unchecked != "" {
+		lease.Note = fmt.Sprintf("%s: could not check %s; the exclusive open still refuses a mounted, held or swap device", c.Device, use.Unchecked)
+	}
+	if !c.Writes {
+		if inUse != "" {
+			lease.ReadOnly = true
+			lease.Note = strings.TrimPrefix(lease.Note+"; ", "; ") + fmt.Sprintf("%s is in use (%s): only reads run, and fio runs with --readonly", c.Device, inUse)
+		}
+		return lease, nil
+	}
+	fail := func(err error) (*DeviceLease, error) {
+		_ = lease.Release()
+		return nil, err
+	}
+	if !c.Destructive {
+		return fail(refuse("the suite has write tests, which destroy the data on the device",
+			"pass --destructive if the device holds nothing you need, or run a read-only suite (--job with read tests)"))
+	}
+	if inUse != "" {
+		return fail(refuse("it is in use: "+inUse,
+			"unmount it, remove what is stacked on it (LVM, dm-crypt, md) or swapoff it first; iolens never writes to a device in use, even with --force"))
+	}
+	if c.Force {
+		return lease, nil
+	}
+	if sig := deviceSignature(ctx, c.Device, c.Inspector.sys()); sig != "" {
+		return fail(refuse("it carries "+sig,
+			"check that nothing on it is needed, then add --force (data on the device will be overwritten)"))
+	}
+	return lease, nil
+}
+
+// deviceSignature names what blkid finds on the device (a file system, a
+// partition table, RAID or LVM metadata), or returns "" when it finds
+// nothing. Partitions known to the kernel count too.
+func deviceSignature(ctx context.Context, dev, sysRoot string) string {
+	if real, err := filepath.EvalSymlinks(dev); err == nil {
+		name := filepath.Base(real)
+		if ents, err := os.ReadDir(filepath.Join(sysRoot, "class", "block", name)); err == nil {
+			for _, e := range ents {
+				if _, err := os.Stat(filepath.Join(sysRoot, "class", "block", name, e.Name(), "partition")); err == nil {
+					return "partition " + e.Name()
+				}
+			}
+		}
+	}
+	out, err := exec.CommandContext(ctx, "blkid", "-p", "-o", "export", dev).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 2 {
+			return "" // blkid: nothing found
+		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return "an unknown signature (blkid is not installed, so iolens cannot check)"
+		}
+		return "an unknown signature (blkid failed: " + err.Error() + ")"
+	}
+	var typ, pt string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "TYPE="):
+			typ = strings.TrimPrefix(l, "TYPE=")
+		case strings.HasPrefix(l, "PTTYPE="):
+			pt = strings.TrimPrefix(l, "PTTYPE=")
+		}
+	}
+	switch {
+	case typ != "":
+		return "a " + typ + " signature"
+	case pt != "":
+		return "a " + pt + " partition table"
+	}
+	return "a signature blkid recognises"
+}
