@@ -211,6 +211,11 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 		fd.Summary = fmt.Sprintf("%s: the CPU binds at %s: %s, so the disk was not the limit; add numjobs, use io_uring, or test from a larger VM", how, rate, who)
 		return fd
 	}
+	if rt := float64(f.d.RuntimeMs) / 1000; rt > 0 && rt < 1 {
+		fd.Code = result.CodeUnknown
+		fd.Summary = fmt.Sprintf("%s: %s over %.2f s, too short to tell what binds it", how, rate, rt)
+		return fd
+	}
 	// fio's own CPU first: a disk cannot be judged through a saturated
 	// fio. (A busy host is judged last: other tenants keep a host busy
 	// while a throttle still sets the pace.)
@@ -275,10 +280,13 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 			return fd
 		}
 	}
-	if f.full() && f.devUtil >= 90 {
+	// IO queued in the device and spending its time there: the device
+	// itself sets the pace. (Utilization says little on devices that
+	// serve requests in parallel, so it is evidence, not the test.)
+	if f.full() && f.devAwaitMs*1e6 >= 0.5*f.d.Lat.MeanNs {
 		fd.Code, ev["limit_iops"] = result.CodeDevice, iops
-		fd.Summary = fmt.Sprintf("%s: the device itself is saturated at %s: its queue held %.1f of %d IOs (util %.0f%%, await %.2f ms) with no flat ceiling seen; a faster device or fewer competing IOs",
-			how, rate, f.devQueue, f.qd, f.devUtil, f.devAwaitMs)
+		fd.Summary = fmt.Sprintf("%s: the device itself is saturated at %s: its queue held %.1f of %d IOs, each %.2f ms in the device (util %.0f%%), with no flat ceiling seen; a faster device or fewer competing IOs",
+			how, rate, f.devQueue, f.qd, f.devAwaitMs, f.devUtil)
 		return fd
 	}
 	if f.hostBusy >= 97 {

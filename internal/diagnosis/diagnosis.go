@@ -178,8 +178,13 @@ func Build(rs []result.Result, o Options) Diagnosis {
 				d.Disk.Stalls = append(d.Disk.Stalls, s)
 			case result.KindCliff:
 				if d.Disk.Burst == nil {
-					d.Disk.Burst = &Burst{Test: r.Test.Name, Unit: "bytes", Rate: f.Evidence["burst_rate"],
+					b := &Burst{Test: r.Test.Name, Unit: "bytes", Rate: f.Evidence["burst_rate"],
 						DurationS: f.Evidence["burst_duration_s"], Baseline: f.Evidence["plateau_rate"]}
+					if bs := r.Test.BlockSize; bs > 0 && !isLarge(bs) {
+						// Small blocks: the credits people read about are IOPS.
+						b.Unit, b.Rate, b.Baseline = "iops", b.Rate/float64(bs), b.Baseline/float64(bs)
+					}
+					d.Disk.Burst = b
 				}
 			case result.KindEtcd:
 				if f.Code == result.CodeEtcdUnknown || d.Disk.Fsync != nil && d.Disk.Fsync.Syncs >= uint64(f.Evidence["syncs"]) {
@@ -229,13 +234,23 @@ func limitOf(r *result.Result, dir string) string {
 	return ""
 }
 
+// probe says a test probes something other than a ceiling.
+func probe(r *result.Result) bool {
+	return r.Test.Group == result.GroupLayout || r.Test.Group == result.GroupBurstCheck
+}
+
 func direction(rs []*result.Result, dir string) *Direction {
 	var out Direction
 	seen := false
 	var qd1 *result.Result
+	// Probes count only when no ceiling test measured the direction.
+	ceilings := false
+	for _, r := range rs {
+		ceilings = ceilings || !probe(r) && r.Dir(dir) != nil && r.Test.Fdatasync == 0 && r.Test.Direct
+	}
 	for _, r := range rs {
 		d := r.Dir(dir)
-		if d == nil || d.IOPS <= 0 || r.Test.Fdatasync > 0 || !r.Test.Direct {
+		if d == nil || d.IOPS <= 0 || r.Test.Fdatasync > 0 || !r.Test.Direct || ceilings && probe(r) {
 			continue
 		}
 		seen = true

@@ -85,7 +85,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 func TestDiagnoseStaticCaps(t *testing.T) {
 	const iops, bw = 2000, 60e6
 	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-static", Limits: emulate.Limits{ReadIOPS: iops, WriteIOPS: iops, ReadBPS: bw, WriteBPS: bw}},
-		100*time.Second)
+		60*time.Second)
 	for name, dir := range map[string]*diagnosis.Direction{"read": d.Disk.Read, "write": d.Disk.Write} {
 		if dir == nil {
 			t.Fatalf("%s: no model", name)
@@ -120,12 +120,14 @@ func TestDiagnoseStaticCaps(t *testing.T) {
 }
 
 // Write IOPS that burst at ten times the baseline until the credits run
-// out (a gp2 volume's 3,000 over 300): the model has the burst, at both
-// rates, and no stall on the lower plateau.
+// out (a gp2 volume's 3,000 over 300, with a bucket of 6 s at the burst
+// rate, which the burst check drains in under 7 s): the model has the
+// burst, at both rates, and no stall on the lower plateau; the ceilings
+// measured after it are the baseline's.
 func TestDiagnoseCreditBurst(t *testing.T) {
 	const burst, base = 3000, 300
 	_, d := diagnoseOn(t, emulate.Spec{Name: "dg-burst", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
-		BurstIOPS: burst, BurstSeconds: 25}, 100*time.Second)
+		BurstIOPS: burst, BurstSeconds: 6}, 100*time.Second)
 	b := d.Disk.Burst
 	if b == nil {
 		t.Fatal("no burst found")
@@ -139,5 +141,8 @@ func TestDiagnoseCreditBurst(t *testing.T) {
 	}
 	for _, s := range d.Disk.Stalls {
 		t.Errorf("stall beside the cliff: %s", s.Summary)
+	}
+	if r := d.Disk.Read; r == nil || r.IOPS > base*1.05 || r.IOPSLimit != result.CodeIOPSCap {
+		t.Errorf("read after the burst: %+v, want the %d IOPS baseline at an iops-cap", r, base)
 	}
 }

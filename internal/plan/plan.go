@@ -50,6 +50,10 @@ const (
 	fsyncMinN    = 300
 	burstMinS    = 20
 	burstMaxS    = 60
+	burstShare   = 0.25 // of the budget, at most
+	// minRest is what the ceilings, QD1 and fsync need at least after
+	// the burst check.
+	minRest = 5*(rampS+rateMinS+overheadS) + 10 + overheadS
 	layoutShare  = 0.12 // of the budget, at most, for laying the file out
 	overheadS    = 2    // fio start and stop around each step
 	sweepGroup   = analysis.SweepPrefix + "randread-4k"
@@ -159,8 +163,13 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 			return p.unknown, fmt.Errorf("laying out the test file: %s", res.Error)
 		}
 	}
-	// Priority order: the ceilings and QD1 latency, then fsync, then the
-	// sweep, then the burst check with what is left.
+	// The burst check comes first, right after the layout: a bucket of
+	// credits or a write cache that runs out half way through the plan
+	// would make the tests before and after it disagree. Then the
+	// ceilings and QD1 latency, fsync, and the sweep.
+	if err := p.burst(ctx); err != nil {
+		return p.unknown, err
+	}
 	type rateStep struct {
 		spec  result.TestSpec
 		group string
@@ -173,10 +182,10 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		{rate("randread-4k-qd1", "randread", 4096, 1, rateMaxS), sweepGroup},
 	}
 	// What the later steps need at least, so the ceilings never eat it.
+	var qd32, qd1 *result.Result
 	reserve := func(after int) float64 {
 		return float64(len(steps)-after-1)*(rampS+rateMinS+overheadS) + 10 + overheadS // and fsync's least
 	}
-	var qd32, qd1 *result.Result
 	for i, st := range steps {
 		maxS := math.Min(rateMaxS, p.left()-reserve(i)-rampS-overheadS)
 		if maxS < rateMinS {
@@ -203,10 +212,7 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 	if err := p.fsync(ctx); err != nil {
 		return p.unknown, err
 	}
-	if err := p.sweep(ctx, qd1, qd32); err != nil {
-		return p.unknown, err
-	}
-	return p.unknown, p.burst(ctx)
+	return p.unknown, p.sweep(ctx, qd1, qd32)
 }
 
 // fsync measures etcd's pattern until its p99 is certainly on one side
@@ -292,15 +298,16 @@ func (p *planner) sweep(ctx context.Context, qd1, qd32 *result.Result) error {
 }
 
 // burst writes until a cliff shows and its lower plateau has lasted, or
-// the budget ends.
+// for its share of the budget.
 func (p *planner) burst(ctx context.Context) error {
-	maxS := math.Min(burstMaxS, p.left()-overheadS-rampS)
+	maxS := math.Min(math.Min(burstMaxS, burstShare*p.o.Budget.Seconds()), p.left()-overheadS-rampS-minRest)
 	if maxS < burstMinS {
 		p.note("burst check: %.0f s left of the budget, less than the %d s it needs: a burst bucket or write cache is not excluded", math.Max(maxS, 0), burstMinS)
 		return nil
 	}
 	spec := rate("burst-randwrite-4k-qd32", "randwrite", 4096, 32, maxS)
 	spec.Description = "sustained writes: a burst cliff or a write cache filling shows as a drop to a lower plateau"
+	spec.Group = result.GroupBurstCheck
 	p.say("burst", "sustained 4k writes for up to %.0f s, looking for a burst cliff", maxS)
 	res, err := p.test(ctx, spec, CliffSeen(), "")
 	if err != nil {
@@ -312,7 +319,7 @@ func (p *planner) burst(ctx context.Context) error {
 			cliff = cliff || f.Kind == result.KindCliff
 		}
 		if !cliff {
-			p.note("burst: no cliff in %s of sustained writes (after the earlier tests' writes): a burst bucket or write cache lasting longer would not show; run 'iolens run --suite sustained-write' to look further",
+			p.note("burst: no cliff in %s of sustained 4k writes (after the layout's): a burst bucket or write cache lasting longer would not show; run 'iolens run --suite sustained-write' to look further",
 				units.FormatSeconds(runtimeS(&res)))
 		}
 	}

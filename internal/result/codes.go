@@ -138,3 +138,11 @@ func v1Code(f *Finding) string {
 // NoteNotEstablished prefixes a result note that says what a plan (iolens
 // diagnose) could not establish, so that the run's report says so too.
 const NoteNotEstablished = "not established: "
+
+// Groups of a plan's tests that probe something other than a ceiling:
+// their figures are not the disk's ceilings (a layout is short and
+// size-based; a burst check's mean mixes the burst and the baseline).
+const (
+	GroupLayout     = "layout"
+	GroupBurstCheck = "burst-check"
+)

@@ -1266,7 +1266,7 @@ func (w *lineWriter) flush() {
 // use only the part written (reads of unwritten blocks never reach the
 // disk, so they must not be measured).
 func (s *Session) Layout(ctx context.Context, o TestOptions, maxS float64) result.Result {
-	spec := result.TestSpec{Name: "layout-write-1m-qd8", Description: "writes the test file once (preconditioning), measured",
+	spec := result.TestSpec{Name: "layout-write-1m-qd8", Description: "writes the test file once (preconditioning), measured", Group: result.GroupLayout,
 		RW: "write", BlockSize: 1 << 20, IODepth: 8, NumJobs: 1, Direct: true, IOEngine: "libaio",
 		Options: []result.Option{{Key: "refill_buffers", Value: "1"}}}
 	o.Stop = nil
