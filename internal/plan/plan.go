@@ -40,20 +40,20 @@ type Event struct {
 
 // Step bounds, in seconds of measurement.
 const (
-	rampS        = 1
-	rateMinS     = 3
-	rateMaxS     = 15
-	sweepMinS    = 2
-	sweepMaxS    = 8
-	fsyncMinS    = 2
-	fsyncMaxS    = 30
-	fsyncMinN    = 300
-	burstMinS    = 20
-	burstMaxS    = 60
-	burstShare   = 0.25 // of the budget, at most
+	rampS      = 1
+	rateMinS   = 3
+	rateMaxS   = 15
+	sweepMinS  = 2
+	sweepMaxS  = 8
+	fsyncMinS  = 2
+	fsyncMaxS  = 30
+	fsyncMinN  = 300
+	burstMinS  = 20
+	burstMaxS  = 60
+	burstShare = 0.25 // of the budget, at most
 	// minRest is what the ceilings, QD1 and fsync need at least after
 	// the burst check.
-	minRest = 5*(rampS+rateMinS+overheadS) + 10 + overheadS
+	minRest      = 5*(rampS+rateMinS+overheadS) + 10 + overheadS
 	layoutShare  = 0.12 // of the budget, at most, for laying the file out
 	overheadS    = 2    // fio start and stop around each step
 	sweepGroup   = analysis.SweepPrefix + "randread-4k"
