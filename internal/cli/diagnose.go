@@ -151,10 +151,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 
 	prog := newProgressPrinter(streams.ErrOut, o.quiet)
 	defer prog.Done()
-	suite := result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: []result.TestSpec{
-		{Name: "fdatasync-2300", RW: "write", SizeBytes: 22 << 20, OwnFile: true, Fdatasync: 1},
-		{Name: "rates", RW: "randread"},
-	}}
+	suite := result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: plan.Specs()}
 	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}

@@ -145,6 +145,33 @@ func (p *planner) test(ctx context.Context, spec result.TestSpec, stop runner.St
 	return res, nil
 }
 
+// Specs lists every test the plan may run (the layout aside), in its
+// longest form: what a target must have room for.
+func Specs() []result.TestSpec {
+	out := []result.TestSpec{
+		rate("randread-4k-qd32", "randread", 4096, 32, rateMaxS), rate("randwrite-4k-qd32", "randwrite", 4096, 32, rateMaxS),
+		rate("read-1m-qd8", "read", 1<<20, 8, rateMaxS), rate("write-1m-qd8", "write", 1<<20, 8, rateMaxS),
+		rate("randread-4k-qd1", "randread", 4096, 1, rateMaxS), fsyncSpec(fsyncMaxS), burstSpec(burstMaxS),
+	}
+	for _, qd := range []int{2, 4, 8, 16, 64} {
+		out = append(out, rate(fmt.Sprintf("randread-4k-qd%d", qd), "randread", 4096, qd, sweepMaxS))
+	}
+	return out
+}
+
+func fsyncSpec(maxS float64) result.TestSpec {
+	return result.TestSpec{Name: "fdatasync-2300", Description: "etcd's WAL pattern until its p99 is known against 10 ms",
+		RW: "write", BlockSize: 2300, IODepth: 1, NumJobs: 1, IOEngine: "sync", Fdatasync: 1, SizeBytes: 22 << 20, OwnFile: true,
+		RuntimeS: math.Ceil(maxS)}
+}
+
+func burstSpec(maxS float64) result.TestSpec {
+	spec := rate("burst-randwrite-4k-qd32", "randwrite", 4096, 32, maxS)
+	spec.Description = "sustained writes: a burst cliff or a write cache filling shows as a drop to a lower plateau"
+	spec.Group = result.GroupBurstCheck
+	return spec
+}
+
 func rate(name, rw string, bs int64, qd int, maxS float64) result.TestSpec {
 	return result.TestSpec{Name: name, RW: rw, BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true, IOEngine: "libaio",
 		RuntimeS: math.Ceil(maxS), RampS: rampS}
@@ -223,9 +250,7 @@ func (p *planner) fsync(ctx context.Context) error {
 		p.note("fsync and the etcd verdict: no time left in the budget")
 		return nil
 	}
-	spec := result.TestSpec{Name: "fdatasync-2300", Description: "etcd's WAL pattern until its p99 is known against 10 ms",
-		RW: "write", BlockSize: 2300, IODepth: 1, NumJobs: 1, IOEngine: "sync", Fdatasync: 1, SizeBytes: 22 << 20, OwnFile: true,
-		RuntimeS: math.Ceil(maxS)}
+	spec := fsyncSpec(maxS)
 	p.say("fsync", "fdatasync after every 2300-byte write until p99 is known against etcd's 10 ms (at most %.0f s)", maxS)
 	res, err := p.test(ctx, spec, QuantileDecided(etcdLimitNs, fsyncMinS, fsyncMinN), "")
 	if err != nil {
@@ -305,9 +330,7 @@ func (p *planner) burst(ctx context.Context) error {
 		p.note("burst check: %.0f s left of the budget, less than the %d s it needs: a burst bucket or write cache is not excluded", math.Max(maxS, 0), burstMinS)
 		return nil
 	}
-	spec := rate("burst-randwrite-4k-qd32", "randwrite", 4096, 32, maxS)
-	spec.Description = "sustained writes: a burst cliff or a write cache filling shows as a drop to a lower plateau"
-	spec.Group = result.GroupBurstCheck
+	spec := burstSpec(maxS)
 	p.say("burst", "sustained 4k writes for up to %.0f s, looking for a burst cliff", maxS)
 	res, err := p.test(ctx, spec, CliffSeen(), "")
 	if err != nil {

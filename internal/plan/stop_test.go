@@ -106,3 +106,13 @@ func TestParseReasonsAreSaid(t *testing.T) {
 		t.Errorf("reason %q", last)
 	}
 }
+
+// Every test the plan may run passes the runner's checks, so a target is
+// sized and vetted for all of them before the first IO.
+func TestSpecsPassTheRunnersChecks(t *testing.T) {
+	for _, s := range Specs() {
+		if err := runner.CheckSpec(s); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+}
