@@ -148,7 +148,13 @@ func (s *Session) Add(r *result.Result) {
 	// Keep the summary figures only: series and raw output are not
 	// needed again.
 	light := *r
-	light.FioSeries, light.Devices, light.System, light.Tail, light.FioJSON, light.Findings = nil, nil, nil, nil, nil, nil
+	light.FioSeries, light.Devices, light.System, light.Tail, light.FioJSON = nil, nil, nil, nil, nil
+	light.Findings = nil
+	for _, f := range r.Findings {
+		if f.Kind == result.KindLimit { // a sweep's regime reads them
+			light.Findings = append(light.Findings, f)
+		}
+	}
 	s.done = append(s.done, light)
 	for _, f := range allFacts(r) {
 		lr := &result.Result{RunID: r.RunID, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise

@@ -20,6 +20,8 @@ const (
 	RegimeIOPSCapped   = "IOPS-capped (flat IOPS, latency grows with QD)"
 	RegimeBWCapped     = "bandwidth-capped (IOPS x block size flat)"
 	RegimeCapped       = "capped (IOPS or bandwidth: add a test with a larger block size to tell which)"
+	RegimeCPU          = "CPU-bound (fio's CPU, not the disk, sets the plateau)"
+	RegimeDevice       = "device-saturated (the device's own queue fills; no flat ceiling)"
 )
 
 // SweepPoint is one queue depth of a sweep; repeats of the same depth are
@@ -195,6 +197,24 @@ func AnalyzeSweep(name string, members, others []*result.Result) (Sweep, bool) {
 			break
 		}
 	}
+	// The plateau's own limit findings say when it is not the disk's cap:
+	// the sweep's regime never contradicts them.
+	for _, r := range members {
+		if max(r.Test.IODepth, 1)*max(r.Test.NumJobs, 1) != sw.Max.Outstanding {
+			continue
+		}
+		for _, f := range r.Findings {
+			switch {
+			case f.Kind != result.KindLimit:
+			case f.Code == result.CodeCPU:
+				sw.Regime = RegimeCPU
+				return sw, true
+			case f.Code == result.CodeDevice:
+				sw.Regime = RegimeDevice
+				return sw, true
+			}
+		}
+	}
 	writes := members[0].Test.Writes()
 	var same []*result.Result
 	for _, r := range others {
@@ -295,6 +315,10 @@ func (sw Sweep) code() string {
 		return result.CodeSweepBW
 	case RegimeCapped:
 		return result.CodeSweepCapped
+	case RegimeCPU:
+		return result.CodeSweepCPU
+	case RegimeDevice:
+		return result.CodeSweepDevice
 	}
 	return result.CodeSweepNoKnee
 }

@@ -62,3 +62,28 @@ func TestStallsBesideACliff(t *testing.T) {
 		t.Errorf("recovering collapse: %d stalls and %d cliffs, want 1 and 0: %v", stalls, cliffs, fs)
 	}
 }
+
+// A sweep whose plateau its own limit findings call CPU-bound is not an
+// IOPS cap: the sweep never contradicts the findings of its points.
+func TestSweepRegimeFollowsLimits(t *testing.T) {
+	var rs []*result.Result
+	for _, q := range []struct {
+		qd   int
+		iops float64
+		code string
+	}{{1, 14000, result.CodeLatency}, {2, 27000, result.CodeLatency}, {4, 55000, result.CodeLatency}, {8, 68000, result.CodeCPU}, {16, 70000, result.CodeCPU}} {
+		r := &result.Result{Status: "ok", Test: result.TestSpec{RW: "randread", BlockSize: 4096, IODepth: q.qd, NumJobs: 1},
+			Read:     &result.DirResult{IOPS: q.iops, BWBytes: q.iops * 4096, Lat: result.Latency{N: 1000, MeanNs: float64(q.qd) / q.iops * 1e9}},
+			Findings: []result.Finding{{Kind: result.KindLimit, Code: q.code, Dir: "read"}}}
+		rs = append(rs, r)
+	}
+	sw, ok := AnalyzeSweep("randread-4k", rs, nil)
+	if !ok || sw.Regime != RegimeCPU || sw.code() != result.CodeSweepCPU {
+		t.Errorf("regime %q (%v), want CPU-bound", sw.Regime, ok)
+	}
+	rs[4].Findings[0].Code = result.CodeIOPSCap
+	rs[3].Findings[0].Code = result.CodeIOPSCap
+	if sw, _ := AnalyzeSweep("randread-4k", rs, nil); sw.Regime == RegimeCPU {
+		t.Errorf("regime %q with a capped plateau", sw.Regime)
+	}
+}

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(ExitCode(err, interrupted, os.Stderr))
 	}
+	// Tests never ask a real cloud metadata address.
+	os.Setenv(EnvNoMetadata, "1")
 	// Runs save to the history by default: keep the tests' history in a
 	// scratch database, never the user's.
 	dbDir, err := os.MkdirTemp("", "iolens-cli-test-")

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -162,7 +164,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	defer func() { _ = s.Close(ctx) }()
 	if expect == nil && !o.noMetadata {
-		expect = o.metadataExpect(ctx, streams, s.Target(), prog)
+		expect = metadataExpect(ctx, prog)
 	}
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
 	if err != nil {
@@ -214,10 +216,30 @@ func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result
 	return report.Text(w, rs)
 }
 
-// metadataExpect asks the cloud metadata service which disk and VM size
-// the target is, and returns the ceiling findings for them (nil when
-// there is no cloud, or nothing the catalog knows).
-func (o *diagnoseOptions) metadataExpect(ctx context.Context, streams IOStreams, t result.Target, prog *progressPrinter) func(*result.Result) {
+// EnvNoMetadata, when set to anything, turns the cloud metadata lookup off
+// as --no-metadata does.
+const EnvNoMetadata = "IOLENS_NO_METADATA"
+
+// metadataExpect returns an expectation that, at the first result, asks
+// the cloud metadata service which disk and VM size the result's target
+// is, and from then on adds the ceiling findings for them (nothing when
+// there is no cloud, or nothing the catalog knows). Asking at the first
+// result means the target's devices are known, whoever resolved them.
+func metadataExpect(ctx context.Context, prog *progressPrinter) func(*result.Result) {
+	if os.Getenv(EnvNoMetadata) != "" {
+		return nil
+	}
+	var once sync.Once
+	var apply func(*result.Result)
+	return func(r *result.Result) {
+		once.Do(func() { apply = detectExpect(ctx, r.Target, prog) })
+		if apply != nil {
+			apply(r)
+		}
+	}
+}
+
+func detectExpect(ctx context.Context, t result.Target, prog *progressPrinter) func(*result.Result) {
 	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	info, err := cloudmeta.Detect(mctx, cloudmeta.Options{})

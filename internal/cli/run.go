@@ -39,6 +39,7 @@ type runOptions struct {
 	minRuntime     units.Duration
 	maxRuntime     units.Duration
 	emulated       string
+	noMetadata     bool
 	expect         expectOptions
 	diag           func(*result.Result)
 }
@@ -95,6 +96,7 @@ block device behind the target.`,
 	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: how long each test runs at least")
 	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
 	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: how long each test runs at most (default: the test's runtime)")
+	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	o.expect.addFlags(cmd)
 	return cmd
 }
@@ -209,6 +211,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	defer keeper.close()
 	stream := o.output == "ndjson"
+	if o.diag == nil && !o.noMetadata {
+		o.diag = metadataExpect(ctx, prog)
+	}
 	snk := keeper.sink(o.diag, analysis.NewSession(suite, o.repeat), out)
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))

@@ -38,6 +38,8 @@ const (
 	CodeSweepIOPS     = "sweep-iops-capped"
 	CodeSweepBW       = "sweep-bandwidth-capped"
 	CodeSweepCapped   = "sweep-capped"
+	CodeSweepCPU      = "sweep-cpu-bound"
+	CodeSweepDevice   = "sweep-device-saturated"
 	CodeSweepNoKnee   = "sweep-no-knee"
 	CodeEtcdPass      = "etcd-pass"
 	CodeEtcdWarn      = "etcd-warn"
