@@ -35,13 +35,13 @@ each result is also compared with what that disk should deliver.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := severityRank[failOn]; !ok {
-				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Hint: "valid values: none, info, warn, fail"}
+				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
 			render := findingsText
 			if output != "text" && output != "" {
 				r, err := report.RendererFor(output)
 				if err != nil {
-					return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
+					return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
 				}
 				render = r
 			}
@@ -59,17 +59,17 @@ each result is also compared with what that disk should deliver.`,
 					diag(&rs[i])
 				}
 			}
-			if err := render(streams.Out, rs); err != nil {
+			if err := render(reportOut(streams.Out, output), rs); err != nil {
 				return err
 			}
 			if n := countAtLeast(rs, failOn); n > 0 {
-				return fmt.Errorf("%d findings at severity %s or worse", n, failOn)
+				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", ")+" (all but text carry the results with their findings)")
-	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit 1 when a finding has this severity or worse: none, info, warn, fail")
+	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)
 	return cmd
 }

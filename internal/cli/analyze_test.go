@@ -20,8 +20,8 @@ func TestAnalyzeFioOutput(t *testing.T) {
 		t.Errorf("no etcd verdict:\n%s", out)
 	}
 	// The verdict is info; --fail-on info turns it into a failure.
-	if _, _, code := execute(t, "analyze", "--fail-on", "info", etcd); code != 1 {
-		t.Errorf("--fail-on info: exit %d, want 1", code)
+	if _, _, code := execute(t, "analyze", "--fail-on", "info", etcd); code != 4 {
+		t.Errorf("--fail-on info: exit %d, want 4", code)
 	}
 	if _, errs, code := execute(t, "analyze", "--fail-on", "bad", etcd); code != 2 || !strings.Contains(errs, "hint:") {
 		t.Errorf("--fail-on bad: exit %d, %s", code, errs)
@@ -84,7 +84,7 @@ func TestAnalyzeExpect(t *testing.T) {
 		t.Fatalf("exit %d, %s\n%s", code, errs, out)
 	}
 	// 23k IOPS on a P15 is above what the disk can do: a warning.
-	if _, _, code := execute(t, "analyze", "--expect", "azure:P15", "--fail-on", "warn", fixture); code != 1 {
+	if _, _, code := execute(t, "analyze", "--expect", "azure:P15", "--fail-on", "warn", fixture); code != 4 {
 		t.Errorf("--fail-on warn above the ceiling: exit %d, want 1", code)
 	}
 	if _, errs, code := execute(t, "analyze", "--expect", "azure:P99", fixture); code != 2 || !strings.Contains(errs, "hint:") {

@@ -36,7 +36,7 @@ selection); with fewer than two on either side it says "not enough data".`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !validFormat(ro.output, compare.Formats) {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", ro.output), Hint: "valid formats: " + strings.Join(compare.Formats, ", ")}
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", ro.output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
 			}
 			ops, err := resolveOperands(cmd.Context(), db, args, streams.In)
 			if err != nil {
@@ -92,7 +92,7 @@ func resolveOperands(ctx context.Context, db string, args []string, stdin io.Rea
 		} else if store.LooksLikeSelector(a) {
 			sel, perr := store.ParseSelector(a)
 			if perr != nil {
-				return nil, &UsageError{Err: perr, Hint: "a selector is key=value,key!=value,key,!key"}
+				return nil, &UsageError{Err: perr, Help: "a selector is key=value,key!=value,key,!key"}
 			}
 			if err = open(); err == nil {
 				rs, err = s.Select(ctx, sel)

@@ -114,22 +114,22 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	switch o.output {
 	case "text", "json", "md", "markdown", "html":
 	default:
-		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Hint: "diagnose writes text, json, md or html"}
+		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Help: "diagnose writes text, json, md or html"}
 	}
 	precision, err := parsePrecision(o.precision)
 	if err != nil {
-		return &UsageError{Err: err, Hint: "e.g. --precision 2% or --precision 0.05"}
+		return &UsageError{Err: err, Help: "e.g. --precision 2% or --precision 0.05"}
 	}
 	budget := time.Duration(o.budget)
 	if budget < 30*time.Second || budget > 24*time.Hour {
-		return &UsageError{Err: fmt.Errorf("--budget %s", budget), Hint: "give between 30s and 24h; 3m is the default"}
+		return &UsageError{Err: fmt.Errorf("--budget %s", budget), Help: "give between 30s and 24h; 3m is the default"}
 	}
 	if dir != "" && o.device != "" {
-		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Hint: "see 'iolens diagnose --help'"}
+		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}
 	}
 	if o.device != "" && !o.destructive {
 		return &UsageError{Err: fmt.Errorf("diagnose writes the device: --device %s needs --destructive", o.device),
-			Hint: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
+			Help: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
 	}
 	var prefix []string
 	if o.emulated != "" {
@@ -188,7 +188,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	results := snk.Results()
 	if len(results) > 0 {
 		d := report.Diagnose(results, unknown)
-		if err := o.render(streams.Out, d, results); err != nil {
+		if err := o.render(reportOut(streams.Out, o.output), d, results); err != nil {
 			return err
 		}
 	}

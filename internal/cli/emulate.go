@@ -70,7 +70,7 @@ type emulateCreateOptions struct {
 }
 
 func emulateUsage(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens emulate create --help'"}
+	return &UsageError{Err: fmt.Errorf(format, args...), Help: "see 'iolens emulate create --help'"}
 }
 
 func newEmulateCreateCommand(streams IOStreams, stateDir func() string) *cobra.Command {
@@ -143,7 +143,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	if o.profile != "" {
 		p, err := emulate.LookupProfile(o.profile)
 		if err != nil {
-			return s, &UsageError{Err: err, Hint: "see 'iolens emulate profiles'"}
+			return s, &UsageError{Err: err, Help: "see 'iolens emulate profiles'"}
 		}
 		p.Apply(&s)
 	}
@@ -238,7 +238,7 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 	})
 	if err != nil {
 		if errors.Is(err, emulate.ErrSpec) {
-			return &UsageError{Err: err, Hint: "see 'iolens emulate create --help'"}
+			return &UsageError{Err: err, Help: "see 'iolens emulate create --help'"}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w (nothing left behind)", err)
@@ -437,7 +437,7 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
-				return &UsageError{Err: errors.New("put the command after --"), Hint: "iolens emulate exec NAME -- CMD [ARGS...]"}
+				return &UsageError{Err: errors.New("put the command after --"), Help: "iolens emulate exec NAME -- CMD [ARGS...]"}
 			}
 			d, err := emulate.OpenIn(stateDir(), args[0])
 			if err != nil {
@@ -484,7 +484,7 @@ processes still run in a disk's cgroup unless --force, which kills them.`,
   iolens emulate rm --all --force`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
-				return &UsageError{Err: errors.New("give disk names or --all"), Hint: "see 'iolens emulate rm --help'"}
+				return &UsageError{Err: errors.New("give disk names or --all"), Help: "see 'iolens emulate rm --help'"}
 			}
 			// Teardown runs to the end even after Ctrl-C.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)

@@ -34,7 +34,7 @@ rename), as the collector requires.`,
   iolens export prometheus 20240501-1200`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if last < 1 {
-				return &UsageError{Err: fmt.Errorf("--last must be at least 1"), Hint: "see 'iolens export prometheus --help'"}
+				return &UsageError{Err: fmt.Errorf("--last must be at least 1"), Help: "see 'iolens export prometheus --help'"}
 			}
 			s, err := openStore(cmd.Context(), db)
 			if err != nil {
@@ -59,7 +59,7 @@ rename), as the collector requires.`,
 				}
 				sel, err := store.ParseSelector(a)
 				if err != nil {
-					return &UsageError{Err: err, Hint: "a selector is key=value,key!=value,key,!key"}
+					return &UsageError{Err: err, Help: "a selector is key=value,key!=value,key,!key"}
 				}
 				runs, err := s.List(cmd.Context(), store.ListOptions{Selector: sel, Limit: last})
 				if err != nil {

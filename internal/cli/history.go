@@ -80,9 +80,9 @@ func lookupErr(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return &storeError{err, "'iolens history' lists the stored runs"}
 	case errors.Is(err, store.ErrEmptyID):
-		return &UsageError{Err: err, Hint: "give a run id or a unique prefix of one; 'iolens history' lists them"}
+		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
-		return &UsageError{Err: err, Hint: amb.Hint()}
+		return &UsageError{Err: err, Help: amb.Hint()}
 	}
 	return err
 }
@@ -117,13 +117,13 @@ Run ids may be shortened to any unique prefix.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Hint: "valid formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
 			}
 			var opts store.ListOptions
 			if selector != "" {
 				sel, err := store.ParseSelector(selector)
 				if err != nil {
-					return &UsageError{Err: err, Hint: "a selector is key=value,key!=value,key,!key"}
+					return &UsageError{Err: err, Help: "a selector is key=value,key!=value,key,!key"}
 				}
 				opts.Selector = sel
 			}
@@ -313,7 +313,7 @@ labels to every imported result, to tell clusters or machines apart.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			extra, err := parseLabels(labels)
 			if err != nil {
-				return &UsageError{Err: err.(*UsageError).Err, Hint: "--label takes key=value"}
+				return &UsageError{Err: err.(*UsageError).Err, Help: "--label takes key=value"}
 			}
 			s, err := openStoreRW(cmd.Context(), *db)
 			if err != nil {
@@ -361,7 +361,7 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 	if err != nil {
 		var uf *report.UnknownFormatError
 		if errors.As(err, &uf) {
-			return &UsageError{Err: err, Hint: uf.Hint()}
+			return &UsageError{Err: err, Help: uf.Hint()}
 		}
 		return err
 	}
@@ -451,7 +451,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 		srv, err := metrics.Serve(o.metricsAddr, k.metrics)
 		if err != nil {
 			k.close()
-			return nil, &UsageError{Err: err, Hint: "give a free address, e.g. --metrics-addr :9101 or 127.0.0.1:0"}
+			return nil, &UsageError{Err: err, Help: "give a free address, e.g. --metrics-addr :9101 or 127.0.0.1:0"}
 		}
 		k.server = srv
 		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())

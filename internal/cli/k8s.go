@@ -99,7 +99,7 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Hint: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+		return &UsageError{Err: err, Help: fmt.Sprintf("see '%s --help'", c.CommandPath())}
 	})
 	return cmd
 }
@@ -112,7 +112,7 @@ func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens k8s " + cmd + " --help'"}
+	return &UsageError{Err: fmt.Errorf(format, args...), Help: "see 'iolens k8s " + cmd + " --help'"}
 }
 
 // ---- classes ----
@@ -396,7 +396,7 @@ func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Confi
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
 	if _, err := report.RendererFor(o.output); err != nil {
-		return &UsageError{Err: err, Hint: "see 'iolens k8s run --help'"}
+		return &UsageError{Err: err, Help: "see 'iolens k8s run --help'"}
 	}
 	sizes, err := k8s.ParseSizes(o.sizes)
 	if err != nil {
@@ -710,7 +710,7 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 				return k8sUsage("node-check", "--path %q must be absolute", path)
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
-				return &UsageError{Err: err, Hint: "see 'iolens k8s node-check --help'"}
+				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}
 			}
 			var err error
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {

@@ -42,7 +42,7 @@ func (e *expectFlags) expectation(disk string) (*limits.Expectation, error) {
 func specError(err error) error {
 	var se *limits.SpecError
 	if errors.As(err, &se) {
-		return &UsageError{Err: se, Hint: se.Hint}
+		return &UsageError{Err: se, Help: se.Hint}
 	}
 	return err
 }
@@ -94,7 +94,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output != "text" && o.output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", o.output), Hint: "formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("-o %q", o.output), Help: "formats: text, json"}
 			}
 			c, err := o.catalog()
 			if err != nil {
@@ -102,12 +102,12 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 			}
 			if o.targetIOPS > 0 || o.targetMBps > 0 {
 				if len(args) > 0 {
-					return &UsageError{Err: errors.New("give DISK or --target-iops/--target-mbps, not both"), Hint: "iolens limits --target-iops 5000 --provider azure"}
+					return &UsageError{Err: errors.New("give DISK or --target-iops/--target-mbps, not both"), Help: "iolens limits --target-iops 5000 --provider azure"}
 				}
 				return o.sizing(streams.Out, c)
 			}
 			if len(args) == 0 {
-				return &UsageError{Err: errors.New("which disk?"), Hint: "e.g. iolens limits azure:P15; 'iolens catalog list' shows the catalog"}
+				return &UsageError{Err: errors.New("which disk?"), Help: "e.g. iolens limits azure:P15; 'iolens catalog list' shows the catalog"}
 			}
 			return o.run(streams.Out, c, args[0])
 		},
@@ -131,14 +131,14 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 		return nil, err
 	}
 	if o.priceAsOf != "" && !limits.ValidPriceDate(o.priceAsOf) {
-		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Hint: "a year or a month: 2019, 2023-09"}
+		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Help: "a year or a month: 2019, 2023-09"}
 	}
 	if o.priceFile == "" {
 		return c, nil
 	}
 	fh, err := os.Open(o.priceFile)
 	if err != nil {
-		return nil, &UsageError{Err: err, Hint: "give a readable price file"}
+		return nil, &UsageError{Err: err, Help: "give a readable price file"}
 	}
 	defer fh.Close()
 	pf, err := c.ParsePriceFile(fh)
@@ -147,7 +147,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	}
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return nil, &UsageError{Err: pe, Hint: pe.Hint}
+		return nil, &UsageError{Err: pe, Help: pe.Hint}
 	}
 	return c, err
 }
@@ -157,7 +157,7 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 	for _, s := range o.ioSizes {
 		n, err := units.ParseSize(s)
 		if err != nil || n <= 0 {
-			return &UsageError{Err: fmt.Errorf("--io-size %q", s), Hint: "sizes like 4k, 16k, 256k, 1m"}
+			return &UsageError{Err: fmt.Errorf("--io-size %q", s), Help: "sizes like 4k, 16k, 256k, 1m"}
 		}
 		sizes = append(sizes, n)
 	}
@@ -174,7 +174,7 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 
 func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	if o.provider == "" {
-		return &UsageError{Err: errors.New("--target-* needs --provider"), Hint: "providers: " + strings.Join(c.ProviderNames(), ", ")}
+		return &UsageError{Err: errors.New("--target-* needs --provider"), Help: "providers: " + strings.Join(c.ProviderNames(), ", ")}
 	}
 	vm := o.vm
 	if vm != "" && !strings.Contains(vm, ":") {
@@ -206,7 +206,7 @@ func newCatalogCommand(streams IOStreams) *cobra.Command {
 				return err
 			}
 			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", output), Hint: "formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("-o %q", output), Help: "formats: text, json"}
 			}
 			switch {
 			case len(args) == 0 || args[0] == "list":
@@ -217,14 +217,14 @@ func newCatalogCommand(streams IOStreams) *cobra.Command {
 			case args[0] == "show" && len(args) == 2:
 				ce := c.Entry(args[1])
 				if ce == nil {
-					return &UsageError{Err: fmt.Errorf("no catalog entry %q", args[1]), Hint: "'iolens catalog list' shows the ids"}
+					return &UsageError{Err: fmt.Errorf("no catalog entry %q", args[1]), Help: "'iolens catalog list' shows the ids"}
 				}
 				if output == "json" {
 					return writeJSON(streams.Out, ce)
 				}
 				return ce.WriteText(streams.Out)
 			}
-			return &UsageError{Err: fmt.Errorf("unknown catalog command %q", strings.Join(args, " ")), Hint: "iolens catalog list | iolens catalog show ID"}
+			return &UsageError{Err: fmt.Errorf("unknown catalog command %q", strings.Join(args, " ")), Help: "iolens catalog list | iolens catalog show ID"}
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: text, json")
@@ -250,7 +250,7 @@ func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*result.Result), err
 	if e.disk == "" {
 		for _, n := range []string{"vm", "attached", "cache"} {
 			if cmd.Flags().Changed(n) {
-				return nil, &UsageError{Err: fmt.Errorf("--%s needs --expect", n), Hint: "say which disk: --expect azure:P15 --vm Standard_DS2_v2"}
+				return nil, &UsageError{Err: fmt.Errorf("--%s needs --expect", n), Help: "say which disk: --expect azure:P15 --vm Standard_DS2_v2"}
 			}
 		}
 		return nil, nil

@@ -23,7 +23,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			render, err := report.RendererFor(output)
 			if err != nil {
-				return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
+				return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
 			}
 			diag, err := expect.diagnoser(cmd)
 			if err != nil {
@@ -38,7 +38,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			return writeOut(streams.Out, out, func(w io.Writer) error { return render(w, rs) })
+			return writeOut(reportOut(streams.Out, output), out, func(w io.Writer) error { return render(w, rs) })
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))

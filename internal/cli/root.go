@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"errors"
 	"fmt"
 	"io"
@@ -36,12 +37,55 @@ fio and from the device, and reports the results.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Hint: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+		return &UsageError{Err: err, Help: fmt.Sprintf("see '%s --help'", c.CommandPath())}
 	})
 	for _, sub := range subcommands {
 		cmd.AddCommand(sub(streams))
 	}
+	strictUsage(cmd)
 	return cmd
+}
+
+// strictUsage makes every mistake in how a command is called a usage
+// error (exit 2, with a hint): an unknown subcommand of a command group
+// (cobra would print help and exit 0), and a wrong number of arguments
+// (cobra would exit 1 like a failure).
+func strictUsage(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictUsage(sub)
+	}
+	hint := func() string { return fmt.Sprintf("see '%s --help'", c.CommandPath()) }
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					names = append(names, s.Name())
+				}
+			}
+			h := "subcommands: " + strings.Join(names, ", ")
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2
+			}
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				h = "did you mean '" + cmd.CommandPath() + " " + sug[0] + "'? " + h
+			}
+			return &UsageError{Err: fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()), Help: h}
+		}
+		return
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return &UsageError{Err: err, Help: hint()}
+			}
+			return nil
+		}
+	}
 }
 
 // subcommands lists the constructors of every top-level command. Each
@@ -63,22 +107,32 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newVersionCommand,
 }
 
-// UsageError is a mistake in how iolens was called.
+// UsageError is a mistake in how iolens was called: exit status 2.
 type UsageError struct {
-	Err  error
-	Hint string
+	Err error
+	// Help says what to do instead.
+	Help string
 }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// Hint says what to do instead.
+func (e *UsageError) Hint() string { return e.Help }
+
+// ErrFindings is a verdict, not a failure: --fail-on found findings as
+// severe as asked. It exits with its own status (4), so CI can tell it
+// from a crash.
+var ErrFindings = errors.New("findings at or above the --fail-on severity")
 
 // ErrPartial reports that some work failed while the rest completed and was
 // kept. It is the same sentinel the benchmark runner uses.
 var ErrPartial = runner.ErrTestsFailed
 
 // ExitCode prints err (with its hint, if any) and returns the process exit
-// code: 0 success, 1 failure, 2 usage error, 3 partial failure, 130
-// interrupted.
+// code: 0 success, 1 failure, 2 usage error, 3 partial failure (some
+// tests failed, the others' results were kept), 4 findings at the
+// --fail-on severity, 130 interrupted.
 func ExitCode(err error, interrupted bool, w io.Writer) int {
 	if err == nil {
 		if interrupted {
@@ -90,11 +144,6 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 	var h interface{ Hint() string }
 	if errors.As(err, &h) && h.Hint() != "" {
 		fmt.Fprintf(w, "hint: %s\n", h.Hint())
-	} else {
-		var u *UsageError
-		if errors.As(err, &u) && u.Hint != "" {
-			fmt.Fprintf(w, "hint: %s\n", u.Hint)
-		}
 	}
 	var u *UsageError
 	var st interface{ ExitStatus() int }
@@ -105,6 +154,8 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		return 130
 	case errors.As(err, &u):
 		return 2
+	case errors.Is(err, ErrFindings):
+		return 4
 	case errors.Is(err, ErrPartial):
 		var tf *runner.TestsFailedError
 		if errors.As(err, &tf) && !tf.Partial() {

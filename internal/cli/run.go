@@ -113,7 +113,7 @@ func writebackCap(d units.Duration) time.Duration {
 func seconds(d units.Duration) float64 { return time.Duration(d).Seconds() }
 
 func usageErr(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...), Hint: "see 'iolens run --help'"}
+	return &UsageError{Err: fmt.Errorf(format, args...), Help: "see 'iolens run --help'"}
 }
 
 func parseLabels(in []string) (map[string]string, error) {
@@ -149,7 +149,7 @@ func suiteFor(name, jobFile string, suiteSet bool) (result.Suite, error) {
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
 	render, err := report.RendererFor(o.output)
 	if err != nil {
-		return &UsageError{Err: err, Hint: err.(*report.UnknownFormatError).Hint()}
+		return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
 	}
 	if o.repeat < 1 {
 		return usageErr("--repeat must be at least 1")
@@ -231,7 +231,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	prog.Done()
 	keeper.finish(ctx)
 	if !stream && len(results) > 0 {
-		if err := writeOut(streams.Out, pageOut, func(w io.Writer) error { return render(w, results) }); err != nil {
+		if err := writeOut(reportOut(streams.Out, o.output), pageOut, func(w io.Writer) error { return render(w, results) }); err != nil {
 			return err
 		}
 	}

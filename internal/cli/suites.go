@@ -56,7 +56,7 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 				return enc.Encode(suitesJSON(suites))
 			case "text":
 			default:
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Hint: "valid formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
 			}
 			for i, s := range suites {
 				if i > 0 {

@@ -87,7 +87,7 @@ missing fio is reported, not an error: iolens itself still has a version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Hint: "valid formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
 			}
 			v := versionInfo(cmd.Context(), fioBinary)
 			if output == "json" {

@@ -99,7 +99,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 
 func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string) error {
 	if o.interval < 100*time.Millisecond {
-		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Hint: "use 100ms or more; 1s matches iostat"}
+		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
 	mode := o.output
 	tty := false
@@ -114,10 +114,10 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 	case "tty", "ndjson", "text":
 	default:
-		return &UsageError{Err: fmt.Errorf("unknown output %q", mode), Hint: "use -o auto, tty, ndjson or text"}
+		return &UsageError{Err: fmt.Errorf("unknown output %q", mode), Help: "use -o auto, tty, ndjson or text"}
 	}
 	if mode == "tty" && !tty {
-		return &UsageError{Err: errors.New("-o tty needs a terminal"), Hint: "use -o ndjson to stream records"}
+		return &UsageError{Err: errors.New("-o tty needs a terminal"), Help: "use -o ndjson to stream records"}
 	}
 	cfg := watch.Config{ProcRoot: o.procRoot, SysRoot: o.sysRoot, Interval: o.interval, Th: o.th, Top: o.top, Host: o.node}
 	if len(args) > 0 {
@@ -135,7 +135,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		c.CreditStartPct = o.creditStart
 		cfg.Ceiling = c
 	} else if o.vm != "" {
-		return &UsageError{Err: errors.New("--vm needs --expect"), Hint: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
+		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
 	if o.top > 0 {
 		root := o.cgroupRoot
@@ -275,7 +275,7 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 	for _, kv := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return nil, &UsageError{Err: fmt.Errorf("--expect: %q is not key=value", kv), Hint: "e.g. --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800"}
+			return nil, &UsageError{Err: fmt.Errorf("--expect: %q is not key=value", kv), Help: "e.g. --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800"}
 		}
 		var err error
 		var x float64
@@ -289,7 +289,7 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 			x, err = strconv.ParseFloat(v, 64)
 		}
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--expect %s: %w", k, err), Hint: "numbers for iops, sizes like 100MB for bw"}
+			return nil, &UsageError{Err: fmt.Errorf("--expect %s: %w", k, err), Help: "numbers for iops, sizes like 100MB for bw"}
 		}
 		switch k {
 		case "iops":
@@ -307,11 +307,11 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 		case "vm-bw":
 			c.VMBWBytes = x
 		default:
-			return nil, &UsageError{Err: fmt.Errorf("--expect: unknown key %q", k), Hint: "keys: name, iops, bw, burst-iops, burst-bw, burst-s, vm-iops, vm-bw"}
+			return nil, &UsageError{Err: fmt.Errorf("--expect: unknown key %q", k), Help: "keys: name, iops, bw, burst-iops, burst-bw, burst-s, vm-iops, vm-bw"}
 		}
 	}
 	if c.IOPS == 0 && c.BWBytes == 0 {
-		return nil, &UsageError{Err: errors.New("--expect needs iops= or bw="), Hint: "e.g. --expect iops=500,bw=100MB"}
+		return nil, &UsageError{Err: errors.New("--expect needs iops= or bw="), Help: "e.g. --expect iops=500,bw=100MB"}
 	}
 	return c, nil
 }

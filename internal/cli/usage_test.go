@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every mistake in how iolens is called exits 2 with a hint: an unknown
+// subcommand of a group (not help and exit 0), a wrong number of
+// arguments (not exit 1 like a failure).
+func TestUsageMistakesExit2(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"k8s", "cleanpu"}, "did you mean 'iolens k8s cleanup'"},
+		{[]string{"history", "nope"}, "see 'iolens history --help'"},
+		{[]string{"emulate", "creat"}, "did you mean"},
+		{[]string{"diagnose", "a", "b"}, "see 'iolens diagnose --help'"},
+		{[]string{"run", "a", "b"}, "see 'iolens run --help'"},
+		{[]string{"history", "show"}, "see 'iolens history show --help'"},
+		{[]string{"nosuch"}, "unknown command"},
+	} {
+		_, errs, code := execute(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint:") && c.args[0] != "nosuch" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+	// A group with no argument still shows its help, and succeeds.
+	out, _, code := execute(t, "k8s")
+	if code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("k8s: exit %d, %q", code, out)
+	}
+}
