@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"strings"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
