@@ -155,7 +155,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	defer prog.Done()
 	suite := result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: plan.Specs()}
 	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true,
+		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
 	prog.Line("iolens diagnose %s: budget %s, precision %s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%")
 	s, err := runner.Open(ctx, cfg, prog.Event)

@@ -92,6 +92,9 @@ func (p *progressPrinter) Event(e runner.Event) {
 // place is "[3/6]" in a suite, "[3]" in a plan that does not know its
 // total.
 func place(e runner.Event) string {
+	if e.Index == 0 {
+		return ""
+	}
 	if e.Total > 0 {
 		return fmt.Sprintf("[%d/%d]", e.Index, e.Total)
 	}
@@ -99,7 +102,7 @@ func place(e runner.Event) string {
 }
 
 func (p *progressPrinter) drawLive(e runner.Event) {
-	s := fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, clock(e.Elapsed))
+	s := strings.TrimSpace(fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, clock(e.Elapsed)))
 	if e.Total > 0 {
 		s += ", ETA " + clock(e.ETA)
 	}

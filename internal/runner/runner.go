@@ -74,6 +74,10 @@ type Config struct {
 	// DefaultWritebackCap; a negative cap turns the watch off.
 	WritebackCap time.Duration
 
+	// Plan says a plan chooses the tests as it goes: Suite lists those it
+	// may run (to size and vet the target), not what will run.
+	Plan bool
+
 	// ProcRoot and SysRoot are for tests (default /proc and /sys).
 	ProcRoot, SysRoot string
 	IolensVersion     string
@@ -269,6 +273,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	s.cleanup, err = r.prepareTarget(ctx)
 	if err == nil {
 		r.planned = r.plan()
+		if n := len(cfg.Suite.Tests); n > 0 && r.planned > 0 && !cfg.Plan {
+			progress(Event{Kind: EventInfo, Message: fmt.Sprintf("%d tests x %d: about %s of IO after the test file is written",
+				n, cfg.Repeat, r.planned.Round(time.Second))})
+		}
 		if r.sharedFile != "" && !cfg.NoPrecondition {
 			err = r.precondition(ctx)
 		}
@@ -631,13 +639,34 @@ func (r *runner) precondition(ctx context.Context) error {
 	if err := os.WriteFile(path, []byte(jf.String()), 0o644); err != nil {
 		return err
 	}
-	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: []string{"--output-format=json", path}, Dir: r.scratch}.Exec(ctx)
+	// Progress: bytes written so far, the rate, and what is left.
+	spec := result.TestSpec{Name: "preconditioning", RW: "write", BlockSize: 1 << 20, IODepth: 8}
+	start := time.Now()
+	total := float64(r.target.SizeBytes)
+	onStatus := func(o *fio.Output) {
+		var done float64
+		for _, j := range o.AllJobs() {
+			done += float64(j.Write.IOBytes)
+		}
+		el := time.Since(start)
+		rate := done / math.Max(el.Seconds(), 1e-3)
+		eta := time.Duration(0)
+		if rate > 0 && done < total {
+			eta = time.Duration((total - done) / rate * float64(time.Second))
+		}
+		r.progress(Event{Kind: EventStatus, Test: spec, Elapsed: time.Since(r.start), ETA: eta, BWBytes: rate,
+			Message: fmt.Sprintf("%s of %s written, %.0f MB/s, about %s left", units.HumanBytes(done), units.HumanBytes(total), rate/1e6, eta.Round(time.Second))})
+	}
+	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: []string{"--output-format=json", "--status-interval=1", path},
+		Dir: r.scratch, OnStatus: onStatus}.Exec(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("preconditioning the test file: %w", explainFioError(err, run))
 	}
+	r.progress(Event{Kind: EventPrepare, Message: fmt.Sprintf("test file written in %s (%.0f MB/s)", time.Since(start).Round(100*time.Millisecond),
+		total/math.Max(time.Since(start).Seconds(), 1e-3)/1e6)})
 	if jobs := run.Final.AllJobs(); len(jobs) > 0 && jobs[0].Error != 0 {
 		return fmt.Errorf("preconditioning the test file: fio job error %d (%s)", jobs[0].Error, unix.ErrnoName(unix.Errno(jobs[0].Error)))
 	}
