@@ -43,6 +43,7 @@ fio and from the device, and reports the results.`,
 		cmd.AddCommand(sub(streams))
 	}
 	strictUsage(cmd)
+	completeValues(cmd)
 	return cmd
 }
 

@@ -32,3 +32,23 @@ func TestUsageMistakesExit2(t *testing.T) {
 		t.Errorf("k8s: exit %d, %q", code, out)
 	}
 }
+
+// Shell completion knows the values: suites, formats, catalog disks and
+// VM sizes.
+func TestCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "run", "--suite", "q"}, "quick"},
+		{[]string{"__complete", "diagnose", "-o", ""}, "html"},
+		{[]string{"__complete", "limits", "azure:P1"}, "azure:P15"},
+		{[]string{"__complete", "run", "--expect", "aws:g"}, "aws:gp3"},
+		{[]string{"__complete", "diagnose", "--vm", "azure:Standard_D8"}, "azure:Standard_D8s_v3"},
+	} {
+		out, _, _ := execute(t, c.args...)
+		if !strings.Contains(out, c.want+"\n") {
+			t.Errorf("%v: %q, want %s among them", c.args, out, c.want)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/store"
+	"github.com/spf13/cobra"
+)
+
+// completeValues teaches shell completion the values flags and arguments
+// take: suites, output formats, catalog disks and VM sizes, run ids.
+// Storage classes come from the cluster (the k8s commands register them).
+func completeValues(root *cobra.Command) {
+	fixed := func(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+			return withPrefix(vals, prefix), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		f := c.Flags()
+		if f.Lookup("suite") != nil {
+			_ = c.RegisterFlagCompletionFunc("suite", fixed(runner.SuiteNames()...))
+		}
+		if fl := f.Lookup("output"); fl != nil && fl.Shorthand == "o" {
+			formats := report.Formats
+			if c.Name() == "diagnose" {
+				formats = []string{"text", "json", "md", "html"}
+			}
+			_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))
+		}
+		if f.Lookup("expect") != nil {
+			_ = c.RegisterFlagCompletionFunc("expect", completeDisks)
+		}
+		if f.Lookup("vm") != nil {
+			_ = c.RegisterFlagCompletionFunc("vm", completeVMs)
+		}
+		switch c.CommandPath() {
+		case "iolens limits":
+			c.ValidArgsFunction = completeDisks
+		case "iolens history show", "iolens history rm", "iolens history export":
+			c.ValidArgsFunction = completeRunIDs
+		case "iolens compare":
+			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+				ids, _ := completeRunIDs(cmd, args, prefix)
+				return ids, cobra.ShellCompDirectiveDefault // files too
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+func withPrefix(vals []string, prefix string) []string {
+	var out []string
+	for _, v := range vals {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// completeDisks offers providers, then the catalog's families and tiers.
+func completeDisks(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	c, err := limits.Default()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var vals []string
+	for _, f := range c.Families {
+		vals = append(vals, f.ID)
+		for _, t := range f.Editions[0].Tiers {
+			vals = append(vals, f.Provider+":"+t.Name)
+		}
+	}
+	return withPrefix(vals, prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+func completeVMs(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	c, err := limits.Default()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return withPrefix(c.VMNames(""), prefix), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeRunIDs lists the history's runs, newest first (read-only, and
+// quick: completion must never wait on a busy database).
+func completeRunIDs(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	path, _ := cmd.Flags().GetString("db")
+	if path == "" {
+		var err error
+		if path, err = store.DefaultPath(); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	s, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer s.Close()
+	runs, err := s.List(ctx, store.ListOptions{Limit: 200})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	return withPrefix(ids, prefix), cobra.ShellCompDirectiveNoFileComp
+}
