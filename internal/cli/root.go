@@ -26,9 +26,12 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "iolens",
 		Short: "Measure what a disk or persistent volume really delivers, and explain why",
-		Long: `iolens runs trustworthy fio suites against a directory, a block device or
-(later) Kubernetes volumes, records latency histograms and 1 s time series from
-fio and from the device, and reports the results.`,
+		Long: `iolens measures what a disk or a Kubernetes persistent volume really
+delivers, and explains why. 'iolens diagnose' answers in three minutes: what the
+disk delivers, which limit binds each workload (a cap, latency, the device, the
+CPU) and what to change. 'iolens run' runs fio suites with latency histograms
+and fine time series from fio and the device; 'iolens k8s' does both on volumes
+of any storage class; every saved result can be re-read, compared and exported.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
