@@ -40,7 +40,13 @@ of any storage class; every saved result can be re-read, compared and exported.`
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Help: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+		// A value's own parser says what it accepts; else the help.
+		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
+		var h interface{ Hint() string }
+		if errors.As(err, &h) && h.Hint() != "" {
+			help = h.Hint()
+		}
+		return &UsageError{Err: err, Help: help}
 	})
 	for _, sub := range subcommands {
 		cmd.AddCommand(sub(streams))
