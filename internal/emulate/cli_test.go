@@ -21,6 +21,17 @@ import (
 // The test binary doubles as iolens when asked, so the CLI, and the
 // controller daemon it starts, run for real.
 func TestMain(m *testing.M) {
+	// TestDaemonIdentity's stand-in for a daemon: it sleeps under the
+	// daemon's command line until signalled.
+	if os.Getenv("IOLENS_TEST_SLEEP") == "1" {
+		ch := make(chan os.Signal, 1)
+		signalNotify(ch)
+		select {
+		case <-ch:
+		case <-time.After(60 * time.Second):
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("IOLENS_TEST_AS_CLI") == "1" {
 		ctx, stop := signalContext()
 		streams := cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

@@ -31,7 +31,7 @@ func rootEnv(t *testing.T) []Hierarchy {
 // state files, controller.
 func assertGone(t *testing.T, d Disk) {
 	t.Helper()
-	if loops := loopsFor(d.Backing, d.Device); len(loops) > 0 {
+	if loops := loopsFor([]string{d.Backing, filepath.Join(d.Dir, latencyMountName, latencyFileName)}, d.Device); len(loops) > 0 {
 		t.Errorf("loop devices left: %v", loops)
 	}
 	if m := mountsUnder(d.Dir); len(m) > 0 {
@@ -472,8 +472,9 @@ func TestDestroyRefusesBusyDisk(t *testing.T) {
 }
 
 // TestRemoveAllAfterLostState: a disk whose state file is gone (deleted
-// by hand, a broken disk) is still torn down whole by RemoveAll: mount,
-// loop device and cgroup.
+// by hand, a broken disk) is not taken by RemoveAll, which names it; rm by
+// name still tears it down whole: mount, loop device and cgroup, found by
+// their derived names.
 func TestRemoveAllAfterLostState(t *testing.T) {
 	rootEnv(t)
 	root := t.TempDir()
@@ -488,8 +489,15 @@ func TestRemoveAllAfterLostState(t *testing.T) {
 	d.inproc.cancel() // as if its controller had died too
 	<-d.inproc.done
 	removed, err := RemoveAll(context.Background(), root, false)
-	if err != nil || len(removed) != 1 || removed[0] != "lost" {
-		t.Fatalf("RemoveAll: %v %v", removed, err)
+	if err == nil || len(removed) != 0 || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("RemoveAll: %v %v; want it refused, naming the disk", removed, err)
+	}
+	byName, err := OpenIn(root, "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := byName.Destroy(context.Background()); err != nil {
+		t.Fatalf("rm by name: %v", err)
 	}
 	assertGone(t, snap)
 }

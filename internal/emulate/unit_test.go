@@ -66,25 +66,6 @@ func TestReadEventsTornLastLine(t *testing.T) {
 	}
 }
 
-func TestParseRate(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want float64
-	}{
-		{"25MB/s", 25e6}, {"25MB", 25e6}, {"128MiB/s", 128 << 20}, {"1.5GB/s", 1.5e9}, {"500KiB", 500 << 10}, {"4096", 4096}, {"0", 0},
-	} {
-		got, err := ParseRate(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
-	}
-	for _, bad := range []string{"25M", "25m", "", "MB", "-1MB", "25 furlongs"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
-}
-
 func TestProfiles(t *testing.T) {
 	for _, c := range []struct {
 		name                string
