@@ -20,7 +20,7 @@ RUN_PKGS  := fio
 TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver
 APT_PKGS  := $(TEST_PKGS)
 
-.PHONY: all build deps run test test-short bench clean image e2e \
+.PHONY: all build deps run test test-unit test-short bench clean image e2e \
 	dist release-check image-debs install uninstall clean-dist
 
 all: build
@@ -41,17 +41,24 @@ run:
 	@$(MAKE) --no-print-directory build
 	./$(BIN) diagnose $(SCRATCH)
 
-# test: every test. Tests that need root, loop devices or cgroups skip,
-# saying why, when those are not available. As root, it ends with the
-# Kubernetes end-to-end test on a real single-node cluster (make e2e).
+# test: every test: the unit tests first (they fail fast), then the whole
+# suite with the real-IO tests (emulated disks, loop devices, cgroups;
+# they skip, saying why, where those are not available). As root, it ends
+# with the Kubernetes end-to-end test on a real single-node cluster
+# (make e2e).
 test: deps
 	$(GO) vet ./...
+	$(MAKE) test-unit
 	$(GO) test -count=1 -timeout 30m ./...
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
 	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
 
-test-short:
-	$(GO) test -short ./...
+# test-unit: the tests that need no root, no real IO and no cluster
+# (-short skips the others, saying why); under a minute.
+test-unit:
+	$(GO) test -short -count=1 -timeout 5m ./...
+
+test-short: test-unit
 
 # image: the k8s agent image for this machine's architecture as a
 # docker-archive tarball (for 'ctr images import'; the e2e loads it),
