@@ -397,6 +397,11 @@ func describeDisk(w io.Writer, d *emulate.Disk) {
 	if d.CgroupVersion == 1 {
 		fmt.Fprintln(w, "note: cgroup v1 caps only IO a process submits itself (direct IO, reads); buffered writes are written back outside the cgroup, uncapped.")
 	}
+	if s.Profile != "" {
+		if p, err := emulate.LookupProfile(s.Profile); err == nil {
+			fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+		}
+	}
 	if s.Latency == nil {
 		fmt.Fprintln(w, "note: no per-IO latency is added (the host's own); --latency adds it.")
 	}
@@ -659,7 +664,7 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "PROFILE\tIOPS\tBANDWIDTH\tBURST\tSOURCE")
+			fmt.Fprintln(tw, "PROFILE\tIOPS\tBANDWIDTH\tBURST\tLATENCY\tSOURCE")
 			for _, n := range emulate.Examples {
 				p, err := emulate.LookupProfile(n)
 				if err != nil {
@@ -672,9 +677,14 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 				case p.BurstIOPS > 0:
 					burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", emulate.FormatIOPS(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
 				}
-				fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\n", p.Name, p.IOPS, emulate.FormatRate(p.BPS), burst, p.Source)
+				lat := "-"
+				if l := p.Latency; l != nil {
+					lat = fmt.Sprintf("read %s, write %s", distText(l.Read), distText(l.Write))
+				}
+				fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.IOPS, emulate.FormatRate(p.BPS), burst, lat, p.Source)
 			}
 			tw.Flush()
+			fmt.Fprintln(streams.Out, "\nLatency: only where the provider publishes a typical figure (gcp:hyperdisk-throughput); elsewhere none is emulated: add --latency.")
 			fmt.Fprintln(streams.Out, "\nAny disk of 'iolens catalog list' works too, at any size: aws:gp2:500GiB, gcp:pd-ssd:1TiB, azure:P30.")
 			return nil
 		},

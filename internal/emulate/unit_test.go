@@ -103,6 +103,22 @@ func TestProfiles(t *testing.T) {
 			t.Errorf("%s: burst lasts %v s, want %v", c.name, got, c.burstS)
 		}
 	}
+	// Latency only where the provider publishes a typical figure.
+	hdt, err := LookupProfile("gcp:hyperdisk-throughput:2TiB")
+	if err != nil || hdt.Latency == nil || hdt.Latency.Read != Fixed(10*time.Millisecond) || !hdt.Latency.Write.Zero() || !strings.Contains(hdt.LatencyNote, "gcp-hdt") {
+		t.Errorf("hyperdisk-throughput latency: %+v %q %v", hdt.Latency, hdt.LatencyNote, err)
+	}
+	s := Spec{Name: "x"}
+	hdt.Apply(&s)
+	if s.Latency == nil || s.Latency.Read.Median != 10*time.Millisecond {
+		t.Errorf("Apply did not carry the latency: %+v", s.Latency)
+	}
+	for _, name := range []string{"azure:P4", "aws:gp3", "azure:S4", "aws:io2-bx:100GiB:iops=1000"} {
+		p, err := LookupProfile(name)
+		if err == nil && (p.Latency != nil || p.LatencyNote == "") {
+			t.Errorf("%s: latency %+v, note %q: none is published", name, p.Latency, p.LatencyNote)
+		}
+	}
 	for _, bad := range []string{"azure:P99", "aws:gp2", "aws:gp2:big", "aws:gp2:-5GiB", "gcp:pd"} {
 		if _, err := LookupProfile(bad); err == nil {
 			t.Errorf("LookupProfile(%q) accepted", bad)
