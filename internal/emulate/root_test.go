@@ -58,6 +58,12 @@ func create(t *testing.T, s Spec) *Disk {
 	if s.SizeBytes == 0 {
 		s.SizeBytes = 512 << 20
 	}
+	// The latency layer, even at zero latency, keeps the disk's data in
+	// the host's page cache: the caps, not the host's disk, set the rates
+	// the tests check.
+	if s.Latency == nil {
+		s.Latency = &Latency{}
+	}
 	d, err := Create(context.Background(), s)
 	if err != nil {
 		t.Fatalf("create: %v", err)
