@@ -196,7 +196,7 @@ func TestGroundTruthWriteCache(t *testing.T) {
 func TestGroundTruthStaticCap(t *testing.T) {
 	groundTruthEnv(t)
 	res, _, _ := measure(t, emulate.Spec{Name: "gt-static", Limits: emulate.Limits{ReadIOPS: 800, WriteIOPS: 800}},
-		write("static", "randwrite", 4096, 16, 20))
+		write("static", "randwrite", 4096, 16, 10))
 	if res.Write == nil || math.Abs(res.Write.IOPS/800-1) > 0.1 {
 		t.Fatalf("the cap did not hold: %+v", res.Write)
 	}
