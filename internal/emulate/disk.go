@@ -111,7 +111,14 @@ func (d *Disk) loopBackingFile() string {
 // disk's cgroup: a shell moves itself there, then execs the command. Use it
 // as runner.Config.CommandPrefix.
 func (d *Disk) CommandPrefix() []string {
-	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, d.cg().procsFile()}
+	procs := d.cg().procsFile()
+	if d.Cgroup == "" {
+		// No cgroup of its own (a broken disk): a path that does not
+		// exist, so the shell fails instead of running the command
+		// uncapped or writing where it stands.
+		procs = filepath.Join(d.Dir, "no-cgroup", "cgroup.procs")
+	}
+	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, procs}
 }
 
 // Command builds an exec.Cmd that runs name args inside the disk's cgroup.
