@@ -63,6 +63,8 @@ func (d Dist) Validate() error {
 		return fmt.Errorf("at most %v", MaxLatency)
 	case d.Jitter > d.Median:
 		return errors.New("the jitter is larger than the latency (it would go below 0)")
+	case d.Median+d.Jitter > MaxLatency:
+		return fmt.Errorf("latency plus jitter: at most %v", MaxLatency)
 	case d.Jitter > 0 && d.lognormal():
 		return errors.New("either a jitter or percentiles, not both")
 	case d.lognormal() && (math.IsNaN(d.Pct) || d.Pct <= 50 || d.Pct >= 100):
