@@ -312,3 +312,34 @@ func TestCLILatency(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCLIRmAllLeavesForeignDirectories: the reproduction, as a
+// user types it: 'mkdir -p D/photos; iolens emulate rm --all --state-dir
+// D' printed "removed photos" and deleted it.
+func TestCLIRmAllLeavesForeignDirectories(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	photo := filepath.Join(c.root, "photos", "cat.jpg")
+	if err := os.MkdirAll(filepath.Dir(photo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(photo, []byte("cat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"emulate", "rm", "--all"}, {"emulate", "rm", "--all", "--force"}} {
+		out, errOut, code := c.run(args...)
+		if code != 0 || strings.Contains(out, "removed") {
+			t.Errorf("%v: exit %d, %q %q", args, code, out, errOut)
+		}
+	}
+	_, errOut, code := c.run("emulate", "rm", "photos")
+	if code == 0 || !strings.Contains(errOut, "marker") {
+		t.Errorf("rm photos: exit %d, %q; want a refusal naming the missing marker", code, errOut)
+	}
+	if b, err := os.ReadFile(photo); err != nil || string(b) != "cat" {
+		t.Errorf("photos/cat.jpg: %q, %v", b, err)
+	}
+}
