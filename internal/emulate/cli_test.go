@@ -284,10 +284,23 @@ func TestCLILatency(t *testing.T) {
 	if pid == 0 || !strings.Contains(string(cmdline), "latency") {
 		t.Fatalf("no latency daemon: pid %d %q", pid, cmdline)
 	}
-	// The layer is in the IO path: a direct write waits its latency.
+	// The layer is in the IO path: a direct write goes through it.
 	out, errOut, code = c.run("emulate", "exec", "lat", "--", "dd", "if=/dev/zero", "of="+filepath.Join(st.MountPath, "f"), "bs=4k", "count=50", "oflag=direct,dsync")
 	if code != 0 {
 		t.Fatalf("dd: %s %s", out, errOut)
+	}
+	// The layer's daemon dies hard: ls says so, rm still cleans up.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; d.Status().Latency.Serving; i++ {
+		if i > 200 {
+			t.Fatal("the latency daemon survived SIGKILL")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out, _, _ := c.run("emulate", "ls"); !strings.Contains(out, "latency layer not serving") {
+		t.Errorf("ls does not report the dead latency layer:\n%s", out)
 	}
 	out, errOut, code = c.run("emulate", "rm", "lat")
 	if code != 0 {

@@ -177,8 +177,11 @@ func (d *Disk) Status() Status {
 	if l := d.Spec.Latency; l != nil {
 		st.Latency = &LatencyStatus{Mount: d.LatencyMount, Read: describeDist(l.Read), Write: describeDist(l.Write), Flush: describeDist(l.Flush)}
 		st.Latency.Serving = isMountPoint(d.LatencyMount)
+		if d.FusePID != 0 {
+			st.Latency.Serving = st.Latency.Serving && isDaemon(d.FusePID, d.FuseStart, "latency", d.root(), d.Name)
+		}
 		if !st.Latency.Serving {
-			st.Broken = append(st.Broken, "latency layer not mounted")
+			st.Broken = append(st.Broken, "latency layer not serving")
 		}
 	}
 	if !st.Mounted {
