@@ -87,7 +87,7 @@ func main() {
 	}
 	if len(overheadRows) > 0 {
 		fmt.Println()
-		fmt.Println("| disk | 4k randread | IOPS (median) | CPU per IO µs (median, whole machine) |")
+		fmt.Println("| disk | 4k randread | IOPS (median) | CPU per IO µs (median: fio and the latency daemon) |")
 		fmt.Println("|---|---|---:|---:|")
 		for _, r := range overheadRows {
 			fmt.Println(r)
