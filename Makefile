@@ -46,10 +46,13 @@ run:
 # they skip, saying why, where those are not available). As root, it ends
 # with the Kubernetes end-to-end test on a real single-node cluster
 # (make e2e).
+# The whole suite runs one package at a time (-p 1): real-IO tests wait
+# for each other anyway (realio), and a package's link or a browser test
+# running beside them would take the CPU their timings need.
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-unit
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -p 1 -timeout 30m ./...
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
 	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
 
