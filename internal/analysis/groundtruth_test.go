@@ -34,11 +34,12 @@ func measure(t *testing.T, spec emulate.Spec, test result.TestSpec) (result.Resu
 	if spec.SizeBytes == 0 {
 		spec.SizeBytes = 1 << 30
 	}
-	// The latency layer, even at zero latency, keeps the disk's data in
-	// the host's page cache: the caps, not the host's disk, set the rates.
+	// The backing file in RAM and the latency layer (even at zero
+	// latency) above it: the caps, not the host's disk, set the rates.
 	if spec.Latency == nil {
 		spec.Latency = &emulate.Latency{}
 	}
+	spec.RAM = true
 	ctx := context.Background()
 	d, err := emulate.Create(ctx, spec)
 	if err != nil {

@@ -74,6 +74,7 @@ type emulateCreateOptions struct {
 	output                     string
 	latency, readLatency       string
 	writeLatency, flushLatency string
+	ram                        bool
 }
 
 // numberFlag is a float flag read with units.ParseNumber: NaN,
@@ -178,11 +179,12 @@ deep queues still reach the caps. --latency 0 adds the layer alone.`,
 	f.StringVar(&o.readLatency, "read-latency", "", "read latency (overrides --latency)")
 	f.StringVar(&o.writeLatency, "write-latency", "", "write latency (overrides --latency)")
 	f.StringVar(&o.flushLatency, "flush-latency", "", "flush (fsync) latency (overrides --latency)")
+	f.BoolVar(&o.ram, "ram", false, "keep the backing file in RAM (a tmpfs): the host's disk plays no part, memory is used for what is written")
 	return cmd
 }
 
 func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (emulate.Spec, error) {
-	s := emulate.Spec{Name: name, Dir: stateDir, FS: o.fs, Scale: o.scale, Cache: emulate.CacheMode(o.cache)}
+	s := emulate.Spec{Name: name, Dir: stateDir, FS: o.fs, Scale: o.scale, Cache: emulate.CacheMode(o.cache), RAM: o.ram}
 	if o.profile != "" {
 		p, err := emulate.LookupProfile(o.profile)
 		if err != nil {
@@ -357,7 +359,11 @@ func describeDisk(w io.Writer, d *emulate.Disk) {
 		dio = "direct IO OFF (the backing file's file system refused it)"
 	}
 	fmt.Fprintf(tw, "mount\t%s\n", d.Mount)
-	fmt.Fprintf(tw, "device\t%s (%s), %s %s sparse, %s\n", d.Device, d.MajMin, s.FS, emulate.FormatBytes(float64(s.SizeBytes)), dio)
+	where := "sparse"
+	if s.RAM {
+		where = "sparse, in RAM"
+	}
+	fmt.Fprintf(tw, "device\t%s (%s), %s %s %s, %s\n", d.Device, d.MajMin, s.FS, emulate.FormatBytes(float64(s.SizeBytes)), where, dio)
 	fmt.Fprintf(tw, "throttle\tcgroup v%d %s\n", d.CgroupVersion, d.Cgroup)
 	fmt.Fprintf(tw, "disk limits\t%s\n", limitsLine(s.Limits))
 	if l := s.Latency; l != nil {

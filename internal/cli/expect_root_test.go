@@ -24,7 +24,7 @@ func TestExpectOnEmulatedDisk(t *testing.T) {
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
 	// The controller daemon create starts is this test binary, as iolens.
 	t.Setenv("IOLENS_TEST_MAIN", "1")
-	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--latency", "1ms", "--size", "1GiB"); code != 0 {
+	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--latency", "1ms", "--ram", "--size", "1GiB"); code != 0 {
 		t.Fatalf("emulate create: exit %d: %s", code, errs)
 	}
 	t.Cleanup(func() {

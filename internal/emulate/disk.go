@@ -34,6 +34,8 @@ const (
 	// markerName is the file create writes first into a disk's directory:
 	// nothing is deleted from a directory without it.
 	markerName = ".iolens-emulated-disk"
+	// ramMountName is the tmpfs of a disk whose backing file is in RAM.
+	ramMountName = "ram"
 	// maxStateBytes bounds what is read of state.json and status.json.
 	maxStateBytes = 1 << 20
 )
@@ -470,6 +472,9 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	if spec.Latency != nil {
 		d.LatencyMount = filepath.Join(dir, latencyMountName)
 	}
+	if spec.RAM {
+		d.Backing = filepath.Join(dir, ramMountName, backingName)
+	}
 	defer func() {
 		if err == nil {
 			return
@@ -502,6 +507,16 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 
 	if err := step("backing"); err != nil {
 		return d, err
+	}
+	if spec.RAM {
+		ram := filepath.Dir(d.Backing)
+		if err := os.Mkdir(ram, 0o700); err != nil {
+			return d, err
+		}
+		if err := unix.Mount("tmpfs", ram, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,
+			fmt.Sprintf("size=%d,mode=0700", spec.SizeBytes+(1<<20))); err != nil {
+			return d, fmt.Errorf("mounting a tmpfs for the backing file: %w", err)
+		}
 	}
 	f, err := os.OpenFile(d.Backing, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -670,7 +685,8 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 	}
 	var errs []error
 	errs = append(errs, d.stopController(ctx))
-	for _, dev := range loopsFor([]string{own.Backing, filepath.Join(latMount, latencyFileName)}, d.Device) {
+	ram := filepath.Join(own.Dir, ramMountName)
+	for _, dev := range loopsFor([]string{own.Backing, filepath.Join(ram, backingName), filepath.Join(latMount, latencyFileName)}, d.Device) {
 		if out, err := exec.CommandContext(ctx, "losetup", "-d", dev).CombinedOutput(); err != nil && loopBacking(dev) != "" {
 			errs = append(errs, fmt.Errorf("detaching %s: %v: %s", dev, err, strings.TrimSpace(string(out))))
 		}
@@ -678,6 +694,13 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 	// The latency layer goes after the loop device: it serves the loop
 	// device's IO until then.
 	errs = append(errs, d.stopLatency(ctx, latMount))
+	// The backing file's tmpfs goes last: the loop device or the latency
+	// layer read it until then.
+	if isMountPoint(ram) {
+		if err := unix.Unmount(ram, 0); err != nil {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", ram, err))
+		}
+	}
 	for _, cg := range cgs {
 		errs = append(errs, cg.remove())
 	}

@@ -58,12 +58,13 @@ func create(t *testing.T, s Spec) *Disk {
 	if s.SizeBytes == 0 {
 		s.SizeBytes = 512 << 20
 	}
-	// The latency layer, even at zero latency, keeps the disk's data in
-	// the host's page cache: the caps, not the host's disk, set the rates
-	// the tests check.
+	// The backing file in RAM and the latency layer (even at zero
+	// latency) above it: the caps, not the host's disk, set the rates the
+	// tests check.
 	if s.Latency == nil {
 		s.Latency = &Latency{}
 	}
+	s.RAM = true
 	d, err := Create(context.Background(), s)
 	if err != nil {
 		t.Fatalf("create: %v", err)

@@ -114,6 +114,9 @@ func decodeState(b []byte, root, name string) (*Disk, error) {
 	want := derived(root, name)
 	d.Dir, d.Mount, d.Backing, d.EventLog = want.Dir, want.Mount, want.Backing, want.EventLog
 	d.Spec.Dir = root
+	if d.Spec.RAM {
+		d.Backing = filepath.Join(d.Dir, ramMountName, backingName)
+	}
 	if d.Spec.Latency != nil {
 		d.LatencyMount = filepath.Join(d.Dir, latencyMountName)
 	} else {

@@ -307,7 +307,11 @@ func FuzzDecodeState(f *testing.F) {
 			return
 		}
 		dir := filepath.Join(root, "d1")
-		if d.Dir != dir || d.Mount != filepath.Join(dir, mountName) || d.Backing != filepath.Join(dir, backingName) ||
+		backing := filepath.Join(dir, backingName)
+		if d.Spec.RAM {
+			backing = filepath.Join(dir, ramMountName, backingName)
+		}
+		if d.Dir != dir || d.Mount != filepath.Join(dir, mountName) || d.Backing != backing ||
 			d.EventLog != filepath.Join(dir, eventsName) || d.Spec.Dir != root || d.Name != "d1" {
 			t.Fatalf("paths not derived: %+v", d)
 		}

@@ -99,6 +99,11 @@ type Spec struct {
 	Profile string `json:"profile,omitempty"`
 
 	Cgroup CgroupMode `json:"cgroup,omitempty"`
+	// RAM puts the backing file in a tmpfs of its own (NAME/ram): the
+	// host's disk plays no part in the emulated disk's speed, not even
+	// through the host file system's journal, at the cost of memory for
+	// what is written (up to SizeBytes). The tests use it.
+	RAM bool `json:"ram,omitempty"`
 	// Latency, if set, puts the latency layer under the loop device: each
 	// read, write and flush takes at least the time drawn from its
 	// distribution. Nil: no layer, the host's own latency.
