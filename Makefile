@@ -20,7 +20,7 @@ RUN_PKGS  := fio
 TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver
 APT_PKGS  := $(TEST_PKGS)
 
-.PHONY: all build deps run test test-short fuzz bench clean image e2e \
+.PHONY: all build deps run test test-unit test-short fuzz bench clean image e2e \
 	dist release-check image-debs install uninstall clean-dist
 
 # fuzz: every fuzz target of the module (scripts/fuzz finds them) for
@@ -46,18 +46,28 @@ run:
 	@$(MAKE) --no-print-directory build
 	./$(BIN) diagnose $(SCRATCH)
 
-# test: every test. Tests that need root, loop devices or cgroups skip,
-# saying why, when those are not available. As root, it ends with the
-# Kubernetes end-to-end test on a real single-node cluster (make e2e).
+# test: every test: the unit tests first (they fail fast), then the whole
+# suite with the real-IO tests (emulated disks, loop devices, cgroups;
+# they skip, saying why, where those are not available). As root, it ends
+# with the Kubernetes end-to-end test on a real single-node cluster
+# (make e2e).
+# The whole suite runs one package at a time (-p 1): real-IO tests wait
+# for each other anyway (realio), and a package's link or a browser test
+# running beside them would take the CPU their timings need.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-unit
+	$(GO) test -count=1 -p 1 -timeout 30m ./...
 	GO=$(GO) scripts/fuzz $(FUZZTIME_TEST)
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
 	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
 
-test-short:
-	$(GO) test -short ./...
+# test-unit: the tests that need no root, no real IO and no cluster
+# (-short skips the others, saying why); under a minute.
+test-unit:
+	$(GO) test -short -count=1 -timeout 5m ./...
+
+test-short: test-unit
 
 fuzz:
 	GO=$(GO) scripts/fuzz $(FUZZTIME)

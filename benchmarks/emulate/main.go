@@ -2,9 +2,12 @@
 // configured figures: static IOPS and bandwidth caps (fio through
 // "iolens emulate exec"), the credit-burst length and rates, and the
 // write-cache fill and stall times, each as configured, measured and
-// their ratio. It also reports the controller daemon's CPU use. Needs root.
+// their ratio; per-IO latency (QD1 percentiles against the configured
+// latency, QD1 and QD32 IOPS under a cap and a latency, fdatasync under a
+// flush latency) and the latency layer's own cost against the plain loop
+// device. It also reports the controller daemon's CPU use. Needs root.
 //
-//	make build && go run ./bench/emulate -iolens bin/iolens
+//	make build && flock / go run ./benchmarks/emulate -iolens bin/iolens [-only latency]
 package main
 
 import (
@@ -27,8 +30,9 @@ import (
 var (
 	iolensBin = flag.String("iolens", "bin/iolens", "iolens binary")
 	stateDir  = flag.String("state-dir", "/var/tmp/iolens-bench-emulate", "state root for the emulated disks (removed afterwards)")
-	repeat    = flag.Int("repeat", 3, "runs per static-cap figure (median reported)")
-	runtime   = flag.Int("runtime", 10, "seconds per static-cap run")
+	repeat    = flag.Int("repeat", 3, "runs per static-cap and latency figure (median reported)")
+	runtime   = flag.Int("runtime", 10, "seconds per static-cap or latency run")
+	only      = flag.String("only", "", "run one part: caps, burst, stall, latency or overhead (default: all)")
 )
 
 type row struct {
@@ -59,9 +63,17 @@ func main() {
 	*iolensBin = bin
 	defer func() { _ = exec.Command(bin, "emulate", "rm", "--all", "--force", "--state-dir", *stateDir).Run() }()
 	var cpu []string
-	cpu = append(cpu, staticCaps()...)
-	cpu = append(cpu, burst()...)
-	cpu = append(cpu, stall()...)
+	part := func(name string, f func() []string) {
+		if *only == "" || *only == name {
+			cpu = append(cpu, f()...)
+		}
+	}
+	part("caps", staticCaps)
+	part("burst", burst)
+	part("stall", stall)
+	part("latency", latencyRows)
+	var overheadRows []string
+	part("overhead", func() []string { overheadRows = overhead(); return nil })
 	fmt.Println("| test | figure | configured | measured | unit | ratio |")
 	fmt.Println("|---|---|---:|---:|---|---:|")
 	for _, r := range rows {
@@ -72,6 +84,14 @@ func main() {
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, c := range cpu {
 		fmt.Println(c)
+	}
+	if len(overheadRows) > 0 {
+		fmt.Println()
+		fmt.Println("| disk | 4k randread | IOPS (median) | CPU per IO µs (median: fio and the latency daemon) |")
+		fmt.Println("|---|---|---:|---:|")
+		for _, r := range overheadRows {
+			fmt.Println(r)
+		}
 	}
 	fmt.Println()
 	for _, n := range notes {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -33,12 +34,16 @@ A controller daemon moves the caps over time for credit bursting and a
 write cache that fills and stalls, and logs each change with a timestamp
 ('iolens emulate events NAME'). Needs root.
 
-Not emulated: extra per-IO latency (the throttle delays IO to hold a rate,
-it cannot add a fixed latency), and a single cap over reads and writes
-together (the kernel caps each direction apart). On cgroup v1 buffered
+With --latency, each read, write and flush also takes at least that long:
+a FUSE layer under the loop device answers every IO after its latency,
+many at once, so deep queues still reach the caps.
+
+Not emulated: a single cap over reads and writes together (the kernel caps
+each direction apart). On cgroup v1 buffered
 writes are not capped: the kernel's flusher threads write them back outside
 the cgroup; use direct IO there.`,
 		Example: `  iolens emulate create pg --profile azure:P4 --cache readwrite --scale 10
+  iolens emulate create etcd --iops 3000 --bw 125MB/s --latency 1ms --flush-latency p50=2ms,p99=8ms
   iolens emulate exec pg -- fio --name=w --directory=/var/lib/iolens/emulate/pg/mnt --rw=write --bs=1M --size=1G --direct=1
   iolens run --emulated pg --suite quick
   iolens emulate status pg
@@ -48,7 +53,7 @@ the cgroup; use direct IO there.`,
 	dir := func() string { return stateDir }
 	cmd.AddCommand(newEmulateCreateCommand(streams, dir), newEmulateListCommand(streams, dir), newEmulateStatusCommand(streams, dir),
 		newEmulateExecCommand(streams, dir), newEmulateRmCommand(streams, dir), newEmulateEventsCommand(streams, dir),
-		newEmulateProfilesCommand(streams), newEmulateControllerCommand(dir))
+		newEmulateProfilesCommand(streams), newEmulateControllerCommand(dir), newEmulateLatencyCommand(dir))
 	return cmd
 }
 
@@ -67,6 +72,32 @@ type emulateCreateOptions struct {
 	scale                      float64
 	cgroup                     string
 	output                     string
+	latency, readLatency       string
+	writeLatency, flushLatency string
+	ram                        bool
+}
+
+// numberFlag is a float flag read with units.ParseNumber: NaN,
+// infinities, negatives and out-of-range values are refused.
+type numberFlag struct {
+	v      *float64
+	lo, hi float64
+}
+
+func (n numberFlag) Set(s string) error {
+	v, err := units.ParseNumber(s, n.lo, n.hi)
+	if err != nil {
+		return err
+	}
+	*n.v = v
+	return nil
+}
+func (n numberFlag) String() string { return strconv.FormatFloat(*n.v, 'f', -1, 64) }
+func (n numberFlag) Type() string   { return "number" }
+
+func numberVar(f *pflag.FlagSet, v *float64, name string, def, lo, hi float64, usage string) {
+	*v = def
+	f.Var(numberFlag{v: v, lo: lo, hi: hi}, name, usage)
 }
 
 func emulateUsage(format string, args ...any) error {
@@ -99,11 +130,20 @@ writes are waiting for the disk, then IO gets 1 IOPS per direction until
 the cache has drained at the disk's write rate.
 
 --scale F divides bucket and cache sizes by F so a 30-minute bucket lasts
-30/F minutes; rates are not scaled.`,
+30/F minutes; rates are not scaled.
+
+Latency: --latency sets the least time every read, write and flush takes;
+--read-latency, --write-latency and --flush-latency override it for one
+kind. A value is fixed (2ms), uniform (2ms±0.5ms, or 2ms+-0.5ms: between
+1.5 and 2.5 ms), or log-normal from two percentiles (p50=1ms,p99=4ms).
+IOs wait out their latency side by side: QD1 gets about 1/latency IOPS,
+deep queues still reach the caps. --latency 0 adds the layer alone.`,
 		Example: `  iolens emulate create p4 --profile azure:P4
   iolens emulate create seed003 --profile azure:P4 --cache readwrite
   iolens emulate create gp2 --profile aws:gp2:100GiB --scale 100
-  iolens emulate create fixed --iops 500 --bw 20MB/s --fs xfs`,
+  iolens emulate create fixed --iops 500 --bw 20MB/s --fs xfs
+  iolens emulate create net --iops 5000 --latency 2ms
+  iolens emulate create etcd --iops 3000 --latency 1ms --flush-latency p50=2ms,p99=8ms`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := o.spec(cmd.Flags(), args[0], stateDir())
@@ -116,30 +156,35 @@ the cache has drained at the disk's write rate.
 	f := cmd.Flags()
 	f.StringVar(&o.size, "size", "4G", "backing file size (sparse), e.g. 4G")
 	f.StringVar(&o.fs, "fs", "ext4", "file system: ext4 or xfs")
-	f.Float64Var(&o.iops, "iops", 0, "IOPS cap for reads and for writes")
-	f.Float64Var(&o.readIOPS, "read-iops", 0, "read IOPS cap")
-	f.Float64Var(&o.writeIOPS, "write-iops", 0, "write IOPS cap")
+	numberVar(f, &o.iops, "iops", 0, 0, 1e9, "IOPS cap for reads and for writes")
+	numberVar(f, &o.readIOPS, "read-iops", 0, 0, 1e9, "read IOPS cap")
+	numberVar(f, &o.writeIOPS, "write-iops", 0, 0, 1e9, "write IOPS cap")
 	f.StringVar(&o.bw, "bw", "", "bandwidth cap for reads and for writes, e.g. 25MB/s")
 	f.StringVar(&o.readBW, "read-bw", "", "read bandwidth cap")
 	f.StringVar(&o.writeBW, "write-bw", "", "write bandwidth cap")
-	f.Float64Var(&o.burstIOPS, "burst-iops", 0, "burst IOPS while credits last")
+	numberVar(f, &o.burstIOPS, "burst-iops", 0, 0, 1e9, "burst IOPS while credits last")
 	f.StringVar(&o.burstBW, "burst-bw", "", "burst bandwidth while credits last")
-	f.Float64Var(&o.burstSeconds, "burst-seconds", 0, "credit bucket size: seconds at the burst rate (before --scale)")
-	f.Float64Var(&o.burstCredits, "burst-credits", 0, "IOPS credit bucket size in IOs (before --scale), instead of --burst-seconds")
+	numberVar(f, &o.burstSeconds, "burst-seconds", 0, 0, 1e9, "credit bucket size: seconds at the burst rate (before --scale)")
+	numberVar(f, &o.burstCredits, "burst-credits", 0, 0, 1e15, "IOPS credit bucket size in IOs (before --scale), instead of --burst-seconds")
 	f.BoolVar(&o.startEmpty, "start-empty", false, "start with an empty credit bucket")
 	f.StringVar(&o.profile, "profile", "", "cloud disk profile ('iolens emulate profiles' lists them); flags given override it")
 	f.StringVar(&o.cache, "cache", "none", "host cache: none, readonly or readwrite")
 	f.StringVar(&o.cacheSize, "cache-size", "3G", "readwrite cache: written data it holds before it stalls (before --scale)")
-	f.Float64Var(&o.cacheIOPS, "cache-iops", emulate.DefaultCacheIOPS, "cache IOPS (default: Azure Standard_D8s_v3 cached limit)")
+	numberVar(f, &o.cacheIOPS, "cache-iops", emulate.DefaultCacheIOPS, 0, 1e9, "cache IOPS (default: Azure Standard_D8s_v3 cached limit)")
 	f.StringVar(&o.cacheBW, "cache-bw", "128MB/s", "cache bandwidth (default: Azure Standard_D8s_v3 cached limit)")
-	f.Float64Var(&o.scale, "scale", 1, "time scale: bucket and cache sizes are divided by it")
+	numberVar(f, &o.scale, "scale", 1, 0, 1e6, "time scale: bucket and cache sizes are divided by it")
 	f.StringVar(&o.cgroup, "cgroup", "auto", "cgroup interface: auto, v1 or v2")
 	f.StringVarP(&o.output, "output", "o", "text", "text or json")
+	f.StringVar(&o.latency, "latency", "", "least time of every read, write and flush: 2ms, 2ms±0.5ms or p50=1ms,p99=4ms")
+	f.StringVar(&o.readLatency, "read-latency", "", "read latency (overrides --latency)")
+	f.StringVar(&o.writeLatency, "write-latency", "", "write latency (overrides --latency)")
+	f.StringVar(&o.flushLatency, "flush-latency", "", "flush (fsync) latency (overrides --latency)")
+	f.BoolVar(&o.ram, "ram", false, "keep the backing file in RAM (a tmpfs): the host's disk plays no part, memory is used for what is written")
 	return cmd
 }
 
 func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (emulate.Spec, error) {
-	s := emulate.Spec{Name: name, Dir: stateDir, FS: o.fs, Scale: o.scale, Cache: emulate.CacheMode(o.cache)}
+	s := emulate.Spec{Name: name, Dir: stateDir, FS: o.fs, Scale: o.scale, Cache: emulate.CacheMode(o.cache), RAM: o.ram}
 	if o.profile != "" {
 		p, err := emulate.LookupProfile(o.profile)
 		if err != nil {
@@ -156,7 +201,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 		if !f.Changed(flag) {
 			return nil
 		}
-		r, err := emulate.ParseRate(v)
+		r, err := units.ParseRate(v)
 		if err != nil {
 			return emulateUsage("--%s: %v", flag, err)
 		}
@@ -193,7 +238,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	}
 	if s.Cache != emulate.CacheNone {
 		s.CacheIOPS = o.cacheIOPS
-		if s.CacheBPS, err = emulate.ParseRate(o.cacheBW); err != nil {
+		if s.CacheBPS, err = units.ParseRate(o.cacheBW); err != nil {
 			return s, emulateUsage("--cache-bw: %v", err)
 		}
 	}
@@ -206,6 +251,9 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	}
 	if o.scale <= 0 {
 		return s, emulateUsage("--scale must be above 0")
+	}
+	if err := o.latencies(f, &s); err != nil {
+		return s, err
 	}
 	switch o.cgroup {
 	case "auto":
@@ -220,6 +268,37 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	return s, nil
 }
 
+// latencies sets the spec's latency layer from the flags, over any
+// latency the profile carries.
+func (o *emulateCreateOptions) latencies(f *pflag.FlagSet, s *emulate.Spec) error {
+	var l emulate.Latency
+	if s.Latency != nil {
+		l = *s.Latency
+	}
+	set := false
+	for _, x := range []struct {
+		flag, v string
+		dst     []*emulate.Dist
+	}{{"latency", o.latency, []*emulate.Dist{&l.Read, &l.Write, &l.Flush}}, {"read-latency", o.readLatency, []*emulate.Dist{&l.Read}},
+		{"write-latency", o.writeLatency, []*emulate.Dist{&l.Write}}, {"flush-latency", o.flushLatency, []*emulate.Dist{&l.Flush}}} {
+		if !f.Changed(x.flag) {
+			continue
+		}
+		d, err := emulate.ParseDist(x.v)
+		if err != nil {
+			return &UsageError{Err: fmt.Errorf("--%s: %w", x.flag, err), Hint: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms or p50=1ms,p99=4ms"}
+		}
+		for _, p := range x.dst {
+			*p = d
+		}
+		set = true
+	}
+	if set || s.Latency != nil {
+		s.Latency = &l
+	}
+	return nil
+}
+
 func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec emulate.Spec) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -230,7 +309,7 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		return err
 	}
 	spec.Dir = root
-	spec.ControllerCommand = []string{exe, "emulate", "controller", "--state-dir", root, spec.Name}
+	spec.Executable = exe
 	d, err := emulate.CreateWithProgress(ctx, spec, func(step string) {
 		if o.output == "text" && step != "done" {
 			fmt.Fprintf(streams.ErrOut, "create %s: %s\n", spec.Name, step)
@@ -280,9 +359,16 @@ func describeDisk(w io.Writer, d *emulate.Disk) {
 		dio = "direct IO OFF (the backing file's file system refused it)"
 	}
 	fmt.Fprintf(tw, "mount\t%s\n", d.Mount)
-	fmt.Fprintf(tw, "device\t%s (%s), %s %s sparse, %s\n", d.Device, d.MajMin, s.FS, emulate.FormatBytes(float64(s.SizeBytes)), dio)
+	where := "sparse"
+	if s.RAM {
+		where = "sparse, in RAM"
+	}
+	fmt.Fprintf(tw, "device\t%s (%s), %s %s %s, %s\n", d.Device, d.MajMin, s.FS, emulate.FormatBytes(float64(s.SizeBytes)), where, dio)
 	fmt.Fprintf(tw, "throttle\tcgroup v%d %s\n", d.CgroupVersion, d.Cgroup)
 	fmt.Fprintf(tw, "disk limits\t%s\n", limitsLine(s.Limits))
+	if l := s.Latency; l != nil {
+		fmt.Fprintf(tw, "latency\tread %s, write %s, flush %s (FUSE layer at %s)\n", distText(l.Read), distText(l.Write), distText(l.Flush), d.LatencyMount)
+	}
 	m := emulate.NewModel(s, time.Now())
 	sc := s.Scale
 	if sc <= 0 {
@@ -317,7 +403,21 @@ func describeDisk(w io.Writer, d *emulate.Disk) {
 	if d.CgroupVersion == 1 {
 		fmt.Fprintln(w, "note: cgroup v1 caps only IO a process submits itself (direct IO, reads); buffered writes are written back outside the cgroup, uncapped.")
 	}
-	fmt.Fprintln(w, "note: no per-IO latency is added; the throttle only holds IO back to keep the rates.")
+	if s.Profile != "" {
+		if p, err := emulate.LookupProfile(s.Profile); err == nil {
+			fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+		}
+	}
+	if s.Latency == nil {
+		fmt.Fprintln(w, "note: no per-IO latency is added (the host's own); --latency adds it.")
+	}
+}
+
+func distText(d emulate.Dist) string {
+	if d.Zero() {
+		return "none"
+	}
+	return d.String()
 }
 
 func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Command {
@@ -498,7 +598,7 @@ processes still run in a disk's cgroup unless --force, which kills them.`,
 			}
 			var errs []error
 			for _, name := range args {
-				d, err := emulate.OpenIn(stateDir(), name)
+				d, err := emulate.OpenForRemoval(stateDir(), name)
 				if err == nil {
 					if force {
 						err = d.ForceDestroy(ctx)
@@ -570,7 +670,7 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "PROFILE\tIOPS\tBANDWIDTH\tBURST\tSOURCE")
+			fmt.Fprintln(tw, "PROFILE\tIOPS\tBANDWIDTH\tBURST\tLATENCY\tSOURCE")
 			for _, n := range emulate.Examples {
 				p, err := emulate.LookupProfile(n)
 				if err != nil {
@@ -583,11 +683,28 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 				case p.BurstIOPS > 0:
 					burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", emulate.FormatIOPS(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
 				}
-				fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\n", p.Name, p.IOPS, emulate.FormatRate(p.BPS), burst, p.Source)
+				lat := "-"
+				if l := p.Latency; l != nil {
+					lat = fmt.Sprintf("read %s, write %s", distText(l.Read), distText(l.Write))
+				}
+				fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.IOPS, emulate.FormatRate(p.BPS), burst, lat, p.Source)
 			}
 			tw.Flush()
+			fmt.Fprintln(streams.Out, "\nLatency: only where the provider publishes a typical figure (gcp:hyperdisk-throughput); elsewhere none is emulated: add --latency.")
 			fmt.Fprintln(streams.Out, "\nAny disk of 'iolens catalog list' works too, at any size: aws:gp2:500GiB, gcp:pd-ssd:1TiB, azure:P30.")
 			return nil
+		},
+	}
+}
+
+func newEmulateLatencyCommand(stateDir func() string) *cobra.Command {
+	return &cobra.Command{
+		Use:    "latency NAME",
+		Short:  "Serve an emulated disk's latency layer (started by create)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return emulate.RunLatency(cmd.Context(), stateDir(), args[0])
 		},
 	}
 }

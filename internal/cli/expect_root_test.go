@@ -12,18 +12,19 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// TestExpectOnEmulatedDisk: an emulated disk with a catalog disk's caps,
-// run with --expect on the same disk, gets "at cap" verdicts where the
-// tests reach the caps and "latency-bound" at QD1. The caps sit between
-// what QD1 and QD32 reach on a loop device: 16,000 IOPS (QD1 on a loop
-// device does about 11,000 here) and 150 MB/s. Root only; about 30 s.
+// TestExpectOnEmulatedDisk: an emulated disk with a catalog disk's caps
+// and a 1 ms latency, run with --expect on the same disk, gets "at cap"
+// verdicts where the tests reach the caps and "latency-bound" at QD1.
+// The latency, not the host, sets where QD1 lands: at most 1,000 IOPS,
+// against a 4,000 IOPS cap that QD32 (up to 32,000 IOPS at 1 ms) reaches
+// on any host. Root only; about 25 s.
 func TestExpectOnEmulatedDisk(t *testing.T) {
 	realio.Real(t, emulate.Unavailable("fio"))
-	const disk = "azure:premium-ssd-v2:iops=16000,throughput=150"
+	const disk = "azure:premium-ssd-v2:iops=4000,throughput=150"
 	t.Setenv("IOLENS_EMULATE_DIR", t.TempDir())
 	// The controller daemon create starts is this test binary, as iolens.
 	t.Setenv("IOLENS_TEST_MAIN", "1")
-	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--size", "2GiB"); code != 0 {
+	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--latency", "1ms", "--ram", "--size", "1GiB"); code != 0 {
 		t.Fatalf("emulate create: exit %d: %s", code, errs)
 	}
 	t.Cleanup(func() {
@@ -35,7 +36,7 @@ func TestExpectOnEmulatedDisk(t *testing.T) {
 	err := os.WriteFile(job, []byte(`[global]
 ioengine=libaio
 direct=1
-runtime=5
+runtime=4
 time_based
 [randread-4k-qd32]
 rw=randread

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +22,17 @@ import (
 // The test binary doubles as iolens when asked, so the CLI, and the
 // controller daemon it starts, run for real.
 func TestMain(m *testing.M) {
+	// TestDaemonIdentity's stand-in for a daemon: it sleeps under the
+	// daemon's command line until signalled.
+	if os.Getenv("IOLENS_TEST_SLEEP") == "1" {
+		ch := make(chan os.Signal, 1)
+		signalNotify(ch)
+		select {
+		case <-ch:
+		case <-time.After(60 * time.Second):
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("IOLENS_TEST_AS_CLI") == "1" {
 		ctx, stop := signalContext()
 		streams := cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
@@ -203,6 +215,12 @@ func TestCLIErrors(t *testing.T) {
 		{"emulate", "create", "x", "--iops", "100", "--burst-iops", "50", "--burst-seconds", "10"},
 		{"emulate", "rm"},
 		{"emulate", "exec", "x", "sh"},
+		{"emulate", "create", "x", "--iops", "NaN"},
+		{"emulate", "create", "x", "--iops", "-5"},
+		{"emulate", "create", "x", "--scale", "Inf"},
+		{"emulate", "create", "x", "--latency", "2ms±3ms"},
+		{"emulate", "create", "x", "--flush-latency", "p50=4ms,p99=1ms"},
+		{"emulate", "create", "x", "--read-latency", "-1ms"},
 	} {
 		_, errOut, code := c.run(args...)
 		if code != 2 || !strings.Contains(errOut, "hint:") {
@@ -221,5 +239,120 @@ func TestCLIErrors(t *testing.T) {
 	out, _, _ = c.run("emulate", "ls", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &st); err != nil && strings.TrimSpace(out) != "null" {
 		t.Errorf("ls -o json: %v: %s", err, out)
+	}
+}
+
+// TestCLILatency: a disk with a latency layer served by its own daemon;
+// status -o json reports the mount path, the caps and the latencies; rm
+// leaves no mount, loop device or process behind.
+func TestCLILatency(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	out, errOut, code := c.run("emulate", "create", "lat", "--iops", "3000", "--latency", "1ms", "--flush-latency", "p50=2ms,p99=8ms", "--size", "256M")
+	if code != 0 {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	d, err := emulate.OpenIn(c.root, "lat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	if !strings.Contains(out, "read 1ms, write 1ms, flush p50=2ms,p99=8ms") {
+		t.Errorf("create does not describe the latency:\n%s", out)
+	}
+	out, _, code = c.run("emulate", "status", "lat", "-o", "json")
+	var st emulate.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 {
+		t.Fatalf("status -o json: %d %v: %s", code, err, out)
+	}
+	if st.MountPath != filepath.Join(c.root, "lat", "mnt") || st.Caps.ReadIOPS != 3000 || st.Caps.WriteIOPS != 3000 {
+		t.Errorf("status: mount %q caps %+v", st.MountPath, st.Caps)
+	}
+	l := st.Latency
+	if l == nil || !l.Serving || l.Read.P50Ns != 1e6 || l.Read.MinNs != 1e6 || l.Flush.P50Ns != 2e6 || l.Flush.P99Ns < 7.99e6 || l.Flush.P99Ns > 8.01e6 {
+		t.Fatalf("status latency: %+v", l)
+	}
+	if len(st.Broken) > 0 {
+		t.Errorf("a new disk is broken: %v", st.Broken)
+	}
+	pid := d.FusePID
+	cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if pid == 0 || !strings.Contains(string(cmdline), "latency") {
+		t.Fatalf("no latency daemon: pid %d %q", pid, cmdline)
+	}
+	// The layer is in the IO path: a direct write goes through it.
+	out, errOut, code = c.run("emulate", "exec", "lat", "--", "dd", "if=/dev/zero", "of="+filepath.Join(st.MountPath, "f"), "bs=4k", "count=50", "oflag=direct,dsync")
+	if code != 0 {
+		t.Fatalf("dd: %s %s", out, errOut)
+	}
+	// The layer's daemon dies hard: ls says so, rm still cleans up.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; d.Status().Latency.Serving; i++ {
+		if i > 200 {
+			t.Fatal("the latency daemon survived SIGKILL")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out, _, _ := c.run("emulate", "ls"); !strings.Contains(out, "latency layer not serving") {
+		t.Errorf("ls does not report the dead latency layer:\n%s", out)
+	}
+	out, errOut, code = c.run("emulate", "rm", "lat")
+	if code != 0 {
+		t.Fatalf("rm: %d %s %s", code, out, errOut)
+	}
+	if mountedUnder(c.root) {
+		t.Error("mounts left under the state root")
+	}
+	if l := loopsBacking(filepath.Join(c.root, "lat", "lat", "disk")); len(l) > 0 {
+		t.Errorf("loop devices left: %v", l)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err != nil {
+			break
+		}
+		if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); !strings.Contains(string(b), "latency") {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("latency daemon %d still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCLIRmAllLeavesForeignDirectories: the reproduction, as a
+// user types it: 'mkdir -p D/photos; iolens emulate rm --all --state-dir
+// D' printed "removed photos" and deleted it.
+func TestCLIRmAllLeavesForeignDirectories(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	photo := filepath.Join(c.root, "photos", "cat.jpg")
+	if err := os.MkdirAll(filepath.Dir(photo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(photo, []byte("cat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"emulate", "rm", "--all"}, {"emulate", "rm", "--all", "--force"}} {
+		out, errOut, code := c.run(args...)
+		if code != 0 || strings.Contains(out, "removed") {
+			t.Errorf("%v: exit %d, %q %q", args, code, out, errOut)
+		}
+	}
+	_, errOut, code := c.run("emulate", "rm", "photos")
+	if code == 0 || !strings.Contains(errOut, "marker") {
+		t.Errorf("rm photos: exit %d, %q; want a refusal naming the missing marker", code, errOut)
+	}
+	if b, err := os.ReadFile(photo); err != nil || string(b) != "cat" {
+		t.Errorf("photos/cat.jpg: %q, %v", b, err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type inprocController struct {
@@ -163,11 +165,10 @@ func runController(ctx context.Context, d *Disk, ready chan<- error) (err error)
 	}
 }
 
-// startController runs the controller: as the daemon of
-// Spec.ControllerCommand, or in this process.
+// startController runs the controller: as a daemon ("Spec.Executable
+// emulate controller ..."), or in this process.
 func (d *Disk) startController(ctx context.Context) error {
-	argv := d.Spec.ControllerCommand
-	if len(argv) == 0 {
+	if d.Spec.Executable == "" {
 		cctx, cancel := context.WithCancel(context.Background())
 		ic := &inprocController{cancel: cancel, done: make(chan struct{})}
 		ready := make(chan error, 1)
@@ -188,7 +189,7 @@ func (d *Disk) startController(ctx context.Context) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(d.Spec.Executable, daemonArgs("controller", d.root(), d.Name)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own session: the terminal's Ctrl-C does not reach it, and it
 	// outlives the command that created it.
@@ -223,8 +224,10 @@ func (d *Disk) startController(ctx context.Context) error {
 	}
 }
 
+// controllerAlive says whether the recorded controller is running: that
+// pid, started then, with the controller's command line for this disk.
 func (d *Disk) controllerAlive() bool {
-	return d.ControllerPID > 0 && d.ControllerStart != 0 && procStart(d.ControllerPID) == d.ControllerStart
+	return isDaemon(d.ControllerPID, d.ControllerStart, "controller", d.root(), d.Name)
 }
 
 // stopController ends the controller: SIGTERM, then SIGKILL after 5 s.
@@ -235,14 +238,30 @@ func (d *Disk) stopController(ctx context.Context) error {
 		d.inproc = nil
 		return ic.err
 	}
-	if !d.controllerAlive() {
+	return stopDaemon(ctx, d.ControllerPID, d.ControllerStart, "controller", d.root(), d.Name)
+}
+
+// stopDaemon ends a disk's daemon of kind: SIGTERM, then SIGKILL after
+// 5 s. The signal goes through a pidfd opened before the daemon is
+// checked (isDaemon), so it reaches that process and no other, even if
+// the pid is reused meanwhile. A pid that is not the daemon is left alone.
+func stopDaemon(ctx context.Context, pid int, start uint64, kind, root, name string) error {
+	if pid <= 1 {
 		return nil
 	}
-	_ = syscall.Kill(d.ControllerPID, syscall.SIGTERM)
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil // gone
+	}
+	defer unix.Close(fd)
+	if !isDaemon(pid, start, kind, root, name) {
+		return nil
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGTERM, nil, 0)
 	deadline := time.Now().Add(5 * time.Second)
-	for d.controllerAlive() {
+	for isDaemon(pid, start, kind, root, name) {
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(d.ControllerPID, syscall.SIGKILL)
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 			deadline = time.Now().Add(5 * time.Second)
 		}
 		select {

@@ -31,7 +31,17 @@ const (
 	statusName     = "status.json"
 	controllerLog  = "controller.log"
 	defaultRootDir = "/var/lib/iolens/emulate"
+	// markerName is the file create writes first into a disk's directory:
+	// nothing is deleted from a directory without it.
+	markerName = ".iolens-emulated-disk"
+	// ramMountName is the tmpfs of a disk whose backing file is in RAM.
+	ramMountName = "ram"
+	// maxStateBytes bounds what is read of state.json and status.json.
+	maxStateBytes = 1 << 20
 )
+
+// marker is the content of a disk's marker file.
+func marker(name string) string { return "iolens emulated disk " + name + "\n" }
 
 // DefaultDir is where emulated disks keep their state: $IOLENS_EMULATE_DIR
 // or /var/lib/iolens/emulate.
@@ -65,23 +75,52 @@ type Disk struct {
 	// ControllerPID is the controller daemon's pid (0 when the controller
 	// runs inside the creating process); ControllerStart its start time in
 	// clock ticks since boot, so a reused pid is never signalled.
-	ControllerPID   int       `json:"controller_pid"`
-	ControllerStart uint64    `json:"controller_start"`
-	Spec            Spec      `json:"spec"`
-	Created         time.Time `json:"created"`
+	ControllerPID   int    `json:"controller_pid"`
+	ControllerStart uint64 `json:"controller_start"`
+	// LatencyMount is where the latency layer (a FUSE file system) serves
+	// the backing file to the loop device, when the disk has one; FusePID
+	// and FuseStart identify the daemon serving it (0 when it runs in the
+	// creating process).
+	LatencyMount string    `json:"latency_mount,omitempty"`
+	FusePID      int       `json:"fuse_pid,omitempty"`
+	FuseStart    uint64    `json:"fuse_start,omitempty"`
+	Spec         Spec      `json:"spec"`
+	Created      time.Time `json:"created"`
 
 	inproc *inprocController
+	infuse *latencyServer
+	// partial: the state file is missing (a crash early in create).
+	partial bool
 }
 
 func (d *Disk) cg() cgroup {
 	return cgroup{Hierarchy: Hierarchy{Version: d.CgroupVersion, Mount: d.CgroupMount}, Dir: d.Cgroup}
 }
 
+// root is the state root the disk lives in.
+func (d *Disk) root() string { return filepath.Dir(d.Dir) }
+
+// loopBackingFile is what the loop device reads and writes: the latency
+// layer's file when there is one, else the backing file itself.
+func (d *Disk) loopBackingFile() string {
+	if d.LatencyMount != "" {
+		return filepath.Join(d.LatencyMount, latencyFileName)
+	}
+	return d.Backing
+}
+
 // CommandPrefix returns argv to put before a command so it runs inside the
 // disk's cgroup: a shell moves itself there, then execs the command. Use it
 // as runner.Config.CommandPrefix.
 func (d *Disk) CommandPrefix() []string {
-	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, d.cg().procsFile()}
+	procs := d.cg().procsFile()
+	if d.Cgroup == "" {
+		// No cgroup of its own (a broken disk): a path that does not
+		// exist, so the shell fails instead of running the command
+		// uncapped or writing where it stands.
+		procs = filepath.Join(d.Dir, "no-cgroup", "cgroup.procs")
+	}
+	return []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, procs}
 }
 
 // Command builds an exec.Cmd that runs name args inside the disk's cgroup.
@@ -96,6 +135,13 @@ func (d *Disk) Events() ([]Event, error) { return ReadEventFile(d.EventLog) }
 // Status is what status and ls show about a disk.
 type Status struct {
 	Disk *Disk `json:"disk"`
+	// MountPath is the file system to test.
+	MountPath string `json:"mount_path"`
+	// Caps are the throttle caps in force: the controller's last
+	// snapshot, else the disk's starting caps. 0 means no cap.
+	Caps Limits `json:"caps"`
+	// Latency is the latency layer's configuration, nil without one.
+	Latency *LatencyStatus `json:"latency"`
 	// Controller is "running", "stopped" or "in-process".
 	Controller string `json:"controller"`
 	Mounted    bool   `json:"mounted"`
@@ -118,12 +164,27 @@ func (d *Disk) Status() Status {
 		st.Controller = "running"
 	}
 	st.Mounted = isMountPoint(d.Mount)
-	st.LoopOK = d.Device != "" && loopBacking(d.Device) == d.Backing
+	st.LoopOK = d.Device != "" && loopBacking(d.Device) == d.loopBackingFile()
 	st.CgroupOK = d.cg().exists()
 	st.Procs, _ = d.cg().procs()
 	var m State
-	if b, err := os.ReadFile(filepath.Join(d.Dir, statusName)); err == nil && json.Unmarshal(b, &m) == nil {
+	if b, err := readBounded(filepath.Join(d.Dir, statusName)); err == nil && len(b) <= maxStateBytes && json.Unmarshal(b, &m) == nil {
 		st.Model = &m
+	}
+	st.MountPath = d.Mount
+	st.Caps = NewModel(d.Spec, time.Now()).Limits()
+	if st.Model != nil && st.Controller != "stopped" {
+		st.Caps = st.Model.Limits
+	}
+	if l := d.Spec.Latency; l != nil {
+		st.Latency = &LatencyStatus{Mount: d.LatencyMount, Read: describeDist(l.Read), Write: describeDist(l.Write), Flush: describeDist(l.Flush)}
+		st.Latency.Serving = isMountPoint(d.LatencyMount)
+		if d.FusePID != 0 {
+			st.Latency.Serving = st.Latency.Serving && isDaemon(d.FusePID, d.FuseStart, "latency", d.root(), d.Name)
+		}
+		if !st.Latency.Serving {
+			st.Broken = append(st.Broken, "latency layer not serving")
+		}
 	}
 	if !st.Mounted {
 		st.Broken = append(st.Broken, "not mounted")
@@ -142,6 +203,28 @@ func (d *Disk) Status() Status {
 
 func diskDir(root, name string) string { return filepath.Join(root, name) }
 
+// LatencyStatus describes a disk's latency layer.
+type LatencyStatus struct {
+	// Mount is where the layer serves the backing file to the loop device.
+	Mount   string     `json:"mount"`
+	Serving bool       `json:"serving"`
+	Read    DistStatus `json:"read"`
+	Write   DistStatus `json:"write"`
+	Flush   DistStatus `json:"flush"`
+}
+
+// DistStatus is one latency distribution, as configured and in figures.
+type DistStatus struct {
+	Spec  string `json:"spec"`
+	MinNs int64  `json:"min_ns"`
+	P50Ns int64  `json:"p50_ns"`
+	P99Ns int64  `json:"p99_ns"`
+}
+
+func describeDist(d Dist) DistStatus {
+	return DistStatus{Spec: d.String(), MinNs: int64(d.Min()), P50Ns: int64(d.Quantile(0.5)), P99Ns: int64(d.Quantile(0.99))}
+}
+
 // cgroupLeaf names a disk's cgroup. The hash of its state directory keeps
 // disks of the same name under different state roots apart, and lets a
 // teardown find the cgroup of a disk whose state file is lost.
@@ -150,65 +233,122 @@ func cgroupLeaf(dir, name string) string {
 	return name + "-" + hex.EncodeToString(sum[:4])
 }
 
-// lostCgroups finds the cgroups a disk without a state file may have left.
-func lostCgroups(dir, name string) []cgroup {
-	hs, _ := FindHierarchies("/proc/self/mountinfo")
-	var out []cgroup
-	for _, h := range hs {
-		if c := cgroupFor(h, cgroupLeaf(dir, name)); c.exists() {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // Open loads the emulated disk called name from DefaultDir().
 func Open(name string) (*Disk, error) { return OpenIn(DefaultDir(), name) }
 
 // ErrNotFound is returned for a disk name with no state.
 var ErrNotFound = errors.New("no such emulated disk")
 
-// OpenIn loads the emulated disk called name from the state root dir.
+// OpenIn loads the emulated disk called name from the state root dir. The
+// root must be the user's (or root's) and not writable by others; the
+// disk's directory must carry iolens's marker. A disk whose state file is
+// missing (a crash early in create) comes back with its derived paths
+// only, so that it can still be removed.
 func OpenIn(root, name string) (*Disk, error) {
+	notFound := func() error {
+		return &HintError{Err: fmt.Errorf("%w: %q in %s", ErrNotFound, name, root), Help: "list them with 'iolens emulate ls'"}
+	}
 	if !nameRE.MatchString(name) {
-		return nil, &HintError{Err: fmt.Errorf("%w: %q", ErrNotFound, name), Help: "list them with 'iolens emulate ls'"}
+		return nil, notFound()
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStateRoot(root); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, notFound()
+		}
+		return nil, err
 	}
 	dir := diskDir(root, name)
-	b, err := os.ReadFile(filepath.Join(dir, stateName))
-	if errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(dir); err == nil {
-			// Created part way and crashed before the first state write.
-			return &Disk{Schema: StateSchema, Name: name, Dir: dir, Mount: filepath.Join(dir, mountName),
-				Backing: filepath.Join(dir, backingName), EventLog: filepath.Join(dir, eventsName)}, nil
+	if err := checkOwned(dir, false); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, notFound()
 		}
-		return nil, &HintError{Err: fmt.Errorf("%w: %q in %s", ErrNotFound, name, root), Help: "list them with 'iolens emulate ls'"}
+		return nil, err
+	}
+	if !hasMarker(dir, name) {
+		return nil, &HintError{Err: fmt.Errorf("%w: %s is not an iolens emulated disk (no %s marker)", ErrNotFound, dir, markerName),
+			Help: "iolens only touches directories it made; remove it yourself if it is yours"}
+	}
+	b, err := readBounded(filepath.Join(dir, stateName))
+	if errors.Is(err, os.ErrNotExist) {
+		d := derived(root, name)
+		d.partial = true
+		return d, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var d Disk
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("state of %q: %w", name, err)
+	d, err := decodeState(b, root, name)
+	if err != nil {
+		return nil, &HintError{Err: fmt.Errorf("state of %q: %w", name, err),
+			Help: "remove the disk with 'iolens emulate rm " + name + "': teardown finds its parts by name"}
 	}
-	if d.Schema != StateSchema {
-		return nil, fmt.Errorf("state of %q: schema %q, want %q", name, d.Schema, StateSchema)
-	}
-	return &d, nil
+	d.checkParts()
+	return d, nil
 }
 
-// List loads every emulated disk under root, sorted by name.
-func List(root string) ([]*Disk, error) {
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// OpenForRemoval is OpenIn that falls back to the disk's derived paths
+// when its state file is refused, so that a damaged disk can still be
+// torn down by name.
+func OpenForRemoval(root, name string) (*Disk, error) {
+	d, err := OpenIn(root, name)
+	if err == nil || !errors.Is(err, ErrBadState) {
+		return d, err
 	}
+	root, aerr := filepath.Abs(root)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return derived(root, name), nil
+}
+
+// checkParts drops what the state names but this machine does not back
+// up: a cgroup hierarchy that is not mounted, a loop device whose backing
+// file is another.
+func (d *Disk) checkParts() {
+	if d.Cgroup != "" {
+		hs, _ := FindHierarchies("/proc/self/mountinfo")
+		ok := false
+		for _, h := range hs {
+			ok = ok || h == Hierarchy{Version: d.CgroupVersion, Mount: d.CgroupMount}
+		}
+		if !ok {
+			d.Cgroup, d.CgroupVersion, d.CgroupMount = "", 0, ""
+		}
+	}
+	if d.Device != "" {
+		if loopBacking(d.Device) != d.loopBackingFile() {
+			d.Device, d.MajMin = "", ""
+		} else {
+			d.MajMin = strings.TrimSpace(readString(filepath.Join("/sys/block", filepath.Base(d.Device), "dev")))
+		}
+	}
+}
+
+// List loads every emulated disk under root, sorted by name. Directories
+// without iolens's marker are not disks and are passed over.
+func List(root string) ([]*Disk, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStateRoot(root); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Disk
 	var errs []error
 	for _, e := range ents {
-		if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+		if !e.IsDir() || !nameRE.MatchString(e.Name()) || !hasMarker(filepath.Join(root, e.Name()), e.Name()) {
 			continue
 		}
 		d, err := OpenIn(root, e.Name())
@@ -307,6 +447,9 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	if err != nil {
 		return nil, err
 	}
+	if err := checkStateRoot(root); err != nil {
+		return nil, err
+	}
 	spec.Dir = root
 	dir := diskDir(root, spec.Name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -316,12 +459,21 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 		}
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
+	// The marker goes first: teardown deletes nothing without it.
+	if err := writeMarker(dir, spec.Name); err != nil {
+		_ = os.Remove(filepath.Join(dir, markerName))
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("marking the state directory: %w", err)
+	}
 	cg := cgroupFor(h, cgroupLeaf(dir, spec.Name))
-	d = &Disk{
-		Schema: StateSchema, Name: spec.Name, Dir: dir,
-		Mount: filepath.Join(dir, mountName), EventLog: filepath.Join(dir, eventsName), Backing: filepath.Join(dir, backingName),
-		Cgroup: cg.Dir, CgroupVersion: h.Version, CgroupMount: h.Mount,
-		Spec: spec, Created: time.Now().UTC(),
+	d = derived(root, spec.Name)
+	d.Cgroup, d.CgroupVersion, d.CgroupMount = cg.Dir, h.Version, h.Mount
+	d.Spec, d.Created = spec, time.Now().UTC()
+	if spec.Latency != nil {
+		d.LatencyMount = filepath.Join(dir, latencyMountName)
+	}
+	if spec.RAM {
+		d.Backing = filepath.Join(dir, ramMountName, backingName)
 	}
 	defer func() {
 		if err == nil {
@@ -356,6 +508,16 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	if err := step("backing"); err != nil {
 		return d, err
 	}
+	if spec.RAM {
+		ram := filepath.Dir(d.Backing)
+		if err := os.Mkdir(ram, 0o700); err != nil {
+			return d, err
+		}
+		if err := unix.Mount("tmpfs", ram, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,
+			fmt.Sprintf("size=%d,mode=0700", spec.SizeBytes+(1<<20))); err != nil {
+			return d, fmt.Errorf("mounting a tmpfs for the backing file: %w", err)
+		}
+	}
 	f, err := os.OpenFile(d.Backing, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return d, fmt.Errorf("creating backing file: %w", err)
@@ -368,10 +530,22 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 		return d, fmt.Errorf("sizing backing file: %w", err)
 	}
 
+	if d.LatencyMount != "" {
+		if err := step("latency"); err != nil {
+			return d, err
+		}
+		if err := d.startLatency(ctx); err != nil {
+			return d, err
+		}
+		if err := d.save(); err != nil {
+			return d, fmt.Errorf("writing state: %w", err)
+		}
+	}
+
 	if err := step("loop"); err != nil {
 		return d, err
 	}
-	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", d.Backing).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", d.loopBackingFile()).CombinedOutput()
 	if err != nil {
 		return d, fmt.Errorf("losetup: %v: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -464,56 +638,97 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 	if err := needRoot(); err != nil {
 		return err
 	}
-	cgs := []cgroup{d.cg()}
-	if d.Cgroup == "" {
-		cgs = lostCgroups(d.Dir, d.Name)
+	// Whatever the Disk value says, teardown works on the paths derived
+	// from the state root and the name, and only on a directory that
+	// carries the marker.
+	root, name := d.root(), d.Name
+	if !nameRE.MatchString(name) || filepath.Clean(d.Dir) != diskDir(root, name) {
+		return fmt.Errorf("not removing %q: not an emulated disk's directory", d.Dir)
 	}
+	own := derived(root, name)
+	if _, err := os.Lstat(own.Dir); errors.Is(err, os.ErrNotExist) {
+		return nil // already gone
+	}
+	if err := checkStateRoot(root); err != nil {
+		return err
+	}
+	if err := checkOwned(own.Dir, false); err != nil {
+		return err
+	}
+	if !hasMarker(own.Dir, name) {
+		return &HintError{Err: fmt.Errorf("not removing %s: it has no %s marker, so iolens did not make it", own.Dir, markerName),
+			Help: "remove it yourself if it is yours"}
+	}
+	latMount := filepath.Join(own.Dir, latencyMountName)
+	cgs := ownCgroups(own.Dir, name)
 	for _, cg := range cgs {
 		pids, err := cg.procs()
 		if err != nil {
 			return err
 		}
 		if len(pids) > 0 && !force {
-			return &BusyError{Name: d.Name, PIDs: pids}
+			return &BusyError{Name: name, PIDs: pids}
 		}
 		if err := killAll(ctx, cg); err != nil {
 			return err
 		}
 	}
 	// Unmount first: if the file system is busy nothing else has changed.
-	if isMountPoint(d.Mount) {
-		if err := unix.Unmount(d.Mount, 0); err != nil {
+	if isMountPoint(own.Mount) {
+		if err := unix.Unmount(own.Mount, 0); err != nil {
 			if errors.Is(err, unix.EBUSY) {
-				return &HintError{Err: fmt.Errorf("unmounting %s: %w", d.Mount, err),
-					Help: "a process outside the emulator uses it (a shell's working directory?); find it with: fuser -vm " + d.Mount}
+				return &HintError{Err: fmt.Errorf("unmounting %s: %w", own.Mount, err),
+					Help: "a process outside the emulator uses it (a shell's working directory?); find it with: fuser -vm " + own.Mount}
 			}
-			return fmt.Errorf("unmounting %s: %w", d.Mount, err)
+			return fmt.Errorf("unmounting %s: %w", own.Mount, err)
 		}
 	}
 	var errs []error
 	errs = append(errs, d.stopController(ctx))
-	for _, dev := range loopsFor(d.Backing, d.Device) {
-		if out, err := exec.CommandContext(ctx, "losetup", "-d", dev).CombinedOutput(); err != nil && loopBacking(dev) == d.Backing {
+	ram := filepath.Join(own.Dir, ramMountName)
+	for _, dev := range loopsFor([]string{own.Backing, filepath.Join(ram, backingName), filepath.Join(latMount, latencyFileName)}, d.Device) {
+		if out, err := exec.CommandContext(ctx, "losetup", "-d", dev).CombinedOutput(); err != nil && loopBacking(dev) != "" {
 			errs = append(errs, fmt.Errorf("detaching %s: %v: %s", dev, err, strings.TrimSpace(string(out))))
 		}
 	}
-	for _, cg := range cgs {
-		if cg.Dir != "" {
-			errs = append(errs, cg.remove())
+	// The latency layer goes after the loop device: it serves the loop
+	// device's IO until then.
+	errs = append(errs, d.stopLatency(ctx, latMount))
+	// The backing file's tmpfs goes last: the loop device or the latency
+	// layer read it until then.
+	if isMountPoint(ram) {
+		if err := unix.Unmount(ram, 0); err != nil {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", ram, err))
 		}
+	}
+	for _, cg := range cgs {
+		errs = append(errs, cg.remove())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	// Never delete through a mount: if anything is still mounted under the
 	// state directory, stop here.
-	if m := mountsUnder(d.Dir); len(m) > 0 {
-		return fmt.Errorf("not removing %s: %s still mounted", d.Dir, strings.Join(m, ", "))
+	if m := mountsUnder(own.Dir); len(m) > 0 {
+		return fmt.Errorf("not removing %s: %s still mounted", own.Dir, strings.Join(m, ", "))
 	}
-	if err := os.RemoveAll(d.Dir); err != nil {
-		return fmt.Errorf("removing %s: %w", d.Dir, err)
+	if err := os.RemoveAll(own.Dir); err != nil {
+		return fmt.Errorf("removing %s: %w", own.Dir, err)
 	}
 	return nil
+}
+
+// ownCgroups are the cgroups of the disk in dir that exist: by their
+// derived names, in every throttling hierarchy mounted.
+func ownCgroups(dir, name string) []cgroup {
+	hs, _ := FindHierarchies("/proc/self/mountinfo")
+	var out []cgroup
+	for _, h := range hs {
+		if c := cgroupFor(h, cgroupLeaf(dir, name)); c.exists() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // killAll SIGKILLs the cgroup's processes and waits for them to leave.
@@ -538,8 +753,11 @@ func killAll(ctx context.Context, cg cgroup) error {
 	}
 }
 
-// RemoveAll destroys every emulated disk under root. With force it kills
-// processes still in their cgroups.
+// RemoveAll destroys every emulated disk under root that carries
+// iolens's marker and a valid state file; other directories are left
+// alone, and a marked disk whose state is missing or refused is named in
+// the error (remove it by name). With force it kills processes still in
+// the disks' cgroups.
 func RemoveAll(ctx context.Context, root string, force bool) (removed []string, err error) {
 	disks, lerr := List(root)
 	var errs []error
@@ -547,6 +765,11 @@ func RemoveAll(ctx context.Context, root string, force bool) (removed []string, 
 		errs = append(errs, lerr)
 	}
 	for _, d := range disks {
+		if d.partial {
+			errs = append(errs, &HintError{Err: fmt.Errorf("%s: no state file; not removed by --all", d.Name),
+				Help: "remove it by name: iolens emulate rm " + d.Name})
+			continue
+		}
 		if err := d.destroy(ctx, force); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.Name, err))
 			continue
@@ -596,20 +819,18 @@ func loopBacking(dev string) string {
 	return strings.TrimSuffix(s, " (deleted)")
 }
 
-// loopsFor lists the loop devices attached to backing: the recorded one
-// and any other (a crash between attach and the state write).
-func loopsFor(backing, recorded string) []string {
+// loopsFor lists the loop devices attached to one of backing: the
+// recorded one and any other (a crash between attach and the state
+// write).
+func loopsFor(backing []string, recorded string) []string {
 	var out []string
-	if backing == "" {
-		return nil
-	}
 	ents, _ := os.ReadDir("/sys/block")
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "loop") && loopBacking(e.Name()) == backing {
+		if strings.HasPrefix(e.Name(), "loop") && contains(backing, loopBacking(e.Name())) {
 			out = append(out, "/dev/"+e.Name())
 		}
 	}
-	if recorded != "" && loopBacking(recorded) == backing && !contains(out, recorded) {
+	if loopRE.MatchString(recorded) && contains(backing, loopBacking(recorded)) && !contains(out, recorded) {
 		out = append(out, recorded)
 	}
 	return out

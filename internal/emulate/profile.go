@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/iolens/iolens/internal/limits"
 )
@@ -23,12 +24,33 @@ type Profile struct {
 	BurstSeconds        float64
 	BucketIOs           float64
 	BucketBytes         float64
-	Note                string
+	// Latency is the typical per-IO latency the provider publishes, nil
+	// where it publishes none (or only a bound); LatencyNote says which,
+	// and where the figure comes from.
+	Latency     *Latency
+	LatencyNote string
+	Note        string
+}
+
+// publishedLatency is what providers publish of a disk's typical latency,
+// by catalog family, with the catalog's source key. Upper bounds ("below
+// 10 ms", "sub-millisecond") are not typical figures: they are quoted,
+// not emulated. A family missing here has no published figure.
+var publishedLatency = map[string]struct {
+	lat  *Latency
+	note string
+}{
+	"gcp:hyperdisk-throughput": {&Latency{Read: Fixed(10 * time.Millisecond)},
+		"Google publishes an average read latency of 10-30 ms (source gcp-hdt): reads emulated at its low end, 10 ms; no write figure published"},
+	"azure:standard-hdd": {nil,
+		"Azure publishes only bounds (write latency under 10 ms, read under 20 ms for most IO; source az-stdhdd-sizes): no latency emulated, add --latency"},
+	"aws:io2-bx": {nil,
+		"AWS publishes only \"sub-millisecond average\" (no figure): no latency emulated, add --latency"},
 }
 
 // Examples are the profiles 'emulate profiles' lists; any disk of the
 // limits catalog works (iolens catalog list).
-var Examples = []string{"azure:P4", "azure:P15", "azure:E10", "aws:gp2:100GiB", "aws:gp3", "ibm:10iops-tier:300GiB"}
+var Examples = []string{"azure:P4", "azure:P15", "azure:E10", "aws:gp2:100GiB", "aws:gp3", "ibm:10iops-tier:300GiB", "gcp:hyperdisk-throughput:2TiB:throughput=200"}
 
 // ProfileNames lists example profiles, with the sized forms.
 func ProfileNames() []string {
@@ -76,6 +98,10 @@ func LookupProfile(name string) (Profile, error) {
 		notes = append(notes, fmt.Sprintf("IOs above %g KiB count as several against the IOPS cap in the cloud, not here", d.Edition.IOUnitKiB))
 	}
 	p.Note = strings.Join(append(notes, d.Notes...), "; ")
+	p.LatencyNote = "no typical latency published: none emulated (add --latency)"
+	if pl, ok := publishedLatency[d.Family.ID]; ok {
+		p.Latency, p.LatencyNote = pl.lat, pl.note
+	}
 	return p, nil
 }
 
@@ -84,4 +110,8 @@ func (p Profile) Apply(s *Spec) {
 	s.Limits = Limits{ReadIOPS: p.IOPS, WriteIOPS: p.IOPS, ReadBPS: p.BPS, WriteBPS: p.BPS}
 	s.BurstIOPS, s.BurstBPS, s.BurstSeconds, s.BucketIOs, s.BucketBytes = p.BurstIOPS, p.BurstBPS, p.BurstSeconds, p.BucketIOs, p.BucketBytes
 	s.Profile = p.Name
+	if p.Latency != nil {
+		l := *p.Latency
+		s.Latency = &l
+	}
 }

@@ -31,7 +31,7 @@ func rootEnv(t *testing.T) []Hierarchy {
 // state files, controller.
 func assertGone(t *testing.T, d Disk) {
 	t.Helper()
-	if loops := loopsFor(d.Backing, d.Device); len(loops) > 0 {
+	if loops := loopsFor([]string{d.Backing, filepath.Join(d.Dir, latencyMountName, latencyFileName)}, d.Device); len(loops) > 0 {
 		t.Errorf("loop devices left: %v", loops)
 	}
 	if m := mountsUnder(d.Dir); len(m) > 0 {
@@ -58,6 +58,13 @@ func create(t *testing.T, s Spec) *Disk {
 	if s.SizeBytes == 0 {
 		s.SizeBytes = 512 << 20
 	}
+	// The backing file in RAM and the latency layer (even at zero
+	// latency) above it: the caps, not the host's disk, set the rates the
+	// tests check.
+	if s.Latency == nil {
+		s.Latency = &Latency{}
+	}
+	s.RAM = true
 	d, err := Create(context.Background(), s)
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -393,12 +400,12 @@ func TestCreateCleansUpOnFailure(t *testing.T) {
 	rootEnv(t)
 	root := t.TempDir()
 	injected := errors.New("injected")
-	for _, step := range []string{"state", "backing", "loop", "mkfs", "mount", "cgroup", "controller", "done"} {
+	for _, step := range []string{"state", "backing", "latency", "loop", "mkfs", "mount", "cgroup", "controller", "done"} {
 		for _, how := range []string{"fail", "cancel"} {
 			ctx, cancel := context.WithCancel(context.Background())
 			var seen Disk
 			spec := Spec{Name: "fail-" + step, Dir: root, SizeBytes: 128 << 20, Limits: Limits{ReadIOPS: 100, WriteIOPS: 100},
-				BurstIOPS: 200, BurstSeconds: 1}
+				BurstIOPS: 200, BurstSeconds: 1, Latency: &Latency{Write: Fixed(time.Millisecond)}}
 			spec.hook = func(s string) error {
 				if s != step {
 					return nil
@@ -472,8 +479,9 @@ func TestDestroyRefusesBusyDisk(t *testing.T) {
 }
 
 // TestRemoveAllAfterLostState: a disk whose state file is gone (deleted
-// by hand, a broken disk) is still torn down whole by RemoveAll: mount,
-// loop device and cgroup.
+// by hand, a broken disk) is not taken by RemoveAll, which names it; rm by
+// name still tears it down whole: mount, loop device and cgroup, found by
+// their derived names.
 func TestRemoveAllAfterLostState(t *testing.T) {
 	rootEnv(t)
 	root := t.TempDir()
@@ -488,8 +496,94 @@ func TestRemoveAllAfterLostState(t *testing.T) {
 	d.inproc.cancel() // as if its controller had died too
 	<-d.inproc.done
 	removed, err := RemoveAll(context.Background(), root, false)
-	if err != nil || len(removed) != 1 || removed[0] != "lost" {
-		t.Fatalf("RemoveAll: %v %v", removed, err)
+	if err == nil || len(removed) != 0 || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("RemoveAll: %v %v; want it refused, naming the disk", removed, err)
+	}
+	byName, err := OpenIn(root, "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := byName.Destroy(context.Background()); err != nil {
+		t.Fatalf("rm by name: %v", err)
 	}
 	assertGone(t, snap)
+}
+
+// fioLat is one direction of a fio job: IOPS and the total latency
+// (submission to completion: io_submit may itself wait for the IO, which
+// fio's clat leaves out).
+type fioLat struct {
+	IOPS float64 `json:"iops"`
+	Clat struct {
+		Min        float64            `json:"min"`
+		Percentile map[string]float64 `json:"percentile"`
+	} `json:"lat_ns"`
+}
+
+// runFioLat is runFio returning latency figures too, and fdatasync's.
+func runFioLat(t *testing.T, d *Disk, file string, args ...string) (read, write, sync fioLat) {
+	t.Helper()
+	argv := append([]string{"--name=t", "--filename=" + file, "--direct=1", "--output-format=json", "--lat_percentiles=1"}, args...)
+	out, err := d.Command(context.Background(), "fio", argv...).Output()
+	if err != nil {
+		t.Fatalf("fio %v: %v: %s", args, err, out)
+	}
+	var doc struct {
+		Jobs []struct {
+			Read  fioLat `json:"read"`
+			Write fioLat `json:"write"`
+			Sync  struct {
+				Lat struct {
+					Min        float64            `json:"min"`
+					Percentile map[string]float64 `json:"percentile"`
+				} `json:"lat_ns"`
+			} `json:"sync"`
+		} `json:"jobs"`
+	}
+	if i := strings.IndexByte(string(out), '{'); i > 0 {
+		out = out[i:]
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Jobs) != 1 {
+		t.Fatalf("fio output: %v: %s", err, out)
+	}
+	j := doc.Jobs[0]
+	sync.Clat.Min, sync.Clat.Percentile = j.Sync.Lat.Min, j.Sync.Lat.Percentile
+	return j.Read, j.Write, sync
+}
+
+// TestLatency: with a 2 ms read and write latency and a 5,000 IOPS cap,
+// no IO completes sooner than 2 ms, QD1 runs at about 1/(2 ms) and the
+// median stays near 2 ms, QD32 still reaches the cap (the latency does
+// not serialise IO), and an fdatasync takes the flush latency.
+func TestLatency(t *testing.T) {
+	rootEnv(t)
+	const lat, flush, iops = 2 * time.Millisecond, 5 * time.Millisecond, 5000
+	d := create(t, Spec{Name: "lat", Limits: Limits{ReadIOPS: iops, WriteIOPS: iops},
+		Latency: &Latency{Read: Fixed(lat), Write: Fixed(lat), Flush: Fixed(flush)}})
+	if !isMountPoint(d.LatencyMount) || loopBacking(d.Device) != filepath.Join(d.LatencyMount, latencyFileName) {
+		t.Fatalf("the loop device is not on the latency layer: %s on %s", d.Device, loopBacking(d.Device))
+	}
+	f := fill(t, d, "f", 32)
+	common := []string{"--size=32M", "--time_based", "--runtime=3", "--bs=4k", "--ioengine=libaio"}
+	r, _, _ := runFioLat(t, d, f, append(common, "--rw=randread", "--iodepth=1")...)
+	p50 := r.Clat.Percentile["50.000000"]
+	t.Logf("QD1 randread: %.0f IOPS, clat min %.3f ms, p50 %.3f ms, p99 %.3f ms", r.IOPS, r.Clat.Min/1e6, p50/1e6, r.Clat.Percentile["99.000000"]/1e6)
+	if r.Clat.Min < float64(lat) {
+		t.Errorf("a read completed in %.3f ms, under the configured %v", r.Clat.Min/1e6, lat)
+	}
+	// A loaded machine adds to the latency, never takes from it.
+	between(t, "QD1 read p50 ns", p50, float64(lat), 0, 0.5)
+	between(t, "QD1 read IOPS", r.IOPS, float64(time.Second/lat), 0.5, 0.02)
+	_, w, _ := runFioLat(t, d, f, append(common, "--rw=randwrite", "--iodepth=1")...)
+	if w.Clat.Min < float64(lat) {
+		t.Errorf("a write completed in %.3f ms, under the configured %v", w.Clat.Min/1e6, lat)
+	}
+	r, _, _ = runFioLat(t, d, f, append(common, "--rw=randread", "--iodepth=32")...)
+	capHolds(t, "QD32 read IOPS", r.IOPS, iops)
+	_, _, s := runFioLat(t, d, filepath.Join(d.Mount, "wal"), "--size=1M", "--time_based", "--runtime=2", "--bs=4k",
+		"--rw=write", "--ioengine=sync", "--fdatasync=1", "--direct=0", "--lat_percentiles=1")
+	t.Logf("fdatasync: min %.3f ms, p50 %.3f ms", s.Clat.Min/1e6, s.Clat.Percentile["50.000000"]/1e6)
+	if s.Clat.Min < float64(flush) {
+		t.Errorf("an fdatasync took %.3f ms, under the flush latency %v", s.Clat.Min/1e6, flush)
+	}
 }

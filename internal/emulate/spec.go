@@ -3,6 +3,7 @@ package emulate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"time"
 )
@@ -98,11 +99,21 @@ type Spec struct {
 	Profile string `json:"profile,omitempty"`
 
 	Cgroup CgroupMode `json:"cgroup,omitempty"`
-	// ControllerCommand, if set, is run detached as the controller daemon
-	// (the CLI uses "iolens emulate controller NAME"); it must call
-	// RunController. If nil, Create runs the controller in this process
-	// until Destroy.
-	ControllerCommand []string `json:"-"`
+	// RAM puts the backing file in a tmpfs of its own (NAME/ram): the
+	// host's disk plays no part in the emulated disk's speed, not even
+	// through the host file system's journal, at the cost of memory for
+	// what is written (up to SizeBytes). The tests use it.
+	RAM bool `json:"ram,omitempty"`
+	// Latency, if set, puts the latency layer under the loop device: each
+	// read, write and flush takes at least the time drawn from its
+	// distribution. Nil: no layer, the host's own latency.
+	Latency *Latency `json:"latency,omitempty"`
+	// Executable, if set, is the iolens binary that runs the disk's
+	// daemons detached ("iolens emulate controller NAME", and "iolens
+	// emulate latency NAME" for the latency layer), so the disk outlives
+	// the process that made it. If empty, Create runs them in this
+	// process until Destroy.
+	Executable string `json:"-"`
 	// Tick is the controller's period (default 100 ms).
 	Tick time.Duration `json:"tick_ns"`
 
@@ -177,8 +188,8 @@ func (s Spec) Validate() error {
 	l := s.Limits
 	for _, v := range []float64{l.ReadIOPS, l.WriteIOPS, l.ReadBPS, l.WriteBPS, s.BurstIOPS, s.BurstBPS, s.BurstSeconds,
 		s.BucketIOs, s.BucketBytes, s.CacheIOPS, s.CacheBPS, s.CacheBytes, s.Scale} {
-		if v < 0 {
-			return specErr("limits, rates and sizes cannot be negative")
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e18 {
+			return specErr("limits, rates and sizes must be finite, 0 or more and at most 1e18")
 		}
 	}
 	if s.BurstIOPS > 0 {
@@ -222,6 +233,19 @@ func (s Spec) Validate() error {
 	}
 	if s.Tick < 10*time.Millisecond || s.Tick > 10*time.Second {
 		return specErr("controller tick %v: between 10ms and 10s", s.Tick)
+	}
+	if s.Latency != nil {
+		for _, d := range []struct {
+			what string
+			d    Dist
+		}{{"read", s.Latency.Read}, {"write", s.Latency.Write}, {"flush", s.Latency.Flush}} {
+			if err := d.d.Validate(); err != nil {
+				return specErr("%s latency: %v", d.what, err)
+			}
+		}
+	}
+	if s.SizeBytes > 1<<50 {
+		return specErr("size %d bytes: at most 1 PiB", s.SizeBytes)
 	}
 	return nil
 }

@@ -66,25 +66,6 @@ func TestReadEventsTornLastLine(t *testing.T) {
 	}
 }
 
-func TestParseRate(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want float64
-	}{
-		{"25MB/s", 25e6}, {"25MB", 25e6}, {"128MiB/s", 128 << 20}, {"1.5GB/s", 1.5e9}, {"500KiB", 500 << 10}, {"4096", 4096}, {"0", 0},
-	} {
-		got, err := ParseRate(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
-	}
-	for _, bad := range []string{"25M", "25m", "", "MB", "-1MB", "25 furlongs"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
-}
-
 func TestProfiles(t *testing.T) {
 	for _, c := range []struct {
 		name                string
@@ -120,6 +101,22 @@ func TestProfiles(t *testing.T) {
 		}
 		if got := NewModel(s.withDefaults(), time.Time{}).BurstSeconds(ResourceIOPS); math.Abs(got-c.burstS) > 1e-6 {
 			t.Errorf("%s: burst lasts %v s, want %v", c.name, got, c.burstS)
+		}
+	}
+	// Latency only where the provider publishes a typical figure.
+	hdt, err := LookupProfile("gcp:hyperdisk-throughput:2TiB")
+	if err != nil || hdt.Latency == nil || hdt.Latency.Read != Fixed(10*time.Millisecond) || !hdt.Latency.Write.Zero() || !strings.Contains(hdt.LatencyNote, "gcp-hdt") {
+		t.Errorf("hyperdisk-throughput latency: %+v %q %v", hdt.Latency, hdt.LatencyNote, err)
+	}
+	s := Spec{Name: "x"}
+	hdt.Apply(&s)
+	if s.Latency == nil || s.Latency.Read.Median != 10*time.Millisecond {
+		t.Errorf("Apply did not carry the latency: %+v", s.Latency)
+	}
+	for _, name := range []string{"azure:P4", "aws:gp3", "azure:S4", "aws:io2-bx:100GiB:iops=1000"} {
+		p, err := LookupProfile(name)
+		if err == nil && (p.Latency != nil || p.LatencyNote == "") {
+			t.Errorf("%s: latency %+v, note %q: none is published", name, p.Latency, p.LatencyNote)
 		}
 	}
 	for _, bad := range []string{"azure:P99", "aws:gp2", "aws:gp2:big", "aws:gp2:-5GiB", "gcp:pd"} {

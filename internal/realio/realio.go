@@ -22,8 +22,15 @@ import (
 const MachineLock = "/"
 
 // Exclusive waits until no other holder of the machine lock is running, in
-// any package or clone, and holds it until t ends.
-func Exclusive(t testing.TB) { exclusiveOn(t, MachineLock) }
+// any package or clone, and holds it until t ends. Under -short it skips
+// the test: the short run (make test-unit) does no real IO.
+func Exclusive(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real IO")
+	}
+	exclusiveOn(t, MachineLock)
+}
 
 func exclusiveOn(t testing.TB, path string) {
 	t.Helper()

@@ -48,6 +48,12 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 	t.Helper()
 	spec.Dir = t.TempDir()
 	spec.SizeBytes = 1 << 30
+	// The backing file in RAM and the latency layer (even at zero
+	// latency) above it: the caps, not the host's disk, set the rates.
+	if spec.Latency == nil {
+		spec.Latency = &emulate.Latency{}
+	}
+	spec.RAM = true
 	d, err := emulate.Create(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("emulate: %v", err)

@@ -1,0 +1,111 @@
+package emulate
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+func TestParseDist(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Dist
+	}{
+		{"2ms", Dist{Median: 2 * ms}},
+		{"0", Dist{}},
+		{"500us", Dist{Median: 500 * time.Microsecond}},
+		{"2ms±0.5ms", Dist{Median: 2 * ms, Jitter: 500 * time.Microsecond}},
+		{"2ms+-0.5ms", Dist{Median: 2 * ms, Jitter: 500 * time.Microsecond}},
+		{" 2ms ± 500us ", Dist{Median: 2 * ms, Jitter: 500 * time.Microsecond}},
+		{"p50=1ms,p99=4ms", Dist{Median: ms, Pct: 99, Tail: 4 * ms}},
+		{"p99=4ms, p50=1ms", Dist{Median: ms, Pct: 99, Tail: 4 * ms}},
+		{"p50=1ms,p99.9=10ms", Dist{Median: ms, Pct: 99.9, Tail: 10 * ms}},
+		{"p50=3ms", Dist{Median: 3 * ms}},
+	} {
+		got, err := ParseDist(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseDist(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+			continue
+		}
+		// String prints what ParseDist reads back.
+		if back, err := ParseDist(got.String()); err != nil || back != got {
+			t.Errorf("ParseDist(%q.String() = %q) = %+v, %v", c.in, got.String(), back, err)
+		}
+	}
+	for _, bad := range []string{"", "-1ms", "NaN", "Inf", "2ms±3ms", "2ms±-1ms", "11s", "2furlongs", "p99=4ms",
+		"p50=4ms,p99=1ms", "p50=1ms,p40=0.5ms", "p50=1ms,p100=2ms", "p50=1ms,p90=2ms,p99=4ms", "p50=1ms,p50=2ms",
+		"pNaN=1ms,p50=1ms", "p50", "p50=0,p99=1ms", "9s±5s", strings.Repeat("1", 200) + "ms"} {
+		if d, err := ParseDist(bad); err == nil {
+			t.Errorf("ParseDist(%q) = %+v, accepted", bad, d)
+		}
+	}
+}
+
+// TestDistSamples: drawn latencies follow the distribution: the fixed
+// value always; a uniform never outside its range; a log-normal with
+// the configured median and tail percentile (within 3%, from 200,000
+// draws).
+func TestDistSamples(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	draw := func(d Dist) []time.Duration {
+		out := make([]time.Duration, 200000)
+		for i := range out {
+			out[i] = d.Sample(r)
+		}
+		slices.Sort(out)
+		return out
+	}
+	q := func(s []time.Duration, p float64) float64 { return float64(s[int(p*float64(len(s)-1))]) }
+	s := draw(Fixed(2 * ms))
+	if s[0] != 2*ms || s[len(s)-1] != 2*ms {
+		t.Errorf("fixed: %v..%v", s[0], s[len(s)-1])
+	}
+	s = draw(Dist{Median: 2 * ms, Jitter: 500 * time.Microsecond})
+	if s[0] < 1500*time.Microsecond || s[len(s)-1] > 2500*time.Microsecond || math.Abs(q(s, 0.5)/float64(2*ms)-1) > 0.01 {
+		t.Errorf("uniform: min %v p50 %v max %v", s[0], time.Duration(q(s, 0.5)), s[len(s)-1])
+	}
+	d := Dist{Median: ms, Pct: 99, Tail: 4 * ms}
+	s = draw(d)
+	for _, c := range []struct{ p, want float64 }{{0.5, float64(ms)}, {0.99, float64(4 * ms)}} {
+		if got := q(s, c.p); math.Abs(got/c.want-1) > 0.03 {
+			t.Errorf("log-normal p%g = %v, want %v", c.p*100, time.Duration(got), time.Duration(c.want))
+		}
+		if got := float64(d.Quantile(c.p)); math.Abs(got/c.want-1) > 1e-9 {
+			t.Errorf("Quantile(%g) = %v, want %v", c.p, time.Duration(got), time.Duration(c.want))
+		}
+	}
+	if s[len(s)-1] > MaxLatency || s[0] <= 0 {
+		t.Errorf("log-normal drew %v..%v", s[0], s[len(s)-1])
+	}
+}
+
+func FuzzParseDist(f *testing.F) {
+	for _, s := range []string{"2ms", "2ms±0.5ms", "2ms+-0.5ms", "p50=1ms,p99=4ms", "p50=1ms,p99.9=10ms", "0", "NaN", "-1ms",
+		"p50=1ms,p100=2ms", "2ms±3ms", "p50=9s,p99=10s", "9s±5s", "1e308ms", "p50=1ms,p50.000000000000001=2ms"} {
+		f.Add(s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDist(s)
+		if err != nil {
+			return
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("%q parsed to an invalid %+v: %v", s, d, err)
+		}
+		back, err := ParseDist(d.String())
+		if err != nil || back != d {
+			t.Fatalf("%q: %+v prints %q, which reads back as %+v, %v", s, d, d.String(), back, err)
+		}
+		for i := 0; i < 20; i++ {
+			if v := d.Sample(r); v < d.Min() || v > MaxLatency {
+				t.Fatalf("%q drew %v, outside [%v, %v]", s, v, d.Min(), MaxLatency)
+			}
+		}
+	})
+}

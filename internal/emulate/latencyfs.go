@@ -1,0 +1,376 @@
+package emulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// The latency layer is a FUSE file system with one file, the disk's
+// backing file, under the loop device. Each read, write and fsync waits
+// out its drawn latency before it answers, counted from when the request
+// reached the server, so no IO is answered sooner than configured. Every
+// request is served on its own goroutine, and the kernel may keep
+// fuseMaxBackground asynchronous direct IOs in flight, so a latency
+// delays IOs without serialising them: QD32 still reaches a disk's IOPS
+// cap. The backing file is read and written through the host's page
+// cache and never synced to the host's disk: the emulated disk's speed is
+// the configured latency and caps, not the host's (and it does not
+// survive a host crash).
+
+const (
+	latencyMountName = "lat"
+	latencyFileName  = "disk"
+	latencyLog       = "latency.log"
+	// fuseMaxBackground is how many asynchronous requests (the loop
+	// device's direct IO) the kernel lets wait for the server at once.
+	fuseMaxBackground = 256
+	fuseMaxWrite      = 1 << 20
+	fileNode          = 2
+)
+
+// latencyFS serves one file with the configured latency.
+type latencyFS struct {
+	fuse.RawFileSystem
+	f    *os.File
+	size int64
+	lat  Latency
+	mu   sync.Mutex
+	rng  *rand.Rand
+	// early is how much sooner than its latency a request may answer: 90%
+	// of the least round trip through the kernel's FUSE path measured at
+	// mount, which every IO pays on top of the wait. It keeps a 1 ms
+	// latency near 1 ms as fio sees it, and never below it.
+	early atomic.Int64
+	// calibrating: requests answer at once while early is measured.
+	calibrating atomic.Bool
+}
+
+func (l *latencyFS) String() string { return "iolens-latency" }
+
+// wait sleeps until start plus a latency drawn from d. It sleeps in
+// nanosleep on its own thread with the timer slack at its least: the Go
+// runtime's timers and the default 50 µs slack each overshoot by more
+// than a tenth of a millisecond, which would be a tenth of a 1 ms latency.
+func (l *latencyFS) wait(start time.Time, d Dist) {
+	if d.Zero() || l.calibrating.Load() {
+		return
+	}
+	l.mu.Lock()
+	lat := d.Sample(l.rng)
+	l.mu.Unlock()
+	rest := time.Until(start.Add(lat - min(time.Duration(l.early.Load()), lat)))
+	if rest <= 0 {
+		return
+	}
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	ts := unix.NsecToTimespec(int64(rest))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
+
+func (l *latencyFS) attr(node uint64, a *fuse.Attr) bool {
+	now := uint64(time.Now().Unix())
+	a.Atime, a.Mtime, a.Ctime = now, now, now
+	a.Ino = node
+	switch node {
+	case fuse.FUSE_ROOT_ID:
+		a.Mode, a.Nlink = syscall.S_IFDIR|0o700, 2
+	case fileNode:
+		a.Mode, a.Nlink, a.Size = syscall.S_IFREG|0o600, 1, uint64(l.size)
+		a.Blocks = (a.Size + 511) / 512
+		a.Blksize = 4096
+	default:
+		return false
+	}
+	return true
+}
+
+func (l *latencyFS) Lookup(_ <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	if h.NodeId != fuse.FUSE_ROOT_ID || name != latencyFileName {
+		return fuse.ENOENT
+	}
+	out.NodeId, out.Generation = fileNode, 1
+	out.SetEntryTimeout(time.Hour)
+	out.SetAttrTimeout(time.Hour)
+	l.attr(fileNode, &out.Attr)
+	return fuse.OK
+}
+
+func (l *latencyFS) GetAttr(_ <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if !l.attr(in.NodeId, &out.Attr) {
+		return fuse.ENOENT
+	}
+	out.SetTimeout(time.Hour)
+	return fuse.OK
+}
+
+func (l *latencyFS) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if in.NodeId != fileNode {
+		return fuse.EISDIR
+	}
+	// Direct IO: no page cache of this file system between the loop
+	// device and the server; parallel writes: no inode lock around them.
+	out.OpenFlags = fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
+	out.Fh = 1
+	return fuse.OK
+}
+
+func (l *latencyFS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	start := time.Now()
+	n, err := l.f.ReadAt(buf[:min(int(in.Size), len(buf))], int64(in.Offset))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fuse.ToStatus(err)
+	}
+	l.wait(start, l.lat.Read)
+	return fuse.ReadResultData(buf[:n]), fuse.OK
+}
+
+func (l *latencyFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	start := time.Now()
+	if int64(in.Offset)+int64(len(data)) > l.size {
+		return 0, fuse.Status(syscall.ENOSPC)
+	}
+	n, err := l.f.WriteAt(data, int64(in.Offset))
+	if err != nil {
+		return uint32(n), fuse.ToStatus(err)
+	}
+	l.wait(start, l.lat.Write)
+	return uint32(n), fuse.OK
+}
+
+// Fsync is a flush of the emulated disk. The host's disk is not synced:
+// the emulated disk's flush costs its configured latency, not the host's.
+func (l *latencyFS) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	l.wait(time.Now(), l.lat.Flush)
+	return fuse.OK
+}
+
+func (l *latencyFS) Flush(_ <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.OK }
+
+func (l *latencyFS) Release(_ <-chan struct{}, in *fuse.ReleaseIn) {}
+
+// Fallocate passes discards (hole punching) on, so the backing file stays
+// sparse.
+func (l *latencyFS) Fallocate(_ <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	if in.NodeId != fileNode {
+		return fuse.EINVAL
+	}
+	return fuse.ToStatus(unix.Fallocate(int(l.f.Fd()), in.Mode, int64(in.Offset), int64(in.Length)))
+}
+
+func (l *latencyFS) StatFs(_ <-chan struct{}, _ *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, 255
+	out.Blocks = uint64(l.size) / 4096
+	return fuse.OK
+}
+
+// latencyServer is a running latency layer.
+type latencyServer struct {
+	srv *fuse.Server
+	fs  *latencyFS
+	mnt string
+}
+
+// serveLatency mounts the latency layer at mnt, serving backing, and
+// serves it until it is unmounted.
+func serveLatency(backing, mnt string, lat Latency, logw io.Writer) (*latencyServer, error) {
+	f, err := os.OpenFile(backing, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.MkdirAll(mnt, 0o700); err != nil {
+		f.Close()
+		return nil, err
+	}
+	lfs := &latencyFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, size: fi.Size(), lat: lat,
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	if logw == nil {
+		logw = io.Discard
+	}
+	srv, err := fuse.NewServer(lfs, mnt, &fuse.MountOptions{
+		FsName: "iolens-latency", Name: "iolens",
+		DirectMountStrict: true,
+		MaxBackground:     fuseMaxBackground,
+		MaxWrite:          fuseMaxWrite,
+		// Asynchronous direct IO: the loop device's requests go to the
+		// server as they come, not one at a time.
+		ExtraCapabilities: fuse.CAP_ASYNC_DIO | fuse.CAP_PARALLEL_DIROPS,
+		Logger:            log.New(logw, "latency: ", log.LstdFlags),
+	})
+	if err != nil {
+		f.Close()
+		return nil, &HintError{Err: fmt.Errorf("mounting the latency layer on %s: %w", mnt, err),
+			Help: "the latency layer needs FUSE (/dev/fuse, modprobe fuse) and root"}
+	}
+	lfs.calibrating.Store(true)
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		_ = srv.Unmount()
+		f.Close()
+		return nil, fmt.Errorf("latency layer: %w", err)
+	}
+	lfs.early.Store(int64(roundTrip(filepath.Join(mnt, latencyFileName)) * 9 / 10))
+	lfs.calibrating.Store(false)
+	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s; answers %v before its latency (90%% of the FUSE round trip)\n",
+		mnt, lat.Read, lat.Write, lat.Flush, time.Duration(lfs.early.Load()))
+	return &latencyServer{srv: srv, fs: lfs, mnt: mnt}, nil
+}
+
+// roundTrip is the least time of 200 4 KiB reads of path answered at
+// once: the FUSE path's own cost, capped at 200 µs (a busy machine's
+// figure is no floor).
+func roundTrip(path string) time.Duration {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	least := 200 * time.Microsecond
+	for i := 0; i < 200; i++ {
+		t := time.Now()
+		if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+			return 0
+		}
+		least = min(least, time.Since(t))
+	}
+	return least
+}
+
+// unmount ends the layer; it fails while the loop device still holds it.
+func (s *latencyServer) unmount() error {
+	err := s.srv.Unmount()
+	if err == nil {
+		s.srv.Wait()
+		err = s.fs.f.Close()
+	}
+	return err
+}
+
+// RunLatency serves the latency layer of the disk called name under root
+// until it is unmounted (by teardown). It is what "iolens emulate latency
+// NAME" runs. A signal does not stop it while the loop device still uses
+// the layer: that would fail the disk's IO.
+func RunLatency(ctx context.Context, root, name string) error {
+	d, err := OpenIn(root, name)
+	if err != nil {
+		return err
+	}
+	if d.LatencyMount == "" || d.Spec.Latency == nil {
+		return fmt.Errorf("emulated disk %q has no latency layer", name)
+	}
+	s, err := serveLatency(d.Backing, d.LatencyMount, *d.Spec.Latency, os.Stderr)
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { s.srv.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if err := s.unmount(); err == nil {
+			return nil
+		} else {
+			fmt.Fprintf(os.Stderr, "latency: not stopping while in use: %v\n", err)
+		}
+		<-done
+	}
+	return s.fs.f.Close()
+}
+
+// startLatency brings up the latency layer: as a daemon when
+// Spec.Executable is set, else in this process.
+func (d *Disk) startLatency(ctx context.Context) error {
+	if d.Spec.Executable == "" {
+		s, err := serveLatency(d.Backing, d.LatencyMount, *d.Spec.Latency, nil)
+		if err != nil {
+			return err
+		}
+		d.infuse = s
+		return nil
+	}
+	logf, err := os.OpenFile(filepath.Join(d.Dir, latencyLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(d.Spec.Executable, daemonArgs("latency", d.root(), d.Name)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the latency layer: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	d.FusePID = cmd.Process.Pid
+	d.FuseStart = procStart(d.FusePID)
+	if err := d.save(); err != nil {
+		return err
+	}
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for !isMountPoint(d.LatencyMount) {
+		select {
+		case <-exited:
+			return fmt.Errorf("latency layer exited at start: %s", strings.TrimSpace(readString(filepath.Join(d.Dir, latencyLog))))
+		case <-deadline.C:
+			return errors.New("latency layer did not mount within 10 s")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// stopLatency unmounts the latency layer at mnt (the derived path) and
+// ends its daemon. The loop device must be detached first.
+func (d *Disk) stopLatency(ctx context.Context, mnt string) error {
+	if s := d.infuse; s != nil {
+		if err := s.unmount(); err != nil {
+			return fmt.Errorf("unmounting the latency layer: %w", err)
+		}
+		d.infuse = nil
+		return nil
+	}
+	var errs []error
+	deadline := time.Now().Add(10 * time.Second)
+	for isMountPoint(mnt) {
+		err := unix.Unmount(mnt, 0)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			errs = append(errs, fmt.Errorf("unmounting the latency layer %s: %w", mnt, err))
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	errs = append(errs, stopDaemon(ctx, d.FusePID, d.FuseStart, "latency", d.root(), d.Name))
+	return errors.Join(errs...)
+}
