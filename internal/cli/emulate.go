@@ -286,7 +286,7 @@ func (o *emulateCreateOptions) latencies(f *pflag.FlagSet, s *emulate.Spec) erro
 		}
 		d, err := emulate.ParseDist(x.v)
 		if err != nil {
-			return &UsageError{Err: fmt.Errorf("--%s: %w", x.flag, err), Hint: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms or p50=1ms,p99=4ms"}
+			return &UsageError{Err: fmt.Errorf("--%s: %w", x.flag, err), Help: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms or p50=1ms,p99=4ms"}
 		}
 		for _, p := range x.dst {
 			*p = d
