@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/result"
+
 	"github.com/prometheus/procfs"
 )
 
@@ -284,4 +286,14 @@ func (r Reader) Sample(ctx context.Context, mountPoint string, interval time.Dur
 			prev = cur
 		}
 	}
+}
+
+// Sample converts the rates over an interval to the record's form, at t
+// seconds on the result's time axis.
+func (r Rates) Sample(t float64) result.ClientSample {
+	rd, wr := r.Op("READ"), r.Op("WRITE")
+	return result.ClientSample{T: t, ReadOpsPerSec: rd.OpsPerSec, WriteOpsPerSec: wr.OpsPerSec,
+		ReadBWBytes: r.ReadBytesPerSec, WriteBWBytes: r.WriteBytesPerSec,
+		ReadRTTMs: rd.RTTMs, WriteRTTMs: wr.RTTMs, ReadExecMs: rd.ExecMs, WriteExecMs: wr.ExecMs,
+		Retrans: r.Retrans, Timeouts: r.Timeouts, BacklogAvg: r.BacklogAvg}
 }

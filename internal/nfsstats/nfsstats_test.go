@@ -96,6 +96,12 @@ func TestDiffNFSv3UnderLoad(t *testing.T) {
 	if r.Op("SETATTR").OpsPerSec != 0 || len(r.Ops) != 4 {
 		t.Errorf("idle operations listed: %+v", r.Ops)
 	}
+	// The record's form: what a result's client series holds.
+	c := r.Sample(7.5)
+	if c.T != 7.5 || c.ReadOpsPerSec != 200 || c.WriteOpsPerSec != 100 || c.ReadRTTMs != 5 || c.WriteExecMs != 10.4 ||
+		c.ReadBWBytes != r.ReadBytesPerSec || c.Retrans != 5 || c.Timeouts != 1 || c.BacklogAvg != r.BacklogAvg {
+		t.Errorf("client sample %+v", c)
+	}
 }
 
 func TestDiffIdleNFSv4(t *testing.T) {

@@ -146,3 +146,31 @@ func TestDiagnoseCreditBurst(t *testing.T) {
 		t.Errorf("read after the burst: %+v, want the %d IOPS baseline at an iops-cap", r, base)
 	}
 }
+
+// A network disk's latency (2 ms per IO, no cap): one IO at a time is
+// latency-bound at about 500 IOPS, and at QD32 the device itself holds the
+// queue, IO spending its time in it: the device code, not a cap.
+func TestDiagnoseLatencyBound(t *testing.T) {
+	lat := emulate.Fixed(2 * time.Millisecond)
+	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-lat", RAM: true, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, 60*time.Second)
+	codes := map[string]string{}
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindLimit && f.Dir == "read" {
+				codes[r.Test.Name] = f.Code
+			}
+		}
+	}
+	if codes["randread-4k-qd1"] != result.CodeLatency {
+		t.Errorf("QD1 at 2 ms called %q, want latency", codes["randread-4k-qd1"])
+	}
+	if c := codes["randread-4k-qd32"]; c != result.CodeDevice {
+		t.Errorf("QD32 on an uncapped 2 ms device called %q, want device", c)
+	}
+	if r := d.Disk.Read; r == nil || r.QD1LatencyNs < 2e6 || r.QD1IOPS > 500 {
+		t.Errorf("read QD1 %+v: want at least 2 ms and at most 500 IOPS", r)
+	}
+	if f := d.Disk.Fsync; f == nil || f.P99Ns < 2e6 {
+		t.Errorf("fsync %+v: each flush takes 2 ms", f)
+	}
+}

@@ -45,6 +45,10 @@ type Result struct {
 	Devices []DeviceSeries `json:"devices"`
 	// Host-wide memory and CPU series sampled alongside the devices.
 	System []SystemSample `json:"system"`
+	// Client is a network file system client's own view of the target
+	// (NFS mountstats), when the target is on one: there is no block
+	// device to sample there.
+	Client []ClientSample `json:"client,omitempty"`
 	// Tail is what the devices did after fio exited (writeback).
 	Tail []DeviceSeries `json:"tail,omitempty"`
 
@@ -195,6 +199,26 @@ type DeviceSample struct {
 	WriteReqBytes float64 `json:"wareq_bytes"`
 	UtilPct       float64 `json:"util_pct"`
 	InFlight      uint64  `json:"in_flight"`
+}
+
+// ClientSample is what an NFS client saw over one interval (its
+// mountstats): operations, bytes, and the round trip and execution time
+// per READ and WRITE, with retransmissions.
+type ClientSample struct {
+	T              float64 `json:"t_s"`
+	ReadOpsPerSec  float64 `json:"read_ops_s"`
+	WriteOpsPerSec float64 `json:"write_ops_s"`
+	ReadBWBytes    float64 `json:"read_bytes_s"`
+	WriteBWBytes   float64 `json:"write_bytes_s"`
+	// RTT is the network round trip; Exec the whole time an operation
+	// took, queueing in the client included.
+	ReadRTTMs   float64 `json:"read_rtt_ms"`
+	WriteRTTMs  float64 `json:"write_rtt_ms"`
+	ReadExecMs  float64 `json:"read_exec_ms"`
+	WriteExecMs float64 `json:"write_exec_ms"`
+	Retrans     uint64  `json:"retrans"`
+	Timeouts    uint64  `json:"timeouts"`
+	BacklogAvg  float64 `json:"backlog_avg"`
 }
 
 // SystemSample is host-wide state over one interval.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/nfsstats"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/prometheus/procfs"
@@ -606,8 +607,12 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	r.target.Filesystem = r.res.Mount.FSType
 	r.target.MountOptions = r.res.Mount.Options
 	r.fillDevices()
-	if r.target.Device == "" {
-		r.progress(Event{Kind: EventInfo, Message: fmt.Sprintf("no block device backs %s (%s): there is no device-side series, and results may measure memory or a network", abs, r.res.Mount.FSType)})
+	switch fs := r.res.Mount.FSType; {
+	case r.target.Device != "":
+	case fs == "nfs" || fs == "nfs4":
+		r.progress(Event{Kind: EventInfo, Message: fmt.Sprintf("%s is on NFS: the client's own statistics (operations, round trip, retransmissions) stand in for a device series; the share's limits are the server's and the VM's network", abs)})
+	default:
+		r.progress(Event{Kind: EventInfo, Message: fmt.Sprintf("no block device backs %s (%s): there is no device-side series, and results may measure memory or a network", abs, fs)})
 	}
 	return cleanup, r.openReader()
 }
@@ -859,11 +864,34 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			sampleErr = r.reader.Sample(sctx, r.interval(s), func(t diskstats.Tick) {
+			err := r.reader.Sample(sctx, r.interval(s), func(t diskstats.Tick) {
 				mu.Lock()
 				ticks = append(ticks, t)
 				mu.Unlock()
 			})
+			mu.Lock()
+			sampleErr = errors.Join(sampleErr, err)
+			mu.Unlock()
+		}()
+	}
+
+	// On a network file system the client's own statistics stand in for
+	// the block device's.
+	var client []nfsstats.Rates
+	if m := r.res.Mount; m.FSType == "nfs" || m.FSType == "nfs4" {
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			err := nfsstats.Reader{ProcRoot: r.cfg.ProcRoot}.Sample(sctx, m.MountPoint, r.interval(s), func(rt nfsstats.Rates) {
+				mu.Lock()
+				client = append(client, rt)
+				mu.Unlock()
+			})
+			if err != nil {
+				mu.Lock()
+				sampleErr = errors.Join(sampleErr, fmt.Errorf("NFS client statistics: %w", err))
+				mu.Unlock()
+			}
 		}()
 	}
 
@@ -946,6 +974,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	measureStart := time.UnixMilli(run.Final.TimestampMs - maxRuntimeMs(run.Final))
 	res.Devices, res.System = r.deviceSeries(ticks[:tailFrom], measureStart)
 	res.Tail, _ = r.deviceSeries(ticks[tailFrom:], measureStart)
+	for _, c := range client {
+		res.Client = append(res.Client, c.Sample(round3(c.At.Sub(measureStart).Seconds())))
+	}
 	if sampleErr != nil {
 		res.Notes = append(res.Notes, "device sampling stopped early: "+sampleErr.Error())
 	}
