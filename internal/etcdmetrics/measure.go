@@ -235,11 +235,13 @@ func (m *Member) between(a, b *Snapshot) {
 func (m *Member) judge(wal, commit Histogram) {
 	w, c := Judge(wal, WALFsyncLimit()), Judge(commit, BackendCommitLimit())
 	m.WALFsync, m.BackendCommit = &w, &c
-	m.Verdict = Worse(w.Verdict, c.Verdict)
+	// A check with nothing to judge does not hide the other's verdict:
+	// an idle backend beside a busy WAL is the WAL's verdict.
 	worst := w
-	if verdictRank[c.Verdict] > verdictRank[w.Verdict] {
+	if w.Verdict == VerdictNoData || c.Verdict != VerdictNoData && verdictRank[c.Verdict] > verdictRank[w.Verdict] {
 		worst = c
 	}
+	m.Verdict = worst.Verdict
 	m.Reason = worst.limit.Name + " " + worst.Reason
 	if m.Verdict == VerdictNoData {
 		m.Reason = "no WAL fsyncs and no backend commits " + m.overText() + ": etcd wrote nothing (an idle cluster); measure under load or over a longer --interval"

@@ -146,12 +146,8 @@ type Error struct {
 	Help     string
 }
 
-func (e *Error) Error() string {
-	if e.Endpoint == "" {
-		return e.Err.Error()
-	}
-	return e.Endpoint + ": " + e.Err.Error()
-}
+// Error is the message, which names the URL where it matters.
+func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Hint says what to do next.
@@ -161,7 +157,7 @@ func (e *Error) Hint() string { return e.Help }
 func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error) {
 	u, err := MetricsURL(endpoint, c.hasTLS)
 	if err != nil {
-		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("endpoint: %w", err), Help: "give etcd's client URL as etcdctl takes it, e.g. https://10.0.0.1:2379"}
+		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("endpoint %q: %w", endpoint, err), Help: "give etcd's client URL as etcdctl takes it, e.g. https://10.0.0.1:2379"}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -184,7 +180,7 @@ func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error)
 	}
 	at := time.Now()
 	if int64(len(body)) > c.maxBytes {
-		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("the answer is larger than %d MiB", c.maxBytes>>20),
+		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("%s: the answer is larger than %s", u, sizeText(c.maxBytes)),
 			Help: "an etcd member's /metrics is a few hundred KiB: check the URL is etcd's client URL"}
 	}
 	s, err := Parse(bytes.NewReader(body))
@@ -331,4 +327,11 @@ func certName(c *x509.Certificate) string {
 		return "unknown issuer"
 	}
 	return "issuer " + printable(c.Issuer.String(), 120)
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
