@@ -137,7 +137,9 @@ func TestScrapeErrors(t *testing.T) {
 
 	var followed atomic.Bool
 	target := serve(t, func(w http.ResponseWriter, r *http.Request) { followed.Store(true); text(page)(w, r) })
-	redir := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target.URL+"/metrics", http.StatusFound) })
+	redir := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/metrics", http.StatusFound)
+	})
 	wantScrapeError(t, c, redir.URL, "redirects", "the URL it points to")
 	if followed.Load() {
 		t.Error("the redirect was followed")
