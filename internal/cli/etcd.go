@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,7 +71,12 @@ also fails on warn and undecided) or a member could not be read, as
       --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt \
       --key /etc/kubernetes/pki/etcd/healthcheck-client.key --interval 30s
   iolens etcd http://127.0.0.1:2381 -o json | jq .verdict`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &UsageError{Err: errors.New("no etcd endpoint"), Hint: "give each member's client URL, e.g. iolens etcd https://10.0.0.1:2379"}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := severityRank[failOn]; !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Hint: "valid values: none, info, warn, fail"}

@@ -296,10 +296,10 @@ func (c *Client) explain(endpoint, u string, err error) error {
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		e.Err = fmt.Errorf("%s: the server does not speak TLS", u)
 		e.Help = "use http:// for this endpoint"
-	case strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "EOF"):
-		e.Err = fmt.Errorf("%s: %v", u, unwrapAll(err))
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "malformed HTTP response"):
+		e.Err = fmt.Errorf("%s: the server closed the connection without an HTTP answer (%v)", u, unwrapAll(err))
 		if strings.HasPrefix(u, "http://") {
-			e.Help = "the port may speak TLS: try https:// with --cacert"
+			e.Help = "the port may speak TLS: use https:// (with --cacert, and --cert and --key if etcd wants client certificates)"
 		}
 	default:
 		e.Err = fmt.Errorf("%s: %v", u, unwrapAll(err))

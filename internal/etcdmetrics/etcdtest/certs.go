@@ -85,6 +85,9 @@ func (c *Certs) leaf(name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey,
 	tmpl := &x509.Certificate{SerialNumber: c.next(), Subject: pkix.Name{CommonName: "iolens test " + name}, NotBefore: c.notBefore, NotAfter: c.notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
 	if usage == x509.ExtKeyUsageServerAuth {
+		// etcd's gateway dials its own gRPC port with the serving
+		// certificate, as a client: it needs both usages.
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
 		tmpl.DNSNames = []string{"localhost"}
 	}

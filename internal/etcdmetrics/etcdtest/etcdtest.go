@@ -58,6 +58,8 @@ type Options struct {
 type Etcd struct {
 	// ClientURL is where clients and /metrics are served.
 	ClientURL string
+	opts      Options
+	args      []string
 	cmd       *exec.Cmd
 	log       *lockedBuffer
 	client    *http.Client
@@ -82,18 +84,18 @@ func Start(t testing.TB, o Options) *Etcd {
 	if o.TLS != nil {
 		scheme = "https"
 	}
-	e := &Etcd{ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport), log: &lockedBuffer{}, done: make(chan struct{})}
+	e := &Etcd{ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport), log: &lockedBuffer{}, opts: o}
 	peer := fmt.Sprintf("http://127.0.0.1:%d", pport)
-	args := []string{"--name", "t", "--data-dir", o.DataDir,
+	e.args = []string{"--name", "t", "--data-dir", o.DataDir,
 		"--listen-client-urls", e.ClientURL, "--advertise-client-urls", e.ClientURL,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "t=" + peer, "--initial-cluster-state", "new",
-		// The test's writes are what it measures: no snapshots or
-		// compaction in between.
-		"--snapshot-count", "1000000", "--quota-backend-bytes", fmt.Sprint(int64(1) << 30)}
+		// The test's writes are what it measures: no snapshots in
+		// between.
+		"--snapshot-count", "1000000"}
 	tc := &tls.Config{}
 	if o.TLS != nil {
-		args = append(args, "--cert-file", o.TLS.ServerCert, "--key-file", o.TLS.ServerKey,
+		e.args = append(e.args, "--cert-file", o.TLS.ServerCert, "--key-file", o.TLS.ServerKey,
 			"--client-cert-auth", "--trusted-ca-file", o.TLS.CA)
 		var err error
 		if tc, err = o.TLS.ClientTLS(); err != nil {
@@ -101,35 +103,52 @@ func Start(t testing.TB, o Options) *Etcd {
 		}
 	}
 	e.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: 64}}
-	// Its own process group, so that a shell in front of it (an emulated
-	// disk's cgroup prefix) goes with it.
-	cmd := o.Command(context.Background(), Binary, args...)
-	cmd.Stdout, cmd.Stderr = e.log, e.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	e.cmd = cmd
-	go func() { cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() {
 		e.Stop()
 		if t.Failed() {
 			t.Logf("etcd log (last 4 KiB):\n%s", e.log.tail(4096))
 		}
 	})
+	e.launch(t)
+	return e
+}
+
+// launch starts the process and waits until it is healthy.
+func (e *Etcd) launch(t testing.TB) {
+	t.Helper()
+	// Its own process group, so that a shell in front of it (an emulated
+	// disk's cgroup prefix) goes with it.
+	cmd := e.opts.Command(context.Background(), Binary, e.args...)
+	cmd.Stdout, cmd.Stderr = e.log, e.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	done := make(chan struct{})
+	e.cmd, e.done = cmd, done
+	go func() { cmd.Wait(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if err := e.health(); err == nil {
-			return e
-		} else if time.Now().After(deadline) {
+		err := e.health()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("etcd did not become healthy within 30 s: %v\n%s", err, e.log.tail(4096))
 		}
 		select {
-		case <-e.done:
+		case <-done:
 			t.Fatalf("etcd exited at start:\n%s", e.log.tail(4096))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// Restart stops etcd and starts it again on the same ports and data.
+func (e *Etcd) Restart(t testing.TB) {
+	t.Helper()
+	e.Stop()
+	e.launch(t)
 }
 
 // Stop ends etcd: SIGTERM, then SIGKILL after 10 s. It returns once the
@@ -197,8 +216,9 @@ func (e *Etcd) Put(ctx context.Context, key, value string) error {
 
 // Load writes from workers goroutines until ctx ends or d has passed,
 // and returns how many puts succeeded. Concurrent writers keep etcd
-// fsyncing back to back.
-func (e *Etcd) Load(ctx context.Context, d time.Duration, workers int) (int64, error) {
+// fsyncing back to back; perSecond > 0 paces them to that many puts a
+// second in all, which leaves the CPU to etcd on a small machine.
+func (e *Etcd) Load(ctx context.Context, d time.Duration, workers int, perSecond float64) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var n atomic.Int64
@@ -210,7 +230,19 @@ func (e *Etcd) Load(ctx context.Context, d time.Duration, workers int) (int64, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var pace *time.Ticker
+			if perSecond > 0 {
+				pace = time.NewTicker(time.Duration(float64(workers) / perSecond * float64(time.Second)))
+				defer pace.Stop()
+			}
 			for i := 0; ctx.Err() == nil; i++ {
+				if pace != nil {
+					select {
+					case <-ctx.Done():
+						return
+					case <-pace.C:
+					}
+				}
 				if err := e.Put(ctx, fmt.Sprintf("k%d-%d", w, i%1000), value); err != nil {
 					if ctx.Err() == nil {
 						once.Do(func() { first = err; cancel() })
