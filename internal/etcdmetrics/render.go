@@ -96,7 +96,7 @@ func (j Judgement) line() string {
 	}
 	s := head + fmt.Sprintf("  mean %-9s  %-30s  limit %-6s  %s\n", estText(deref(j.MeanNs)/1e9), p99, msText(l.LimitS), strings.ToUpper(j.Verdict))
 	if j.Verdict != VerdictPass {
-		s += "    " + j.Reason + "\n"
+		s += "    " + j.detail + "\n"
 	}
 	return s
 }

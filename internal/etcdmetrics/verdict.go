@@ -104,8 +104,9 @@ type Judgement struct {
 	// ("le" as Prometheus writes it), so the figures can be checked.
 	Buckets []BucketCount `json:"buckets"`
 
-	limit Limit
-	est   Estimate
+	limit  Limit
+	est    Estimate
+	detail string // Reason without the p99 and its bucket
 }
 
 // BucketCount is one bucket in JSON.
@@ -159,36 +160,41 @@ func Judge(h Histogram, l Limit) Judgement {
 		where = fmt.Sprintf("p99 above the largest bucket, %s", msText(e.Lower))
 	}
 	limit := msText(l.LimitS)
+	var d string // what the bucket says about the limit
+	sep := ": "
 	switch {
 	case loBand == hiBand && hiBand == 0:
 		j.Verdict = VerdictPass
-		j.Reason = fmt.Sprintf("%s: below the %s limit", where, limit)
+		d = fmt.Sprintf("below the %s limit", limit)
 	case loBand == hiBand && hiBand == 1:
 		j.Verdict = VerdictWarn
-		j.Reason = fmt.Sprintf("%s: below the %s limit, but within 15%% of it", where, limit)
+		d = fmt.Sprintf("below the %s limit, but within 15%% of it", limit)
 	case loBand == 2:
 		j.Verdict = VerdictFail
-		j.Reason = fmt.Sprintf("%s: over the %s limit", where, limit)
+		d = fmt.Sprintf("over the %s limit", limit)
 		if s, ok := h.ShareAbove(e.Lower); ok {
-			j.Reason += fmt.Sprintf("; %s of %s took more than %s", pct(s), l.Unit, msText(e.Lower))
+			d += fmt.Sprintf("; %s of %s took more than %s", pct(s), l.Unit, msText(e.Lower))
 		}
 	case hiBand < 2:
 		// Between pass and warn: it may be within 15% of the limit.
 		j.Verdict = VerdictWarn
-		j.Reason = fmt.Sprintf("%s: below the %s limit, perhaps within 15%% of it (the bucket straddles %s)", where, limit, msText(l.WarnS))
+		d = fmt.Sprintf("below the %s limit, perhaps within 15%% of it (the bucket straddles %s)", limit, msText(l.WarnS))
 	default:
 		j.Verdict = VerdictUndecided
-		j.Reason = fmt.Sprintf("%s, and the %s limit is inside that bucket: the histogram cannot tell which side the p99 is on", where, limit)
+		sep = ", and "
+		d = fmt.Sprintf("the %s limit is inside that bucket: the histogram cannot tell which side the p99 is on", limit)
 		lo, okLo := h.ShareAbove(e.Lower)
 		hi, okHi := h.ShareAbove(e.Upper)
 		if okLo && okHi && e.Lower > 0 {
-			j.Reason += fmt.Sprintf(" (%s of %s took more than %s and %s more than %s; the p99 is under the limit only if at most 1%% took %s or more)",
+			d += fmt.Sprintf(" (%s of %s took more than %s and %s more than %s; the p99 is under the limit only if at most 1%% took %s or more)",
 				pct(lo), l.Unit, msText(e.Lower), pct(hi), msText(e.Upper), limit)
 		}
 	}
 	if j.Count < 100 {
-		j.Reason += fmt.Sprintf("; only %s %s, so the p99 is about the slowest of them", count(j.Count), l.Unit)
+		d += fmt.Sprintf("; only %s %s, so the p99 is about the slowest of them", count(j.Count), l.Unit)
 	}
+	j.detail = d
+	j.Reason = where + sep + d
 	return j
 }
 
