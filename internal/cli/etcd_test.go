@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 // etcdPage is an etcd-like /metrics page whose WAL histogram has fast
@@ -104,5 +106,39 @@ func TestEtcdCommandJSON(t *testing.T) {
 	}
 	if rep.Verdict != "fail" || rep.Members[0].Verdict != "pass" || rep.Members[1].Verdict != "fail" || rep.Members[1].WALFsync.Count != 1000 {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestWatchEtcdFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"watch", "--etcd", "http://127.0.0.1:2381", "--etcd-window", "1s"}, "shorter than two intervals"},
+		{[]string{"watch", "--etcd", "ftp://127.0.0.1"}, "scheme"},
+		{[]string{"watch", "--etcd", "http://127.0.0.1:2381", "--etcd-cert", "/x.crt"}, "--etcd-cert and --etcd-key go together"},
+	} {
+		_, errs, code := execute(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestEtcdLines(t *testing.T) {
+	p99, lo, hi := 24e6, 16e6, 32e6
+	r := &result.WatchRecord{Etcd: []result.WatchEtcd{
+		{Endpoint: "https://10.0.0.1:2379", WindowS: 60, Fsyncs: 1234, P99Ns: &p99, P99LowerNs: &lo, P99UpperNs: &hi, Verdict: "fail"},
+		{Endpoint: "https://10.0.0.2:2379", Verdict: "error", Error: "connection refused"},
+		{Endpoint: "https://10.0.0.3:2379", WindowS: 60, Fsyncs: 10, P99Ns: &lo, P99LowerNs: &lo, Verdict: "fail"},
+	}}
+	out := strings.Join(etcdLines(r, 200), "\n")
+	for _, want := range []string{"WAL FSYNC P99", "24 ms (16-32)", "FAIL", "ERROR: connection refused", "> 16 ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if etcdLines(&result.WatchRecord{}, 200) != nil {
+		t.Error("rows without etcd")
 	}
 }
