@@ -202,16 +202,20 @@ func (m *Member) between(a, b *Snapshot) {
 	w := b.Time.Sub(a.Time).Seconds()
 	m.WindowS = &w
 	restarted := !a.StartTime.IsZero() && !b.StartTime.IsZero() && math.Abs(b.StartTime.Sub(a.StartTime).Seconds()) > 1
-	wal, err1 := b.WALFsync.Sub(a.WALFsync)
-	commit, err2 := b.BackendCommit.Sub(a.BackendCommit)
-	for _, err := range []error{err1, err2} {
-		switch {
-		case errors.Is(err, ErrReset):
-			restarted = true
-		case errors.Is(err, ErrLayout):
-			m.fail(&Error{Endpoint: m.Endpoint, Err: fmt.Errorf("%w (an etcd of another version answered the second scrape?)", err),
-				Help: "give each member's own address, and do not upgrade etcd while measuring"})
-			return
+	var wal, commit Histogram
+	if !restarted {
+		var err1, err2 error
+		wal, err1 = b.WALFsync.Sub(a.WALFsync)
+		commit, err2 = b.BackendCommit.Sub(a.BackendCommit)
+		for _, err := range []error{err1, err2} {
+			switch {
+			case errors.Is(err, ErrReset):
+				restarted = true
+			case errors.Is(err, ErrLayout):
+				m.fail(&Error{Endpoint: m.Endpoint, Err: fmt.Errorf("%w, though the process did not restart (another etcd behind the same address?)", err),
+					Help: "give each member's own address"})
+				return
+			}
 		}
 	}
 	if restarted {

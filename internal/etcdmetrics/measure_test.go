@@ -208,3 +208,19 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+// Other buckets on the second scrape: a different etcd (an upgrade is a
+// restart and is judged since it; the same process cannot change them).
+func TestMeasureBucketsChange(t *testing.T) {
+	first := fakePage(t0, "a1", slow, quiet)
+	other := strings.ReplaceAll(fakePage(t0, "a1", slowFst, quiet), `le="0.001"`, `le="0.0005"`)
+	m := measure(t, 20*time.Millisecond, pages(t, first, other)).Members[0]
+	if m.Verdict != VerdictError || !strings.Contains(m.Error, "buckets changed") {
+		t.Errorf("same process, other buckets: %s %q", m.Verdict, m.Error)
+	}
+	upgraded := strings.ReplaceAll(fakePage(t0+3000, "a1", []float64{100}, quiet), `le="0.001"`, `le="0.0005"`)
+	m = measure(t, 20*time.Millisecond, pages(t, first, upgraded)).Members[0]
+	if !m.Restarted || m.Verdict != VerdictPass {
+		t.Errorf("upgraded: restarted %v, %s %q", m.Restarted, m.Verdict, m.Reason)
+	}
+}
