@@ -15,9 +15,9 @@ LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION) -X 
 SCRATCH ?= ./iolens-scratch
 # Debian packages: what 'make run' needs, and what the tests need on top
 # (file systems for the emulator, chromium for the HTML report tests in a
-# real browser).
+# real browser, etcd-server for iolens etcd's tests against a real etcd).
 RUN_PKGS  := fio
-TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver
+TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver etcd-server
 APT_PKGS  := $(TEST_PKGS)
 
 .PHONY: all build deps run test test-unit test-short fuzz bench clean image e2e \

@@ -114,6 +114,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newExportCommand,
 	newK8sCommand,
 	newWatchCommand,
+	newEtcdCommand,
 	newVersionCommand,
 }
 

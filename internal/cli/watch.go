@@ -41,6 +41,7 @@ type watchOptions struct {
 	node        string
 	kubeAPI     bool
 	th          watch.Thresholds
+	etcd        etcdWatchOptions
 }
 
 func newWatchCommand(streams IOStreams) *cobra.Command {
@@ -94,6 +95,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.Float64Var(&o.th.StallRatio, "stall-ratio", o.th.StallRatio, "a rate below this share of the recent median, with IO pending, is a stall")
 	f.Float64Var(&o.th.SaturatedQueue, "saturated-queue", o.th.SaturatedQueue, "aqu-sz at which a fully utilized device is saturated")
 	f.Float64Var(&o.th.AtCapPct, "at-cap", o.th.AtCapPct, "% of the expected ceiling at which a device is at cap")
+	o.etcd.addFlags(f)
 	return cmd
 }
 
@@ -157,6 +159,11 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 			cfg.Cgroups = cg
 		}
 	}
+	closeEtcd, err := o.etcd.configure(&cfg, o.interval)
+	if err != nil {
+		return err
+	}
+	defer closeEtcd()
 	w, err := watch.New(cfg)
 	if err != nil {
 		if errors.Is(err, watch.ErrNoDevices) {
@@ -482,6 +489,7 @@ func (v *watchView) render(wd, ht int) []string {
 		lines = append(lines, "~ parallel device: utilization does not show saturation; watch aqu-sz and await")
 	}
 	lines = append(lines, burst...)
+	lines = append(lines, etcdLines(v.last, wd)...)
 	if v.last != nil && len(v.last.Top) > 0 {
 		lines = append(lines, "", fmt.Sprintf("%-10s %9s %9s %8s %8s  %s", "DEVICE", "rMB/s", "wMB/s", "r/s", "w/s", "CGROUP (pod or process)"))
 		for _, c := range v.last.Top {

@@ -62,6 +62,17 @@ const (
 	CodeUnknown      = "unknown"
 )
 
+// Finding codes of etcd's own metrics (iolens etcd, watch --etcd). The
+// WAL fsync (Dir "sync") and the backend commit (Dir "commit") are judged
+// with CodeEtcdPass, CodeEtcdWarn and CodeEtcdFail as the fio etcd test
+// is, and with these.
+const (
+	CodeEtcdUndecided = "etcd-undecided"     // the p99's histogram bucket straddles the limit
+	CodeEtcdIdle      = "etcd-idle"          // no fsyncs or commits to judge
+	CodeEtcdRestart   = "etcd-restarted"     // the member restarted between two scrapes
+	CodeEtcdScrape    = "etcd-scrape-failed" // the member's /metrics could not be read
+)
+
 // upgradeV1 brings a v1 record to the current schema: findings gain the
 // code v1 expressed in their kind, evidence or wording.
 func upgradeV1(r *Result) {

@@ -42,6 +42,8 @@ type WatchRecord struct {
 	// PSI.
 	IOPressurePct *float64      `json:"io_pressure_pct,omitempty"`
 	Top           []WatchCgroup `json:"top,omitempty"`
+	// Etcd: the WAL fsync of each etcd member watched (watch --etcd).
+	Etcd []WatchEtcd `json:"etcd,omitempty"`
 	// WatchFinding records.
 	Finding *WatchFinding `json:"finding,omitempty"`
 }

@@ -115,6 +115,8 @@ type Config struct {
 	Detectors func(device string) []Detector
 	Host      string
 	Notes     []string
+	// Etcd, when set, also follows etcd members' WAL fsync p99.
+	Etcd *Etcd
 }
 
 // Watcher samples devices and turns each interval into records.
@@ -135,6 +137,7 @@ type Watcher struct {
 	warned   map[string]bool
 	storm    *storm
 	throttle *throttles
+	etcd     *etcdWatch
 	started  bool
 	// StallSeconds per device, for the metrics counter.
 	last result.WatchRecord
@@ -186,6 +189,9 @@ func New(cfg Config) (*Watcher, error) {
 		}
 	}
 	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
+	if cfg.Etcd != nil {
+		w.etcd = newEtcdWatch(*cfg.Etcd)
+	}
 	r, err := diskstats.NewReader(cfg.ProcRoot, cfg.Devices)
 	if err != nil {
 		return nil, err
@@ -446,6 +452,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(result.WatchRecord) error) 
 			if err != nil {
 				return err
 			}
+			recs = w.withEtcd(ctx, now, recs)
 			for _, r := range recs {
 				if err := emit(r); err != nil {
 					return err

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/etcdmetrics"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/watch"
+	"github.com/spf13/pflag"
+)
+
+// etcdWatchOptions are watch's --etcd flags.
+type etcdWatchOptions struct {
+	endpoints []string
+	window    units.Duration
+	tls       etcdTLS
+}
+
+func (o *etcdWatchOptions) addFlags(f *pflag.FlagSet) {
+	o.window = units.Duration(watch.DefaultEtcdWindow)
+	f.StringArrayVar(&o.endpoints, "etcd", nil, "also scrape this etcd member's /metrics every interval and follow its WAL fsync p99 (repeatable; a URL as for 'iolens etcd')")
+	f.Var(&o.window, "etcd-window", "the sliding window of the WAL fsync p99")
+	o.tls.addFlags(f, "etcd-")
+}
+
+// configure adds the etcd members to cfg; the returned func releases the
+// client's connections.
+func (o *etcdWatchOptions) configure(cfg *watch.Config, interval time.Duration) (func(), error) {
+	if len(o.endpoints) == 0 {
+		return func() {}, nil
+	}
+	if w := time.Duration(o.window); w < 2*interval {
+		return nil, &UsageError{Err: fmt.Errorf("--etcd-window %s is shorter than two intervals (%s)", w, interval), Hint: "use a window of several intervals, e.g. --etcd-window 1m"}
+	}
+	for _, e := range o.endpoints {
+		if _, err := etcdmetrics.MetricsURL(e, true); err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("--etcd %q: %w", e, err), Hint: "give etcd's client URL, e.g. https://10.0.0.1:2379"}
+		}
+	}
+	// A scrape must fit in an interval or two; a member that does not
+	// answer in time shows as an error on that row.
+	timeout := min(max(interval, time.Second), 5*time.Second)
+	c, err := o.tls.client("etcd-", timeout)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Etcd = &watch.Etcd{Client: c, Endpoints: o.endpoints, Window: time.Duration(o.window)}
+	cfg.Notes = append(cfg.Notes, fmt.Sprintf("etcd: WAL fsync p99 of %s over a sliding %s window, from etcd's histogram buckets (read as histogram_quantile does); limit 10 ms",
+		strings.Join(o.endpoints, ", "), time.Duration(o.window)))
+	return c.Close, nil
+}
+
+// etcdLines are the live view's rows for the etcd members.
+func etcdLines(r *result.WatchRecord, wd int) []string {
+	if r == nil || len(r.Etcd) == 0 {
+		return nil
+	}
+	lines := []string{"", fmt.Sprintf("%-28s %9s %8s %-22s %s", "ETCD", "WINDOW", "FSYNCS", "WAL FSYNC P99", "VERDICT")}
+	for _, e := range r.Etcd {
+		p99 := "-"
+		switch {
+		case e.P99LowerNs != nil && e.P99UpperNs == nil:
+			p99 = fmt.Sprintf("> %.0f ms", *e.P99LowerNs/1e6)
+		case e.P99Ns != nil && e.P99LowerNs != nil:
+			p99 = fmt.Sprintf("%.3g ms (%g-%g)", *e.P99Ns/1e6, *e.P99LowerNs/1e6, *e.P99UpperNs/1e6)
+		}
+		verdict := strings.ToUpper(e.Verdict)
+		if e.Error != "" {
+			verdict += ": " + e.Error
+		}
+		lines = append(lines, clip(fmt.Sprintf("%-28s %8.0fs %8.0f %-22s %s", e.Endpoint, e.WindowS, e.Fsyncs, p99, verdict), wd))
+	}
+	return lines
+}
