@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -16,10 +14,9 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -56,7 +53,7 @@ gets a row of iostat figures and a state:
   saturated  util over 90% with aqu-sz 4 or more: more work than it serves
   stalled    IO pending but (almost) nothing completes: a cache draining,
              a throttle, a dying disk
-  at cap     at 95% or more of the expected ceiling (--expect)
+  at_cap     at 95% or more of the expected ceiling (--expect)
 
 Findings (stall started/ended, saturation, cliffs, writeback storms, burst
 credit running out) are logged with timestamps. On a terminal the view is
@@ -181,22 +178,21 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	}
 	if o.metricsAddr != "" {
-		reg := prometheus.NewRegistry()
+		reg := metrics.NewRegistry(buildOf())
 		m := watch.NewMetrics(reg, o.node)
-		disk := ""
-		if cfg.Ceiling != nil {
-			disk = cfg.Ceiling.Name
+		for _, d := range w.Devices() {
+			m.Expect(d.Name, cfg.CeilingOf(d.Name))
 		}
-		stop, err := serveMetrics(ctx, o.metricsAddr, reg)
+		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
 			return &hintError{err: err, hint: "pick a free port: --metrics-addr :9101"}
 		}
-		defer stop()
+		defer srv.Close()
 		var mu sync.Mutex
 		sinks = append(sinks, func(r result.WatchRecord) error {
 			mu.Lock()
 			defer mu.Unlock()
-			m.Observe(r, disk, o.interval.Seconds())
+			m.Observe(r)
 			return nil
 		})
 	}
@@ -235,32 +231,6 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		return err // --duration ran out: a normal end
 	}
 	return err
-}
-
-// serveMetrics listens at once, so a busy port is an error now rather
-// than a log line later, and stops the server when ctx ends.
-func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }, nil
 }
 
 // parseExpect reads --expect: the disk's own limits as key=value pairs.

@@ -2,16 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -69,47 +66,6 @@ func TestWatchDaemonSet(t *testing.T) {
 	}
 	if ds.Spec.Template.Labels["app.kubernetes.io/name"] != strings.TrimPrefix(WatchSelector, "app.kubernetes.io/name=") {
 		t.Error("the pods' labels do not match what 'iolens k8s watch' selects")
-	}
-}
-
-// TestWatchMetricNames checks that every iolens_watch_ metric the alerts
-// and the dashboard use is one iolens watch exports.
-func TestWatchMetricNames(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := watch.NewMetrics(reg, "n1")
-	one := 1.0
-	m.Observe(result.WatchRecord{Type: result.WatchTypeSample, Devices: []result.WatchDevice{{Device: "vda", State: "stalled", CeilingPct: &one,
-		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []result.WatchCgroup{{Device: "vda", Cgroup: "/x"}}, System: &result.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
-	m.Observe(result.WatchRecord{Type: result.WatchTypeFinding, Finding: &result.WatchFinding{Device: "vda"}}, "", 1)
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, f := range fams {
-		have[f.GetName()] = true
-	}
-	re := regexp.MustCompile(`iolens_watch_[a-z_]+`)
-	for _, file := range []string{"../../deploy/watch-prometheusrule.yaml", "../../deploy/grafana-dashboard.json"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		used := re.FindAllString(string(b), -1)
-		if len(used) == 0 {
-			t.Errorf("%s uses no iolens_watch_ metric", file)
-		}
-		for _, n := range used {
-			if !have[n] {
-				t.Errorf("%s uses %s, which iolens watch does not export", filepath.Base(file), n)
-			}
-		}
-	}
-	if !have["iolens_watch_device_stall_active"] || !have["iolens_watch_device_stall_seconds_total"] || !have["iolens_watch_device_ceiling_ratio"] {
-		t.Errorf("missing core metrics: %v", have)
-	}
-	if b, _ := os.ReadFile("../../deploy/grafana-dashboard.json"); !json.Valid(b) {
-		t.Error("the dashboard is not valid JSON")
 	}
 }
 

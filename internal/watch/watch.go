@@ -105,8 +105,10 @@ type Config struct {
 	Interval time.Duration
 	Th       Thresholds
 	// Ceiling, when set, adds % of ceiling, the at-cap state and the
-	// burst credit estimate (--expect).
-	Ceiling *Ceiling
+	// burst credit estimate (--expect) to every device; Ceilings, per
+	// device, take precedence (a node's volumes are different disks).
+	Ceiling  *Ceiling
+	Ceilings map[string]*Ceiling
 	// Cgroups, when set, attributes IO; Top is how many cgroups each
 	// sample lists.
 	Cgroups *Cgroups
@@ -115,6 +117,15 @@ type Config struct {
 	Detectors func(device string) []Detector
 	Host      string
 	Notes     []string
+}
+
+// CeilingOf is the ceiling a device is compared with: its own, else the
+// one for every device, else nil.
+func (c *Config) CeilingOf(device string) *Ceiling {
+	if x, ok := c.Ceilings[device]; ok && x != nil {
+		return x
+	}
+	return c.Ceiling
 }
 
 // Watcher samples devices and turns each interval into records.
@@ -174,6 +185,9 @@ func New(cfg Config) (*Watcher, error) {
 			return nil, err
 		}
 		d.Mounts = cfg.Mounts[n]
+		if c := cfg.CeilingOf(n); c != nil {
+			d.Expect = c.Name
+		}
 		w.devs = append(w.devs, d)
 		w.majmin[d.MajMin] = n
 		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
@@ -181,8 +195,8 @@ func New(cfg Config) (*Watcher, error) {
 			cfg.Detectors = CliffDetectors(cfg.Interval)
 		}
 		w.dets[n] = cfg.Detectors(n)
-		if cfg.Ceiling != nil {
-			w.credits[n] = newCredit(*cfg.Ceiling)
+		if c := cfg.CeilingOf(n); c != nil {
+			w.credits[n] = newCredit(*c)
 		}
 	}
 	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
@@ -224,11 +238,17 @@ func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 		}
 	}
 	st := &result.WatchStart{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
-	if c := w.cfg.Ceiling; c != nil {
-		st.Expect = c.Name
-		if c.Bursts() {
-			st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
+	bursts := false
+	for _, d := range w.devs {
+		if c := w.cfg.CeilingOf(d.Name); c != nil {
+			if c.Bursts() && !bursts {
+				bursts = true
+				st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
+			}
 		}
+	}
+	if c := w.cfg.Ceiling; c != nil && len(w.cfg.Ceilings) == 0 {
+		st.Expect = c.Name
 	}
 	return result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
 }
