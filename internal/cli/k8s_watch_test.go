@@ -93,4 +93,3 @@ func TestAPIPodNamer(t *testing.T) {
 		t.Errorf("%d API calls, want 1 list", n)
 	}
 }
-

@@ -85,7 +85,7 @@ func TestPushK8sResults(t *testing.T) {
 			Test:   result.TestSpec{Name: "randread-4k"},
 			Target: result.Target{Kind: "k8s", Path: "/data", Labels: map[string]string{"k8s.storage-class": class, "k8s.node": node, "k8s.size-requested": "100Gi"}},
 			Start:  time.Unix(1714564800, 0), End: time.Unix(1714564860, 0),
-			Read:   &result.DirResult{IOPS: iops, BWBytes: iops * 4096}}
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096}}
 	}
 	var errOut bytes.Buffer
 	rs := []result.Result{mk("managed-premium", "aks-1", 5000), mk("managed-csi", "aks-1", 500)}
