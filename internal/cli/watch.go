@@ -28,6 +28,7 @@ type watchOptions struct {
 	out         string
 	top         int
 	expect      string
+	fromCluster bool
 	vm          string
 	creditStart float64
 	metricsAddr string
@@ -79,6 +80,8 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
 	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
+	f.BoolVar(&o.fromCluster, "expect-from-cluster", false, "in a pod: expect each volume's disk from its storage class and size, on the node's instance type "+
+		"(or the "+ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
 	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
 	f.Float64Var(&o.creditStart, "burst-credit", 100, "burst credit (%) assumed when watching starts")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9101) at /metrics")
@@ -134,6 +137,14 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else if o.vm != "" {
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
+	var cluster *clusterExpect
+	if o.fromCluster {
+		var err error
+		if cluster, err = inClusterExpect(o.node, o.creditStart); err != nil {
+			return err
+		}
+	}
+	o.discovery(ctx, &cfg, cluster)
 	if o.top > 0 {
 		root := o.cgroupRoot
 		if root == "" {
@@ -192,6 +203,10 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		sinks = append(sinks, func(r result.WatchRecord) error {
 			mu.Lock()
 			defer mu.Unlock()
+			if f := r.Finding; r.Type == result.WatchTypeFinding && f != nil && (f.Kind == "device" || f.Kind == "expect") {
+				// A device added, or expected to be another disk.
+				m.Expect(f.Device, w.CeilingOf(f.Device))
+			}
 			m.Observe(r)
 			return nil
 		})
@@ -214,7 +229,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 			return nil
 		})
 	case "tty":
-		v := newWatchView(streams.Out.(*os.File), cfg.Ceiling, w.Devices())
+		v := newWatchView(streams.Out.(*os.File), w)
 		v.open()
 		defer v.close()
 		sinks = append(sinks, v.add)
@@ -231,6 +246,39 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		return err // --duration ran out: a normal end
 	}
 	return err
+}
+
+// discovery sets how watch finds devices over time. Named devices stay
+// as they are; without names every disk behind a mounted file system is
+// watched, and looked for again every minute, as volumes are mounted on
+// a node when pods come. With the cluster, the node's volumes also say
+// what each disk is expected to be.
+func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *clusterExpect) {
+	cfg.Rediscover = time.Minute
+	if cluster != nil {
+		discover := cluster.discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
+		d, err := discover()
+		if err != nil {
+			cfg.Notes = append(cfg.Notes, "expected disks from the cluster, so far in part: "+err.Error())
+		}
+		if len(d.Devices) > 0 {
+			cfg.Devices, cfg.Mounts = d.Devices, d.Mounts
+		}
+		cfg.Ceilings = d.Ceilings
+		for _, dev := range sortedKeys(d.Ceilings) {
+			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s is expected to be %s (%s)", dev, d.Ceilings[dev].Name, d.About[dev]))
+		}
+		cfg.Discover = discover
+		return
+	}
+	if len(cfg.Devices) > 0 {
+		return
+	}
+	procRoot, sysRoot := o.procRoot, o.sysRoot
+	cfg.Discover = func() (watch.Discovery, error) {
+		names, mounts, err := watch.DefaultDevices(procRoot, sysRoot)
+		return watch.Discovery{Devices: names, Mounts: mounts}, err
+	}
 }
 
 // parseExpect reads --expect: the disk's own limits as key=value pairs.
@@ -333,16 +381,17 @@ func sevMark(s string) string {
 // watchView is the live terminal view: one row per device, the host's
 // state, the heaviest cgroups and the findings log.
 type watchView struct {
-	f       *os.File
-	ceiling *watch.Ceiling
-	devs    []result.WatchDeviceInfo
-	last    *result.WatchRecord
-	log     []string
-	start   time.Time
+	f *os.File
+	// w says what each device is expected to be, and which devices are
+	// watched: both change as the node's volumes come and go.
+	w     *watch.Watcher
+	last  *result.WatchRecord
+	log   []string
+	start time.Time
 }
 
-func newWatchView(f *os.File, c *watch.Ceiling, devs []result.WatchDeviceInfo) *watchView {
-	return &watchView{f: f, ceiling: c, devs: devs}
+func newWatchView(f *os.File, w *watch.Watcher) *watchView {
+	return &watchView{f: f, w: w}
 }
 
 func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
@@ -408,14 +457,18 @@ func (v *watchView) render(wd, ht int) []string {
 	lines = append(lines, head, "")
 	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
 		"r_await", "w_await", "aqu-sz", "rareq-sz", "wareq-sz", "%util")
-	if v.ceiling != nil {
+	expected := false
+	for _, d := range v.w.Devices() {
+		expected = expected || v.w.CeilingOf(d.Name) != nil
+	}
+	if expected {
 		hdr += fmt.Sprintf(" %6s %7s", "%ceil", "credit")
 	}
 	hdr += "  TOP"
 	lines = append(lines, hdr)
 	parallel := map[string]bool{}
 	anyParallel := false
-	for _, d := range v.devs {
+	for _, d := range v.w.Devices() {
 		parallel[d.Name] = d.Parallel
 		anyParallel = anyParallel || d.Parallel
 	}
@@ -431,7 +484,7 @@ func (v *watchView) render(wd, ht int) []string {
 			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
 				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
 				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
-			if v.ceiling != nil {
+			if expected {
 				c, cr := "-", "-"
 				if d.CeilingPct != nil {
 					c = fmt.Sprintf("%.0f%%", *d.CeilingPct)
@@ -440,7 +493,7 @@ func (v *watchView) render(wd, ht int) []string {
 					cr = fmt.Sprintf("%.0f%%", *d.BurstCreditPct)
 				}
 				row += fmt.Sprintf(" %6s %7s", c, cr)
-				if m := watch.Message(v.ceiling, d); m != "" {
+				if m := watch.Message(v.w.CeilingOf(d.Device), d); m != "" {
 					burst = append(burst, d.Device+": "+m)
 				}
 			}

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -66,6 +70,65 @@ func TestWatchDaemonSet(t *testing.T) {
 	}
 	if ds.Spec.Template.Labels["app.kubernetes.io/name"] != strings.TrimPrefix(WatchSelector, "app.kubernetes.io/name=") {
 		t.Error("the pods' labels do not match what 'iolens k8s watch' selects")
+	}
+	// Per-node expectations, not one --expect for every node of a mixed
+	// cluster.
+	if !slices.Contains(c.Args, "--expect-from-cluster") {
+		t.Errorf("the DaemonSet does not take each node's expectations from the cluster: %v", c.Args)
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--expect=") {
+			t.Errorf("one %s for every node", a)
+		}
+	}
+	// The image follows the release scheme: the repository 'make image'
+	// and 'make dist' tag, with a release version ('make dist' pins the
+	// released copy to its tag and digest).
+	repo, tag, _ := strings.Cut(c.Image, ":")
+	if repo != image.Repository || !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(tag) || c.Image != image.Reference("v"+tag) {
+		t.Errorf("image %q is not %s of a release", c.Image, image.Reference("vX.Y.Z"))
+	}
+}
+
+// TestWatchRBAC: the watch's service account may read what per-node
+// expectations need, and nothing else, and change nothing.
+func TestWatchRBAC(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/watch-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.ClusterRole
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if regexp.MustCompile(`(?m)^kind: ClusterRole$`).MatchString(doc) {
+			role = &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict([]byte(doc), role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if role == nil {
+		t.Fatal("no ClusterRole")
+	}
+	granted := map[string]bool{}
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if v != "get" && v != "list" && v != "watch" {
+						t.Errorf("%s %s/%s: the watch only reads", v, g, res)
+					}
+					granted[v+" "+g+"/"+res] = true
+				}
+			}
+		}
+	}
+	for _, want := range []string{"list /pods", "get /nodes", "get /persistentvolumeclaims", "get /persistentvolumes", "get storage.k8s.io/storageclasses"} {
+		if !granted[want] {
+			t.Errorf("not granted: %s", want)
+		}
+	}
+	if len(granted) != 5 {
+		t.Errorf("granted %v: more than it needs", granted)
 	}
 }
 

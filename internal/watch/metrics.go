@@ -87,8 +87,15 @@ func NewMetrics(reg prometheus.Registerer, node string) *Metrics {
 }
 
 // Expect records the disk a device is expected to be, as gauges of its
-// limits (a zero limit is no limit of that kind and is left out).
+// limits (a zero limit is no limit of that kind and is left out). A
+// device expected to be another disk, or none (c nil), loses the series
+// of the one before.
 func (m *Metrics) Expect(device string, c *Ceiling) {
+	dev := prometheus.Labels{"device": device}
+	for _, v := range []*prometheus.GaugeVec{m.expIOPS, m.expBW, m.expInfo, m.credit, m.left} {
+		v.DeletePartialMatch(dev)
+	}
+	delete(m.disks, device)
 	if c == nil {
 		return
 	}
