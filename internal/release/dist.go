@@ -43,7 +43,7 @@ type DistSpec struct {
 	// Manifests are Kubernetes manifests that run the agent image
 	// (deploy/watch-daemonset.yaml): each is released with the image
 	// pinned to the release's tag and digest, under its base name.
-	Manifests []string
+	Manifests     []string
 	DebianRelease string
 	// Mtime is every archive member's timestamp (SOURCE_DATE_EPOCH).
 	Mtime time.Time
