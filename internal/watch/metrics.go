@@ -29,6 +29,34 @@ type Metrics struct {
 	disks                   map[string]string
 	lastT                   float64
 	states                  []string
+	// devs holds each device's series, looked up once: a sample touches
+	// some twenty per device.
+	devs map[string]*devSeries
+}
+
+type devSeries struct {
+	ios, bytes, wait [2]prometheus.Counter // read, write
+	busy, queue      prometheus.Counter
+	inflight, code   prometheus.Gauge
+	state            []prometheus.Gauge
+	stateTime        []prometheus.Counter
+}
+
+func (m *Metrics) dev(n string) *devSeries {
+	if d, ok := m.devs[n]; ok {
+		return d
+	}
+	d := &devSeries{busy: m.busy.WithLabelValues(n), queue: m.queue.WithLabelValues(n),
+		inflight: m.inflight.WithLabelValues(n), code: m.code.WithLabelValues(n)}
+	for i, op := range []string{"read", "write"} {
+		d.ios[i], d.bytes[i], d.wait[i] = m.ios.WithLabelValues(n, op), m.bytes.WithLabelValues(n, op), m.wait.WithLabelValues(n, op)
+	}
+	for _, st := range m.states {
+		d.state = append(d.state, m.state.WithLabelValues(n, st))
+		d.stateTime = append(d.stateTime, m.stateTime.WithLabelValues(n, st))
+	}
+	m.devs[n] = d
+	return d
 }
 
 // States lists the device states as metric label values, in the order of
@@ -83,6 +111,7 @@ func NewMetrics(reg prometheus.Registerer, node string) *Metrics {
 			"A ranking of now, not a rate to integrate: a cgroup leaves it when others outweigh it.", "device", "cgroup", "namespace", "pod", "op"),
 		disks:  map[string]string{},
 		states: States,
+		devs:   map[string]*devSeries{},
 	}
 }
 
@@ -147,27 +176,28 @@ func (m *Metrics) Observe(r result.WatchRecord) {
 	}
 	for _, d := range r.Devices {
 		n := d.Device
+		ds := m.dev(n)
 		reads, writes := whole(d.ReadIOPS*dt, 1), whole(d.WriteIOPS*dt, 1)
-		m.ios.WithLabelValues(n, "read").Add(reads)
-		m.ios.WithLabelValues(n, "write").Add(writes)
-		m.bytes.WithLabelValues(n, "read").Add(whole(d.ReadBWBytes*dt, 512))
-		m.bytes.WithLabelValues(n, "write").Add(whole(d.WriteBWBytes*dt, 512))
-		m.wait.WithLabelValues(n, "read").Add(whole(d.ReadAwaitMs*reads, 1) / 1000)
-		m.wait.WithLabelValues(n, "write").Add(whole(d.WriteAwaitMs*writes, 1) / 1000)
-		m.busy.WithLabelValues(n).Add(whole(d.UtilPct/100*dt, 0.001))
-		m.queue.WithLabelValues(n).Add(whole(d.QueueSize*dt, 0.001))
-		m.inflight.WithLabelValues(n).Set(float64(d.InFlight))
+		ds.ios[0].Add(reads)
+		ds.ios[1].Add(writes)
+		ds.bytes[0].Add(whole(d.ReadBWBytes*dt, 512))
+		ds.bytes[1].Add(whole(d.WriteBWBytes*dt, 512))
+		ds.wait[0].Add(whole(d.ReadAwaitMs*reads, 1) / 1000)
+		ds.wait[1].Add(whole(d.WriteAwaitMs*writes, 1) / 1000)
+		ds.busy.Add(whole(d.UtilPct/100*dt, 0.001))
+		ds.queue.Add(whole(d.QueueSize*dt, 0.001))
+		ds.inflight.Set(float64(d.InFlight))
 		cur := StateLabel(d.State)
 		code := 0
 		for i, s := range m.states {
-			v, add := 0.0, 0.0
+			v := 0.0
 			if s == cur {
-				v, add, code = 1, dt, i
+				v, code = 1, i
+				ds.stateTime[i].Add(dt)
 			}
-			m.state.WithLabelValues(n, s).Set(v)
-			m.stateTime.WithLabelValues(n, s).Add(add)
+			ds.state[i].Set(v)
 		}
-		m.code.WithLabelValues(n).Set(float64(code))
+		ds.code.Set(float64(code))
 		disk := m.disks[n]
 		if d.BurstCreditPct != nil {
 			m.credit.WithLabelValues(n, disk).Set(*d.BurstCreditPct / 100)
