@@ -68,7 +68,8 @@ Without arguments, every disk backing a mounted filesystem is watched
   iolens watch vdb --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800
   iolens watch -o ndjson --out watch.ndjson --duration 10m
   iolens report watch.ndjson
-  iolens watch --metrics-addr :9101 --top 5`,
+  iolens watch --metrics-addr :9101 --top 5
+  iolens watch --expect-from-cluster --metrics-addr :9101   # in a pod: each volume against its class's disk`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), streams, args)
 		},
