@@ -128,7 +128,7 @@ func TestWatchRBAC(t *testing.T) {
 		}
 	}
 	if len(granted) != 5 {
-		t.Errorf("granted %v: more than it needs", granted)
+		t.Errorf("granted %v, want exactly the five above", granted)
 	}
 }
 
