@@ -179,3 +179,29 @@ func TestRediscoverError(t *testing.T) {
 		t.Errorf("%d findings, %d devices", n, len(w.Devices()))
 	}
 }
+
+// FuzzVolumeDevices: a hostile mount table and hostile volume names and
+// paths never panic, and every volume found is one that was asked for, on
+// a device of the fixture's /sys.
+func FuzzVolumeDevices(f *testing.F) {
+	f.Add("30 1 253:0 / /var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/pv-1/mount rw shared:1 - ext4 /dev/x rw\n", "pv-1", "/mnt/x")
+	f.Add("30 1 253:16 / /mnt rw - xfs /dev/y rw\n31 1 0:5 / /dev rw - devtmpfs d rw\n", "pv-2", "/mnt/disks/a")
+	f.Add("garbage\n\n30 1 x:y / / - - -\n", "", "relative/path")
+	f.Fuzz(func(t *testing.T, mountinfo, name, path string) {
+		tr := newTree(t, "sdc", "sdd")
+		tr.write(filepath.Join(tr.proc, "1/mountinfo"), mountinfo)
+		vols := []Volume{{Name: name, Path: path}, {Name: "pv-1"}}
+		got, err := VolumeDevices(tr.proc, tr.sys, vols)
+		if err != nil {
+			return // an unreadable table is an error, not a panic
+		}
+		for v, dev := range got {
+			if v != name && v != "pv-1" {
+				t.Errorf("found %q, which was not asked for", v)
+			}
+			if dev != "sdc" && dev != "sdd" {
+				t.Errorf("%q on %q, no device of the fixture", v, dev)
+			}
+		}
+	})
+}
