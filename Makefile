@@ -15,9 +15,14 @@ LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION) -X 
 SCRATCH ?= ./iolens-scratch
 # Debian packages: what 'make run' needs, and what the tests need on top
 # (file systems for the emulator, chromium for the HTML report tests in a
-# real browser, etcd-server for iolens etcd's tests against a real etcd).
+# real browser, etcd-server for iolens etcd's tests against a real etcd,
+# promtool from prometheus for the alert unit tests and the exporters'
+# lint, a Pushgateway for 'k8s run --push'; the tests start their own on
+# loopback ports. On a systemd host these packages may also enable their
+# services: 'systemctl disable --now prometheus prometheus-pushgateway
+# etcd' if you do not want them).
 RUN_PKGS  := fio
-TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver etcd-server
+TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver etcd-server prometheus prometheus-pushgateway
 APT_PKGS  := $(TEST_PKGS)
 
 .PHONY: all build deps run test test-unit test-short fuzz bench clean image e2e \
@@ -57,6 +62,7 @@ run:
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-unit
+	promtool test rules deploy/watch-prometheusrule-test.yaml
 	$(GO) test -count=1 -p 1 -timeout 30m ./...
 	GO=$(GO) scripts/fuzz $(FUZZTIME_TEST)
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \

@@ -61,8 +61,12 @@ func dist(args []string) error {
 	fs.StringVar(&s.BaseURL, "url", "", "where the release's files are downloaded from (default: the GitHub release of --version)")
 	fs.StringVar(&s.ImageManifest, "image", "", "the agent image record (cmd/iolens-image --manifest)")
 	fs.StringVar(&s.DebianRelease, "debian", "debian-12", "distro qualifier of the image packages' purls")
+	manifests := fs.String("manifests", "deploy/watch-daemonset.yaml", "Kubernetes manifests released with the agent image pinned, comma-separated")
 	fs.Parse(args)
 	s.Arches = strings.Split(*arches, ",")
+	if *manifests != "" {
+		s.Manifests = strings.Split(*manifests, ",")
+	}
 	if s.BaseURL == "" {
 		s.BaseURL = "https://github.com/iolens/iolens/releases/download/" + s.Version
 	}

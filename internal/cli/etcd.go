@@ -29,10 +29,10 @@ func (o *etcdTLS) addFlags(f *pflag.FlagSet, prefix string) {
 func (o *etcdTLS) client(prefix string, timeout time.Duration) (*etcdmetrics.Client, error) {
 	if o.insecure && o.cacert != "" {
 		return nil, &UsageError{Err: fmt.Errorf("--%sinsecure-skip-verify and --%scacert together", prefix, prefix),
-			Hint: "with a CA, verification works: drop --" + prefix + "insecure-skip-verify"}
+			Help: "with a CA, verification works: drop --" + prefix + "insecure-skip-verify"}
 	}
 	if (o.cert == "") != (o.key == "") {
-		return nil, &UsageError{Err: fmt.Errorf("--%scert and --%skey go together", prefix, prefix), Hint: "give the client certificate and its key"}
+		return nil, &UsageError{Err: fmt.Errorf("--%scert and --%skey go together", prefix, prefix), Help: "give the client certificate and its key"}
 	}
 	return etcdmetrics.NewClient(etcdmetrics.ClientOptions{CACert: o.cacert, Cert: o.cert, Key: o.key, InsecureSkipVerify: o.insecure, Timeout: timeout})
 }
@@ -73,26 +73,26 @@ also fails on warn and undecided) or a member could not be read, as
   iolens etcd http://127.0.0.1:2381 -o json | jq .verdict`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{Err: errors.New("no etcd endpoint"), Hint: "give each member's client URL, e.g. iolens etcd https://10.0.0.1:2379"}
+				return &UsageError{Err: errors.New("no etcd endpoint"), Help: "give each member's client URL, e.g. iolens etcd https://10.0.0.1:2379"}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := severityRank[failOn]; !ok {
-				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Hint: "valid values: none, info, warn, fail"}
+				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
 			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", output), Hint: "valid formats: text, json"}
+				return &UsageError{Err: fmt.Errorf("-o %q", output), Help: "valid formats: text, json"}
 			}
 			if interval < 0 || (interval > 0 && time.Duration(interval) < time.Second) {
-				return &UsageError{Err: fmt.Errorf("--interval %s", time.Duration(interval)), Hint: "use 0 (one scrape) or 1s or more; 30s gives etcd time to write"}
+				return &UsageError{Err: fmt.Errorf("--interval %s", time.Duration(interval)), Help: "use 0 (one scrape) or 1s or more; 30s gives etcd time to write"}
 			}
 			if timeout <= 0 {
-				return &UsageError{Err: fmt.Errorf("--timeout %s", time.Duration(timeout)), Hint: "a positive duration, e.g. 10s"}
+				return &UsageError{Err: fmt.Errorf("--timeout %s", time.Duration(timeout)), Help: "a positive duration, e.g. 10s"}
 			}
 			for _, a := range args {
 				if _, err := etcdmetrics.MetricsURL(a, true); err != nil {
-					return &UsageError{Err: fmt.Errorf("%q: %w", a, err), Hint: "give etcd's client URLs, e.g. https://10.0.0.1:2379"}
+					return &UsageError{Err: fmt.Errorf("%q: %w", a, err), Help: "give etcd's client URLs, e.g. https://10.0.0.1:2379"}
 				}
 			}
 			c, err := tlsOpts.client("", time.Duration(timeout))

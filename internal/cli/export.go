@@ -79,7 +79,7 @@ rename), as the collector requires.`,
 			if len(rs) == 0 {
 				return &storeError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
 			}
-			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, rs) })
+			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/metrics"
@@ -423,12 +424,12 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 // runKeeper hands each result to the history's keeper as it completes,
 // and feeds the metrics server.
 type runKeeper struct {
-	store   *store.Store
-	keep    *store.Keeper
-	metrics *metrics.Collector
-	server  *metrics.Server
-	runID   string
-	errOut  io.Writer
+	store  *store.Store
+	keep   *store.Keeper
+	live   *metrics.Live
+	server *metrics.Server
+	runID  string
+	errOut io.Writer
 }
 
 func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*runKeeper, error) {
@@ -446,12 +447,17 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 		k.keep = store.NewKeeper(s, store.KeeperOptions{})
 	}
 	if o.metricsAddr != "" {
-		k.metrics = metrics.NewCollector()
-		k.metrics.StartRun(runID, suite, labels)
-		srv, err := metrics.Serve(o.metricsAddr, k.metrics)
+		k.live = metrics.NewLive(suite, labels, time.Now())
+		reg := metrics.NewRegistry(buildOf())
+		reg.MustRegister(k.live)
+		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
 			k.close()
-			return nil, &UsageError{Err: err, Help: "give a free address, e.g. --metrics-addr :9101 or 127.0.0.1:0"}
+			var le *metrics.ListenError
+			if errors.As(err, &le) {
+				return nil, &UsageError{Err: err, Help: le.Hint()}
+			}
+			return nil, err
 		}
 		k.server = srv
 		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
@@ -459,13 +465,13 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	return k, nil
 }
 
-// events passes runner events to next and to the metrics collector.
+// events passes runner events to next and to the live metrics.
 func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
-	if k.metrics == nil {
+	if k.live == nil {
 		return next
 	}
 	return func(ev runner.Event) {
-		k.metrics.Event(k.runID, ev)
+		k.live.Event(ev)
 		next(ev)
 	}
 }
@@ -473,8 +479,8 @@ func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
 // sink is the run's result sink: expect (may be nil), the analysis (nil
 // when results arrive analysed), the history (unless --no-save: a failing
 // database does not stop the run, what could not be saved yet is kept and
-// tried again), and an NDJSON copy to out (nil: none). Every result is
-// collected for the report.
+// tried again), an NDJSON copy to out (nil: none) and the live metrics
+// (--metrics-addr). Every result is collected for the report.
 func (k *runKeeper) sink(expect func(*result.Result), an *analysis.Session, out io.Writer) *sink.Sink {
 	s := &sink.Sink{Expect: expect, Analysis: an, Collect: true}
 	if k.keep != nil {
@@ -485,6 +491,9 @@ func (k *runKeeper) sink(expect func(*result.Result), an *analysis.Session, out 
 	}
 	if out != nil {
 		s.Out = append(s.Out, result.NewEncoder(out))
+	}
+	if k.live != nil {
+		s.Out = append(s.Out, k.live)
 	}
 	return s
 }

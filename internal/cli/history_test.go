@@ -131,7 +131,9 @@ func TestHistoryCommands(t *testing.T) {
 		t.Fatalf("export prometheus: %s", errOut)
 	}
 	text, _ := os.ReadFile(prom)
-	if !bytes.Contains(text, []byte(`iolens_test_io_operations_per_second{device="vdb",direction="read",repeat="1",run_id="20240502-120000-bbbbbb",test="randread-4k"} 1100`)) {
+	// One series per test over its repeats: the mean of 1100, 1120, 1090.
+	if !bytes.Contains(text, []byte(`iolens_test_io_operations_per_second{device="vdb",direction="read",run_id="20240502-120000-bbbbbb",test="randread-4k"} 1103.3333333333333`)) ||
+		!bytes.Contains(text, []byte(`iolens_test_results{device="vdb",direction="read",run_id="20240502-120000-bbbbbb",test="randread-4k"} 3`)) {
 		t.Errorf("textfile:\n%s", text)
 	}
 	if bytes.Contains(text, []byte("aaaaaa")) {

@@ -219,6 +219,7 @@ type k8sRunOptions struct {
 	runID          string
 	save           runSaveOptions
 	expect         expectOptions
+	push           string
 	// diag adds ceiling findings to a result (from --expect), set when
 	// the command starts.
 	diag func(*result.Result)
@@ -246,6 +247,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
 	o.save.addFlags(f)
 	o.expect.addFlags(cmd)
+	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
 }
 
 func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
@@ -460,6 +462,9 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
 	o *k8sRunOptions, after func([]result.Result)) error {
 	output, quiet := o.output, o.quiet
+	if err := checkPushURL(o.push); err != nil {
+		return err
+	}
 	render, _ := report.RendererFor(output)
 	out, closeOut, err := openOut(o.out)
 	if err != nil {
@@ -507,10 +512,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		after(results)
 	}
 	prog.summary(sum)
+	pushErr := pushK8sResults(ctx, streams.ErrOut, o.push, results)
 	var cnf *k8s.ClassNotFoundError
 	switch {
 	case runErr == nil:
-		return nil
+		return pushErr
 	case errors.As(runErr, &cnf):
 		return runErr
 	case ctx.Err() != nil:

@@ -2,21 +2,16 @@ package cli
 
 import (
 	"bytes"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/watch"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"sigs.k8s.io/yaml"
 )
 
 // TestClusterTable reads two nodes' pod logs (with a line that is not a
@@ -96,91 +91,5 @@ func TestAPIPodNamer(t *testing.T) {
 	}
 	if n := len(cs.Actions()); n != 1 {
 		t.Errorf("%d API calls, want 1 list", n)
-	}
-}
-
-// TestPrometheusRules: every iolens metric that deploy/watch-prometheusrule.yaml
-// queries is one 'iolens watch --metrics-addr' exports, and every label the
-// rules match on or print is one that metric carries.
-func TestPrometheusRules(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := watch.NewMetrics(reg, "node-a")
-	pct, left := 50.0, 600.0
-	m.Observe(result.WatchRecord{Type: result.WatchTypeSample, System: &result.SystemSample{}, IOPressurePct: &pct,
-		Devices: []result.WatchDevice{{Device: "vdb", State: watch.StateStalled, CeilingPct: &pct, BurstCreditPct: &pct, BurstLeftS: &left}},
-		Top:     []result.WatchCgroup{{Device: "vdb", Cgroup: "/kubepods/besteffort/podx/y", WriteBWBytes: 1, Namespace: "db", Pod: "postgres-0"}}}, "azure:P10", 1)
-	m.Observe(result.WatchRecord{Type: result.WatchTypeFinding, Finding: &result.WatchFinding{Device: "vdb"}}, "", 1)
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := map[string]map[string]bool{}
-	for _, f := range fams {
-		ls := map[string]bool{}
-		for _, l := range f.GetMetric()[0].GetLabel() {
-			ls[l.GetName()] = true
-		}
-		labels[f.GetName()] = ls
-	}
-
-	b, err := os.ReadFile("../../deploy/watch-prometheusrule.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricRe := regexp.MustCompile(`\b(iolens_watch_[a-z_]+)(\{([^}]*)\})?`)
-	matcherRe := regexp.MustCompile(`(\w+)\s*(=|!=|=~|!~)`)
-	printedRe := regexp.MustCompile(`\$labels\.(\w+)`)
-	rules := 0
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		var obj struct {
-			Kind string
-			Spec struct {
-				Groups []struct {
-					Rules []struct {
-						Alert       string
-						Expr        string
-						Annotations map[string]string
-					}
-				}
-			}
-		}
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj.Kind != "PrometheusRule" {
-			continue
-		}
-		for _, g := range obj.Spec.Groups {
-			for _, r := range g.Rules {
-				rules++
-				ms := metricRe.FindAllStringSubmatch(r.Expr, -1)
-				for _, mm := range ms {
-					ls, ok := labels[mm[1]]
-					if !ok {
-						t.Errorf("%s: %s is not an iolens watch metric", r.Alert, mm[1])
-						continue
-					}
-					for _, l := range matcherRe.FindAllStringSubmatch(mm[3], -1) {
-						if !ls[l[1]] {
-							t.Errorf("%s: %s has no label %s", r.Alert, mm[1], l[1])
-						}
-					}
-				}
-				if len(ms) == 0 {
-					continue // e.g. up{}: Prometheus' own
-				}
-				first := labels[ms[0][1]]
-				for _, text := range r.Annotations {
-					for _, l := range printedRe.FindAllStringSubmatch(text, -1) {
-						if !first[l[1]] {
-							t.Errorf("%s prints $labels.%s, which %s does not carry", r.Alert, l[1], ms[0][1])
-						}
-					}
-				}
-			}
-		}
-	}
-	if rules == 0 {
-		t.Fatal("no rules read")
 	}
 }

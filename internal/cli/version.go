@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/spf13/cobra"
 )
 
@@ -53,6 +54,12 @@ func buildCommit(info *debug.BuildInfo, ok bool) string {
 		rev += "-dirty"
 	}
 	return rev
+}
+
+// buildOf is what the metrics exporters label iolens_build_info with.
+func buildOf() metrics.Build {
+	info, ok := debug.ReadBuildInfo()
+	return metrics.Build{Version: Version, Commit: buildCommit(info, ok)}
 }
 
 func versionInfo(ctx context.Context, fioBinary string) VersionInfo {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -16,10 +14,9 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -31,6 +28,7 @@ type watchOptions struct {
 	out         string
 	top         int
 	expect      string
+	fromCluster bool
 	vm          string
 	creditStart float64
 	metricsAddr string
@@ -57,7 +55,7 @@ gets a row of iostat figures and a state:
   saturated  util over 90% with aqu-sz 4 or more: more work than it serves
   stalled    IO pending but (almost) nothing completes: a cache draining,
              a throttle, a dying disk
-  at cap     at 95% or more of the expected ceiling (--expect)
+  at_cap     at 95% or more of the expected ceiling (--expect)
 
 Findings (stall started/ended, saturation, cliffs, writeback storms, burst
 credit running out) are logged with timestamps. On a terminal the view is
@@ -71,7 +69,8 @@ Without arguments, every disk backing a mounted filesystem is watched
   iolens watch vdb --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800
   iolens watch -o ndjson --out watch.ndjson --duration 10m
   iolens report watch.ndjson
-  iolens watch --metrics-addr :9101 --top 5`,
+  iolens watch --metrics-addr :9101 --top 5
+  iolens watch --expect-from-cluster --metrics-addr :9101   # in a pod: each volume against its class's disk`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), streams, args)
 		},
@@ -83,6 +82,8 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
 	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
+	f.BoolVar(&o.fromCluster, "expect-from-cluster", false, "in a pod: expect each volume's disk from its storage class and size, on the node's instance type "+
+		"(or the "+ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
 	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
 	f.Float64Var(&o.creditStart, "burst-credit", 100, "burst credit (%) assumed when watching starts")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9101) at /metrics")
@@ -139,6 +140,14 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else if o.vm != "" {
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
+	var cluster *clusterExpect
+	if o.fromCluster {
+		var err error
+		if cluster, err = inClusterExpect(o.node, o.creditStart); err != nil {
+			return err
+		}
+	}
+	o.discovery(ctx, &cfg, cluster)
 	if o.top > 0 {
 		root := o.cgroupRoot
 		if root == "" {
@@ -188,22 +197,25 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	}
 	if o.metricsAddr != "" {
-		reg := prometheus.NewRegistry()
+		reg := metrics.NewRegistry(buildOf())
 		m := watch.NewMetrics(reg, o.node)
-		disk := ""
-		if cfg.Ceiling != nil {
-			disk = cfg.Ceiling.Name
+		for _, d := range w.Devices() {
+			m.Expect(d.Name, cfg.CeilingOf(d.Name))
 		}
-		stop, err := serveMetrics(ctx, o.metricsAddr, reg)
+		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
 			return &hintError{err: err, hint: "pick a free port: --metrics-addr :9101"}
 		}
-		defer stop()
+		defer srv.Close()
 		var mu sync.Mutex
 		sinks = append(sinks, func(r result.WatchRecord) error {
 			mu.Lock()
 			defer mu.Unlock()
-			m.Observe(r, disk, o.interval.Seconds())
+			if f := r.Finding; r.Type == result.WatchTypeFinding && f != nil && (f.Kind == "device" || f.Kind == "expect") {
+				// A device added, or expected to be another disk.
+				m.Expect(f.Device, w.CeilingOf(f.Device))
+			}
+			m.Observe(r)
 			return nil
 		})
 	}
@@ -225,7 +237,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 			return nil
 		})
 	case "tty":
-		v := newWatchView(streams.Out.(*os.File), cfg.Ceiling, w.Devices())
+		v := newWatchView(streams.Out.(*os.File), w)
 		v.open()
 		defer v.close()
 		sinks = append(sinks, v.add)
@@ -244,30 +256,37 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	return err
 }
 
-// serveMetrics listens at once, so a busy port is an error now rather
-// than a log line later, and stops the server when ctx ends.
-func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
+// discovery sets how watch finds devices over time. Named devices stay
+// as they are; without names every disk behind a mounted file system is
+// watched, and looked for again every minute, as volumes are mounted on
+// a node when pods come. With the cluster, the node's volumes also say
+// what each disk is expected to be.
+func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *clusterExpect) {
+	cfg.Rediscover = time.Minute
+	if cluster != nil {
+		discover := cluster.discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
+		d, err := discover()
+		if err != nil {
+			cfg.Notes = append(cfg.Notes, "expected disks from the cluster, so far in part: "+err.Error())
 		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }, nil
+		if len(d.Devices) > 0 {
+			cfg.Devices, cfg.Mounts = d.Devices, d.Mounts
+		}
+		cfg.Ceilings = d.Ceilings
+		for _, dev := range sortedKeys(d.Ceilings) {
+			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s is expected to be %s (%s)", dev, d.Ceilings[dev].Name, d.About[dev]))
+		}
+		cfg.Discover = discover
+		return
+	}
+	if len(cfg.Devices) > 0 {
+		return
+	}
+	procRoot, sysRoot := o.procRoot, o.sysRoot
+	cfg.Discover = func() (watch.Discovery, error) {
+		names, mounts, err := watch.DefaultDevices(procRoot, sysRoot)
+		return watch.Discovery{Devices: names, Mounts: mounts}, err
+	}
 }
 
 // parseExpect reads --expect: the disk's own limits as key=value pairs.
@@ -370,16 +389,17 @@ func sevMark(s string) string {
 // watchView is the live terminal view: one row per device, the host's
 // state, the heaviest cgroups and the findings log.
 type watchView struct {
-	f       *os.File
-	ceiling *watch.Ceiling
-	devs    []result.WatchDeviceInfo
-	last    *result.WatchRecord
-	log     []string
-	start   time.Time
+	f *os.File
+	// w says what each device is expected to be, and which devices are
+	// watched: both change as the node's volumes come and go.
+	w     *watch.Watcher
+	last  *result.WatchRecord
+	log   []string
+	start time.Time
 }
 
-func newWatchView(f *os.File, c *watch.Ceiling, devs []result.WatchDeviceInfo) *watchView {
-	return &watchView{f: f, ceiling: c, devs: devs}
+func newWatchView(f *os.File, w *watch.Watcher) *watchView {
+	return &watchView{f: f, w: w}
 }
 
 func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
@@ -445,14 +465,18 @@ func (v *watchView) render(wd, ht int) []string {
 	lines = append(lines, head, "")
 	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
 		"r_await", "w_await", "aqu-sz", "rareq-sz", "wareq-sz", "%util")
-	if v.ceiling != nil {
+	expected := false
+	for _, d := range v.w.Devices() {
+		expected = expected || v.w.CeilingOf(d.Name) != nil
+	}
+	if expected {
 		hdr += fmt.Sprintf(" %6s %7s", "%ceil", "credit")
 	}
 	hdr += "  TOP"
 	lines = append(lines, hdr)
 	parallel := map[string]bool{}
 	anyParallel := false
-	for _, d := range v.devs {
+	for _, d := range v.w.Devices() {
 		parallel[d.Name] = d.Parallel
 		anyParallel = anyParallel || d.Parallel
 	}
@@ -468,7 +492,7 @@ func (v *watchView) render(wd, ht int) []string {
 			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
 				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
 				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
-			if v.ceiling != nil {
+			if expected {
 				c, cr := "-", "-"
 				if d.CeilingPct != nil {
 					c = fmt.Sprintf("%.0f%%", *d.CeilingPct)
@@ -477,7 +501,7 @@ func (v *watchView) render(wd, ht int) []string {
 					cr = fmt.Sprintf("%.0f%%", *d.BurstCreditPct)
 				}
 				row += fmt.Sprintf(" %6s %7s", c, cr)
-				if m := watch.Message(v.ceiling, d); m != "" {
+				if m := watch.Message(v.w.CeilingOf(d.Device), d); m != "" {
 					burst = append(burst, d.Device+": "+m)
 				}
 			}

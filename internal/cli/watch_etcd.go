@@ -33,11 +33,11 @@ func (o *etcdWatchOptions) configure(cfg *watch.Config, interval time.Duration) 
 		return func() {}, nil
 	}
 	if w := time.Duration(o.window); w < 2*interval {
-		return nil, &UsageError{Err: fmt.Errorf("--etcd-window %s is shorter than two intervals (%s)", w, interval), Hint: "use a window of several intervals, e.g. --etcd-window 1m"}
+		return nil, &UsageError{Err: fmt.Errorf("--etcd-window %s is shorter than two intervals (%s)", w, interval), Help: "use a window of several intervals, e.g. --etcd-window 1m"}
 	}
 	for _, e := range o.endpoints {
 		if _, err := etcdmetrics.MetricsURL(e, true); err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--etcd %q: %w", e, err), Hint: "give etcd's client URL, e.g. https://10.0.0.1:2379"}
+			return nil, &UsageError{Err: fmt.Errorf("--etcd %q: %w", e, err), Help: "give etcd's client URL, e.g. https://10.0.0.1:2379"}
 		}
 	}
 	// A scrape must fit in an interval or two; a member that does not

@@ -2,17 +2,18 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -70,46 +71,64 @@ func TestWatchDaemonSet(t *testing.T) {
 	if ds.Spec.Template.Labels["app.kubernetes.io/name"] != strings.TrimPrefix(WatchSelector, "app.kubernetes.io/name=") {
 		t.Error("the pods' labels do not match what 'iolens k8s watch' selects")
 	}
+	// Per-node expectations, not one --expect for every node of a mixed
+	// cluster.
+	if !slices.Contains(c.Args, "--expect-from-cluster") {
+		t.Errorf("the DaemonSet does not take each node's expectations from the cluster: %v", c.Args)
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--expect=") {
+			t.Errorf("one %s for every node", a)
+		}
+	}
+	// The image follows the release scheme: the repository 'make image'
+	// and 'make dist' tag, with a release version ('make dist' pins the
+	// released copy to its tag and digest).
+	repo, tag, _ := strings.Cut(c.Image, ":")
+	if repo != image.Repository || !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(tag) || c.Image != image.Reference("v"+tag) {
+		t.Errorf("image %q is not %s of a release", c.Image, image.Reference("vX.Y.Z"))
+	}
 }
 
-// TestWatchMetricNames checks that every iolens_watch_ metric the alerts
-// and the dashboard use is one iolens watch exports.
-func TestWatchMetricNames(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := watch.NewMetrics(reg, "n1")
-	one := 1.0
-	m.Observe(result.WatchRecord{Type: result.WatchTypeSample, Devices: []result.WatchDevice{{Device: "vda", State: "stalled", CeilingPct: &one,
-		BurstCreditPct: &one, BurstLeftS: &one}}, Top: []result.WatchCgroup{{Device: "vda", Cgroup: "/x"}}, System: &result.SystemSample{}, IOPressurePct: &one}, "azure:P10", 1)
-	m.Observe(result.WatchRecord{Type: result.WatchTypeFinding, Finding: &result.WatchFinding{Device: "vda"}}, "", 1)
-	fams, err := reg.Gather()
+// TestWatchRBAC: the watch's service account may read what per-node
+// expectations need, and nothing else, and change nothing.
+func TestWatchRBAC(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/watch-daemonset.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	have := map[string]bool{}
-	for _, f := range fams {
-		have[f.GetName()] = true
-	}
-	re := regexp.MustCompile(`iolens_watch_[a-z_]+`)
-	for _, file := range []string{"../../deploy/watch-prometheusrule.yaml", "../../deploy/grafana-dashboard.json"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		used := re.FindAllString(string(b), -1)
-		if len(used) == 0 {
-			t.Errorf("%s uses no iolens_watch_ metric", file)
-		}
-		for _, n := range used {
-			if !have[n] {
-				t.Errorf("%s uses %s, which iolens watch does not export", filepath.Base(file), n)
+	var role *rbacv1.ClusterRole
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if regexp.MustCompile(`(?m)^kind: ClusterRole$`).MatchString(doc) {
+			role = &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict([]byte(doc), role); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
-	if !have["iolens_watch_device_stall_active"] || !have["iolens_watch_device_stall_seconds_total"] || !have["iolens_watch_device_ceiling_ratio"] {
-		t.Errorf("missing core metrics: %v", have)
+	if role == nil {
+		t.Fatal("no ClusterRole")
 	}
-	if b, _ := os.ReadFile("../../deploy/grafana-dashboard.json"); !json.Valid(b) {
-		t.Error("the dashboard is not valid JSON")
+	granted := map[string]bool{}
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if v != "get" && v != "list" && v != "watch" {
+						t.Errorf("%s %s/%s: the watch only reads", v, g, res)
+					}
+					granted[v+" "+g+"/"+res] = true
+				}
+			}
+		}
+	}
+	for _, want := range []string{"list /pods", "get /nodes", "get /persistentvolumeclaims", "get /persistentvolumes", "get storage.k8s.io/storageclasses"} {
+		if !granted[want] {
+			t.Errorf("not granted: %s", want)
+		}
+	}
+	if len(granted) != 5 {
+		t.Errorf("granted %v, want exactly the five above", granted)
 	}
 }
 

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/runner"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 )
@@ -18,20 +16,28 @@ import (
 // Metric names. Latencies are in seconds and throughput in bytes per
 // second, as Prometheus expects.
 const (
-	NameIOPS        = "iolens_test_io_operations_per_second"
-	NameThroughput  = "iolens_test_throughput_bytes_per_second"
-	NameLatency     = "iolens_test_latency_seconds"
-	NameQuantile    = "iolens_test_latency_quantile_seconds"
-	NameDuration    = "iolens_test_duration_seconds"
-	NameEnd         = "iolens_test_end_timestamp_seconds"
-	NameFailed      = "iolens_test_failed"
-	NameFindings    = "iolens_test_findings"
-	NameRunInfo     = "iolens_run_info"
-	NameLiveIOPS    = "iolens_live_io_operations_per_second"
-	NameLiveBW      = "iolens_live_throughput_bytes_per_second"
-	NameRunning     = "iolens_test_running"
-	NameTestsPlaned = "iolens_run_tests"
-	NameTestsDone   = "iolens_run_tests_completed"
+	// Per test and direction, over the results summarised
+	// (analysis.Summarize): the repeats of a run.
+	NameIOPS           = "iolens_test_io_operations_per_second"
+	NameThroughput     = "iolens_test_throughput_bytes_per_second"
+	NameLatency        = "iolens_test_latency_seconds"
+	NameLatencySummary = "iolens_test_fio_latency_seconds"
+	NameResults        = "iolens_test_results"
+	NameUnstable       = "iolens_test_unstable"
+	// Per test.
+	NameFailed   = "iolens_test_failed"
+	NameFindings = "iolens_test_findings"
+	NameEnd      = "iolens_test_end_timestamp_seconds"
+	NameRunning  = "iolens_test_running"
+	// Per run.
+	NameRunInfo      = "iolens_run_info"
+	NameRunStart     = "iolens_run_start_timestamp_seconds"
+	NameRunEnd       = "iolens_run_end_timestamp_seconds"
+	NameTestsPlanned = "iolens_run_tests"
+	NameTestsDone    = "iolens_run_tests_completed"
+	NameTestsFailed  = "iolens_run_tests_failed"
+	NameRunIOs       = "iolens_run_io_operations_total"
+	NameRunBytes     = "iolens_run_bytes_total"
 )
 
 // LatencyBuckets are the upper bounds, in seconds, of the exported latency
@@ -43,158 +49,157 @@ var LatencyBuckets = []float64{
 	100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10,
 }
 
-// quantiles exported as gauges: fio's own percentiles, exact on its grid.
+// quantiles of the latency summary: fio's own percentiles, read from the
+// merged histogram of the results (exact on fio's bins, which are finer
+// than LatencyBuckets).
 var quantiles = []struct {
-	q   string
-	get func(l result.Latency) float64
+	q   float64
+	get func(s *analysis.DirSummary) float64
 }{
-	{"50", func(l result.Latency) float64 { return l.P50Ns }},
-	{"90", func(l result.Latency) float64 { return l.P90Ns }},
-	{"99", func(l result.Latency) float64 { return l.P99Ns }},
-	{"99.9", func(l result.Latency) float64 { return l.P999Ns }},
-	{"99.99", func(l result.Latency) float64 { return l.P9999Ns }},
+	{0.5, func(s *analysis.DirSummary) float64 { return s.P50Ns }},
+	{0.9, func(s *analysis.DirSummary) float64 { return s.P90Ns }},
+	{0.99, func(s *analysis.DirSummary) float64 { return s.P99Ns }},
+	{0.999, func(s *analysis.DirSummary) float64 { return s.P999Ns }},
+	{0.9999, func(s *analysis.DirSummary) float64 { return s.P9999Ns }},
 }
 
-// testLabels identify one result. device joins node-exporter's node_disk_*
-// series, which carry the same device name.
-var testLabels = []string{"run_id", "test", "repeat", "device"}
-
-// Collector exposes results (and, during a run, live figures) as
-// Prometheus metrics. It is safe for concurrent use: the runner adds while
-// the HTTP handler collects.
-type Collector struct {
-	mu      sync.Mutex
-	results []result.Result
-	runs    map[string]*runState
-	order   []string
+// keyLabels names the labels that tell one exporter's series apart
+// besides test and direction (run_id and device in history, device on the
+// live endpoint, size and node in a push), and reads them from a result.
+type keyLabels struct {
+	names []string
+	of    func(r *result.Result) []string
 }
 
-type runState struct {
-	suite  string
-	labels map[string]string
-	total  int
-	done   int
-	live   *liveTest
+// testDescs are the per-test descriptors for one set of key labels.
+type testDescs struct {
+	iops, tput, lat, sum, n, unstable *prometheus.Desc
+	failed, findings, end             *prometheus.Desc
 }
 
-type liveTest struct {
-	test, repeat string
-	iops, bw     float64
+func newTestDescs(key []string) *testDescs {
+	with := func(extra ...string) []string { return append(append([]string{}, key...), extra...) }
+	dir := with("test", "direction")
+	test := with("test")
+	return &testDescs{
+		iops: prometheus.NewDesc(NameIOPS, "IO operations per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		tput: prometheus.NewDesc(NameThroughput, "Bytes per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		lat: prometheus.NewDesc(NameLatency, "IO latency distribution from fio's histograms, merged over the test's results "+
+			"(submission to completion; fsync time for direction=sync).", dir, nil),
+		sum: prometheus.NewDesc(NameLatencySummary, "IO latency quantiles read from fio's histograms merged over the test's results "+
+			"(exact on fio's bins); absent when several results have no histogram, as percentiles are never averaged.", dir, nil),
+		n:        prometheus.NewDesc(NameResults, "Results (repeats) the test's figures summarise.", dir, nil),
+		unstable: prometheus.NewDesc(NameUnstable, "1 when the test's IOPS vary by more than 10% (CV) over its repeats or one repeat is an outlier.", dir, nil),
+		failed:   prometheus.NewDesc(NameFailed, "Results (repeats) of the test that failed.", test, nil),
+		findings: prometheus.NewDesc(NameFindings, "Findings about the test over its results, by kind and severity.", with("test", "kind", "severity"), nil),
+		end:      prometheus.NewDesc(NameEnd, "When the test's last result ended, as a Unix time.", test, nil),
+	}
 }
 
-// NewCollector returns an empty collector.
-func NewCollector() *Collector { return &Collector{runs: map[string]*runState{}} }
+// collect emits the per-test series of rs. Results are grouped by their
+// key labels first, then summarised per test and direction by
+// analysis.Summarize, the one summary of several results.
+func (d *testDescs) collect(ch chan<- prometheus.Metric, rs []result.Result, key keyLabels) {
+	type group struct {
+		vals []string
+		rs   []result.Result
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i := range rs {
+		vals := key.of(&rs[i])
+		k := strings.Join(vals, "\x00")
+		g, ok := byKey[k]
+		if !ok {
+			g = &group{vals: vals}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.rs = append(g.rs, rs[i])
+	}
+	for _, g := range groups {
+		d.collectGroup(ch, g.vals, g.rs)
+	}
+}
 
-// Add records finished results.
-func (c *Collector) Add(rs ...result.Result) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range rs {
-		c.results = append(c.results, r)
-		st := c.run(r.RunID)
-		st.suite = r.Suite
-		for k, v := range r.Target.Labels {
-			st.labels[k] = v
+func (d *testDescs) collectGroup(ch chan<- prometheus.Metric, key []string, rs []result.Result) {
+	lv := func(extra ...string) []string { return append(append([]string{}, key...), extra...) }
+	for _, s := range analysis.Summarize(rs, analysis.SummarizeOptions{AcrossRuns: true}) {
+		dl := lv(s.Test, s.Dir)
+		ch <- prometheus.MustNewConstMetric(d.iops, prometheus.GaugeValue, s.IOPS.Mean, dl...)
+		if s.Dir != "sync" {
+			ch <- prometheus.MustNewConstMetric(d.tput, prometheus.GaugeValue, s.BWBytes.Mean, dl...)
+		}
+		ch <- prometheus.MustNewConstMetric(d.n, prometheus.GaugeValue, float64(s.N()), dl...)
+		unstable := 0.0
+		if s.Unstable {
+			unstable = 1
+		}
+		ch <- prometheus.MustNewConstMetric(d.unstable, prometheus.GaugeValue, unstable, dl...)
+		if s.Hist.Count() > 0 {
+			count, sum, buckets := PromBuckets(&s.Hist)
+			ch <- prometheus.MustNewConstHistogram(d.lat, count, sum, buckets, dl...)
+		}
+		if !s.NoPercentiles && s.Samples > 0 {
+			qs := make(map[float64]float64, len(quantiles))
+			for _, q := range quantiles {
+				qs[q.q] = q.get(&s) / 1e9
+			}
+			ch <- prometheus.MustNewConstSummary(d.sum, s.Samples, s.LatMeanNs/1e9*float64(s.Samples), qs, dl...)
+		}
+	}
+	// Per test: failures, findings and the last end, over every result
+	// (failed ones included), in the order tests first appear.
+	type perTest struct {
+		failed int
+		end    float64
+		counts map[[2]string]int
+		kinds  [][2]string
+	}
+	var order []string
+	tests := map[string]*perTest{}
+	for i := range rs {
+		r := &rs[i]
+		pt, ok := tests[r.Test.Name]
+		if !ok {
+			pt = &perTest{counts: map[[2]string]int{}}
+			tests[r.Test.Name] = pt
+			order = append(order, r.Test.Name)
+		}
+		if r.Status != "ok" {
+			pt.failed++
+		}
+		if !r.End.IsZero() {
+			pt.end = max(pt.end, float64(r.End.UnixMilli())/1e3)
+		}
+		for _, f := range r.Findings {
+			k := [2]string{f.Kind, f.Severity}
+			if pt.counts[k] == 0 {
+				pt.kinds = append(pt.kinds, k)
+			}
+			pt.counts[k]++
+		}
+	}
+	for _, name := range order {
+		pt := tests[name]
+		ch <- prometheus.MustNewConstMetric(d.failed, prometheus.GaugeValue, float64(pt.failed), lv(name)...)
+		if pt.end > 0 {
+			ch <- prometheus.MustNewConstMetric(d.end, prometheus.GaugeValue, pt.end, lv(name)...)
+		}
+		for _, k := range pt.kinds {
+			ch <- prometheus.MustNewConstMetric(d.findings, prometheus.GaugeValue, float64(pt.counts[k]), lv(name, k[0], k[1])...)
 		}
 	}
 }
 
-func (c *Collector) run(id string) *runState {
-	st, ok := c.runs[id]
-	if !ok {
-		st = &runState{labels: map[string]string{}}
-		c.runs[id] = st
-		c.order = append(c.order, id)
-	}
-	return st
-}
-
-// StartRun announces a run before its first result.
-func (c *Collector) StartRun(runID, suite string, labels map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.run(runID)
-	st.suite = suite
-	for k, v := range labels {
-		st.labels[k] = v
-	}
-}
-
-// Event follows the runner's progress: live figures on status events, the
-// finished result on test-end events.
-func (c *Collector) Event(runID string, ev runner.Event) {
-	if ev.Kind == runner.EventTestEnd && ev.Result != nil {
-		c.Add(*ev.Result)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.run(runID)
-	if ev.Total > 0 {
-		st.total = ev.Total
-	}
-	switch ev.Kind {
-	case runner.EventTestStart:
-		st.live = &liveTest{test: ev.Test.Name, repeat: strconv.Itoa(ev.Repeat)}
-	case runner.EventStatus:
-		if st.live == nil {
-			st.live = &liveTest{test: ev.Test.Name, repeat: strconv.Itoa(ev.Repeat)}
-		}
-		st.live.iops, st.live.bw = ev.IOPS, ev.BWBytes
-	case runner.EventTestEnd:
-		st.done++
-		st.live = nil
-	}
-}
-
-var (
-	descIOPS       = prometheus.NewDesc(NameIOPS, "IO operations per second over the whole test (fio), per direction.", append(testLabels, "direction"), nil)
-	descThroughput = prometheus.NewDesc(NameThroughput, "Bytes per second over the whole test (fio), per direction.", append(testLabels, "direction"), nil)
-	descLatency    = prometheus.NewDesc(NameLatency, "IO latency distribution from fio's histogram (submission to completion; fsync time for direction=sync).", append(testLabels, "direction"), nil)
-	descQuantile   = prometheus.NewDesc(NameQuantile, "IO latency percentile as fio reports it, from its histogram.", append(testLabels, "direction", "percentile"), nil)
-	descDuration   = prometheus.NewDesc(NameDuration, "Wall time of the test.", testLabels, nil)
-	descEnd        = prometheus.NewDesc(NameEnd, "When the test ended, as a Unix time.", testLabels, nil)
-	descFailed     = prometheus.NewDesc(NameFailed, "1 when the test failed, else 0.", testLabels, nil)
-	descFindings   = prometheus.NewDesc(NameFindings, "Number of findings about the test, by kind and severity.", append(testLabels, "kind", "severity"), nil)
-	descLiveIOPS   = prometheus.NewDesc(NameLiveIOPS, "IO operations per second over the last second of the running test.", []string{"run_id", "test", "repeat"}, nil)
-	descLiveBW     = prometheus.NewDesc(NameLiveBW, "Bytes per second over the last second of the running test.", []string{"run_id", "test", "repeat"}, nil)
-	descRunning    = prometheus.NewDesc(NameRunning, "1 while the test runs.", []string{"run_id", "test", "repeat"}, nil)
-	descTests      = prometheus.NewDesc(NameTestsPlaned, "Tests in the run, repeats included.", []string{"run_id"}, nil)
-	descDone       = prometheus.NewDesc(NameTestsDone, "Tests of the run that have finished.", []string{"run_id"}, nil)
-)
-
-// Describe sends no descriptors: the run-info metric's labels depend on the
-// runs' own labels, so the collector is unchecked.
-func (c *Collector) Describe(chan<- *prometheus.Desc) {}
-
-// Collect emits the current metrics.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.collectInfo(ch)
-	for _, id := range c.order {
-		st := c.runs[id]
-		if st.total > 0 {
-			ch <- prometheus.MustNewConstMetric(descTests, prometheus.GaugeValue, float64(st.total), id)
-			ch <- prometheus.MustNewConstMetric(descDone, prometheus.GaugeValue, float64(st.done), id)
-		}
-		if st.live != nil {
-			l := st.live
-			ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, 1, id, l.test, l.repeat)
-			ch <- prometheus.MustNewConstMetric(descLiveIOPS, prometheus.GaugeValue, l.iops, id, l.test, l.repeat)
-			ch <- prometheus.MustNewConstMetric(descLiveBW, prometheus.GaugeValue, l.bw, id, l.test, l.repeat)
-		}
-	}
-	for i := range c.results {
-		collectResult(ch, &c.results[i])
-	}
-}
-
-// collectInfo emits one info metric per run. Label names must be the same
-// across a family, so every run carries the union of the label keys.
-func (c *Collector) collectInfo(ch chan<- prometheus.Metric) {
+// runInfo emits iolens_run_info for runs whose label sets may differ:
+// label names must be the same across a family, so every run carries the
+// union of the label keys (user labels as label_<name>). key names the
+// labels before suite (run_id in history, none on the live endpoint).
+func runInfo(ch chan<- prometheus.Metric, key []string, runs []runMeta) {
 	keys := map[string]string{} // sanitized -> original, first seen
-	for _, id := range c.order {
-		for k := range c.runs[id].labels {
+	for _, r := range runs {
+		for k := range r.labels {
 			sk := "label_" + SanitizeLabelName(k)
 			if _, ok := keys[sk]; !ok {
 				keys[sk] = k
@@ -206,63 +211,21 @@ func (c *Collector) collectInfo(ch chan<- prometheus.Metric) {
 		names = append(names, sk)
 	}
 	sort.Strings(names)
-	desc := prometheus.NewDesc(NameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.", append([]string{"run_id", "suite"}, names...), nil)
-	for _, id := range c.order {
-		st := c.runs[id]
-		vals := []string{id, st.suite}
+	desc := prometheus.NewDesc(NameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.",
+		append(append(append([]string{}, key...), "suite"), names...), nil)
+	for _, r := range runs {
+		vals := append(append([]string{}, r.key...), r.suite)
 		for _, sk := range names {
-			vals = append(vals, st.labels[keys[sk]])
+			vals = append(vals, r.labels[keys[sk]])
 		}
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, vals...)
 	}
 }
 
-func collectResult(ch chan<- prometheus.Metric, r *result.Result) {
-	lv := []string{r.RunID, r.Test.Name, strconv.Itoa(r.Repeat), r.Target.Device}
-	failed := 0.0
-	if r.Status != "ok" {
-		failed = 1
-	}
-	ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, lv...)
-	if !r.End.IsZero() {
-		ch <- prometheus.MustNewConstMetric(descEnd, prometheus.GaugeValue, float64(r.End.UnixMilli())/1e3, lv...)
-		if !r.Start.IsZero() {
-			ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, r.End.Sub(r.Start).Seconds(), lv...)
-		}
-	}
-	type fk struct{ kind, sev string }
-	counts := map[fk]int{}
-	var fks []fk
-	for _, f := range r.Findings {
-		k := fk{f.Kind, f.Severity}
-		if counts[k] == 0 {
-			fks = append(fks, k)
-		}
-		counts[k]++
-	}
-	for _, k := range fks {
-		ch <- prometheus.MustNewConstMetric(descFindings, prometheus.GaugeValue, float64(counts[k]), append(lv, k.kind, k.sev)...)
-	}
-	for _, d := range []struct {
-		name string
-		d    *result.DirResult
-	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-		if d.d == nil {
-			continue
-		}
-		dl := append(append([]string{}, lv...), d.name)
-		ch <- prometheus.MustNewConstMetric(descIOPS, prometheus.GaugeValue, d.d.IOPS, dl...)
-		if d.name != "sync" {
-			ch <- prometheus.MustNewConstMetric(descThroughput, prometheus.GaugeValue, d.d.BWBytes, dl...)
-		}
-		for _, q := range quantiles {
-			ch <- prometheus.MustNewConstMetric(descQuantile, prometheus.GaugeValue, q.get(d.d.Lat)/1e9, append(dl, q.q)...)
-		}
-		if h := &d.d.Hist; h.Count() > 0 {
-			count, sum, buckets := PromBuckets(h)
-			ch <- prometheus.MustNewConstHistogram(descLatency, count, sum, buckets, dl...)
-		}
-	}
+type runMeta struct {
+	key    []string
+	suite  string
+	labels map[string]string
 }
 
 // PromBuckets re-bins a fio histogram into cumulative Prometheus buckets
@@ -303,13 +266,92 @@ func SanitizeLabelName(k string) string {
 	return b.String()
 }
 
-// WriteTextfile writes results in the Prometheus text format that
-// node-exporter's textfile collector reads (no timestamps).
-func WriteTextfile(w io.Writer, rs []result.Result) error {
+// History exports saved runs, for node-exporter's textfile collector:
+// every series carries run_id, so that runs stay apart over time. It is
+// the one exporter with run_id; the live endpoint and a push leave it out,
+// so that a new run does not make new series.
+type History struct {
+	rs                    []result.Result
+	tests                 *testDescs
+	start, end, n, failed *prometheus.Desc
+}
+
+// NewHistory returns the exporter of rs.
+func NewHistory(rs []result.Result) *History {
+	run := []string{"run_id"}
+	return &History{rs: rs, tests: newTestDescs([]string{"run_id", "device"}),
+		start:  prometheus.NewDesc(NameRunStart, "When the run's first test started, as a Unix time.", run, nil),
+		end:    prometheus.NewDesc(NameRunEnd, "When the run's last test ended, as a Unix time.", run, nil),
+		n:      prometheus.NewDesc(NameTestsPlanned, "Tests of the run, repeats included.", run, nil),
+		failed: prometheus.NewDesc(NameTestsFailed, "Tests of the run that failed, repeats included.", run, nil),
+	}
+}
+
+// Describe sends no descriptors: the run-info metric's labels depend on
+// the runs' own labels, so the collector is unchecked.
+func (h *History) Describe(chan<- *prometheus.Desc) {}
+
+// Collect emits the runs' metrics.
+func (h *History) Collect(ch chan<- prometheus.Metric) {
+	type run struct {
+		meta       runMeta
+		start, end float64
+		n, failed  int
+	}
+	var runs []*run
+	byID := map[string]*run{}
+	for i := range h.rs {
+		r := &h.rs[i]
+		st, ok := byID[r.RunID]
+		if !ok {
+			st = &run{meta: runMeta{key: []string{r.RunID}, labels: map[string]string{}}}
+			byID[r.RunID] = st
+			runs = append(runs, st)
+		}
+		st.meta.suite = r.Suite
+		for k, v := range r.Target.Labels {
+			st.meta.labels[k] = v
+		}
+		st.n++
+		if r.Status != "ok" {
+			st.failed++
+		}
+		if !r.Start.IsZero() {
+			if s := float64(r.Start.UnixMilli()) / 1e3; st.start == 0 || s < st.start {
+				st.start = s
+			}
+		}
+		if !r.End.IsZero() {
+			st.end = max(st.end, float64(r.End.UnixMilli())/1e3)
+		}
+	}
+	metas := make([]runMeta, len(runs))
+	for i, r := range runs {
+		metas[i] = r.meta
+		id := r.meta.key[0]
+		ch <- prometheus.MustNewConstMetric(h.n, prometheus.GaugeValue, float64(r.n), id)
+		ch <- prometheus.MustNewConstMetric(h.failed, prometheus.GaugeValue, float64(r.failed), id)
+		if r.start > 0 {
+			ch <- prometheus.MustNewConstMetric(h.start, prometheus.GaugeValue, r.start, id)
+		}
+		if r.end > 0 {
+			ch <- prometheus.MustNewConstMetric(h.end, prometheus.GaugeValue, r.end, id)
+		}
+	}
+	runInfo(ch, []string{"run_id"}, metas)
+	h.tests.collect(ch, h.rs, keyLabels{names: []string{"run_id", "device"},
+		of: func(r *result.Result) []string { return []string{r.RunID, r.Target.Device} }})
+}
+
+// WriteTextfile writes saved results in the Prometheus text format that
+// node-exporter's textfile collector reads (no timestamps), with
+// iolens_build_info of the exporting binary.
+func WriteTextfile(w io.Writer, b Build, rs []result.Result) error {
 	reg := prometheus.NewPedanticRegistry()
-	c := NewCollector()
-	c.Add(rs...)
-	if err := reg.Register(c); err != nil {
+	if err := reg.Register(BuildInfo(b)); err != nil {
+		return err
+	}
+	if err := reg.Register(NewHistory(rs)); err != nil {
 		return err
 	}
 	mfs, err := reg.Gather()

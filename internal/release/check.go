@@ -95,6 +95,9 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	add("archives hold static iolens and kubectl-iolens of their architecture, LICENSE, README.md", errors.Join(archErr...))
 
 	add("SBOM is SPDX 2.3 JSON naming iolens "+v, checkSBOM(filepath.Join(spec.Dir, SBOMFile(v)), v))
+	if _, ok := sums[WatchManifest]; ok {
+		add(WatchManifest+" runs the agent image "+image.Reference(v), checkPinned(filepath.Join(spec.Dir, WatchManifest), v))
+	}
 
 	host := runtime.GOARCH
 	if !spec.Run {
@@ -590,4 +593,24 @@ func dirSticky(mode int64) os.FileMode {
 		return os.ModeSticky
 	}
 	return 0
+}
+
+// checkPinned: every agent image a released manifest names is the
+// release's.
+func checkPinned(name, v string) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	ms := imageLine.FindAll(b, -1)
+	if len(ms) == 0 {
+		return fmt.Errorf("%s names no agent image", filepath.Base(name))
+	}
+	for _, m := range ms {
+		ref := strings.TrimSpace(string(m[bytes.Index(m, []byte("image:"))+len("image:"):]))
+		if ref != image.Reference(v) && !strings.HasPrefix(ref, image.Reference(v)+"@sha256:") {
+			return fmt.Errorf("%s runs %s, not %s", filepath.Base(name), ref, image.Reference(v))
+		}
+	}
+	return nil
 }

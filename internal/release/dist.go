@@ -40,6 +40,10 @@ type DistSpec struct {
 	// ImageManifest is what cmd/iolens-image --manifest wrote ("" when no
 	// image was built).
 	ImageManifest string
+	// Manifests are Kubernetes manifests that run the agent image
+	// (deploy/watch-daemonset.yaml): each is released with the image
+	// pinned to the release's tag and digest, under its base name.
+	Manifests     []string
 	DebianRelease string
 	// Mtime is every archive member's timestamp (SOURCE_DATE_EPOCH).
 	Mtime time.Time
@@ -110,6 +114,7 @@ func Dist(spec DistSpec) ([]string, error) {
 	files = append(files, KrewFile)
 
 	in := SBOMInput{Version: v, Binaries: infos, DebianRelease: spec.DebianRelease, Created: spec.Mtime}
+	digest := ""
 	if spec.ImageManifest != "" {
 		b, err := os.ReadFile(spec.ImageManifest)
 		if err != nil {
@@ -123,6 +128,7 @@ func Dist(spec DistSpec) ([]string, error) {
 			return nil, fmt.Errorf("%s: image %s, want %s (built for another version?)", spec.ImageManifest, m.Ref, want)
 		}
 		in.ImageRef, in.ImageDigest = m.Ref, m.IndexDigest
+		digest = m.IndexDigest
 		for _, p := range m.Images {
 			for _, d := range p.Packages {
 				in.Debs = append(in.Debs, DebPackage{Arch: d.Arch, Package: d.Package, Version: d.Version, SHA256: d.SHA256})
@@ -132,6 +138,21 @@ func Dist(spec DistSpec) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, ImageFile(v))
+	}
+	for _, mf := range spec.Manifests {
+		b, err := os.ReadFile(mf)
+		if err != nil {
+			return nil, err
+		}
+		pinned, err := PinImage(b, PinnedRef(v, digest))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mf, err)
+		}
+		name := filepath.Base(mf)
+		if err := os.WriteFile(filepath.Join(spec.Dir, name), pinned, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, name)
 	}
 	sbom, err := SBOM(in)
 	if err != nil {

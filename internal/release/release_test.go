@@ -234,11 +234,12 @@ func main() {
 	}
 	files, err := Dist(DistSpec{Dir: dir, Version: version, Arches: []string{"amd64", "arm64"},
 		License: "../../LICENSE", Readme: "../../README.md", KrewTemplate: "../../deploy/krew/iolens.yaml",
-		BaseURL: "https://example.com/dl", Mtime: time.Unix(1700000000, 0)})
+		Manifests: []string{"../../deploy/watch-daemonset.yaml"},
+		BaseURL:   "https://example.com/dl", Mtime: time.Unix(1700000000, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 7 {
+	if len(files) != 8 {
 		t.Errorf("files %v", files)
 	}
 	return dir, version
@@ -297,6 +298,13 @@ func TestDistCheckAndScript(t *testing.T) {
 		t.Errorf("check.sh passed a changed archive:\n%s", out)
 	}
 
+	// The DaemonSet of the release runs the release's image.
+	ds := filepath.Join(dir, "watch-daemonset.yaml")
+	b, _ = os.ReadFile(ds)
+	if !bytes.Contains(b, []byte("image: ghcr.io/iolens/iolens:"+strings.TrimPrefix(v, "v")+"\n")) {
+		t.Errorf("released DaemonSet:\n%s", b)
+	}
+
 	// A release missing a platform.
 	if _, err := Check(ctx, CheckSpec{Dir: dir, Arches: []string{"amd64", "arm64", "riscv64"}}); err == nil {
 		t.Error("a missing platform passed")
@@ -313,5 +321,21 @@ func TestDistRefuses(t *testing.T) {
 	os.WriteFile(filepath.Join(BuildDir(dir, "amd64"), "iolens"), []byte("#!/bin/sh\n"), 0o755)
 	if _, err := Dist(DistSpec{Dir: dir, Version: "v1.0.0", Arches: []string{"amd64"}}); err == nil {
 		t.Error("a shell script was packaged as iolens")
+	}
+}
+
+func TestPinImage(t *testing.T) {
+	in := []byte("spec:\n  containers:\n  - name: watch\n    image: ghcr.io/iolens/iolens:0.1.0\n    args: [watch]\n  - image: ghcr.io/iolens/iolens@sha256:" + strings.Repeat("a", 64) + "\n  - image: busybox:1.36\n")
+	digest := "sha256:" + strings.Repeat("b", 64)
+	out, err := PinImage(in, PinnedRef("v0.3.0", digest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "spec:\n  containers:\n  - name: watch\n    image: ghcr.io/iolens/iolens:0.3.0@" + digest + "\n    args: [watch]\n  - image: ghcr.io/iolens/iolens:0.3.0@" + digest + "\n  - image: busybox:1.36\n"
+	if string(out) != want {
+		t.Errorf("pinned:\n%s\nwant:\n%s", out, want)
+	}
+	if _, err := PinImage([]byte("image: busybox:1.36\n"), "x"); err == nil {
+		t.Error("a manifest without the agent image was accepted")
 	}
 }

@@ -66,6 +66,9 @@ type WatchDeviceInfo struct {
 	Parallel bool `json:"parallel"`
 	// Mounts lists the mount points the device backs.
 	Mounts []string `json:"mounts,omitempty"`
+	// Expect names the disk the device is compared with, when it has its
+	// own (a node's volumes are different disks).
+	Expect string `json:"expect,omitempty"`
 }
 
 // WatchDevice is one device's row over one interval.

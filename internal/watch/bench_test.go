@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // benchTick measures one watch interval on a fixture tree of n devices,
@@ -49,3 +52,21 @@ func benchTick(b *testing.B, n int) {
 
 func BenchmarkTick1(b *testing.B)  { benchTick(b, 1) }
 func BenchmarkTick64(b *testing.B) { benchTick(b, 64) }
+
+// BenchmarkObserve64 measures what the metrics cost per interval on 64
+// devices: the counters, gauges and the state-time counters updated from
+// one sample record.
+func BenchmarkObserve64(b *testing.B) {
+	m := NewMetrics(prometheus.NewRegistry(), "bench")
+	rec := result.WatchRecord{Type: result.WatchTypeSample, System: &result.SystemSample{IowaitPct: 5}}
+	for i := 0; i < 64; i++ {
+		rec.Devices = append(rec.Devices, result.WatchDevice{Device: fmt.Sprintf("nvme%dn1", i), State: StateBusy,
+			DeviceSample: result.DeviceSample{WriteIOPS: 1000, WriteBWBytes: 4096000, WriteAwaitMs: 2, QueueSize: 2, UtilPct: 90}})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rec.T = float64(i + 1)
+		m.Observe(rec)
+	}
+}

@@ -10,7 +10,7 @@ import (
 // Device states, worst first.
 const (
 	StateStalled   = "stalled"
-	StateAtCap     = "at cap"
+	StateAtCap     = "at_cap"
 	StateSaturated = "saturated"
 	StateBusy      = "busy"
 	StateOK        = "ok"

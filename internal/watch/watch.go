@@ -105,8 +105,18 @@ type Config struct {
 	Interval time.Duration
 	Th       Thresholds
 	// Ceiling, when set, adds % of ceiling, the at-cap state and the
-	// burst credit estimate (--expect).
-	Ceiling *Ceiling
+	// burst credit estimate (--expect) to every device; Ceilings, per
+	// device, take precedence (a node's volumes are different disks).
+	Ceiling  *Ceiling
+	Ceilings map[string]*Ceiling
+	// Discover, when set, is asked every Rediscover (default a minute)
+	// which devices to watch and what each is expected to be: on a
+	// Kubernetes node, volumes are attached and mounted as pods come.
+	// New devices are watched from then on and a device whose expected
+	// disk changed gets a fresh credit estimate, each with a finding
+	// that says so; devices it no longer lists stay, showing idle.
+	Discover   func() (Discovery, error)
+	Rediscover time.Duration
 	// Cgroups, when set, attributes IO; Top is how many cgroups each
 	// sample lists.
 	Cgroups *Cgroups
@@ -117,6 +127,25 @@ type Config struct {
 	Notes     []string
 	// Etcd, when set, also follows etcd members' WAL fsync p99.
 	Etcd *Etcd
+}
+
+// Discovery is what Config.Discover finds.
+type Discovery struct {
+	Devices  []string
+	Mounts   map[string][]string
+	Ceilings map[string]*Ceiling
+	// About says what a device carries ("PV pvc-1 (class premium)"),
+	// for the finding that announces it.
+	About map[string]string
+}
+
+// CeilingOf is the ceiling a device is compared with: its own, else the
+// one for every device, else nil.
+func (c *Config) CeilingOf(device string) *Ceiling {
+	if x, ok := c.Ceilings[device]; ok && x != nil {
+		return x
+	}
+	return c.Ceiling
 }
 
 // Watcher samples devices and turns each interval into records.
@@ -141,6 +170,10 @@ type Watcher struct {
 	started  bool
 	// StallSeconds per device, for the metrics counter.
 	last result.WatchRecord
+	// discovered is when Discover last ran; discErr its last error, logged
+	// once.
+	discovered time.Time
+	discErr    string
 }
 
 // ErrNoDevices means nothing could be watched.
@@ -167,6 +200,9 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Host == "" {
 		cfg.Host, _ = os.Hostname()
 	}
+	if cfg.Detectors == nil {
+		cfg.Detectors = CliffDetectors(cfg.Interval)
+	}
 	w := &Watcher{cfg: cfg, majmin: map[string]string{}, trackers: map[string]*tracker{},
 		dets: map[string][]Detector{}, credits: map[string]*credit{}, atBase: map[string]int{},
 		warned: map[string]bool{}, storm: &storm{th: cfg.Th}}
@@ -177,15 +213,15 @@ func New(cfg Config) (*Watcher, error) {
 			return nil, err
 		}
 		d.Mounts = cfg.Mounts[n]
+		if c := cfg.CeilingOf(n); c != nil {
+			d.Expect = c.Name
+		}
 		w.devs = append(w.devs, d)
 		w.majmin[d.MajMin] = n
 		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
-		if cfg.Detectors == nil {
-			cfg.Detectors = CliffDetectors(cfg.Interval)
-		}
 		w.dets[n] = cfg.Detectors(n)
-		if cfg.Ceiling != nil {
-			w.credits[n] = newCredit(*cfg.Ceiling)
+		if c := cfg.CeilingOf(n); c != nil {
+			w.credits[n] = newCredit(*c)
 		}
 	}
 	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
@@ -217,7 +253,7 @@ func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 			return result.WatchRecord{}, fmt.Errorf("%s is not in %s/diskstats", d.Name, orDefault(w.cfg.ProcRoot, "/proc"))
 		}
 	}
-	w.prev, w.start, w.started = s, now, true
+	w.prev, w.start, w.started, w.discovered = s, now, true, now
 	w.throttle.sample(now, 0)
 	w.prevPSI, w.psi = w.pressure()
 	if w.cfg.Cgroups != nil {
@@ -230,11 +266,17 @@ func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 		}
 	}
 	st := &result.WatchStart{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
-	if c := w.cfg.Ceiling; c != nil {
-		st.Expect = c.Name
-		if c.Bursts() {
-			st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
+	bursts := false
+	for _, d := range w.devs {
+		if c := w.cfg.CeilingOf(d.Name); c != nil {
+			if c.Bursts() && !bursts {
+				bursts = true
+				st.Notes = append(st.Notes, fmt.Sprintf("burst credit is estimated from the observed rate, assuming %.0f%% when watching started", c.CreditStartPct))
+			}
 		}
+	}
+	if c := w.cfg.Ceiling; c != nil && len(w.cfg.Ceilings) == 0 {
+		st.Expect = c.Name
 	}
 	return result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
 }
@@ -279,8 +321,116 @@ func (w *Watcher) Tick(now time.Time) ([]result.WatchRecord, error) {
 		}
 		top = w.topOf(all)
 	}
-	return w.step(now, t, dt.Seconds(), tk, host, top), nil
+	recs := w.step(now, t, dt.Seconds(), tk, host, top)
+	if w.cfg.Discover != nil && now.Sub(w.discovered) >= orDefaultDuration(w.cfg.Rediscover, time.Minute) {
+		w.discovered = now
+		for _, f := range w.rediscover(t) {
+			f := f
+			recs = append(recs, result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeFinding, Time: now, T: t, Host: w.cfg.Host, Finding: &f})
+		}
+	}
+	return recs, nil
 }
+
+func orDefaultDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// rediscover asks Discover and applies what it finds. A failure is
+// logged once, until it changes or goes away.
+func (w *Watcher) rediscover(t float64) []finding {
+	d, err := w.cfg.Discover()
+	if err != nil {
+		if msg := err.Error(); msg != w.discErr {
+			w.discErr = msg
+			return []finding{newFinding("", "discovery", "", "warn", t, 0, "looking for new devices and their expected disks failed: "+msg, nil)}
+		}
+		return nil
+	}
+	w.discErr = ""
+	out, err := w.apply(d, t)
+	if err != nil {
+		out = append(out, newFinding("", "discovery", "", "warn", t, 0, "watching new devices failed: "+err.Error(), nil))
+	}
+	return out
+}
+
+// apply watches the devices d adds and puts its ceilings in force.
+func (w *Watcher) apply(d Discovery, t float64) ([]finding, error) {
+	var out []finding
+	sb := sysBlock{w.cfg.SysRoot}
+	added := false
+	for _, n := range d.Devices {
+		if _, ok := w.trackers[n]; ok {
+			continue
+		}
+		info, err := sb.info(n)
+		if err != nil {
+			continue // gone again
+		}
+		info.Mounts = d.Mounts[n]
+		w.devs = append(w.devs, info)
+		w.majmin[info.MajMin] = n
+		w.trackers[n] = newTracker(n, info.Parallel, w.cfg.Th)
+		w.dets[n] = w.cfg.Detectors(n)
+		added = true
+		msg := "watching " + n
+		if a := d.About[n]; a != "" {
+			msg += ": " + a
+		}
+		out = append(out, newFinding(n, "device", "", "info", t, 0, msg, nil))
+	}
+	if added {
+		names := make([]string, len(w.devs))
+		for i, dv := range w.devs {
+			names[i] = dv.Name
+		}
+		r, err := diskstats.NewReader(w.cfg.ProcRoot, names)
+		if err != nil {
+			return out, err
+		}
+		// The previous snapshot lacks the new devices: they show from the
+		// next interval on.
+		w.reader = r
+	}
+	if w.cfg.Ceilings == nil {
+		w.cfg.Ceilings = map[string]*Ceiling{}
+	}
+	for i := range w.devs {
+		dv := &w.devs[i]
+		old := w.cfg.CeilingOf(dv.Name)
+		nc := d.Ceilings[dv.Name]
+		if nc == nil {
+			delete(w.cfg.Ceilings, dv.Name)
+			nc = w.cfg.Ceiling
+		} else {
+			w.cfg.Ceilings[dv.Name] = nc
+		}
+		if old == nc || old != nil && nc != nil && *old == *nc {
+			continue
+		}
+		dv.Expect = ""
+		delete(w.credits, dv.Name)
+		delete(w.atBase, dv.Name)
+		msg := dv.Name + " is no longer compared with an expected disk"
+		if nc != nil {
+			dv.Expect = nc.Name
+			w.credits[dv.Name] = newCredit(*nc)
+			msg = dv.Name + " is expected to be " + nc.Name
+			if a := d.About[dv.Name]; a != "" {
+				msg += " (" + a + ")"
+			}
+		}
+		out = append(out, newFinding(dv.Name, "expect", "", "info", t, 0, msg, nil))
+	}
+	return out, nil
+}
+
+// CeilingOf is the ceiling a device is compared with now.
+func (w *Watcher) CeilingOf(device string) *Ceiling { return w.cfg.CeilingOf(device) }
 
 // topOf keeps the Top heaviest entries and the heaviest per device, and
 // names them.

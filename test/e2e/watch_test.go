@@ -49,8 +49,10 @@ const (
 // the blkio throttle of the pod's cgroup on that class's loop device to
 // stallIOPS, as a throttled or failing disk would, and restores it. The
 // DaemonSet's /metrics, read through the API server's pod proxy, must show
-// the stall gauge go to 1 and back to 0, and 'iolens k8s watch' must show
-// the device stalled with the writer pod as its top pod.
+// the device's state go to stalled and back, the time-in-state counter
+// count the stall, and 'iolens k8s watch' must show the device stalled
+// with the writer pod as its top pod. Rates are counters: the write rate
+// is their increase between two scrapes.
 func TestWatch(t *testing.T) {
 	e := setup(t)
 	start := time.Now()
@@ -76,14 +78,17 @@ func TestWatch(t *testing.T) {
 	var m metrics
 	waitFor(t, 60*time.Second, "the writer's IO in the watch metrics", func() bool {
 		m = e.scrape(t, pod)
-		w, _ := m.get("iolens_watch_device_iops", "device", dev, "op", "write")
-		return w >= 20 && m.has("iolens_watch_cgroup_bytes_per_second", "device", dev, "namespace", nsPriv, "pod", writer)
+		return e.writeRate(t, pod, dev) >= 20 && m.has("iolens_watch_cgroup_bytes_per_second", "device", dev, "namespace", nsPriv, "pod", writer)
 	})
 	time.Sleep(2 * time.Second)
+	w := e.writeRate(t, pod, dev)
 	m = e.scrape(t, pod)
-	w, _ := m.get("iolens_watch_device_iops", "device", dev, "op", "write")
-	if v, ok := m.get("iolens_watch_device_stall_active", "device", dev, "node", node); !ok || v != 0 {
-		t.Fatalf("stall gauge before the stall: %v (present %v), want 0", v, ok)
+	if v, ok := m.get("iolens_watch_device_state", "device", dev, "node", node, "state", "stalled"); !ok || v != 0 {
+		t.Fatalf("stalled state before the stall: %v (present %v), want 0", v, ok)
+	}
+	stalledBefore, _ := m.get("iolens_watch_device_state_seconds_total", "device", dev, "node", node, "state", "stalled")
+	if _, ok := m.get("iolens_build_info"); !ok {
+		t.Errorf("no iolens_build_info")
 	}
 	t.Logf("before the stall: %.0f write IOPS on %s", w, dev)
 
@@ -92,12 +97,12 @@ func TestWatch(t *testing.T) {
 	restore := squeeze(t, cg, majmin, stallIOPS)
 	defer restore()
 	squeezed := time.Now()
-	waitFor(t, 15*time.Second, "the stall gauge at 1", func() bool {
+	waitFor(t, 15*time.Second, "the device stalled", func() bool {
 		m = e.scrape(t, pod)
-		v, _ := m.get("iolens_watch_device_stall_active", "device", dev, "node", node)
+		v, _ := m.get("iolens_watch_device_state", "device", dev, "node", node, "state", "stalled")
 		return v == 1
 	})
-	t.Logf("stall gauge at 1 %.1fs after the throttle", time.Since(squeezed).Seconds())
+	t.Logf("device stalled %.1fs after the throttle", time.Since(squeezed).Seconds())
 
 	// 'iolens k8s watch' during the stall: the device's row names the
 	// writer. At ~1 IOPS an interval may see no completion of it, so a
@@ -122,24 +127,24 @@ func TestWatch(t *testing.T) {
 		time.Sleep(d)
 	}
 	m = e.scrape(t, pod)
-	if v, _ := m.get("iolens_watch_device_stall_active", "device", dev); v != 1 {
-		t.Errorf("stall gauge %v after %s of throttle, want 1", v, stallHold)
+	if v, _ := m.get("iolens_watch_device_state", "device", dev, "state", "stalled"); v != 1 {
+		t.Errorf("stalled state %v after %s of throttle, want 1", v, stallHold)
 	}
 	restore()
 	held := time.Since(squeezed)
-	waitFor(t, 15*time.Second, "the stall gauge back at 0", func() bool {
+	waitFor(t, 15*time.Second, "the device no longer stalled", func() bool {
 		m = e.scrape(t, pod)
-		v, ok := m.get("iolens_watch_device_stall_active", "device", dev)
+		v, ok := m.get("iolens_watch_device_state", "device", dev, "state", "stalled")
 		return ok && v == 0
 	})
-	t.Logf("throttle held %.1fs; stall gauge back at 0 %.1fs after it was lifted", held.Seconds(), time.Since(squeezed.Add(held)).Seconds())
-	if v, _ := m.get("iolens_watch_device_stall_seconds_total", "device", dev, "node", node); v < 2 {
-		t.Errorf("stall seconds %v, want the stall's few seconds", v)
+	t.Logf("throttle held %.1fs; stall over %.1fs after it was lifted", held.Seconds(), time.Since(squeezed.Add(held)).Seconds())
+	if v, _ := m.get("iolens_watch_device_state_seconds_total", "device", dev, "node", node, "state", "stalled"); v-stalledBefore < 2 {
+		t.Errorf("stalled seconds went from %v to %v, want the stall's few seconds more", stalledBefore, v)
 	}
 	if v, _ := m.get("iolens_watch_findings_total", "device", dev, "kind", "stall"); v < 1 {
 		t.Errorf("no stall finding counted")
 	}
-	if w, _ := m.get("iolens_watch_device_iops", "device", dev, "op", "write"); w < 20 {
+	if w := e.writeRate(t, pod, dev); w < 20 {
 		t.Errorf("%.0f write IOPS after the throttle was lifted; the writer did not recover", w)
 	}
 
@@ -497,6 +502,20 @@ next:
 		}
 	}
 	return 0, false
+}
+
+// writeRate is the device's write IOPS from the watch's counter: its
+// increase between two scrapes 2 s apart, as rate() would read it.
+func (e *env) writeRate(t *testing.T, pod, dev string) float64 {
+	t.Helper()
+	a, _ := e.scrape(t, pod).get("iolens_watch_device_io_operations_total", "device", dev, "op", "write")
+	start := time.Now()
+	time.Sleep(2 * time.Second)
+	b, ok := e.scrape(t, pod).get("iolens_watch_device_io_operations_total", "device", dev, "op", "write")
+	if !ok {
+		return 0
+	}
+	return (b - a) / time.Since(start).Seconds()
 }
 
 func (m metrics) has(name string, labels ...string) bool {
