@@ -112,8 +112,8 @@ func TestCompareOutAndHTML(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(run string, qd int, iops float64) result.Result {
 		return result.Result{Schema: result.SchemaV1, RunID: run, Suite: "s", Index: 1, Repeat: 1, Status: "ok",
-			Test:  result.TestSpec{Name: "randread-4k", RW: "randread", BlockSize: 4096, IODepth: qd, Direct: true, RuntimeS: 20},
-			Read:  &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: 1e6, P99Ns: 2e6}}}
+			Test: result.TestSpec{Name: "randread-4k", RW: "randread", BlockSize: 4096, IODepth: qd, Direct: true, RuntimeS: 20},
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: 1e6, P99Ns: 2e6}}}
 	}
 	a := saved(t, filepath.Join(dir, "a.ndjson"), mk("a", 1, 1000))
 	b := saved(t, filepath.Join(dir, "b.ndjson"), mk("b", 8, 8000))

@@ -132,7 +132,7 @@ func TestHTMLOpensWithVerdict(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"the QD sweep: no time left in the budget", // not established
+		"the QD sweep: no time left in the budget",    // not established
 		"azure:P15, from cloud metadata (azure vm-1)", // the expectation and its source
 		"1,100", "IOPS cap", "125", "bandwidth cap", // the model
 		"etcd FAIL",
