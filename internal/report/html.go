@@ -142,6 +142,7 @@ type metaRow struct {
 
 type findingRow struct {
 	Set, Test, Severity, Kind, Summary, When, Evidence string
+	EvidenceCount                                      int
 }
 
 type barChart struct {
@@ -164,10 +165,11 @@ type verdictView struct {
 	Set, Color string
 	Lines      []line
 	Model      []modelRow
-	Fsync      *line
 	Unknown    []string
 	Matches    []string
-	Expected   string
+	// NoMatch says why no catalog disk is listed.
+	NoMatch  string
+	Expected string
 }
 
 type tableView struct {
@@ -496,9 +498,11 @@ func verdictOf(s Set, col string, unknown []string) verdictView {
 		}
 		vv.Model = append(vv.Model, m)
 	}
-	if f := d.Disk.Fsync; f != nil {
-		vv.Fsync = &line{Text: fmt.Sprintf("fsync p99 %s over %s syncs: etcd %s", units.Latency(f.P99Ns), units.Commas(int64(f.Syncs)), strings.ToUpper(f.Etcd)),
-			Class: map[string]string{"pass": "pass", "warn": "warn", "fail": "fail"}[f.Etcd]}
+	vv.NoMatch = "none: no flat IOPS or bandwidth cap was measured"
+	for _, dir := range []*diagnosis.Direction{d.Disk.Read, d.Disk.Write} {
+		if dir != nil && (dir.IOPSLimit == result.CodeIOPSCap || dir.BWLimit == result.CodeBandwidthCap) {
+			vv.NoMatch = "none whose published limits are within 10% of the measured caps (disks provisioned to order, such as gp3, fit any figure and are not listed)"
+		}
 	}
 	for _, m := range d.CatalogMatch {
 		s := m.Disk
@@ -570,7 +574,7 @@ func findingView(set string, fl findingLine) findingRow {
 	for _, k := range ks {
 		parts = append(parts, k+"="+strconv.FormatFloat(f.Evidence[k], 'g', 5, 64))
 	}
-	fr.Evidence = strings.Join(parts, ", ")
+	fr.Evidence, fr.EvidenceCount = strings.Join(parts, ", "), len(parts)
 	return fr
 }
 

@@ -214,7 +214,10 @@
       u.setSize({ width: w || width(el), height: u.height });
     });
   }
-  window.addEventListener("beforeprint", function () { resize(680); });
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+    resize(680);
+  });
   window.addEventListener("afterprint", function () { resize(0); });
   // The charts, for whoever inspects the page (and its tests).
   window.iolensCharts = charts;
