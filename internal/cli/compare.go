@@ -63,7 +63,7 @@ selection); with fewer than two on either side it says "not enough data".`,
 			case output == "html":
 				return page(streams.Out)
 			}
-			return compare.Write(streams.Out, output, c)
+			return compare.Write(reportOut(streams.Out, output), output, c)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

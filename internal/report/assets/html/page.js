@@ -114,7 +114,7 @@
       var div = document.createElement("div");
       var ttl = document.createElement("p");
       ttl.className = "ttl";
-      ttl.textContent = g.title + " (" + g.unit + (g.rightUnit ? "; right axis " + g.rightUnit : "") + ")";
+      ttl.textContent = g.title + (g.unit === g.title ? "" : " (" + g.unit + (g.rightUnit ? "; right axis " + g.rightUnit : "") + ")");
       div.appendChild(ttl);
       host.appendChild(div);
       var axes = [{ label: "seconds", labelSize: 18 }, { scale: "y", label: g.unit, labelSize: 18, size: 60 }];
