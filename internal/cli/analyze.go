@@ -15,6 +15,7 @@ var severityRank = map[string]int{"none": 0, analysis.SevInfo: 1, analysis.SevWa
 
 func newAnalyzeCommand(streams IOStreams) *cobra.Command {
 	var output, failOn string
+	var files outputFiles
 	var expect expectOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
@@ -31,7 +32,8 @@ each result is also compared with what that disk should deliver.`,
   iolens analyze -o md results.ndjson > findings.md
   iolens analyze -o ndjson results.ndjson > reanalysed.ndjson
   fio --output-format=json+ etcd.fio > etcd.json && iolens analyze etcd.json --fail-on fail
-  iolens analyze results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
+  iolens analyze results.ndjson --expect azure:P15 --vm Standard_DS2_v2
+  iolens analyze results.ndjson --out reanalysed.ndjson --html findings.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := severityRank[failOn]; !ok {
@@ -44,6 +46,9 @@ each result is also compared with what that disk should deliver.`,
 					return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
 				}
 				render = r
+			}
+			if err := files.resolve(output, streams.ErrOut, false); err != nil {
+				return err
 			}
 			diag, err := expect.diagnoser(cmd)
 			if err != nil {
@@ -59,8 +64,16 @@ each result is also compared with what that disk should deliver.`,
 					diag(&rs[i])
 				}
 			}
-			if err := render(reportOut(streams.Out, output), rs); err != nil {
+			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
 				return err
+			}
+			if err := files.writeCopy(rs); err != nil {
+				return err
+			}
+			if files.stdout() {
+				if err := render(reportOut(streams.Out, output), rs); err != nil {
+					return err
+				}
 			}
 			if n := countAtLeast(rs, failOn); n > 0 {
 				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
@@ -69,6 +82,7 @@ each result is also compared with what that disk should deliver.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", ")+" (all but text carry the results with their findings)")
+	files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)
 	return cmd

@@ -16,8 +16,8 @@ import (
 )
 
 func newCompareCommand(streams IOStreams) *cobra.Command {
-	var db string
-	var ro renderOptions
+	var db, output string
+	var files outputFiles
 	cmd := &cobra.Command{
 		Use:   "compare A B [C...]",
 		Short: "Compare runs, result files or label selections side by side",
@@ -32,28 +32,43 @@ significant is Welch's t-test over the results (repeats, or runs in a
 selection); with fewer than two on either side it says "not enough data".`,
 		Example: `  iolens compare 20240501-1200 20240502-0930
   iolens compare before.ndjson after.ndjson -o md
-  iolens compare storage-class=managed-premium storage-class=managed-csi -o html --out sc.html`,
+  iolens compare storage-class=managed-premium storage-class=managed-csi --html sc.html`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !validFormat(ro.output, compare.Formats) {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", ro.output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
+			if !validFormat(output, compare.Formats) {
+				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
+			}
+			if err := files.resolve(output, streams.ErrOut, true); err != nil {
+				return err
 			}
 			ops, err := resolveOperands(cmd.Context(), db, args, streams.In)
 			if err != nil {
 				return err
 			}
 			c := compare.Compare(ops)
-			return writeOut(streams.Out, ro.out, func(w io.Writer) error {
-				if ro.output == "html" {
-					return report.WriteHTML(w, comparePage(ops, c))
-				}
-				return compare.Write(w, ro.output, c)
-			})
+			page := func(w io.Writer) error { return report.WriteHTML(w, compare.Page(ops, c)) }
+			if err := files.writeHTML(page); err != nil {
+				return err
+			}
+			var all []result.Result
+			for _, op := range ops {
+				all = append(all, op.Results...)
+			}
+			if err := files.writeCopy(all); err != nil {
+				return err
+			}
+			switch {
+			case !files.stdout():
+				return nil
+			case output == "html":
+				return page(streams.Out)
+			}
+			return compare.Write(reportOut(streams.Out, output), output, c)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
-	cmd.Flags().StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(compare.Formats, ", "))
-	cmd.Flags().StringVar(&ro.out, "out", "", "write to this file instead of standard output")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(compare.Formats, ", "))
+	files.addFlags(cmd.Flags(), "also write every operand's results to this NDJSON file")
 	return cmd
 }
 
@@ -114,27 +129,4 @@ func resolveOperands(ctx context.Context, db string, args []string, stdin io.Rea
 		ops = append(ops, compare.Operand{Name: a, Results: rs})
 	}
 	return ops, nil
-}
-
-// comparePage is the HTML form of a comparison: the table, and every
-// operand's results as one set of the charts.
-func comparePage(ops []compare.Operand, c compare.Comparison) report.Page {
-	p := report.Page{Title: "iolens compare " + strings.Join(c.Operands, " vs ")}
-	for _, op := range ops {
-		p.Sets = append(p.Sets, report.Set{Name: op.Name, Results: op.Results})
-	}
-	t := &report.Table{Title: "Comparison", Header: append([]string{"test", "dir", "operand"}, append(compare.Header, "n")...)}
-	for _, r := range c.Rows {
-		for i, x := range r.Cells {
-			n := "-"
-			if x != nil {
-				n = fmt.Sprint(x.N)
-			}
-			row := append([]string{r.Test, r.Dir, c.Operands[i]}, append(compare.Cells(x, r.Dir), n)...)
-			t.Rows = append(t.Rows, row)
-		}
-	}
-	t.Note = fmt.Sprintf("MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against %s; Welch's t-test over repeats at alpha %.2f.", c.Operands[0], c.Alpha)
-	p.Table = t
-	return p
 }

@@ -32,7 +32,7 @@ type diagnoseOptions struct {
 	precision   string
 	size        units.Size
 	output      string
-	out         string
+	files       outputFiles
 	labels      []string
 	quiet       bool
 	fioBinary   string
@@ -60,7 +60,7 @@ On a cloud VM the instance metadata says which disk and VM size to compare
 with (--no-metadata skips it; --expect overrides it).`,
 		Example: `  iolens diagnose                        # ./iolens-scratch
   iolens diagnose /var/lib/etcd
-  iolens diagnose /mnt/data --budget 5m -o html --out report.html
+  iolens diagnose /mnt/data --budget 5m --html report.html
   iolens diagnose --device /dev/vdb --destructive
   iolens diagnose --emulated p10
   iolens diagnose /mnt/data -o json | jq .disk`,
@@ -82,7 +82,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
 	f.Var(&o.size, "size", "test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json, md, html")
-	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it completes")
+	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
@@ -145,7 +145,10 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	out, closeOut, err := openOut(o.out)
+	if err := o.files.resolve(o.output, streams.ErrOut, false); err != nil {
+		return err
+	}
+	out, closeOut, err := openOut(o.files.out)
 	if err != nil {
 		return err
 	}
@@ -188,8 +191,13 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	results := snk.Results()
 	if len(results) > 0 {
 		d := report.Diagnose(results, unknown)
-		if err := o.render(reportOut(streams.Out, o.output), d, results); err != nil {
+		if err := o.files.writeHTML(func(w io.Writer) error { return o.page(w, results, unknown) }); err != nil {
 			return err
+		}
+		if o.files.stdout() {
+			if err := o.render(reportOut(streams.Out, o.output), d, results, unknown); err != nil {
+				return err
+			}
 		}
 	}
 	switch {
@@ -201,7 +209,14 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	return closeErr
 }
 
-func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result) error {
+// page is the HTML report of a diagnosis.
+func (o *diagnoseOptions) page(w io.Writer, rs []result.Result, unknown []string) error {
+	p := report.ResultsPage(rs)
+	p.Unknown = unknown
+	return report.WriteHTML(w, p)
+}
+
+func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {
 	switch o.output {
 	case "json":
 		d.Results = rs
@@ -211,7 +226,7 @@ func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result
 	case "md", "markdown":
 		return report.Markdown(w, rs)
 	case "html":
-		return report.HTML(w, rs)
+		return o.page(w, rs, unknown)
 	}
 	return report.Text(w, rs)
 }

@@ -9,14 +9,15 @@ import (
 )
 
 func newReportCommand(streams IOStreams) *cobra.Command {
-	var output, out string
+	var output string
+	var files outputFiles
 	var expect expectOptions
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "Re-render saved results (iolens NDJSON, or fio JSON/json+ output)",
 		Example: `  iolens report results.ndjson
   iolens report -o md results.ndjson
-  iolens report -o html --out report.html results.ndjson
+  iolens report --html report.html results.ndjson
   fio --output-format=json+ job.fio > out.json && iolens report out.json
   iolens report results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
 		Args: cobra.MinimumNArgs(1),
@@ -24,6 +25,9 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			render, err := report.RendererFor(output)
 			if err != nil {
 				return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+			}
+			if err := files.resolve(output, streams.ErrOut, true); err != nil {
+				return err
 			}
 			diag, err := expect.diagnoser(cmd)
 			if err != nil {
@@ -38,11 +42,20 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			return writeOut(reportOut(streams.Out, output), out, func(w io.Writer) error { return render(w, rs) })
+			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+				return err
+			}
+			if err := files.writeCopy(rs); err != nil {
+				return err
+			}
+			if !files.stdout() {
+				return nil
+			}
+			return render(reportOut(streams.Out, output), rs)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
-	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
+	files.addFlags(cmd.Flags(), "also write the results (with their expectation findings) to this NDJSON file")
 	expect.addFlags(cmd)
 	return cmd
 }

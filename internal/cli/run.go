@@ -28,7 +28,7 @@ type runOptions struct {
 	writebackCap   units.Duration
 	repeat         int
 	output         string
-	out            string
+	files          outputFiles
 	quiet          bool
 	fioBinary      string
 	labels         []string
@@ -58,7 +58,8 @@ block device behind the target.`,
   iolens run /mnt/data --suite standard --repeat 3 --out results.ndjson
   iolens run --device /dev/vdb --suite quick --destructive
   iolens run /var/lib/etcd-test --suite etcd
-  iolens run /mnt/data --job my-tests.fio -o md`,
+  iolens run /mnt/data --job my-tests.fio -o md
+  iolens run /mnt/data --suite quick --html report.html`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := ""
@@ -85,7 +86,7 @@ block device behind the target.`,
 	f.Var(&o.writebackCap, "writeback-cap", "after a buffered test, watch the writeback for at most this long (0: not at all)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
-	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it completes")
+	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
@@ -178,11 +179,10 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 
-	pageOut := "" // with -o html, --out names the page, not an NDJSON copy
-	if o.output == "html" {
-		pageOut, o.out = o.out, ""
+	if err := o.files.resolve(o.output, streams.ErrOut, false); err != nil {
+		return err
 	}
-	out, closeOut, err := openOut(o.out)
+	out, closeOut, err := openOut(o.files.out)
 	if err != nil {
 		return err
 	}
@@ -230,9 +230,14 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	prog.Done()
 	keeper.finish(ctx)
-	if !stream && len(results) > 0 {
-		if err := writeOut(reportOut(streams.Out, o.output), pageOut, func(w io.Writer) error { return render(w, results) }); err != nil {
+	if len(results) > 0 {
+		if err := o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }); err != nil {
 			return err
+		}
+		if !stream && o.files.stdout() {
+			if err := render(reportOut(streams.Out, o.output), results); err != nil {
+				return err
+			}
 		}
 	}
 	switch {

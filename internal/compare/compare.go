@@ -21,12 +21,20 @@ type Comparison struct {
 	Operands []string `json:"operands"`
 	Alpha    float64  `json:"alpha"`
 	Rows     []Row    `json:"rows"`
+	// Mismatches are the parameters that differ between operands for
+	// the same test: a warning that the figures are not like for like.
+	Mismatches []Mismatch `json:"mismatches"`
+	// Costs has one entry per operand: what its disk costs per measured
+	// IOPS and MB/s, nil when the disk is unknown or not priced.
+	Costs []*Cost `json:"costs"`
 }
 
 // Row is one test and direction across the operands.
 type Row struct {
 	Test string `json:"test"`
 	Dir  string `json:"dir"`
+	// BlockSize is the test's block size (the first operand's that ran it).
+	BlockSize int64 `json:"bs_bytes"`
 	// Cells has one entry per operand, nil when it lacks the test.
 	Cells []*Cell `json:"cells"`
 }
@@ -83,6 +91,38 @@ func (w *Welch) Verdict() string {
 	return "not significant"
 }
 
+// Change words a test's outcome for a figure where higher is better when
+// higherBetter: "better" or "worse" when the difference is significant,
+// "same" when it is not, "" when there is no test (the first operand, or
+// too few results on either side).
+func (w *Welch) Change(higherBetter bool) string {
+	switch {
+	case w == nil || !w.Enough:
+		return ""
+	case !w.Significant:
+		return "same"
+	case (w.T > 0) == higherBetter:
+		return "better"
+	}
+	return "worse"
+}
+
+// IOPSChange is the IOPS test's outcome: more IOPS is better.
+func (x *Cell) IOPSChange() string {
+	if x == nil {
+		return ""
+	}
+	return x.IOPSTest.Change(true)
+}
+
+// P99Change is the p99 test's outcome: a lower p99 is better.
+func (x *Cell) P99Change() string {
+	if x == nil {
+		return ""
+	}
+	return x.P99Test.Change(false)
+}
+
 // WelchTest runs Welch's unequal-variance t-test on a and b, two-sided;
 // T is positive when b's mean is higher.
 func WelchTest(a, b []float64) Welch {
@@ -102,6 +142,7 @@ func Compare(ops []Operand) Comparison {
 	c := Comparison{Alpha: Alpha}
 	var order []key
 	seen := map[key]bool{}
+	bs := map[key]int64{}
 	cells := make([]map[key]*Cell, len(ops))
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
@@ -111,12 +152,13 @@ func Compare(ops []Operand) Comparison {
 			if !seen[k] {
 				seen[k] = true
 				order = append(order, k)
+				bs[k] = d.BlockSize
 			}
 			cells[i][k] = cell(d)
 		}
 	}
 	for _, k := range order {
-		row := Row{Test: k.test, Dir: k.dir, Cells: make([]*Cell, len(ops))}
+		row := Row{Test: k.test, Dir: k.dir, BlockSize: bs[k], Cells: make([]*Cell, len(ops))}
 		for i := range ops {
 			row.Cells[i] = cells[i][k]
 		}
@@ -138,6 +180,11 @@ func Compare(ops []Operand) Comparison {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	c.Mismatches = mismatches(ops, order)
+	if c.Mismatches == nil {
+		c.Mismatches = []Mismatch{}
+	}
+	c.Costs = costs(ops, &c)
 	return c
 }
 

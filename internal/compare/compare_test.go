@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
@@ -141,5 +142,164 @@ func TestGolden(t *testing.T) {
 		if !bytes.Equal(buf.Bytes(), want) {
 			t.Errorf("%s differs from %s:\n%s", f, path, buf.String())
 		}
+	}
+}
+
+// spec'd builds a result of test "t" with the parameters a comparison
+// must hold equal.
+func specd(run string, iops float64, f func(r *result.Result)) result.Result {
+	r := result.Result{Schema: result.SchemaV1, RunID: run, Status: "ok", SampleIntervalS: 1,
+		Test:   result.TestSpec{Name: "t", RW: "randread", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: 20, RampS: 2},
+		Target: result.Target{SizeBytes: 1 << 30},
+		Read:   &result.DirResult{IOPS: iops, BWBytes: iops * 4096}}
+	if f != nil {
+		f(&r)
+	}
+	return r
+}
+
+func TestMismatchedParameters(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		b     func(r *result.Result)
+		param string
+		want  string
+	}{
+		{"same", nil, "", ""},
+		{"runtime", func(r *result.Result) { r.Test.RuntimeS = 60 }, "runtime", "runtime differs: A 20 s; B 60 s (in t)"},
+		{"ramp", func(r *result.Result) { r.Test.RampS = 0 }, "ramp", "ramp differs: A 2 s; B 0 s (in t)"},
+		{"size of the target", func(r *result.Result) { r.Target.SizeBytes = 4 << 30 }, "file size", "file size differs: A 1.0 GiB; B 4.0 GiB (in t)"},
+		{"size of the test", func(r *result.Result) { r.Test.SizeBytes = 22 << 20 }, "file size", "file size differs: A 1.0 GiB; B 22.0 MiB (in t)"},
+		{"engine", func(r *result.Result) { r.Test.IOEngine = "io_uring" }, "engine", "engine differs: A libaio; B io_uring (in t)"},
+		{"engine of a job file", func(r *result.Result) {
+			r.Test.IOEngine = ""
+			r.Test.Options = []result.Option{{Key: "ioengine", Value: "psync"}}
+		}, "engine", "engine differs: A libaio; B psync (in t)"},
+		{"block size", func(r *result.Result) { r.Test.BlockSize = 8192 }, "block size", "block size differs: A 4k; B 8k (in t)"},
+		{"queue depth", func(r *result.Result) { r.Test.IODepth, r.Test.NumJobs = 8, 4 }, "queue depth", "queue depth differs: A 32; B 8 x 4 jobs (in t)"},
+		{"sample interval", func(r *result.Result) { r.SampleIntervalS = 0.25 }, "sample interval", "sample interval differs: A 1000 ms; B 250 ms (in t)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := []result.Result{specd("a", 1000, nil), specd("a", 1010, nil)}
+			b := []result.Result{specd("b", 1100, tc.b)}
+			c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}, {Name: "c"}})
+			if tc.param == "" {
+				if len(c.Mismatches) != 0 {
+					t.Fatalf("mismatches where there are none: %v", c.Mismatches)
+				}
+				return
+			}
+			if len(c.Mismatches) != 1 || c.Mismatches[0].Param != tc.param || c.Mismatches[0].String() != tc.want {
+				t.Fatalf("got %v, want one %q", c.Mismatches, tc.want)
+			}
+			// The warning opens the text and Markdown tables.
+			var txt, md bytes.Buffer
+			Text(&txt, c)
+			Markdown(&md, c)
+			if !strings.HasPrefix(txt.String(), "WARNING: ") || !strings.Contains(txt.String(), tc.want) {
+				t.Errorf("text:\n%s", txt.String())
+			}
+			if !strings.Contains(md.String(), "> **Warning:**") {
+				t.Errorf("md:\n%s", md.String())
+			}
+		})
+	}
+	// Within one operand, values that vary are listed together.
+	a := []result.Result{specd("a", 1000, nil), specd("a2", 1000, func(r *result.Result) { r.Test.RuntimeS = 30 })}
+	c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: []result.Result{specd("b", 1, nil)}}})
+	if len(c.Mismatches) != 1 || c.Mismatches[0].Values[0] != "20 s, 30 s" || c.Mismatches[0].Values[1] != "20 s" {
+		t.Errorf("varying within an operand: %+v", c.Mismatches)
+	}
+	// Tests that differ alike share a line.
+	var a2, b2 []result.Result
+	for _, name := range []string{"t1", "t2", "t3", "t4"} {
+		a2 = append(a2, specd("a", 1, func(r *result.Result) { r.Test.Name = name }))
+		b2 = append(b2, specd("b", 1, func(r *result.Result) { r.Test.Name, r.Test.RuntimeS = name, 60 }))
+	}
+	b2[3].Test.RuntimeS = 20
+	c = Compare([]Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
+	if len(c.Mismatches) != 1 || c.Mismatches[0].String() != "runtime differs: A 20 s; B 60 s (in t1, t2, t3)" {
+		t.Errorf("grouped: %v", c.Mismatches)
+	}
+	b2[3].Test.RuntimeS = 60
+	c = Compare([]Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
+	if len(c.Mismatches) != 1 || c.Mismatches[0].String() != "runtime differs: A 20 s; B 60 s (in all 4 tests)" {
+		t.Errorf("everywhere: %v", c.Mismatches)
+	}
+}
+
+func TestBetterAndWorse(t *testing.T) {
+	cmp := Compare(operands())
+	b, c := cmp.Rows[0].Cells[1], cmp.Rows[0].Cells[2]
+	// B: IOPS up 10% with p=7e-5: better. Its p99 fell 75%, but A's
+	// repeats vary too much for that to be significant (p=0.13).
+	if b.IOPSChange() != "better" || b.P99Change() != "same" {
+		t.Errorf("B: IOPS %q, p99 %q", b.IOPSChange(), b.P99Change())
+	}
+	if c.IOPSChange() != "" || cmp.Rows[0].Cells[0].IOPSChange() != "" {
+		t.Errorf("no test, yet a change: %q", c.IOPSChange())
+	}
+	// Worse: the same samples the other way round; for p99 lower is
+	// better, so a higher p99 is worse.
+	lo, hi := []float64{1000, 1010, 990}, []float64{1100, 1120, 1090, 1105}
+	if w := WelchTest(hi, lo); w.Change(true) != "worse" || w.Change(false) != "better" {
+		t.Errorf("hi to lo: %q (IOPS), %q (p99)", w.Change(true), w.Change(false))
+	}
+	var w *Welch
+	if w.Change(true) != "" {
+		t.Errorf("nil test")
+	}
+	// The HTML page colours exactly the significant cells.
+	p := Page(nil, cmp)
+	tb := p.Tables[0]
+	for i, row := range tb.Rows[:3] { // randread: A, B, C
+		cls := tb.Class[i]
+		switch {
+		case row[1] == "B":
+			if cls[2] != "better num" || cls[7] != "better" || cls[5] != "same num" || cls[8] != "same" {
+				t.Errorf("B's classes %v", cls)
+			}
+		case row[1] == "C":
+			if cls[2] != " num" || cls[5] != " num" || cls[7] != "" {
+				t.Errorf("C has no test, yet classes %v", cls)
+			}
+		}
+	}
+}
+
+func TestCostPerMeasuredRate(t *testing.T) {
+	// aws:gp3 with 100 GiB: $8.00 a month in the catalog (us-east-1).
+	mk := func(run, test string, bs int64, iops float64, disk string) result.Result {
+		r := specd(run, iops, func(r *result.Result) { r.Test.Name, r.Test.BlockSize = test, bs })
+		r.Read.BWBytes = iops * float64(bs)
+		r.Target.Labels = map[string]string{"expect": disk}
+		return r
+	}
+	a := []result.Result{mk("a", "rr", 4096, 3000, "aws:gp3:100GiB"), mk("a", "seq", 1<<20, 119.2, "aws:gp3:100GiB")}
+	b := []result.Result{mk("b", "rr", 4096, 3000, "")}
+	c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}})
+	x := c.Costs[0]
+	if x == nil || c.Costs[1] != nil {
+		t.Fatalf("costs %+v", c.Costs)
+	}
+	// $8 / 3000 IOPS; $8 / (119.2 x 1 MiB = 125.0 MB/s).
+	if x.USDPerMonth != 8 || x.IOPS != 3000 || x.IOPSTest != "rr" || !near(x.USDPerIOPS, 8.0/3000, 1e-9) ||
+		x.BWTest != "seq" || !near(x.USDPerMBps, 8/(119.2*1048576/1e6), 1e-9) {
+		t.Errorf("cost %+v", x)
+	}
+	var txt bytes.Buffer
+	Text(&txt, c)
+	if !strings.Contains(txt.String(), "[A] aws:gp3:100GiB: $8.00 a month (us-east-1, as of 2023-07); $0.0027 per IOPS (3000 IOPS in rr); $0.064 per MB/s (125.0 MB/s in seq)") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+	if p := Page(nil, c); len(p.Tables) != 2 || p.Tables[1].Rows[0][4] != "0.0027" {
+		t.Errorf("page tables %+v", p.Tables)
+	}
+	// Disks that disagree within an operand, or that the catalog does
+	// not know, are not priced.
+	a[1].Target.Labels["expect"] = "aws:gp2:100GiB"
+	b[0].Target.Labels = map[string]string{"expect": "nope:x"}
+	if c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}}); c.Costs[0] != nil || c.Costs[1] != nil {
+		t.Errorf("priced anyway: %+v %+v", c.Costs[0], c.Costs[1])
 	}
 }

@@ -60,23 +60,28 @@ func with(fig string, p *float64) string {
 	return fig
 }
 
-func pval(w *Welch) string {
+// changeText words a test's outcome for the tables: "better, p=0.003",
+// "worse, p=0.01", "no significant change, p=0.4" or "not enough data".
+func changeText(w *Welch, higherBetter bool) string {
 	switch {
 	case w == nil:
 		return ""
 	case !w.Enough:
 		return "not enough data"
 	}
-	s := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
-	if w.Significant {
-		return "significant, " + s
+	p := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
+	switch w.Change(higherBetter) {
+	case "better":
+		return "better, " + p
+	case "worse":
+		return "worse, " + p
 	}
-	return "not significant, " + s
+	return "no significant change, " + p
 }
 
 // Cells formats one cell the way every table shows it: IOPS, MB/s, p50,
 // p99, p99.9 (ms), each with its difference to the first operand, then
-// the significance of the IOPS and p99 differences.
+// whether the IOPS and p99 are better or worse, when significant.
 func Cells(x *Cell, dir string) []string {
 	if x == nil {
 		return []string{"-", "-", "-", "-", "-", "", ""}
@@ -92,7 +97,7 @@ func Cells(x *Cell, dir string) []string {
 		return with(msStr(ns), p)
 	}
 	return []string{with(num(x.IOPS, 0), x.DiffIOPSPct), mb, lat(x.P50Ns, x.DiffP50Pct), lat(x.P99Ns, x.DiffP99Pct),
-		lat(x.P999Ns, x.DiffP999Pct), pval(x.IOPSTest), pval(x.P99Test)}
+		lat(x.P999Ns, x.DiffP999Pct), changeText(x.IOPSTest, true), changeText(x.P99Test, false)}
 }
 
 // Header names the columns of Cells.
@@ -104,8 +109,15 @@ func Text(w io.Writer, c Comparison) error {
 		_, err := fmt.Fprintln(w, "nothing to compare: no successful results")
 		return err
 	}
+	if len(c.Mismatches) > 0 {
+		fmt.Fprintln(w, "WARNING: "+MismatchHeadline)
+		for _, m := range c.Mismatches {
+			fmt.Fprintf(w, "  %s\n", oneLine(m.String()))
+		}
+		fmt.Fprintln(w)
+	}
 	for i, op := range c.Operands {
-		fmt.Fprintf(w, "[%s] %s\n", string(rune('A'+i%26)), oneLine(op))
+		fmt.Fprintf(w, "[%s] %s\n", Letter(i), oneLine(op))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -120,11 +132,17 @@ func Text(w io.Writer, c Comparison) error {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, string(rune('A'+i%26)), strings.Join(Cells(x, r.Dir), "\t"), n)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, Letter(i), strings.Join(Cells(x, r.Dir), "\t"), n)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if lines := CostLines(c); len(lines) > 0 {
+		fmt.Fprintln(w, "\nCost (list price a month, over the most IOPS and MB/s measured)")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", oneLine(l))
+		}
 	}
 	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; Welch's t-test over repeats at alpha %.2f\n", c.Alpha)
 	return err
@@ -143,7 +161,7 @@ func oneLine(s string) string {
 func CSV(w io.Writer, c Comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
-		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict"})
+		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	fp := func(p *float64) string {
 		if p == nil {
@@ -169,7 +187,7 @@ func CSV(w io.Writer, c Comparison) error {
 				rec = append(rec, f(x.P50Ns), f(x.P99Ns), f(x.P999Ns))
 			}
 			rec = append(rec, fp(x.DiffIOPSPct), fp(x.DiffBWPct), fp(x.DiffP50Pct), fp(x.DiffP99Pct), fp(x.DiffP999Pct),
-				pv(x.IOPSTest), x.IOPSTest.Verdict(), pv(x.P99Test), x.P99Test.Verdict())
+				pv(x.IOPSTest), x.IOPSTest.Verdict(), pv(x.P99Test), x.P99Test.Verdict(), x.IOPSChange(), x.P99Change())
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -183,8 +201,15 @@ func CSV(w io.Writer, c Comparison) error {
 func Markdown(w io.Writer, c Comparison) error {
 	fmt.Fprintln(w, "## Comparison")
 	fmt.Fprintln(w)
+	if len(c.Mismatches) > 0 {
+		fmt.Fprintf(w, "> **Warning:** %s\n>\n", mdEscape(MismatchHeadline))
+		for _, m := range c.Mismatches {
+			fmt.Fprintf(w, "> - %s\n", mdEscape(m.String()))
+		}
+		fmt.Fprintln(w)
+	}
 	for i, op := range c.Operands {
-		fmt.Fprintf(w, "- **%s**: %s\n", string(rune('A'+i%26)), mdEscape(op))
+		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), mdEscape(op))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(Header, " | "))
@@ -199,7 +224,13 @@ func Markdown(w io.Writer, c Comparison) error {
 			for j := range cells {
 				cells[j] = mdEscape(cells[j])
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Test), r.Dir, string(rune('A'+i%26)), strings.Join(cells, " | "), n)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Test), r.Dir, Letter(i), strings.Join(cells, " | "), n)
+		}
+	}
+	if lines := CostLines(c); len(lines) > 0 {
+		fmt.Fprintf(w, "\n### Cost\n\nList price a month, over the most IOPS and MB/s measured.\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; Welch's t-test over repeats at alpha %.2f.\n", c.Alpha)
@@ -208,4 +239,35 @@ func Markdown(w io.Writer, c Comparison) error {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
+}
+
+// MismatchHeadline opens the warning about mismatched parameters.
+const MismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
+
+// CostLines says, per priced operand, what its disk costs per measured
+// IOPS and MB/s.
+func CostLines(c Comparison) []string {
+	var out []string
+	for i, x := range c.Costs {
+		if x == nil {
+			continue
+		}
+		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, money(x.USDPerMonth), x.Region, x.AsOf)
+		if x.IOPS > 0 {
+			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", money(x.USDPerIOPS), num(x.IOPS, 0), x.IOPSTest)
+		}
+		if x.BWBytes > 0 {
+			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", money(x.USDPerMBps), num(x.BWBytes/1e6, 1), x.BWTest)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// money prints dollars with the digits that matter: 8.00, 0.0027.
+func money(v float64) string {
+	if v >= 1 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }

@@ -8,11 +8,13 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -38,12 +40,21 @@ var pageTemplate = template.Must(template.New("page").Parse(pageTmpl))
 type Page struct {
 	Title string
 	// Sets are the groups compared in the bar, percentile and QD charts:
-	// the targets of a report, or the operands of a comparison.
+	// the targets of a report, or the operands of a comparison. Each set
+	// gets its own verdict.
 	Sets []Set
-	// Table is an optional table shown first (the comparison).
-	Table *Table
+	// Warnings open the page, before anything else (a comparison of
+	// runs whose parameters differ), under WarningTitle ("Warning" when
+	// empty).
+	Warnings     []string
+	WarningTitle string
+	// Tables follow the warnings (a comparison and what it cost).
+	Tables []*Table
 	// Ceilings are expected limits drawn on the bar charts.
 	Ceilings []Ceiling
+	// Unknown lists what the run could not establish, beyond what its
+	// results' notes say; it joins every set's verdict.
+	Unknown []string
 	// Generated is the time printed in the header (now when zero).
 	Generated time.Time
 }
@@ -56,11 +67,21 @@ type Set struct {
 
 // Table is a plain table of strings.
 type Table struct {
+	// ID is the section's anchor (optional).
+	ID     string
 	Title  string
 	Header []string
 	Rows   [][]string
-	Note   string
+	// Class, when set, holds CSS classes per cell, in the shape of Rows:
+	// space-separated names from CellClasses.
+	Class [][]string
+	Note  string
 }
+
+// CellClasses are the cell classes a Table may use; others are dropped.
+// better, worse and same colour a change, group marks a row group's
+// first cell, num a figure (right-aligned, never wrapped).
+var CellClasses = []string{"better", "worse", "same", "group", "num"}
 
 // Ceiling is an expected limit: Metric is "iops", "bw_bytes" or "p99_ns".
 // An empty Test applies to every test; an empty Dir to every direction.
@@ -72,9 +93,8 @@ type Ceiling struct {
 	Label             string
 }
 
-// HTML renders results as a self-contained page: one set per run and
-// target.
-func HTML(w io.Writer, rs []result.Result) error {
+// ResultsPage is the page of a report: one set per run and target.
+func ResultsPage(rs []result.Result) Page {
 	p := Page{}
 	for _, g := range groupByTarget(rs) {
 		r := g[0]
@@ -88,7 +108,13 @@ func HTML(w io.Writer, rs []result.Result) error {
 	} else {
 		p.Title = "iolens report"
 	}
-	return WriteHTML(w, p)
+	return p
+}
+
+// HTML renders results as a self-contained page: the verdict of each run
+// and target, the findings worst first, then the tables and charts.
+func HTML(w io.Writer, rs []result.Result) error {
+	return WriteHTML(w, ResultsPage(rs))
 }
 
 // palette is shared with page.js (same order).
@@ -99,13 +125,24 @@ type chartRef struct {
 	ID, Title, Sub string
 }
 
+// metaCol is one run and target of the metadata table, which lists
+// fields down and runs across so that it fits a narrow window.
+type metaCol struct {
+	Set, Color string
+	key        string
+	Values     []string
+}
+
+var metaFields = []string{"run", "started", "suite", "target", "device", "file system", "host", "kernel", "CPUs", "RAM", "fio", "iolens", "labels", "notes"}
+
 type metaRow struct {
-	Set, Run, Suite, Target, Device, FS, Host, Kernel, CPUs, Mem, Fio, Version, Labels, Notes, Time string
-	Color                                                                                           string
+	Field  string
+	Values []string
 }
 
 type findingRow struct {
 	Set, Test, Severity, Kind, Summary, When, Evidence string
+	EvidenceCount                                      int
 }
 
 type barChart struct {
@@ -115,22 +152,55 @@ type barChart struct {
 
 type legendEntry struct{ Name, Color string }
 
+// line is a line of text with a CSS class (a severity, or "").
+type line struct{ Text, Class string }
+
+// modelRow is one direction of the disk model.
+type modelRow struct {
+	Dir, IOPS, IOPSLimit, IOPSClass, BW, BWLimit, BWClass, QD1, Knee string
+}
+
+// verdictView is one set's disk model as the page opens with it.
+type verdictView struct {
+	Set, Color string
+	Lines      []line
+	Model      []modelRow
+	Unknown    []string
+	Matches    []string
+	// NoMatch says why no catalog disk is listed.
+	NoMatch  string
+	Expected string
+}
+
+type tableView struct {
+	ID, Title, Note string
+	Header          []string
+	Rows            [][]line
+}
+
 type pageView struct {
 	Title, Generated, Version string
 	NResults                  int
 	Legend                    []legendEntry
-	Table                     *Table
-	Bars                      []barChart
+	Multi                     bool
+	Warnings                  []string
+	WarningTitle              string
+	Tables                    []tableView
+	Verdicts                  []verdictView
 	Findings                  []findingRow
+	Repeats                   *tableView
+	Bars                      []barChart
 	Series                    []chartRef
 	Pct                       []chartRef
 	QD                        []chartRef
+	MetaCols                  []metaCol
 	Meta                      []metaRow
 	UplotCSS, PageCSS         template.CSS
 	UplotJS, PageJS, Data     template.JS
 }
 
-// pageData is what page.js draws, as JSON.
+// pageData is what page.js draws, as JSON. Every list is an array, never
+// null, so the script needs no guard for a report without one.
 type pageData struct {
 	Colors []string     `json:"colors"`
 	Sets   []string     `json:"sets"`
@@ -164,21 +234,48 @@ type qdItem struct {
 // WriteHTML renders a page.
 func WriteHTML(w io.Writer, p Page) error {
 	v := pageView{Title: p.Title, UplotCSS: template.CSS(uplotCSS), PageCSS: template.CSS(pageCSS),
-		UplotJS: template.JS(uplotJS), PageJS: template.JS(pageJS)}
+		UplotJS: template.JS(uplotJS), PageJS: template.JS(pageJS), Multi: len(p.Sets) > 1, Warnings: p.Warnings, WarningTitle: p.WarningTitle}
+	if v.WarningTitle == "" {
+		v.WarningTitle = "Warning"
+	}
 	gen := p.Generated
 	if gen.IsZero() {
 		gen = time.Now()
 	}
 	v.Generated = gen.UTC().Format("2006-01-02 15:04 UTC")
-	data := pageData{Colors: palette}
+	data := pageData{Colors: palette, Sets: []string{}, Series: []seriesItem{}, Pct: []pctItem{}, QD: []qdItem{}}
+	for _, t := range p.Tables {
+		if t != nil {
+			v.Tables = append(v.Tables, tableOf(t))
+		}
+	}
 	aggs := make([]map[testKey]*aggregate, len(p.Sets))
 	knees := make([]map[string]int, len(p.Sets))
 	var keys []testKey
 	seen := map[testKey]bool{}
+	var repeats tableView
 	for i, s := range p.Sets {
 		data.Sets = append(data.Sets, s.Name)
 		v.Legend = append(v.Legend, legendEntry{s.Name, color(i)})
 		v.NResults += len(s.Results)
+		v.Verdicts = append(v.Verdicts, verdictOf(s, color(i), p.Unknown))
+		for _, fl := range findingLines(s.Results) {
+			v.Findings = append(v.Findings, findingView(s.Name, fl))
+		}
+		for _, r := range repeatRows(s.Results) {
+			row := make([]line, 0, len(r)+1)
+			cls := ""
+			if r[len(r)-1] != "" {
+				cls = "warn"
+			}
+			if v.Multi {
+				row = append(row, line{s.Name, ""})
+			}
+			for _, c := range r {
+				row = append(row, line{c, cls})
+			}
+			repeats.Rows = append(repeats.Rows, row)
+		}
 		var order []testKey
 		aggs[i], order = aggregateSet(s.Results)
 		knees[i] = sweepKnees(s.Results)
@@ -193,10 +290,7 @@ func WriteHTML(w io.Writer, p Page) error {
 			if v.Version == "" {
 				v.Version = r.Host.IolensVersion
 			}
-			v.Meta = appendMeta(v.Meta, s.Name, color(i), r)
-			for _, f := range r.Findings {
-				v.Findings = append(v.Findings, findingView(s.Name, r, f))
-			}
+			v.MetaCols = appendMeta(v.MetaCols, s.Name, color(i), r)
 			if sd := buildSeries(r); sd != nil {
 				id := fmt.Sprintf("ts-%d-%d", i, j)
 				title := r.Test.Name
@@ -211,7 +305,21 @@ func WriteHTML(w io.Writer, p Page) error {
 			}
 		}
 	}
-	v.Table = p.Table
+	if len(repeats.Rows) > 0 {
+		repeats.Header = append([]string(nil), repeatHeader...)
+		repeats.Header[len(repeats.Header)-1] = "stability"
+		if v.Multi {
+			repeats.Header = append([]string{"set"}, repeats.Header...)
+		}
+		v.Repeats = &repeats
+	}
+	for fi, f := range metaFields {
+		row := metaRow{Field: f}
+		for _, c := range v.MetaCols {
+			row.Values = append(row.Values, c.Values[fi])
+		}
+		v.Meta = append(v.Meta, row)
+	}
 	v.Bars = barCharts(p, keys, aggs)
 
 	// Latency percentile curves: one chart per test and direction, one
@@ -298,11 +406,127 @@ func WriteHTML(w io.Writer, p Page) error {
 
 func color(i int) string { return palette[i%len(palette)] }
 
-func appendMeta(ms []metaRow, set, col string, r *result.Result) []metaRow {
-	// One row per run and target within a set.
-	for _, m := range ms {
-		if m.Set == set && m.Run == r.RunID && m.Target == r.Target.Kind+" "+r.Target.Path {
-			return ms
+func tableOf(t *Table) tableView {
+	tv := tableView{ID: t.ID, Title: t.Title, Note: t.Note, Header: t.Header}
+	for i, r := range t.Rows {
+		row := make([]line, len(r))
+		for j, c := range r {
+			row[j].Text = c
+			if i < len(t.Class) && j < len(t.Class[i]) {
+				var keep []string
+				for _, c := range strings.Fields(t.Class[i][j]) {
+					if slices.Contains(CellClasses, c) && !slices.Contains(keep, c) {
+						keep = append(keep, c)
+					}
+				}
+				row[j].Class = strings.Join(keep, " ")
+			}
+		}
+		tv.Rows = append(tv.Rows, row)
+	}
+	return tv
+}
+
+// limitName is a limit code in a few words, for the model table.
+func limitName(code string) string {
+	switch code {
+	case result.CodeIOPSCap:
+		return "IOPS cap"
+	case result.CodeBandwidthCap:
+		return "bandwidth cap"
+	case result.CodeLatency:
+		return "latency"
+	case result.CodeDevice:
+		return "device saturated"
+	case result.CodeCPU:
+		return "CPU"
+	case "", result.CodeUnknown:
+		return "unknown"
+	}
+	return code
+}
+
+// verdictOf builds a set's disk model (report.Diagnose, as the text
+// report opens with it) and lays it out for the page.
+func verdictOf(s Set, col string, unknown []string) verdictView {
+	d := Diagnose(s.Results, unknown)
+	vv := verdictView{Set: s.Name, Color: col, Unknown: d.Unknown}
+	worstStall := ""
+	for _, st := range d.Disk.Stalls {
+		if sevRank(st.Severity) < sevRank(worstStall) || worstStall == "" {
+			worstStall = st.Severity
+		}
+	}
+	for _, l := range d.Verdict {
+		cls := ""
+		switch {
+		case strings.HasPrefix(l, "fsync:") && d.Disk.Fsync != nil:
+			cls = map[string]string{"pass": "pass", "warn": "warn", "fail": "fail"}[d.Disk.Fsync.Etcd]
+		case strings.HasPrefix(l, "stalls:"):
+			cls = map[string]string{"fail": "fail", "warn": "warn"}[worstStall]
+		case strings.HasPrefix(l, "burst:"):
+			cls = "warn"
+		}
+		vv.Lines = append(vv.Lines, line{l, cls})
+	}
+	limitClass := func(code string) string {
+		switch code {
+		case "", result.CodeUnknown:
+			return "lim-unknown"
+		}
+		return "lim"
+	}
+	for _, x := range []struct {
+		name string
+		d    *diagnosis.Direction
+	}{{"read", d.Disk.Read}, {"write", d.Disk.Write}} {
+		if x.d == nil {
+			continue
+		}
+		m := modelRow{Dir: x.name, IOPS: "-", BW: "-", QD1: "-", Knee: "-"}
+		if x.d.IOPS > 0 {
+			m.IOPS, m.IOPSLimit, m.IOPSClass = units.Figure(x.d.IOPS), limitName(x.d.IOPSLimit), limitClass(x.d.IOPSLimit)
+		}
+		if x.d.BWBytes > 0 {
+			m.BW, m.BWLimit, m.BWClass = units.Figure(x.d.BWBytes/1e6), limitName(x.d.BWLimit), limitClass(x.d.BWLimit)
+		}
+		if x.d.QD1LatencyNs > 0 {
+			m.QD1 = units.Latency(x.d.QD1LatencyNs) + " (" + units.Figure(x.d.QD1IOPS) + " IOPS)"
+		}
+		if x.d.KneeQD > 0 {
+			m.Knee = "QD" + strconv.Itoa(x.d.KneeQD)
+		}
+		vv.Model = append(vv.Model, m)
+	}
+	vv.NoMatch = "none: no flat IOPS or bandwidth cap was measured"
+	for _, dir := range []*diagnosis.Direction{d.Disk.Read, d.Disk.Write} {
+		if dir != nil && (dir.IOPSLimit == result.CodeIOPSCap || dir.BWLimit == result.CodeBandwidthCap) {
+			vv.NoMatch = "none whose published limits are within 10% of the measured caps (disks provisioned to order, such as gp3, fit any figure and are not listed)"
+		}
+	}
+	for _, m := range d.CatalogMatch {
+		s := m.Disk
+		if m.VM != "" {
+			s += " on " + m.VM
+		}
+		vv.Matches = append(vv.Matches, fmt.Sprintf("%s: %s IOPS, %s MB/s (within %.0f%%)", s, units.Figure(m.IOPS), units.Figure(m.BWBytes/1e6), m.Distance*100))
+	}
+	if e := d.Expected; e != nil {
+		vv.Expected = e.Disk
+		if e.VM != "" {
+			vv.Expected += " on " + e.VM
+		}
+		vv.Expected += ", from " + e.Source
+	}
+	return vv
+}
+
+func appendMeta(cs []metaCol, set, col string, r *result.Result) []metaCol {
+	// One column per run and target within a set.
+	key := set + "\x00" + r.RunID + "\x00" + r.Target.Kind + " " + r.Target.Path
+	for _, c := range cs {
+		if c.key == key {
+			return cs
 		}
 	}
 	h, t := r.Host, r.Target
@@ -321,14 +545,20 @@ func appendMeta(ms []metaRow, set, col string, r *result.Result) []metaRow {
 	for _, n := range r.Notes {
 		notes = appendOnce(notes, n)
 	}
-	return append(ms, metaRow{Set: set, Color: col, Run: r.RunID, Suite: r.Suite, Target: t.Kind + " " + t.Path, Device: orDash(dev), FS: orDash(fs),
-		Host: orDash(h.Hostname), Kernel: orDash(h.Kernel), CPUs: strconv.Itoa(h.CPUs), Mem: units.HumanBytes(float64(h.MemTotalBytes)),
-		Fio: orDash(r.FioVersion), Version: orDash(h.IolensVersion), Labels: formatLabels(t.Labels), Notes: strings.Join(notes, "; "),
-		Time: r.Start.UTC().Format("2006-01-02 15:04:05 UTC")})
+	// In the order of metaFields.
+	vals := []string{r.RunID, r.Start.UTC().Format("2006-01-02 15:04:05 UTC"), r.Suite, t.Kind + " " + t.Path, orDash(dev), orDash(fs),
+		orDash(h.Hostname), orDash(h.Kernel), strconv.Itoa(h.CPUs), units.HumanBytes(float64(h.MemTotalBytes)),
+		orDash(r.FioVersion), orDash(h.IolensVersion), formatLabels(t.Labels), strings.Join(notes, "; ")}
+	return append(cs, metaCol{Set: set, Color: col, key: key, Values: vals})
 }
 
-func findingView(set string, r *result.Result, f result.Finding) findingRow {
-	fr := findingRow{Set: set, Test: r.Test.Name, Severity: f.Severity, Kind: f.Kind, Summary: f.Summary}
+func findingView(set string, fl findingLine) findingRow {
+	fr := findingRow{Set: set, Test: fl.Test, Severity: fl.Severity, Summary: fl.Summary, Kind: result.KindSteady}
+	f := fl.F
+	if f == nil {
+		return fr
+	}
+	fr.Kind = f.Kind
 	if f.StartS != nil {
 		fr.When = fmt.Sprintf("at %.0f s", *f.StartS)
 		if f.DurationS != nil {
@@ -344,14 +574,15 @@ func findingView(set string, r *result.Result, f result.Finding) findingRow {
 	for _, k := range ks {
 		parts = append(parts, k+"="+strconv.FormatFloat(f.Evidence[k], 'g', 5, 64))
 	}
-	fr.Evidence = strings.Join(parts, ", ")
+	fr.Evidence, fr.EvidenceCount = strings.Join(parts, ", "), len(parts)
 	return fr
 }
 
 // barCharts draws, per metric, one horizontal bar chart: a group of bars
 // per test and direction, one bar per set, with the expected ceiling as a
-// dashed line. Drawn as inline SVG: no script needed, and it prints
-// sharply.
+// dashed line and, for means over several results, the 95% confidence
+// interval as a whisker. Drawn as inline SVG: no script needed, and it
+// prints sharply.
 func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart {
 	if len(keys) == 0 {
 		return nil
@@ -359,18 +590,21 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 	metrics := []struct {
 		name, title string
 		get         func(a *aggregate) float64
+		ci          func(a *aggregate) *ciBar
 		scale       float64
-		unit        string
 	}{
-		{"iops", "IOPS (mean over repeats)", func(a *aggregate) float64 { return a.IOPS.Mean }, 1, ""},
-		{"bw_bytes", "Throughput, MB/s (10^6 bytes/s)", func(a *aggregate) float64 { return a.BWBytes.Mean }, 1e6, ""},
-		{"p99_ns", "p99 latency, ms (from the merged histogram)", func(a *aggregate) float64 { return a.P99Ns }, 1e6, ""},
+		{"iops", "IOPS (mean over repeats)", func(a *aggregate) float64 { return a.IOPS.Mean }, func(a *aggregate) *ciBar { return ciOf(a.IOPS.N, a.IOPS.CILow, a.IOPS.CIHigh, a.IOPS.Truncated) }, 1},
+		{"bw_bytes", "Throughput, MB/s (10^6 bytes/s, mean over repeats)", func(a *aggregate) float64 { return a.BWBytes.Mean }, func(a *aggregate) *ciBar {
+			return ciOf(a.BWBytes.N, a.BWBytes.CILow, a.BWBytes.CIHigh, a.BWBytes.Truncated)
+		}, 1e6},
+		{"p99_ns", "p99 latency, ms (from the merged histogram)", func(a *aggregate) float64 { return a.P99Ns }, func(*aggregate) *ciBar { return nil }, 1e6},
 	}
 	var out []barChart
 	for _, m := range metrics {
 		type bar struct {
 			set int
 			v   float64
+			ci  *ciBar
 		}
 		type group struct {
 			label   string
@@ -379,19 +613,28 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		}
 		var groups []group
 		top := 0.0
+		anyCI, anyShort := false, false
 		for _, k := range keys {
 			if m.name == "bw_bytes" && k.Dir == "sync" {
 				continue
 			}
 			g := group{label: k.Test + " · " + k.Dir}
 			for i := range p.Sets {
-				if a := aggs[i][k]; a != nil {
-					val := m.get(a) / m.scale
-					g.bars = append(g.bars, bar{i, val})
-					top = math.Max(top, val)
-					if c := a.Ceiling[m.name]; c > 0 {
-						g.ceiling = c / m.scale
-					}
+				a := aggs[i][k]
+				if a == nil || m.name == "p99_ns" && a.NoPercentiles {
+					continue
+				}
+				val := m.get(a) / m.scale
+				b := bar{set: i, v: val, ci: m.ci(a)}
+				if b.ci != nil {
+					b.ci.lo, b.ci.hi = b.ci.lo/m.scale, b.ci.hi/m.scale
+					top = math.Max(top, b.ci.hi)
+					anyCI, anyShort = true, anyShort || b.ci.truncated
+				}
+				g.bars = append(g.bars, b)
+				top = math.Max(top, val)
+				if c := a.Ceiling[m.name]; c > 0 {
+					g.ceiling = c / m.scale
 				}
 			}
 			for _, c := range p.Ceilings {
@@ -407,9 +650,13 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		if len(groups) == 0 || top <= 0 {
 			continue
 		}
+		valueW := 70.0
+		if anyShort {
+			valueW = 150 // room for "too few runs"
+		}
 		const (
-			width, labelW, valueW = 900.0, 260.0, 70.0
-			barH, gap             = 14.0, 10.0
+			width, labelW = 900.0, 240.0
+			barH, gap     = 16.0, 10.0
 		)
 		plotW := width - labelW - valueW
 		var b strings.Builder
@@ -420,9 +667,31 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 			fmt.Fprintf(body, `<text class="bl" x="%g" y="%g">%s</text>`, labelW-6, y+gh/2+4, html.EscapeString(g.label))
 			for bi, br := range g.bars {
 				w := br.v / top * plotW
-				fmt.Fprintf(body, `<rect x="%g" y="%g" width="%.1f" height="%g" fill="%s"><title>%s: %s</title></rect>`,
-					labelW, y+float64(bi)*barH+1, w, barH-2, color(br.set), html.EscapeString(p.Sets[br.set].Name), fmtVal(br.v))
-				fmt.Fprintf(body, `<text class="bv" x="%.1f" y="%g">%s</text>`, labelW+w+4, y+float64(bi)*barH+barH-3, fmtVal(br.v))
+				by := y + float64(bi)*barH
+				tip := html.EscapeString(p.Sets[br.set].Name) + ": " + fmtVal(br.v)
+				label := fmtVal(br.v)
+				end := labelW + w
+				if br.ci != nil {
+					tip += fmt.Sprintf(", 95%% CI %s..%s over %d results", fmtVal(br.ci.lo), fmtVal(br.ci.hi), br.ci.n)
+					if br.ci.truncated {
+						tip += " (too few runs to bound it from below)"
+						label += " (too few runs)"
+					}
+				}
+				fmt.Fprintf(body, `<rect x="%g" y="%g" width="%.1f" height="%g" fill="%s"><title>%s</title></rect>`,
+					labelW, by+1, w, barH-2, color(br.set), tip)
+				if br.ci != nil {
+					x0, x1 := labelW+br.ci.lo/top*plotW, labelW+br.ci.hi/top*plotW
+					cy := by + barH/2
+					cls := "err"
+					if br.ci.truncated {
+						cls = "err short" // reaches zero: drawn dashed
+					}
+					fmt.Fprintf(body, `<g class="%s" data-lo="%s" data-hi="%s"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><title>%s</title></g>`,
+						cls, fmtVal(br.ci.lo), fmtVal(br.ci.hi), x0, x1, cy, cy, x0, x0, cy-4, cy+4, x1, x1, cy-4, cy+4, tip)
+					end = math.Max(end, x1)
+				}
+				fmt.Fprintf(body, `<text class="bv" x="%.1f" y="%g">%s</text>`, end+4, by+barH-4, label)
 			}
 			if g.ceiling > 0 {
 				x := labelW + g.ceiling/top*plotW
@@ -438,9 +707,28 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		}
 		fmt.Fprintf(&b, `<svg class="bars" role="img" viewBox="0 0 %g %g" width="%g" height="%g">%s%s</svg>`,
 			width, y+4, width, y+4, axis.String(), body.String())
-		out = append(out, barChart{Title: m.title, SVG: template.HTML(b.String())})
+		title := m.title
+		if anyCI {
+			title += "; whiskers: 95% confidence interval of the mean"
+		}
+		out = append(out, barChart{Title: title, SVG: template.HTML(b.String())})
 	}
 	return out
+}
+
+// ciBar is a 95% interval drawn on a bar.
+type ciBar struct {
+	n         int
+	lo, hi    float64
+	truncated bool
+}
+
+// ciOf is the interval of a mean over n results, nil for a lone result.
+func ciOf(n int, lo, hi float64, truncated bool) *ciBar {
+	if n < 2 {
+		return nil
+	}
+	return &ciBar{n: n, lo: math.Max(lo, 0), hi: hi, truncated: truncated}
 }
 
 func fmtVal(v float64) string {

@@ -2,152 +2,41 @@ package report
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/iolens/iolens/internal/browsertest"
+	"github.com/iolens/iolens/internal/result"
 )
 
-// The browser tests drive Debian's headless Chromium through chromedriver
-// (WebDriver over HTTP), loading the page from a file:// URL.
+// The browser tests load each page in headless Chromium from a file://
+// URL and fail on any console error.
 
-type webDriver struct {
-	t       *testing.T
-	base    string
-	session string
-}
-
-func (d *webDriver) call(method, path string, body any) map[string]any {
-	d.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, d.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		d.t.Fatalf("webdriver %s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		d.t.Fatalf("webdriver %s %s: %v", method, path, err)
-	}
-	if resp.StatusCode != 200 {
-		d.t.Fatalf("webdriver %s %s: %d %v", method, path, resp.StatusCode, out["value"])
-	}
-	return out
-}
-
-func (d *webDriver) exec(script string) any {
-	return d.call("POST", "/session/"+d.session+"/execute/sync", map[string]any{"script": script, "args": []any{}})["value"]
-}
-
-func startBrowser(t *testing.T) *webDriver {
+func openPage(t *testing.T, d *browsertest.Driver, page []byte) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	driver, err := exec.LookPath("chromedriver")
-	if err != nil {
-		t.Skip("chromedriver is not installed: 'apt-get install chromium chromium-driver' to run the browser tests")
-	}
-	browser := ""
-	for _, b := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(b); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("chromium is not installed: 'apt-get install chromium chromium-driver'")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	d.Open(path)
+	if errs := d.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	d := &webDriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	for i := 0; ; i++ {
-		if resp, err := http.Get(d.base + "/status"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatal("chromedriver did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	profile := t.TempDir()
-	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome",
-		"goog:chromeOptions": map[string]any{"binary": browser, "args": []string{"--headless=new", "--no-sandbox", "--disable-gpu",
-			"--disable-dev-shm-usage", "--window-size=1200,2600", "--user-data-dir=" + profile, "--no-first-run"}},
-		"goog:loggingPrefs": map[string]string{"browser": "ALL"},
-	}}}
-	out := d.call("POST", "/session", caps)
-	d.session = out["value"].(map[string]any)["sessionId"].(string)
-	t.Cleanup(func() {
-		req, _ := http.NewRequest("DELETE", d.base+"/session/"+d.session, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	})
-	return d
-}
-
-func (d *webDriver) open(path string) {
-	d.call("POST", "/session/"+d.session+"/url", map[string]any{"url": "file://" + path})
-}
-
-// consoleErrors returns the browser log entries at SEVERE level.
-func (d *webDriver) consoleErrors() []string {
-	out := d.call("POST", "/session/"+d.session+"/se/log", map[string]any{"type": "browser"})
-	var errs []string
-	entries, _ := out["value"].([]any)
-	for _, e := range entries {
-		m := e.(map[string]any)
-		if m["level"] == "SEVERE" {
-			errs = append(errs, fmt.Sprint(m["message"]))
-		}
-	}
-	return errs
+	return path
 }
 
 func TestHTMLInBrowser(t *testing.T) {
-	d := startBrowser(t)
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, render(t, synth(8, 900, map[string]string{"storage-class": "premium"})), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.open(page)
+	d := browsertest.Start(t, 1200, 2600)
+	path := openPage(t, d, render(t, synth(8, 900, map[string]string{"storage-class": "premium"})))
 
-	if errs := d.consoleErrors(); len(errs) > 0 {
-		t.Errorf("console errors: %v", errs)
-	}
 	// No request beyond the page itself (the CSP would also block any).
-	if n := d.exec(`return performance.getEntriesByType("resource").length`); n.(float64) != 0 {
+	if n := d.Exec(`return performance.getEntriesByType("resource").length`); n.(float64) != 0 {
 		t.Errorf("%v network requests", n)
 	}
 	// Every chart drew: canvases with non-blank pixels, SVG bars with rects.
-	res := d.exec(`
+	res := d.Exec(`
 		var cs = document.querySelectorAll("canvas"), blank = 0;
 		cs.forEach(function (c) {
 			var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, ink = false;
@@ -166,16 +55,15 @@ func TestHTMLInBrowser(t *testing.T) {
 	if res["canvases"].(float64) != 8*5+8+1 || res["blank"].(float64) != 0 || res["svgs"].(float64) != 3 || res["emptySvg"].(float64) != 0 || res["emptyHosts"].(float64) != 0 {
 		t.Errorf("charts not all drawn: %v", res)
 	}
-	shot := d.call("GET", "/session/"+d.session+"/screenshot", nil)["value"].(string)
-	png, err := base64.StdEncoding.DecodeString(shot)
-	if err != nil || len(png) < 10000 {
-		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
+	png := d.Screenshot()
+	if len(png) < 10000 {
+		t.Fatalf("screenshot: %d bytes", len(png))
 	}
 	art := t.ArtifactDir()
 	if err := os.WriteFile(filepath.Join(art, "report.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_ = os.WriteFile(filepath.Join(art, "report.html"), mustRead(t, page), 0o644)
+	_ = os.WriteFile(filepath.Join(art, "report.html"), mustRead(t, path), 0o644)
 	t.Logf("screenshot: %s", filepath.Join(art, "report.png"))
 }
 
@@ -187,8 +75,97 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
+// A report without a QD sweep (data.qd empty), without series, without
+// histograms: the script must not throw.
+func TestHTMLWithoutSweepOrSeries(t *testing.T) {
+	d := browsertest.Start(t, 1000, 900)
+	noSweep := synth(3, 60, nil)
+	for i := range noSweep {
+		noSweep[i].Test.Group = ""
+	}
+	bare := diskResults() // no series, no histograms
+	for _, tc := range []struct {
+		name string
+		rs   []result.Result
+	}{{"no sweep", noSweep}, {"no series", bare}, {"nothing", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := render(t, tc.rs)
+			openPage(t, d, page)
+			if n := d.Exec(`return document.body.getAttribute("data-charts")`); n == nil {
+				t.Errorf("the script did not finish")
+			}
+		})
+	}
+	// An old page's data, with null lists, must not throw either.
+	page := bytes.Replace(render(t, bare), []byte(`"qd":[]`), []byte(`"qd":null`), 1)
+	if !bytes.Contains(page, []byte(`"qd":null`)) {
+		t.Fatal("no qd list to null")
+	}
+	openPage(t, d, page)
+}
+
+// Time series are readable: at least 160 px of plot, y from zero, a unit
+// on every y axis, and legends that show a value without hovering.
+func TestHTMLTimeSeriesReadable(t *testing.T) {
+	d := browsertest.Start(t, 1000, 900)
+	openPage(t, d, render(t, synth(2, 120, nil)))
+	res := d.Exec(`
+		var out = {n: 0, short: [], notZero: [], noUnit: [], dashes: []};
+		(window.iolensCharts || []).forEach(function (u, i) {
+			var h = u.bbox.height / devicePixelRatio;
+			if (u.iolensKind !== "pct" && h < 160) out.short.push(i + ": " + Math.round(h) + " px");
+			if (u.iolensKind !== "series") return;
+			out.n++;
+			Object.keys(u.scales).forEach(function (k) {
+				if (k !== "x" && u.scales[k].min != null && u.scales[k].min !== 0) out.notZero.push(i + " " + k + ": " + u.scales[k].min);
+			});
+			u.axes.forEach(function (a, j) { if (j > 0 && !a.label) out.noUnit.push(i + " axis " + j); });
+		});
+		document.querySelectorAll(".u-legend .u-value").forEach(function (v) {
+			var s = v.textContent.trim();
+			if (s === "--" || s === "") out.dashes.push(s);
+		});
+		return out;
+	`).(map[string]any)
+	// 2 tests x 5 charts.
+	if res["n"].(float64) != 10 {
+		t.Fatalf("%v time-series charts, want 10", res["n"])
+	}
+	for _, k := range []string{"short", "notZero", "noUnit", "dashes"} {
+		if l := res[k].([]any); len(l) > 0 {
+			t.Errorf("%s: %v", k, l)
+		}
+	}
+	// The legend shows the mean: the app write IOPS of test 0 are
+	// 1000 x (1 + 0.05 sin t) over 120 s, less a 20 s stall at zero.
+	txt := d.Exec(`return document.querySelector("#ts-0-0").innerText`).(string)
+	if !strings.Contains(txt, "mean") {
+		t.Errorf("no mean in the legend:\n%s", txt)
+	}
+	// Hovering still shows the value under the cursor.
+	v := d.Exec(`
+		var u = window.iolensCharts[1];
+		u.setCursor({left: u.bbox.width / devicePixelRatio / 2, top: 10});
+		return u.root.querySelector(".u-legend .u-series:nth-child(2) .u-value").textContent;
+	`).(string)
+	if strings.HasPrefix(v, "mean") || v == "--" {
+		t.Errorf("hover value %q", v)
+	}
+}
+
+// The report fits a 1000 px window.
+func TestHTMLFits1000px(t *testing.T) {
+	d := browsertest.Start(t, 1000, 900)
+	rs := append(synth(2, 60, map[string]string{"a-rather-long-label-name": strings.Repeat("long-value-", 12)}), diskResults()...)
+	rs[0].Notes = []string{strings.Repeat("a note without spaces ", 3) + strings.Repeat("x", 200)}
+	openPage(t, d, render(t, rs))
+	if over, els := d.Overflow(); over > 0 {
+		t.Errorf("the page is %d px wider than the window: %v", over, els)
+	}
+}
+
 func TestHTMLHostileLabelsRunNoScript(t *testing.T) {
-	d := startBrowser(t)
+	d := browsertest.Start(t, 1200, 2600)
 	evil := []string{
 		`<script>window.__pwned=1</script>`,
 		`</script><script>window.__pwned=2</script>`,
@@ -203,26 +180,19 @@ func TestHTMLHostileLabelsRunNoScript(t *testing.T) {
 	rs[2].Notes = evil
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, Page{Title: evil[1], Sets: []Set{{Name: evil[0], Results: rs[:2]}, {Name: evil[3], Results: rs[2:]}},
-		Table: &Table{Title: evil[2], Header: evil, Rows: [][]string{evil}, Note: evil[4]}}); err != nil {
+		Tables: []*Table{{Title: evil[2], Header: evil, Rows: [][]string{evil}, Class: [][]string{evil}, Note: evil[4]}}, Warnings: evil}); err != nil {
 		t.Fatal(err)
 	}
-	page := filepath.Join(t.TempDir(), "hostile.html")
-	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.open(page)
-	if v := d.exec(`return window.__pwned === undefined ? 0 : window.__pwned`); v.(float64) != 0 {
+	openPage(t, d, buf.Bytes())
+	if v := d.Exec(`return window.__pwned === undefined ? 0 : window.__pwned`); v.(float64) != 0 {
 		t.Fatalf("a hostile label ran script %v", v)
 	}
-	if errs := d.consoleErrors(); len(errs) > 0 {
-		t.Errorf("console errors: %v", errs)
-	}
 	// The strings are shown as text.
-	txt := d.exec(`return document.body.innerText`).(string)
+	txt := d.Exec(`return document.body.innerText`).(string)
 	if !strings.Contains(txt, "window.__pwned=4") || !strings.Contains(txt, "<img src=x") {
 		t.Errorf("hostile strings not shown as text")
 	}
-	if title := d.exec(`return document.title`).(string); title != evil[1] {
+	if title := d.Exec(`return document.title`).(string); title != evil[1] {
 		t.Errorf("title %q", title)
 	}
 }

@@ -207,7 +207,7 @@ func TestHTMLEscapesHostileStrings(t *testing.T) {
 	rs[1].Notes = []string{evil}
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, Page{Title: evil, Sets: []Set{{Name: evil, Results: rs}, {Name: "b", Results: synth(1, 30, nil)}},
-		Table: &Table{Title: evil, Header: []string{evil}, Rows: [][]string{{evil}}, Note: evil}}); err != nil {
+		Tables: []*Table{{ID: evil, Title: evil, Header: []string{evil}, Rows: [][]string{{evil}}, Class: [][]string{{evil}}, Note: evil}}, Warnings: []string{evil}}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.Bytes()

@@ -22,12 +22,26 @@ func repeatRows(rs []result.Result) [][]string {
 			if d.Unstable {
 				flag = "UNSTABLE: " + d.Why
 			}
+			p50, p99, p999 := ms(d.P50Ns), ms(d.P99Ns), ms(d.P999Ns)
+			if d.NoPercentiles {
+				p50, p99, p999 = "n/a", "n/a", "n/a"
+			}
 			out = append(out, []string{tr.Test, d.Dir, fmt.Sprint(s.N), iops(s.Mean), iops(s.SD),
-				iops(s.CILow) + ".." + iops(s.CIHigh), fmt.Sprintf("%.1f%%", s.CV*100), iops(s.Min), iops(s.Max),
-				ms(d.P50Ns), ms(d.P99Ns), ms(d.P999Ns), flag})
+				ciText(s), fmt.Sprintf("%.1f%%", s.CV*100), iops(s.Min), iops(s.Max), p50, p99, p999, flag})
 		}
 	}
 	return out
+}
+
+// ciText is a 95% interval as the reports print it. An interval that
+// analysis stopped at zero says why: the runs were too few to bound the
+// mean from below.
+func ciText(s analysis.Summary) string {
+	t := iops(s.CILow) + ".." + iops(s.CIHigh)
+	if s.Truncated {
+		t += " (too few runs)"
+	}
+	return t
 }
 
 var repeatHeader = []string{"test", "dir", "n", "IOPS mean", "sd", "95% CI", "CV", "min", "max", "p50", "p99", "p99.9", ""}

@@ -49,9 +49,11 @@ func sevRank(s string) int {
 	return 2
 }
 
-// findingLine is one finding as the reports list it.
+// findingLine is one finding as the reports list it. F is the finding
+// itself (nil for the folded steady-state line).
 type findingLine struct {
 	Severity, Test, Summary string
+	F                       *result.Finding
 }
 
 // findingLines lists the findings of rs worst first (stable within a
@@ -60,8 +62,10 @@ type findingLine struct {
 func findingLines(rs []result.Result) []findingLine {
 	var out []findingLine
 	var steady, notSteady, notJudged []string
-	for _, r := range rs {
-		for _, f := range r.Findings {
+	for ri := range rs {
+		r := &rs[ri]
+		for fi := range r.Findings {
+			f := &r.Findings[fi]
 			if f.Kind == result.KindSteady {
 				switch f.Code {
 				case result.CodeSteady:
@@ -73,7 +77,7 @@ func findingLines(rs []result.Result) []findingLine {
 				}
 				continue
 			}
-			out = append(out, findingLine{f.Severity, r.Test.Name, f.Summary})
+			out = append(out, findingLine{f.Severity, r.Test.Name, f.Summary, f})
 		}
 	}
 	if n := len(steady) + len(notSteady) + len(notJudged); n > 0 {
@@ -87,7 +91,7 @@ func findingLines(rs []result.Result) []findingLine {
 		if len(notJudged) > 0 {
 			parts = append(parts, "not judged (series too short): "+strings.Join(uniq(notJudged), ", "))
 		}
-		out = append(out, findingLine{"info", "steady state", strings.Join(parts, "; ") + " (SNIA PTS criteria)"})
+		out = append(out, findingLine{"info", "steady state", strings.Join(parts, "; ") + " (SNIA PTS criteria)", nil})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return sevRank(out[i].Severity) < sevRank(out[j].Severity) })
 	return out

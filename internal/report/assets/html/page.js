@@ -3,9 +3,53 @@
   var t0 = performance.now();
   var data = JSON.parse(document.getElementById("iolens-data").textContent);
   var charts = [];
-  var colors = data.colors;
+  var colors = data.colors || [];
   function color(i) { return colors[i % colors.length]; }
+  function list(x) { return Array.isArray(x) ? x : []; }
   function width(el) { return Math.max(300, Math.min(el.clientWidth || 900, 1000)); }
+  // Plot heights: the plotting area itself stays at least 160 px tall
+  // once the x axis (about 50 px) is taken off.
+  var TS_HEIGHT = 260, BIG_HEIGHT = 300;
+
+  // Numbers as people read them: 12,345 / 123.4 / 1.23 / 0.012.
+  function num(v) {
+    if (v == null || !isFinite(v)) return "–";
+    var a = Math.abs(v);
+    if (a >= 100) return Math.round(v).toLocaleString("en-US");
+    if (a >= 10) return v.toFixed(1);
+    if (a >= 0.1 || a === 0) return v.toFixed(2);
+    return v.toPrecision(2);
+  }
+
+  // The mean and last value of a column, ignoring gaps.
+  function stats(col) {
+    var sum = 0, n = 0, last = null;
+    for (var i = 0; i < col.length; i++) {
+      var v = col[i];
+      if (v == null) continue;
+      sum += v; n++; last = v;
+    }
+    return { mean: n ? sum / n : null, last: last };
+  }
+
+  // A legend value that stays put: the series' mean when the cursor is off
+  // the chart (uPlot would print "--"), the value under it otherwise.
+  function legendValue(idle, unit) {
+    return function (u, v, si, idx) {
+      if (idx == null) return idle;
+      return v == null ? "–" : num(v) + (unit ? " " + unit : "");
+    };
+  }
+
+  // y from zero: the top is the data's (or 1 for an empty series), the
+  // bottom always 0, so a small wobble never looks like a collapse.
+  function fromZero(top) {
+    return function (u, min, max) {
+      var hi = max > 0 ? max * 1.08 : 1;
+      if (top) hi = Math.max(hi, top);
+      return [0, hi];
+    };
+  }
 
   // Shaded regions (stalls, cliffs) behind the series.
   function shadePlugin(regions) {
@@ -30,12 +74,13 @@
   }
 
   // Time-series charts of one result: app and device series share x.
+  // Each group names the unit of its left axis and, if any, its right.
   var groups = [
-    { title: "Throughput (MB/s)", fio: [1, 2], dev: [1, 2] },
-    { title: "IOPS", fio: [3, 4], dev: [3, 4] },
-    { title: "Latency (ms): app mean, device await", fio: [5, 6], dev: [5, 6] },
-    { title: "Device queue size and utilisation (%)", dev: [7, 8], right: ["util %"] },
-    { title: "Dirty and writeback memory (MB), iowait (%)", sys: [1, 2, 3], right: ["iowait %"] }
+    { title: "Throughput", unit: "MB/s", fio: [1, 2], dev: [1, 2] },
+    { title: "IOPS", unit: "IOPS", fio: [3, 4], dev: [3, 4] },
+    { title: "Latency: app mean, device await", unit: "ms", fio: [5, 6], dev: [5, 6] },
+    { title: "Device queue size and utilisation", unit: "IOs in queue", dev: [7, 8], right: ["util %"], rightUnit: "%", rightTop: 100 },
+    { title: "Dirty and writeback memory, iowait", unit: "MB", sys: [1, 2, 3], right: ["iowait %"], rightUnit: "%", rightTop: 100 }
   ];
   var dashes = { fio: null, dev: [6, 3], sys: null };
   var seriesColors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
@@ -45,20 +90,23 @@
     if (!host) return;
     var sync = uPlot.sync(item.id);
     groups.forEach(function (g) {
-      var tables = [], series = [{ label: "t (s)" }], ci = 0;
+      var tables = [], series = [{ label: "t", value: legendValue("mean over the test", "s") }], ci = 0;
       ["fio", "dev", "sys"].forEach(function (src) {
         var tb = item[src], cols = g[src];
-        if (!tb || !cols) return;
+        if (!tb || !cols || !tb.cols || !tb.names) return;
         var tcols = [tb.cols[0]], keep = [];
         cols.forEach(function (c) {
-          if (!allEmpty(tb.cols[c])) { tcols.push(tb.cols[c]); keep.push(tb.names[c - 1]); }
+          if (tb.cols[c] && !allEmpty(tb.cols[c])) { tcols.push(tb.cols[c]); keep.push({ name: tb.names[c - 1], col: tb.cols[c] }); }
         });
         if (keep.length === 0) return;
         tables.push(tcols);
-        keep.forEach(function (name) {
-          var right = g.right && g.right.indexOf(name) >= 0;
-          series.push({ label: name, stroke: seriesColors[ci++ % seriesColors.length], width: 1.5, dash: dashes[src] || undefined,
-            scale: right ? "r" : "y", spanGaps: true, points: { show: false } });
+        keep.forEach(function (k) {
+          var right = g.right && g.right.indexOf(k.name) >= 0;
+          var unit = right ? g.rightUnit : g.unit;
+          var st = stats(k.col);
+          series.push({ label: k.name, stroke: seriesColors[ci++ % seriesColors.length], width: 1.5, dash: dashes[src] || undefined,
+            scale: right ? "r" : "y", spanGaps: true, points: { show: false },
+            value: legendValue("mean " + num(st.mean) + (unit === "%" ? " %" : ""), unit === "%" ? "%" : "") });
         });
       });
       if (tables.length === 0) return;
@@ -66,15 +114,20 @@
       var div = document.createElement("div");
       var ttl = document.createElement("p");
       ttl.className = "ttl";
-      ttl.textContent = g.title;
+      ttl.textContent = g.title + (g.unit === g.title ? "" : " (" + g.unit + (g.rightUnit ? "; right axis " + g.rightUnit : "") + ")");
       div.appendChild(ttl);
       host.appendChild(div);
-      var axes = [{ label: "s" }, { scale: "y", size: 60 }];
-      if (series.some(function (s) { return s.scale === "r"; })) axes.push({ scale: "r", side: 1, grid: { show: false }, size: 50 });
-      var opts = { width: width(host), height: 170, series: series, axes: axes,
-        scales: { x: { time: false } }, cursor: { sync: { key: sync.key } },
-        legend: { live: true }, plugins: [shadePlugin(item.shade)] };
-      charts.push(new uPlot(opts, joined, div));
+      var axes = [{ label: "seconds", labelSize: 18 }, { scale: "y", label: g.unit, labelSize: 18, size: 60 }];
+      var scales = { x: { time: false }, y: { range: fromZero(0) } };
+      if (series.some(function (s) { return s.scale === "r"; })) {
+        axes.push({ scale: "r", side: 1, label: g.rightUnit, labelSize: 18, grid: { show: false }, size: 50 });
+        scales.r = { range: fromZero(g.rightTop) };
+      }
+      var opts = { width: width(host), height: TS_HEIGHT, series: series, axes: axes, scales: scales,
+        cursor: { sync: { key: sync.key } }, legend: { live: true }, plugins: [shadePlugin(item.shade)] };
+      var u = new uPlot(opts, joined, div);
+      u.iolensKind = "series";
+      charts.push(u);
     });
   }
 
@@ -84,59 +137,75 @@
     return (Math.round(p * 1000) / 1000) + "";
   }
 
+  // The value of a curve at a given number of nines (2 = p99).
+  function at(xs, ys, n) {
+    for (var i = 0; i < xs.length; i++) if (Math.abs(xs[i] - n) < 1e-9) return ys[i];
+    return null;
+  }
+
   function drawPct(item) {
     var host = document.getElementById(item.id);
     if (!host) return;
-    var series = [{ label: "percentile", value: function (u, v) { return v == null ? "" : ninesLabel(v); } }];
+    var series = [{ label: "percentile", value: function (u, v, si, idx) { return idx == null ? "at p99" : v == null ? "" : ninesLabel(v); } }];
     var d = [item.x];
-    item.sets.forEach(function (si, j) {
-      series.push({ label: data.sets[si], stroke: color(si), width: 2, spanGaps: true, points: { show: false } });
+    list(item.sets).forEach(function (si, j) {
+      var p99 = at(item.x, item.ys[j], 2);
+      series.push({ label: data.sets[si], stroke: color(si), width: 2, spanGaps: true, points: { show: false },
+        value: legendValue(p99 == null ? "–" : num(p99) + " ms", "ms") });
       d.push(item.ys[j]);
     });
-    var opts = { width: width(host), height: 260, series: series,
+    var opts = { width: width(host), height: BIG_HEIGHT, series: series,
       scales: { x: { time: false }, y: { distr: 3 } },
-      axes: [{ splits: function () { return [0, 1, 2, 3, 4, 5]; }, values: function (u, vs) { return vs.map(ninesLabel); }, label: "percentile" },
-             { label: "ms (log)", size: 60 }] };
-    charts.push(new uPlot(opts, d, host));
+      axes: [{ splits: function () { return [0, 1, 2, 3, 4, 5]; }, values: function (u, vs) { return vs.map(ninesLabel); }, label: "percentile", labelSize: 18 },
+             { label: "ms (log scale)", labelSize: 18, size: 60 }] };
+    var u = new uPlot(opts, d, host);
+    u.iolensKind = "pct";
+    charts.push(u);
   }
 
   function drawQD(item) {
     var host = document.getElementById(item.id);
     if (!host) return;
-    var series = [{ label: "outstanding IOs" }], d = [item.x];
-    item.sets.forEach(function (si, j) {
-      series.push({ label: data.sets[si] + " IOPS", stroke: color(si), width: 2, spanGaps: true, points: { show: true, size: 6 } });
+    var series = [{ label: "outstanding IOs", value: function (u, v, si, idx) { return idx == null ? "at the deepest" : v == null ? "" : "QD " + v; } }], d = [item.x];
+    var sets = list(item.sets), knees = list(item.knees);
+    sets.forEach(function (si, j) {
+      series.push({ label: data.sets[si] + " IOPS", stroke: color(si), width: 2, spanGaps: true, points: { show: true, size: 6 },
+        value: legendValue(num(stats(item.iops[j]).last), "") });
       d.push(item.iops[j]);
     });
-    item.sets.forEach(function (si, j) {
-      series.push({ label: data.sets[si] + " p99 ms", stroke: color(si), width: 1.5, dash: [5, 4], scale: "ms", spanGaps: true, points: { show: true, size: 5 } });
+    sets.forEach(function (si, j) {
+      series.push({ label: data.sets[si] + " p99", stroke: color(si), width: 1.5, dash: [5, 4], scale: "ms", spanGaps: true, points: { show: true, size: 5 },
+        value: legendValue(num(stats(item.p99[j]).last) + " ms", "ms") });
       d.push(item.p99[j]);
     });
-    var knees = { hooks: { draw: [function (u) {
+    var kneePlugin = { hooks: { draw: [function (u) {
       var ctx = u.ctx, b = u.bbox;
       ctx.save();
-      item.knees.forEach(function (k, j) {
+      knees.forEach(function (k, j) {
         if (!k) return;
         var x = u.valToPos(k, "x", true);
-        ctx.strokeStyle = color(item.sets[j]);
+        ctx.strokeStyle = color(sets[j]);
         ctx.setLineDash([2, 3]);
         ctx.lineWidth = 2;
         ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
-        ctx.fillStyle = color(item.sets[j]);
+        ctx.fillStyle = color(sets[j]);
         ctx.font = (11 * devicePixelRatio) + "px sans-serif";
         ctx.fillText("knee QD " + k, x + 4, b.top + 12 * devicePixelRatio * (j + 1));
       });
       ctx.restore();
     }] } };
-    var opts = { width: width(host), height: 260, series: series, plugins: [knees],
-      scales: { x: { time: false, distr: 3, log: 2 }, ms: {} },
-      axes: [{ label: "outstanding IOs (iodepth x numjobs)" }, { label: "IOPS", size: 60 }, { scale: "ms", side: 1, label: "p99 ms", grid: { show: false }, size: 50 }] };
-    charts.push(new uPlot(opts, d, host));
+    var opts = { width: width(host), height: BIG_HEIGHT, series: series, plugins: [kneePlugin],
+      scales: { x: { time: false, distr: 3, log: 2 }, y: { range: fromZero(0) }, ms: { range: fromZero(0) } },
+      axes: [{ label: "outstanding IOs (iodepth x numjobs)", labelSize: 18 }, { label: "IOPS", labelSize: 18, size: 60 },
+             { scale: "ms", side: 1, label: "p99 ms", labelSize: 18, grid: { show: false }, size: 50 }] };
+    var u = new uPlot(opts, d, host);
+    u.iolensKind = "qd";
+    charts.push(u);
   }
 
-  data.series.forEach(drawSeries);
-  data.pct.forEach(drawPct);
-  data.qd.forEach(drawQD);
+  list(data.series).forEach(drawSeries);
+  list(data.pct).forEach(drawPct);
+  list(data.qd).forEach(drawQD);
 
   // Fit the page width when printing, and back.
   function resize(w) {
@@ -145,8 +214,13 @@
       u.setSize({ width: w || width(el), height: u.height });
     });
   }
-  window.addEventListener("beforeprint", function () { resize(680); });
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+    resize(680);
+  });
   window.addEventListener("afterprint", function () { resize(0); });
+  // The charts, for whoever inspects the page (and its tests).
+  window.iolensCharts = charts;
   document.body.setAttribute("data-charts", String(charts.length));
   // Timings for the benchmark: drawing, and everything since navigation.
   document.body.setAttribute("data-draw-ms", String(Math.round(performance.now() - t0)));

@@ -1,0 +1,74 @@
+package compare
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/iolens/iolens/internal/report"
+)
+
+// Page is the HTML form of a comparison: the warning about mismatched
+// parameters first, the table with better and worse in colour (only where
+// Welch's test finds the difference significant), what each disk cost per
+// measured IOPS and MB/s, then each operand's verdict and charts as one
+// set of the report.
+func Page(ops []Operand, c Comparison) report.Page {
+	p := report.Page{Title: "iolens compare " + strings.Join(c.Operands, " vs ")}
+	for i, op := range ops {
+		p.Sets = append(p.Sets, report.Set{Name: Letter(i) + ": " + op.Name, Results: op.Results})
+	}
+	if len(c.Mismatches) > 0 {
+		p.WarningTitle = "Warning: " + MismatchHeadline
+		for _, m := range c.Mismatches {
+			p.Warnings = append(p.Warnings, m.String())
+		}
+	}
+	t := &report.Table{ID: "compare", Title: "Comparison",
+		Header: append([]string{"test", ""}, append(Header, "n")...)}
+	for _, r := range c.Rows {
+		for i, x := range r.Cells {
+			name := ""
+			if i == 0 {
+				name = r.Test + " · " + r.Dir
+			}
+			n := "-"
+			if x != nil {
+				n = strconv.Itoa(x.N)
+			}
+			t.Rows = append(t.Rows, append([]string{name, Letter(i)}, append(Cells(x, r.Dir), n)...))
+			// Colour follows the tests: IOPS and the IOPS change by the
+			// IOPS test, p99 and the p99 change by the p99 test.
+			ic, pc := x.IOPSChange(), x.P99Change()
+			cls := []string{"group", "", ic + " num", "num", "num", pc + " num", "num", ic, pc, "num"}
+			t.Class = append(t.Class, cls)
+		}
+	}
+	var ops2 []string
+	for i, op := range c.Operands {
+		ops2 = append(ops2, Letter(i)+" = "+op)
+	}
+	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where Welch's t-test over the results finds the difference significant at alpha %.2f; grey: not significant.",
+		strings.Join(ops2, ", "), c.Alpha)
+	p.Tables = append(p.Tables, t)
+	if lines := CostLines(c); len(lines) > 0 {
+		ct := &report.Table{ID: "cost", Title: "Cost per measured rate",
+			Header: []string{"", "disk", "$ a month", "most IOPS", "$ per IOPS", "most MB/s", "$ per MB/s", "price"}}
+		for i, x := range c.Costs {
+			if x == nil {
+				continue
+			}
+			row := []string{Letter(i), x.Disk, money(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
+			if x.IOPS > 0 {
+				row[3], row[4] = num(x.IOPS, 0)+" ("+x.IOPSTest+")", money(x.USDPerIOPS)
+			}
+			if x.BWBytes > 0 {
+				row[5], row[6] = num(x.BWBytes/1e6, 1)+" ("+x.BWTest+")", money(x.USDPerMBps)
+			}
+			ct.Rows = append(ct.Rows, row)
+		}
+		ct.Note = "List prices from the catalog for the disk each operand was compared with (--expect, a storage class or cloud metadata), divided by what was measured: a month of the disk per IOPS and per MB/s it delivered."
+		p.Tables = append(p.Tables, ct)
+	}
+	return p
+}
