@@ -108,7 +108,7 @@ func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf),
-		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sWatchCommand(streams, kf))
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
@@ -217,6 +217,7 @@ type k8sRunOptions struct {
 	quiet          bool
 	runAsUser      int64
 	runID          string
+	agentSA        string
 	save           runSaveOptions
 	expect         expectOptions
 	// diag adds ceiling findings to a result (from --expect), set when
@@ -244,6 +245,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
+	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 	o.expect.addFlags(cmd)
 }
@@ -365,7 +367,9 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 	return a, nil
 }
 
-func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Config, error) {
+// baseConfig checks the flags every target shares, the job file included,
+// before anything talks to the cluster.
+func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 	if o.repeat < 1 {
 		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
 	}
@@ -390,8 +394,8 @@ func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Confi
 	if runID == "" {
 		runID = runner.NewRunID()
 	}
-	return k8s.Config{Namespace: ns, Context: ctxName, RunID: runID, Image: o.image, PullPolicy: pull,
-		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent}, nil
+	return k8s.Config{RunID: runID, Image: o.image, PullPolicy: pull,
+		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent, AgentServiceAccount: o.agentSA}, nil
 }
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
@@ -422,14 +426,15 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
+	cfg, err := o.baseConfig(suiteSet)
+	if err != nil {
+		return err
+	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
 		return err
 	}
-	cfg, err := o.baseConfig(ns, ctxName, suiteSet)
-	if err != nil {
-		return err
-	}
+	cfg.Namespace, cfg.Context = ns, ctxName
 	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
 	cfg.Disk = limits.FromStorageClass
 	classes := o.classes
@@ -677,6 +682,13 @@ func (p *k8sProgress) summary(s k8s.Summary) {
 		p.line("%s %-24s %-6s %d results  pvc %s  pv %s  node %s", o.Target.ID, o.Target.Name(), status, o.Results,
 			orDashStr(o.PVC), orDashStr(o.PV), orDashStr(o.Node))
 	}
+	for _, g := range s.Gates {
+		what := "group " + g.Key
+		if g.Key == "run" {
+			what = "the run"
+		}
+		p.line("start skew %.3fs across the %d targets of %s (agents' clocks)", g.Skew.Seconds(), g.Targets, what)
+	}
 	for _, pv := range s.Retained {
 		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
 	}
@@ -699,15 +711,17 @@ func newK8sNodeCheckCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 		Use:   "node-check NODE",
 		Short: "Test a directory on a node itself, such as etcd's disk, and print the etcd verdict",
 		Long: `Run a suite (etcd by default) in a host directory of NODE, as 'oc debug node'
-plus fio would. The pod is pinned to the node, tolerates control-plane taints,
-writes only in a subdirectory of its own and removes it. It needs a hostPath
-volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`,
+plus fio would. The pod is pinned to the node and tolerates control-plane
+taints. The agent sees only a subdirectory that the pod creates in --path and
+removes when it ends; the root and system directories are refused. It needs a
+hostPath volume and root (see docs/k8s.md), so the namespace must allow
+privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 		Example: `  iolens k8s node-check master-0 --path /var/lib/etcd -n iolens-privileged
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !strings.HasPrefix(path, "/") {
-				return k8sUsage("node-check", "--path %q must be absolute", path)
+			if err := k8s.CheckHostPath(path); err != nil {
+				return &UsageError{Err: err, Hint: err.(*k8s.HostPathError).Hint()}
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
 				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}
@@ -716,17 +730,18 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
+			cfg, err := o.baseConfig(cmd.Flags().Changed("suite"))
+			if err != nil {
+				return err
+			}
 			c, ns, ctxName, err := kf.client()
 			if err != nil {
 				return err
 			}
+			cfg.Namespace, cfg.Context = ns, ctxName
 			ctx := cmd.Context()
 			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
 				return &hintError{err: fmt.Errorf("node %s: %w", args[0], err), hint: "list the nodes with 'kubectl get nodes'"}
-			}
-			cfg, err := o.baseConfig(ns, ctxName, cmd.Flags().Changed("suite"))
-			if err != nil {
-				return err
 			}
 			cfg.HostPath = path
 			if cmd.Flags().Changed("run-as-user") {
@@ -771,13 +786,18 @@ func etcdVerdict(rs []result.Result) string {
 
 func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	var runID string
-	var all, allNS bool
+	var all, allNS, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Delete what iolens runs left behind (after a crash or --keep)",
+		Long: `Delete the Jobs, pods, PVCs and ConfigMaps of one iolens run (--run ID), or of
+every run (--all). Only objects that carry both app.kubernetes.io/managed-by=iolens
+and an iolens.dev/run-id label are touched. Across all namespaces (-A), --all
+lists what it would delete and asks for --yes.`,
 		Example: `  iolens k8s cleanup --run 20260101-120000-abc123
-  iolens k8s cleanup --all -A`,
+  iolens k8s cleanup --all -n iolens
+  iolens k8s cleanup --all -A --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (runID == "") == !all {
@@ -787,71 +807,66 @@ func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if allNS {
-				ns = ""
-			}
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), timeout)
 			defer cancel()
-			left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
-			for _, pv := range left.Retained {
-				fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
-			}
-			if err != nil {
-				return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
-			}
-			if n := len(left.Jobs) + len(left.Pods) + len(left.PVCs); n > 0 {
-				return fmt.Errorf("cleanup: %d objects still there: %v %v %v", n, left.Jobs, left.Pods, left.PVCs)
-			}
-			fmt.Fprintln(streams.Out, "nothing left")
-			return nil
+			return k8sCleanup(ctx, streams, c, ns, runID, allNS, yes)
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run", "", "delete the objects of this run id")
 	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
 	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for everything to go")
 	return cmd
 }
 
-// ---- agent (in the pod) ----
-
-// waitGate waits until path holds a start time (the kubelet writes the pod
-// annotation there), then until that time. It returns a note when it
-// gives up and starts alone.
-func waitGate(ctx context.Context, path string, timeout time.Duration) string {
-	end := time.Now().Add(timeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if s := strings.TrimSpace(string(b)); s != "" {
-			at, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return fmt.Sprintf("start time %q unreadable (%v): starting now", s, err)
-			}
-			// A node clock far off must not hold the test for long.
-			if d := time.Until(at); d > 0 && d < 30*time.Second {
-				select {
-				case <-ctx.Done():
-				case <-time.After(d):
-				}
-			}
-			return ""
-		}
-		if time.Now().After(end) {
-			return fmt.Sprintf("the rest of the group did not come within %s: starting alone", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-time.After(50 * time.Millisecond):
-		}
+// k8sCleanup deletes the objects of run runID (every run if empty) in ns,
+// or in every namespace with allNS, which for every run needs yes.
+func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID string, allNS, yes bool) error {
+	if allNS {
+		ns = ""
 	}
+	if runID == "" && allNS && !yes {
+		// Every namespace is a wide net: show the catch first.
+		l, err := k8s.FindLeftovers(ctx, c.CS, "", "")
+		if err != nil {
+			return err
+		}
+		if l.Objects() == 0 {
+			fmt.Fprintln(streams.Out, "nothing left")
+			return nil
+		}
+		for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
+			for _, o := range list {
+				fmt.Fprintln(streams.Out, o)
+			}
+		}
+		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
+			l.Objects(), strings.Join(l.Namespaces(), ", "))
+	}
+	left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
+	for _, pv := range left.Retained {
+		fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
+	}
+	if err != nil {
+		return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
+	}
+	if n := left.Objects(); n > 0 {
+		return fmt.Errorf("cleanup: %d objects still there: %v %v %v %v", n, left.Jobs, left.Pods, left.PVCs, left.ConfigMaps)
+	}
+	fmt.Fprintln(streams.Out, "nothing left")
+	return nil
 }
+
+// ---- agent (in the pod) ----
 
 type agentOptions struct {
 	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
-	runtime                                                      float64
+	runtime, ramp                                                float64
 	repeat                                                       int
-	startGate                                                    string
+	untilSteady                                                  bool
+	minRuntime, maxRuntime                                       float64
+	gateConfigMap, gateKey                                       string
 	gateTimeout                                                  time.Duration
 }
 
@@ -863,7 +878,7 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), streams)
+			return o.run(cmd.Context(), streams, cmd.Flags().Changed("ramp"))
 		},
 	}
 	f := cmd.Flags()
@@ -873,18 +888,23 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&o.jobEnv, "job-env", "", "environment variable holding a fio job file")
 	f.StringVar(&o.jobName, "job-name", "job", "name of that job file")
 	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test")
+	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring")
 	f.IntVar(&o.repeat, "repeat", 1, "repetitions")
+	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
+	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size")
 	f.StringVar(&o.runID, "run-id", "", "run id")
 	f.StringVar(&o.target, "target", "", "target id")
-	f.StringVar(&o.startGate, "start-gate", "", "file that receives the group's start time; wait for it before the first test")
+	f.StringVar(&o.gateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
+	f.StringVar(&o.gateKey, "gate-key", "", "key of the start time in that ConfigMap")
 	f.DurationVar(&o.gateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
 	return cmd
 }
 
-func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
+func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
 	fw := k8s.NewFrameWriter(streams.Out)
-	err := o.bench(ctx, fw)
+	err := o.bench(ctx, fw, rampSet)
 	done := k8s.Record{Type: k8s.RecordDone}
 	if err != nil {
 		done.Error = err.Error()
@@ -899,10 +919,25 @@ func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
 	return err
 }
 
-func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
+// gate returns how the agent waits for its start time, nil for none.
+func (o *agentOptions) gate() (k8s.GateReader, error) {
+	if o.gateConfigMap == "" {
+		return nil, nil
+	}
+	cs, ns, err := k8s.InClusterClient()
+	if err != nil {
+		// Not fatal: the agent starts alone, and says why.
+		return func(context.Context) (string, error) { return "", err }, nil
+	}
+	return k8s.ConfigMapGate(cs, ns, o.gateConfigMap, o.gateKey), nil
+}
+
+func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet bool) error {
 	started := time.Now()
 	var suite result.Suite
 	var err error
+	// The job file goes through the runner's rules, the same as for a
+	// local run: the agent never hands fio an option iolens does not allow.
 	if o.jobEnv != "" {
 		suite, err = runner.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
 	} else {
@@ -917,38 +952,80 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 			return err
 		}
 	}
-	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
-		RunID: o.runID, IolensVersion: Version,
+	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet,
+		Repeat: o.repeat, RunID: o.runID, IolensVersion: Version,
 		// When the agent started, to split a target's overhead into the
 		// cluster's part (provisioning, scheduling, container start) and
 		// the test's (preconditioning) with the start of the first test.
 		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
+	if o.untilSteady {
+		// The same rule as 'iolens run --until-steady'.
+		cfg.MaxRuntimeS = o.maxRuntime
+		cfg.Stop = func(result.TestSpec) runner.StopRule {
+			steady := analysis.SteadyStop(o.minRuntime)
+			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
+		}
+	}
 	if o.device != "" {
 		// The volume was provisioned for this run and is deleted after
 		// it: nothing on it can be lost.
 		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
 	}
+	gate, err := o.gate()
+	if err != nil {
+		return err
+	}
 	// The same findings as a local run, computed where the results are
 	// made, and each result framed onto the pod's log.
 	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.repeat), Out: []sink.Encoder{fw.Results()}}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	gateDone := o.startGate == ""
+	gateDone := gate == nil
 	progress := func(e runner.Event) {
 		switch e.Kind {
 		case runner.EventTestStart:
 			if !gateDone {
 				// The test file is written: wait here, before the first
-				// test, so that the group's volumes are measured together.
+				// test, so that the gate's volumes are measured together.
 				gateDone = true
-				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true})
-				if msg := waitGate(ctx, o.startGate, o.gateTimeout); msg != "" {
-					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg})
-				}
+				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+				k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, func(msg string) {
+					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()})
+				})
 			}
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
 		case runner.EventPrepare, runner.EventInfo:
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
 		}
 	}
 	return runner.Run(ctx, cfg, emit, progress)
+}
+
+// ---- node-dir (the node-check sidecar) ----
+
+func newK8sNodeDirCommand() *cobra.Command {
+	var parent, name, runID string
+	var check bool
+	cmd := &cobra.Command{
+		Use:    "node-dir",
+		Short:  "Run inside the node-check pod: create the pod's own directory on the node, and remove it when stopped",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if check {
+				if !k8s.NodeDirReady(parent, name) {
+					return fmt.Errorf("%s/%s not ready", parent, name)
+				}
+				return nil
+			}
+			// The kubelet stops the sidecar with SIGTERM once the agent
+			// has ended; main turns it into the end of the context.
+			return k8s.ServeNodeDir(cmd.Context(), parent, name, runID)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&parent, "parent", "", "the host directory, as mounted in the pod")
+	f.StringVar(&name, "name", "", "the subdirectory to create and remove")
+	f.StringVar(&runID, "run-id", "", "run id, written into the directory's marker")
+	f.BoolVar(&check, "check", false, "succeed only once the directory is ready (the startup probe)")
+	return cmd
 }

@@ -125,7 +125,7 @@ Findings from every node are listed below the table.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.namespace, "watch-namespace", "iolens", "namespace of the DaemonSet")
+	f.StringVar(&o.namespace, "watch-namespace", "iolens-privileged", "namespace of the DaemonSet")
 	f.StringVarP(&o.selector, "selector", "l", WatchSelector, "label selector of the DaemonSet's pods")
 	f.BoolVar(&o.once, "once", false, "print one table once every pod has reported a sample, then exit")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "with --once, how long to wait for the samples")

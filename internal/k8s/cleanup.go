@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -169,18 +170,41 @@ func waitGone(ctx context.Context, c *Client, what string, done func(context.Con
 
 // Leftovers are the objects of earlier runs that are still there.
 type Leftovers struct {
-	Jobs, Pods, PVCs []string // namespace/name
+	Jobs, Pods, PVCs, ConfigMaps []string // namespace/name
 	// Retained are PVs of deleted iolens PVCs kept by a Retain policy.
 	Retained []string
 }
 
 // Empty reports whether nothing is left.
 func (l Leftovers) Empty() bool {
-	return len(l.Jobs)+len(l.Pods)+len(l.PVCs)+len(l.Retained) == 0
+	return l.Objects()+len(l.Retained) == 0
+}
+
+// Objects counts what Cleanup deletes (retained PVs are never deleted).
+func (l Leftovers) Objects() int {
+	return len(l.Jobs) + len(l.Pods) + len(l.PVCs) + len(l.ConfigMaps)
+}
+
+// Namespaces lists the namespaces the leftovers are in, sorted.
+func (l Leftovers) Namespaces() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
+		for _, o := range list {
+			ns, _, _ := strings.Cut(o, "/")
+			if !seen[ns] {
+				seen[ns] = true
+				out = append(out, ns)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FindLeftovers lists what runs left behind in ns (all namespaces if
-// empty), for one run or all (runID empty).
+// empty), for one run or all (runID empty). Only objects that carry both
+// the ownership label and a run id are iolens's.
 func FindLeftovers(ctx context.Context, cs kubernetes.Interface, ns, runID string) (Leftovers, error) {
 	var l Leftovers
 	opts := metav1.ListOptions{LabelSelector: selector(runID)}
@@ -204,6 +228,13 @@ func FindLeftovers(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 	}
 	for _, p := range pvcs.Items {
 		l.PVCs = append(l.PVCs, p.Namespace+"/"+p.Name)
+	}
+	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
+	if err != nil {
+		return l, fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	for _, c := range cms.Items {
+		l.ConfigMaps = append(l.ConfigMaps, c.Namespace+"/"+c.Name)
 	}
 	l.Retained = retainedPVs(ctx, cs, ns)
 	return l, nil
@@ -267,6 +298,13 @@ func Cleanup(ctx context.Context, c *Client, ns, runID string, progress func(str
 		progress("deleting PVC " + p)
 		if _, err := deleteClaim(ctx, c, pns, name); err != nil {
 			errs = append(errs, fmt.Errorf("PVC %s: %w", p, err))
+		}
+	}
+	for _, m := range l.ConfigMaps {
+		mns, name, _ := strings.Cut(m, "/")
+		progress("deleting ConfigMap " + m)
+		if err := c.CS.CoreV1().ConfigMaps(mns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("ConfigMap %s: %w", m, err))
 		}
 	}
 	left, lerr := FindLeftovers(ctx, c.CS, ns, runID)

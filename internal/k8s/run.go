@@ -75,6 +75,9 @@ type Summary struct {
 	// FirstResult and LastResult are when the first and last results
 	// arrived; CleanedUp when the last object was gone.
 	FirstResult, LastResult, CleanedUp time.Time
+	// Gates says how far apart the targets that were started together
+	// began their first test.
+	Gates []GateSkew
 }
 
 // Failed counts the targets that failed.
@@ -101,7 +104,10 @@ type Runner struct {
 	mu      sync.Mutex
 	classes map[string]*storagev1.StorageClass
 	sum     Summary
-	gates   map[string]*gate
+	// gates holds each gated target's start barrier, by target id;
+	// gateCM is the run's ConfigMap that carries the start times.
+	gates  map[string]*gate
+	gateCM string
 }
 
 // ErrRunFailed is wrapped by Run's error when targets failed.
@@ -120,7 +126,7 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		return r.sum, err
 	}
 	groups := Groups(targets)
-	r.gates = newGates(groups)
+	gateCleanup := r.setupGates(ctx, targets)
 	outcomes := make([][]Outcome, len(groups))
 	runGroup := func(i int) {
 		g := groups[i]
@@ -155,6 +161,22 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		}
 	}
 	var errs []error
+	if gateCleanup != nil && !r.Config.Keep {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.Config.Timeouts.Cleanup)
+		if err := gateCleanup(cctx); err != nil {
+			errs = append(errs, &CleanupError{Target: targets[0], Err: err, RunID: r.Config.RunID, Namespace: r.Config.Namespace})
+		}
+		cancel()
+	}
+	seen := map[*gate]bool{}
+	for _, t := range targets {
+		if g := r.gates[t.ID]; g != nil && !seen[g] {
+			seen[g] = true
+			if sk, ok := g.skew(); ok {
+				r.sum.Gates = append(r.sum.Gates, sk)
+			}
+		}
+	}
 	for _, outs := range outcomes {
 		for _, o := range outs {
 			r.sum.Outcomes = append(r.sum.Outcomes, o)
@@ -223,6 +245,11 @@ func (e *RunError) Unwrap() []error {
 // a failure instead.
 func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 	r.classes = map[string]*storagev1.StorageClass{}
+	if len(targets) > 0 {
+		if msg := r.podSecurityNote(ctx); msg != "" {
+			r.event(Event{Target: targets[0], Phase: PhaseInfo, Message: msg})
+		}
+	}
 	if r.Config.HostPath != "" {
 		return nil
 	}
@@ -252,6 +279,33 @@ func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 		}
 	}
 	return nil
+}
+
+// LabelEnforce is the namespace label of Pod Security admission.
+const LabelEnforce = "pod-security.kubernetes.io/enforce"
+
+// podSecurityNote says when the namespace does not fit the run: benchmark
+// pods of a Filesystem volume pass the restricted level and belong in a
+// namespace that enforces it; Block mode and node-check need root, which
+// only a privileged namespace admits. Without the right to read the
+// namespace it says nothing.
+func (r *Runner) podSecurityNote(ctx context.Context) string {
+	ns, err := r.Client.CS.CoreV1().Namespaces().Get(ctx, r.Config.Namespace, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	level := ns.Labels[LabelEnforce]
+	root := r.Config.HostPath != "" || r.Config.isBlock()
+	switch {
+	case root && (level == "restricted" || level == "baseline"):
+		return fmt.Sprintf("namespace %s enforces the %s Pod Security level, which refuses the root pods of Block mode and node-check: use a namespace labelled %s=privileged", ns.Name, level, LabelEnforce)
+	case !root && level != "restricted":
+		if level == "" {
+			level = "no"
+		}
+		return fmt.Sprintf("namespace %s enforces %s Pod Security level; iolens's benchmark pods pass the restricted one: label it %s=restricted, or use the iolens namespace of deploy/rbac.yaml", ns.Name, level, LabelEnforce)
+	}
+	return ""
 }
 
 func (r *Runner) event(e Event) {
@@ -362,7 +416,7 @@ func (st *target) run(ctx context.Context) error {
 		st.out.PVC = pvc.Name
 		st.stack.push("PVC "+pvc.Name, func(ctx context.Context) error { return st.deleteClaim(ctx, pvc.Name) })
 	}
-	job, err := cs.BatchV1().Jobs(ns).Create(ctx, r.Config.jobFor(st.t, claimName), metav1.CreateOptions{})
+	job, err := cs.BatchV1().Jobs(ns).Create(ctx, r.Config.jobFor(st.t, claimName, r.gateFor(st.t)), metav1.CreateOptions{})
 	if err != nil {
 		te := st.fail("create Job", err)
 		te.Cause, te.hint = explainCreate(err, "Job")
@@ -788,6 +842,9 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 			if rec.Ready {
 				st.gateReady(ctx)
 				continue
+			}
+			if g := st.r.gates[st.t.ID]; g != nil && rec.Test == 1 {
+				g.start(st.t.ID, rec.At)
 			}
 			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
 		case RecordResult:

@@ -71,7 +71,7 @@ func newFakeCluster(t *testing.T, classes ...string) *fakeCluster {
 		}
 		// Objects the fake controllers make (pods, PVs, events) are not
 		// iolens's writes.
-		if res := a.GetResource().Resource; err == nil && (res == "persistentvolumeclaims" || res == "jobs") {
+		if res := a.GetResource().Resource; err == nil && (res == "persistentvolumeclaims" || res == "jobs" || res == "configmaps") {
 			fc.record("create " + res + " " + m.GetName())
 		}
 		return false, nil, nil
@@ -642,7 +642,7 @@ func TestRunParallelVersusSequential(t *testing.T) {
 func TestJobSpecLeastPrivilege(t *testing.T) {
 	tg := Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1"}
 	base := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "quick", RuntimeS: 5}}
-	job := base.jobFor(tg, "claim")
+	job := base.jobFor(tg, "claim", gateRef{})
 	pod := job.Spec.Template.Spec
 	psc := pod.SecurityContext
 	c := pod.Containers[0]
@@ -667,7 +667,7 @@ func TestJobSpecLeastPrivilege(t *testing.T) {
 
 	block := base
 	block.VolumeMode = corev1.PersistentVolumeBlock
-	bj := block.jobFor(tg, "claim")
+	bj := block.jobFor(tg, "claim", gateRef{})
 	bc := bj.Spec.Template.Spec.Containers[0]
 	if len(bc.VolumeDevices) != 1 || *bj.Spec.Template.Spec.SecurityContext.RunAsUser != 0 || len(bc.SecurityContext.Capabilities.Add) != 0 {
 		t.Errorf("block: devices %v, security %+v", bc.VolumeDevices, bj.Spec.Template.Spec.SecurityContext)
@@ -677,7 +677,7 @@ func TestJobSpecLeastPrivilege(t *testing.T) {
 	nc.HostPath = "/var/lib/etcd"
 	tn := tg
 	tn.Node = "cp-1"
-	nj := nc.jobFor(tn, "")
+	nj := nc.jobFor(tn, "", gateRef{})
 	np := nj.Spec.Template.Spec
 	if np.Volumes[1].HostPath == nil || np.Volumes[1].HostPath.Path != "/var/lib/etcd" {
 		t.Errorf("volumes %+v", np.Volumes)
@@ -733,22 +733,33 @@ func gatedLog(t *testing.T) []byte {
 	return b.Bytes()
 }
 
+func agentSA(fc *fakeCluster) {
+	_, _ = fc.cs.CoreV1().ServiceAccounts(ns).Create(context.Background(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DefaultAgentServiceAccount, Namespace: ns}}, metav1.CreateOptions{})
+}
+
 func TestRunGroupStartsTogether(t *testing.T) {
 	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 3}
 	for _, failOne := range []bool{false, true} {
 		t.Run(fmt.Sprintf("one-fails=%v", failOne), func(t *testing.T) {
 			fc := newFakeCluster(t, "fast")
+			agentSA(fc)
 			var mu sync.Mutex
-			patched := map[string]string{}
-			fc.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			var patches []map[string]string
+			podPatches := 0
+			fc.cs.PrependReactor("patch", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				var p struct {
-					Metadata struct{ Annotations map[string]string } `json:"metadata"`
+					Data map[string]string `json:"data"`
 				}
 				_ = json.Unmarshal(a.(k8stesting.PatchAction).GetPatch(), &p)
 				mu.Lock()
-				patched[a.(k8stesting.PatchAction).GetName()] = p.Metadata.Annotations[AnnotationStart]
+				patches = append(patches, p.Data)
 				mu.Unlock()
-				return true, &corev1.Pod{}, nil
+				return false, nil, nil
+			})
+			fc.cs.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				podPatches++
+				return true, nil, errors.New("no pods patch")
 			})
 			log := gatedLog(t)
 			fc.logs = func(_ context.Context, pod string, _ int) (io.ReadCloser, error) {
@@ -758,27 +769,24 @@ func TestRunGroupStartsTogether(t *testing.T) {
 				}
 				return io.NopCloser(bytes.NewReader(log)), nil
 			}
-			h := newHarness(t, fc, func(c *Config) { c.Parallel = true })
+			h := newHarness(t, fc, nil)
 			_, err := h.run(t, context.Background(), targetsOf(t, m))
 			if (err != nil) != failOne {
 				t.Fatalf("error %v", err)
 			}
-			want := 3
-			if failOne {
-				want = 2
+			want := 2
+			if !failOne {
+				want = 3
 			}
-			if len(patched) != want {
-				t.Fatalf("start time set on %d pods (%v), want %d", len(patched), patched, want)
+			if podPatches != 0 {
+				t.Errorf("%d pod patches: the gate must not need them", podPatches)
 			}
-			var start string
-			for pod, s := range patched {
-				if start != "" && s != start {
-					t.Errorf("pod %s starts at %s, the group at %s", pod, s, start)
-				}
-				start = s
+			// The start time is written once, for the group's key.
+			if len(patches) != 1 || len(patches[0]) != 1 || patches[0]["g1"] == "" {
+				t.Fatalf("gate writes %v, want one start time for g1", patches)
 			}
-			if _, err := time.Parse(time.RFC3339Nano, start); err != nil {
-				t.Errorf("start time %q: %v", start, err)
+			if _, err := time.Parse(time.RFC3339Nano, patches[0]["g1"]); err != nil {
+				t.Errorf("start time %q: %v", patches[0]["g1"], err)
 			}
 			// Nobody was told to start before the whole group was ready.
 			var waiting, started int
@@ -796,31 +804,254 @@ func TestRunGroupStartsTogether(t *testing.T) {
 			if started != want {
 				t.Errorf("%d pods told to start, want %d", started, want)
 			}
+			// The gate's ConfigMap is the run's first object and its last
+			// to go, after every target was cleaned up.
+			w := writes(fc)
+			if !strings.HasPrefix(w[0], "create configmaps iolens-gate-") || !strings.HasPrefix(w[len(w)-1], "delete configmaps iolens-gate-") {
+				t.Errorf("writes: %v", w)
+			}
+			if l := leftovers(t, fc); !l.Empty() {
+				t.Errorf("left behind: %+v", l)
+			}
 		})
+	}
+}
+
+func TestRunGatedPodsGetTheAgentToken(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 2}
+	for _, withSA := range []bool{true, false} {
+		t.Run(fmt.Sprintf("service-account=%v", withSA), func(t *testing.T) {
+			fc := newFakeCluster(t, "fast")
+			if withSA {
+				agentSA(fc)
+			}
+			var mu sync.Mutex
+			var jobs []*batchv1.Job
+			fc.cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				mu.Lock()
+				jobs = append(jobs, a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).DeepCopy())
+				mu.Unlock()
+				return false, nil, nil
+			})
+			fc.logs = staticLogs(gatedLog(t))
+			h := newHarness(t, fc, nil)
+			if _, err := h.run(t, context.Background(), targetsOf(t, m)); err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 2 {
+				t.Fatalf("%d jobs", len(jobs))
+			}
+			for _, j := range jobs {
+				pod := j.Spec.Template.Spec
+				args := strings.Join(pod.Containers[0].Args, " ")
+				gated := strings.Contains(args, "--gate-configmap iolens-gate-") && strings.Contains(args, "--gate-key g1")
+				if gated != withSA || *pod.AutomountServiceAccountToken != withSA {
+					t.Errorf("gated %v, token %v, want %v: %s", gated, *pod.AutomountServiceAccountToken, withSA, args)
+				}
+				if withSA && pod.ServiceAccountName != DefaultAgentServiceAccount {
+					t.Errorf("service account %q", pod.ServiceAccountName)
+				}
+			}
+			said := false
+			for _, e := range h.events {
+				said = said || strings.Contains(e.Message, "no service account iolens-agent") && strings.Contains(e.Message, "not together")
+			}
+			if said == withSA {
+				t.Errorf("missing service account reported: %v, want %v", said, !withSA)
+			}
+		})
+	}
+}
+
+// A refused or failing gate ConfigMap never stops the run; a ConfigMap that
+// cannot be deleted is a cleanup error, after every target was cleaned up.
+func TestRunGateConfigMapFailures(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 2}
+	cases := []struct {
+		name, verb string
+		wantErr    string
+		wantEvent  string
+	}{
+		{"create refused", "create", "", "cannot create the start-gate ConfigMap"},
+		{"patch refused", "patch", "", "could not open the start gate"},
+		{"delete fails", "delete", "ConfigMap iolens-gate-", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fc := newFakeCluster(t, "fast")
+			agentSA(fc)
+			fc.cs.PrependReactor(c.verb, "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("RBAC says no"))
+			})
+			fc.logs = staticLogs(gatedLog(t))
+			h := newHarness(t, fc, nil)
+			sum, err := h.run(t, context.Background(), targetsOf(t, m))
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			if len(h.results) != 2 || sum.Failed() != 0 && c.wantErr == "" {
+				t.Errorf("%d results, %d failed", len(h.results), sum.Failed())
+			}
+			if c.wantEvent != "" {
+				said := false
+				for _, e := range h.events {
+					said = said || strings.Contains(e.Message, c.wantEvent)
+				}
+				if !said {
+					t.Errorf("no event %q", c.wantEvent)
+				}
+			}
+			w := writes(fc)
+			// The targets' objects were deleted in any case, in reverse order.
+			if strings.Count(strings.Join(w, "\n"), "delete persistentvolumeclaims") != 2 {
+				t.Errorf("writes %v", w)
+			}
+		})
+	}
+}
+
+func TestPlanGates(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"a", "b"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"n1", "n2"}}
+	one := targetsOf(t, m)
+	two := targetsOf(t, Matrix{StorageClasses: m.StorageClasses, Sizes: m.Sizes, Nodes: m.Nodes, VolumesPerNode: 2})
+	keys := func(gs map[string]*gate, ts []Target) string {
+		var out []string
+		for _, t := range ts {
+			k := "-"
+			if g := gs[t.ID]; g != nil {
+				k = fmt.Sprintf("%s/%d", g.key, g.total)
+			}
+			out = append(out, k)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		name     string
+		ts       []Target
+		parallel bool
+		want     string
+	}{
+		{"one volume per node, in turn", one, false, "- - - -"},
+		{"one volume per node, at once", one, true, "run/4 run/4 run/4 run/4"},
+		{"two per node, in turn", two, false, "g1/2 g1/2 g2/2 g2/2 g3/2 g3/2 g4/2 g4/2"},
+		{"two per node, at once", two, true, "run/8 run/8 run/8 run/8 run/8 run/8 run/8 run/8"},
+		{"a single target", one[:1], true, "-"},
+	} {
+		if got := keys(planGates(c.ts, c.parallel), c.ts); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestWaitGate(t *testing.T) {
+	cs := fake.NewSimpleClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "iolens-gate-x", Namespace: ns}})
+	read := ConfigMapGate(cs, ns, "iolens-gate-x", "g1")
+	// The start time appears after a while, 300 ms ahead of then.
+	var set time.Time
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		set = time.Now()
+		at := set.Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+		_, _ = cs.CoreV1().ConfigMaps(ns).Update(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "iolens-gate-x", Namespace: ns},
+			Data: map[string]string{"g1": at}}, metav1.UpdateOptions{})
+	}()
+	var said []string
+	WaitGate(context.Background(), read, 5*time.Second, 10*time.Millisecond, func(s string) { said = append(said, s) })
+	if d := time.Since(set); d < 280*time.Millisecond || d > 2*time.Second {
+		t.Errorf("started %s after the start time was set, want 300ms", d)
+	}
+	if len(said) != 0 {
+		t.Errorf("said %v", said)
+	}
+
+	// An agent that cannot read the gate says so once, and starts alone
+	// at the timeout.
+	said = nil
+	failing := func(context.Context) (string, error) { return "", errors.New("configmaps is forbidden") }
+	start := time.Now()
+	WaitGate(context.Background(), failing, 100*time.Millisecond, 5*time.Millisecond, func(s string) { said = append(said, s) })
+	if d := time.Since(start); d < 100*time.Millisecond || d > time.Second {
+		t.Errorf("gave up after %s", d)
+	}
+	if len(said) != 2 || !strings.Contains(said[0], "forbidden") || !strings.Contains(said[1], "starting alone") {
+		t.Errorf("said %q", said)
+	}
+
+	// An unreadable start time starts at once.
+	said = nil
+	WaitGate(context.Background(), func(context.Context) (string, error) { return "soon", nil }, time.Minute, time.Millisecond, func(s string) { said = append(said, s) })
+	if len(said) != 1 || !strings.Contains(said[0], "unreadable") {
+		t.Errorf("said %q", said)
 	}
 }
 
 func TestJobSpecStartGate(t *testing.T) {
 	c := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "quick"}}
-	alone := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1"}, "claim")
-	if strings.Contains(strings.Join(alone.Spec.Template.Spec.Containers[0].Args, " "), "--start-gate") {
-		t.Error("a target alone on its node waits for a group")
+	tg := Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1", Slot: 1}
+	alone := c.jobFor(tg, "claim", gateRef{})
+	if strings.Contains(strings.Join(alone.Spec.Template.Spec.Containers[0].Args, " "), "--gate") {
+		t.Error("a target alone waits for a gate")
 	}
-	grouped := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1", Slot: 1}, "claim")
-	args := strings.Join(grouped.Spec.Template.Spec.Containers[0].Args, " ")
-	if !strings.Contains(args, "--start-gate "+GatePath) {
+	if *alone.Spec.Template.Spec.AutomountServiceAccountToken || alone.Spec.Template.Spec.ServiceAccountName != "" {
+		t.Error("a target that waits for no gate gets a token")
+	}
+	grouped := c.jobFor(tg, "claim", gateRef{ConfigMap: "iolens-gate-abc", Key: "g1"})
+	pod := grouped.Spec.Template.Spec
+	args := strings.Join(pod.Containers[0].Args, " ")
+	if !strings.Contains(args, "--gate-configmap iolens-gate-abc --gate-key g1 --gate-timeout 15m0s") {
 		t.Errorf("grouped target args: %s", args)
 	}
-	if _, ok := grouped.Spec.Template.Annotations[AnnotationStart]; !ok {
-		t.Error("no start annotation on the pod template")
+	if !*pod.AutomountServiceAccountToken || pod.ServiceAccountName != DefaultAgentServiceAccount {
+		t.Errorf("token %v, service account %q", *pod.AutomountServiceAccountToken, pod.ServiceAccountName)
 	}
-	var dw *corev1.DownwardAPIVolumeSource
-	for _, v := range grouped.Spec.Template.Spec.Volumes {
-		if v.DownwardAPI != nil {
-			dw = v.DownwardAPI
+	if len(grouped.Spec.Template.Annotations) != 0 {
+		t.Errorf("annotations %v: the gate no longer goes through the pod", grouped.Spec.Template.Annotations)
+	}
+	c.AgentServiceAccount = "bench-agent"
+	if sa := c.jobFor(tg, "claim", gateRef{ConfigMap: "x", Key: "g1"}).Spec.Template.Spec.ServiceAccountName; sa != "bench-agent" {
+		t.Errorf("service account %q", sa)
+	}
+}
+
+func TestJobSpecNodeCheckSeesOnlyItsDirectory(t *testing.T) {
+	uid := int64(1001)
+	c := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "etcd"},
+		HostPath: "/var/lib/etcd", RunAsUser: &uid}
+	job := c.jobFor(Target{ID: "t1", Node: "cp-1", Group: "g1"}, "", gateRef{})
+	pod := job.Spec.Template.Spec
+	name := NodeDirName("r1", "t1")
+	agent := pod.Containers[0]
+	var host *corev1.VolumeMount
+	for i, m := range agent.VolumeMounts {
+		if m.Name == "host" {
+			host = &agent.VolumeMounts[i]
 		}
 	}
-	if dw == nil || dw.Items[0].FieldRef.FieldPath != "metadata.annotations['"+AnnotationStart+"']" {
-		t.Errorf("downward API volume: %+v", dw)
+	if host == nil || host.SubPath != name || host.MountPath != "/host" {
+		t.Fatalf("agent mounts %+v, want only subdirectory %s", agent.VolumeMounts, name)
+	}
+	if len(pod.InitContainers) != 1 {
+		t.Fatalf("%d init containers", len(pod.InitContainers))
+	}
+	side := pod.InitContainers[0]
+	if side.RestartPolicy == nil || *side.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Error("node-dir is not a sidecar: it would not outlive the agent to remove the directory")
+	}
+	if side.StartupProbe == nil || side.StartupProbe.Exec == nil || !strings.Contains(strings.Join(side.StartupProbe.Exec.Command, " "), "--check") {
+		t.Error("no startup probe: the agent could start before its directory exists")
+	}
+	if got := strings.Join(side.Args, " "); got != "k8s node-dir --parent /host-parent --name "+name+" --run-id r1" {
+		t.Errorf("sidecar args %q", got)
+	}
+	if len(side.SecurityContext.Capabilities.Add) != 0 || *side.SecurityContext.AllowPrivilegeEscalation {
+		t.Error("the sidecar gains privileges")
+	}
+	if *pod.SecurityContext.RunAsUser != uid {
+		t.Errorf("runs as %d, want %d (the directory's owner)", *pod.SecurityContext.RunAsUser, uid)
+	}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil && (v.HostPath.Path != "/var/lib/etcd" || *v.HostPath.Type != corev1.HostPathDirectory) {
+			t.Errorf("host volume %+v: must exist, never be created", v.HostPath)
+		}
 	}
 }
