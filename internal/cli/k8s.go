@@ -439,7 +439,10 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	cfg.Disk = limits.FromStorageClass
 	classes := o.classes
 	if len(classes) == 0 {
-		def, err := defaultClass(ctx, c.CS)
+		def, err := k8s.DefaultClass(ctx, c.CS)
+		if errors.Is(err, k8s.ErrNoDefaultClass) {
+			return k8sUsage("run", "%v", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -447,7 +450,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	}
 	nodes := o.nodes
 	if o.allNodes {
-		if nodes, err = schedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
+		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
 			return err
 		}
 		// The nodes are named: the selector has done its job.
@@ -569,67 +572,6 @@ type partialError struct{ err error }
 
 func (e partialError) Error() string   { return e.err.Error() }
 func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
-
-func defaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) {
-	cls, err := k8s.Classes(ctx, cs, nil)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cls {
-		if c.Default {
-			return c.Name, nil
-		}
-	}
-	return "", k8sUsage("run", "no --storage-class given and the cluster has no default storage class")
-}
-
-// schedulableNodes lists ready, uncordoned nodes matching sel whose
-// NoSchedule/NoExecute taints are all tolerated.
-func schedulableNodes(ctx context.Context, cs kubernetes.Interface, sel map[string]string, tol []corev1.Toleration) ([]string, error) {
-	var lsel []string
-	for k, v := range sel {
-		lsel = append(lsel, k+"="+v)
-	}
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: strings.Join(lsel, ",")})
-	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	var out []string
-	for _, n := range list.Items {
-		if n.Spec.Unschedulable || !nodeReady(&n) {
-			continue
-		}
-		ok := true
-		for _, t := range n.Spec.Taints {
-			if t.Effect == corev1.TaintEffectPreferNoSchedule {
-				continue
-			}
-			tolerated := false
-			for _, x := range tol {
-				tolerated = tolerated || x.ToleratesTaint(&t)
-			}
-			ok = ok && tolerated
-		}
-		if ok {
-			out = append(out, n.Name)
-		}
-	}
-	sort.Strings(out)
-	if len(out) == 0 {
-		return nil, &hintError{err: errors.New("--all-nodes: no ready, schedulable node matches"),
-			hint: "check --node-selector, and add --tolerate for tainted nodes"}
-	}
-	return out, nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
 
 // k8sProgress prints one line per target event.
 type k8sProgress struct {

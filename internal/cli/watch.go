@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/k8s"
+
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
@@ -148,7 +150,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		} else {
 			namers := watch.PodNamers{}
 			if o.kubeAPI {
-				if n := newAPIPodNamer(o.node); n != nil {
+				if n := k8s.InClusterPodNamer(o.node); n != nil {
 					namers = append(namers, n)
 				}
 			}
