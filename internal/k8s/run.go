@@ -56,10 +56,13 @@ type Outcome struct {
 	Results int
 	// Err is nil when the target completed; it is a *TargetError
 	// otherwise, joined with any cleanup error.
-	Err                  error
-	PVC, Job, Pod, PV    string
-	Node                 string
-	Retained             []string
+	Err               error
+	PVC, Job, Pod, PV string
+	Node              string
+	Retained          []string
+	// PendingPV is the target's PV when its node went away: the CLI did
+	// not wait for its provisioner to delete it.
+	PendingPV            string
 	Kept                 bool
 	Created, Done, Clean time.Time
 }
@@ -347,6 +350,8 @@ type target struct {
 	phase   Phase
 	meta    map[string]string
 	lastSeq int
+	// nodeLost is set when the target's node went away.
+	nodeLost bool
 }
 
 func (r *Runner) runTarget(ctx context.Context, t Target) (o Outcome) {
@@ -466,7 +471,7 @@ func (st *target) waitStarted(ctx context.Context) error {
 	bound := st.claim == nil
 	// How often to look for events saying the pod is refused for good.
 	refusedEvery := min(2*time.Second, 20*r.Client.poll())
-	var lastRefusedCheck time.Time
+	var lastRefusedCheck, lastNodeCheck time.Time
 	tick := time.NewTicker(r.Client.poll())
 	defer tick.Stop()
 	for {
@@ -572,9 +577,11 @@ func (st *target) waitStarted(ctx context.Context) error {
 			te.Cause, te.hint = diagnosePod(ctx, cs, pod)
 			return te
 		}
-		if pod != nil && pod.Spec.NodeName != "" && !bound && now.Sub(startFrom) > time.Duration(0) {
-			if gone := nodeGone(ctx, cs, pod.Spec.NodeName); gone != nil {
-				return gone(st.t)
+		if pod != nil && pod.Spec.NodeName != "" && now.Sub(lastNodeCheck) >= refusedEvery {
+			// A pod waiting on a node that went away never starts.
+			lastNodeCheck = now
+			if lost := nodeLost(ctx, cs, pod.Spec.NodeName); lost != nil {
+				return st.lost(lost(st.t))
 			}
 		}
 		select {
@@ -718,6 +725,34 @@ func (st *target) collectMeta(ctx context.Context) {
 // maxReconnects bounds how often a cut log stream is reopened.
 const maxReconnects = 10
 
+// kubeletLostWait is how long a kubelet may not answer before the stream
+// counts as cut for good, while the API still calls its node ready: more
+// than the node controller's default grace period.
+const kubeletLostWait = 2 * time.Minute
+
+// kubeletUnreachable reports an error opening a log that says the API
+// server could not reach the node's kubelet.
+func kubeletUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"dial tcp", "connection refused", "no route to host", "i/o timeout", "connection reset"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lost marks a target whose node went away: its pods are force-deleted
+// (no kubelet will confirm a graceful deletion) and its volume is not
+// waited for (its provisioner may need the node).
+func (st *target) lost(err error) error {
+	st.nodeLost = true
+	return err
+}
+
 // stream reads the agent's records until its final one, reopening the log
 // when the stream is cut while the pod still runs.
 func (st *target) stream(ctx context.Context) error {
@@ -727,6 +762,8 @@ func (st *target) stream(ctx context.Context) error {
 	defer cancel()
 	var lastOther []string
 	damaged := 0
+	// unreachable is when the node's kubelet stopped answering.
+	var unreachable time.Time
 	for attempt := 0; ; attempt++ {
 		follow := true
 		if st.podDone(ctx) {
@@ -773,14 +810,35 @@ func (st *target) stream(ctx context.Context) error {
 			pod := st.pod
 			te := st.fail("run", fmt.Errorf("agent ended without its final record (%s)", describeEnd(err, fr)))
 			te.Cause, te.hint = diagnosePod(ctx, r.Client.CS, pod)
-			if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
-				return gone(st.t)
+			if lost := nodeLost(ctx, r.Client.CS, st.out.Node); lost != nil {
+				return st.lost(lost(st.t))
 			}
 			te.Logs = lastOther
 			return te
 		}
-		if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
-			return gone(st.t)
+		if lost := nodeLost(ctx, r.Client.CS, st.out.Node); lost != nil {
+			return st.lost(lost(st.t))
+		}
+		if fr == nil && kubeletUnreachable(err) {
+			// The kubelet does not answer at all, yet the node is still
+			// called ready: the node controller needs its grace period
+			// (about 40 s) to notice a dead kubelet. Wait for its verdict
+			// rather than count this as a cut stream.
+			now := r.Client.now()
+			if unreachable.IsZero() {
+				unreachable = now
+				r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("cannot reach the kubelet of node %s (%v); waiting for it, or for the node to be marked not ready", st.out.Node, err)})
+			}
+			if now.Sub(unreachable) < kubeletLostWait {
+				attempt--
+				select {
+				case <-ctx.Done():
+				case <-time.After(min(10*r.Client.poll(), time.Second)):
+				}
+				continue
+			}
+		} else {
+			unreachable = time.Time{}
 		}
 		if attempt >= maxReconnects {
 			te := st.fail("run", fmt.Errorf("log stream cut %d times (%s): %w", attempt+1, describeEnd(err, fr), ErrStreamCut))

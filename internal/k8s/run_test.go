@@ -60,7 +60,8 @@ func newFakeCluster(t *testing.T, classes ...string) *fakeCluster {
 			Provisioner: "example.com/" + c, VolumeBindingMode: &wffc, Parameters: map[string]string{"skuName": "Premium_LRS", "other": "x"}})
 	}
 	objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{
-		"topology.kubernetes.io/zone": "z1", "node.kubernetes.io/instance-type": "m5.large"}}})
+		"topology.kubernetes.io/zone": "z1", "node.kubernetes.io/instance-type": "m5.large"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}})
 	fc.cs = fake.NewSimpleClientset(objs...)
 	// The fake tracker does not generate names.
 	fc.cs.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -96,6 +97,7 @@ func (fc *fakeCluster) record(s string) {
 func (fc *fakeCluster) control(ctx context.Context) {
 	cs := fc.cs
 	bg := context.Background()
+	orphaned := map[string]time.Time{}
 	for ctx.Err() == nil {
 		pvcs, _ := cs.CoreV1().PersistentVolumeClaims(ns).List(bg, metav1.ListOptions{})
 		for _, p := range pvcs.Items {
@@ -148,12 +150,36 @@ func (fc *fakeCluster) control(ctx context.Context) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: j.Spec.Template.Labels, CreationTimestamp: metav1.Now()},
 				Spec: j.Spec.Template.Spec}
 			pod.Spec.NodeName = "node-1"
+			if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+				// Pinned to a node (--nodes, --all-nodes).
+				pod.Spec.NodeName = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
+			}
 			pod.Status.Phase = corev1.PodRunning
 			if fc.podFails != nil {
 				pod.Status.Phase = corev1.PodFailed
 				pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerTag, State: corev1.ContainerState{Terminated: fc.podFails}}}
 			}
 			_, _ = cs.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{})
+		}
+		// The garbage collector: a pod made for a Job that was deleted
+		// meanwhile goes too (through the tracker: it is not iolens's
+		// write).
+		pods, _ := cs.CoreV1().Pods(ns).List(bg, metav1.ListOptions{})
+		for _, p := range pods.Items {
+			job, ok := strings.CutSuffix(p.Name, "-pod")
+			if !ok {
+				continue
+			}
+			if _, err := cs.BatchV1().Jobs(ns).Get(bg, job, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				continue
+			}
+			// Not at once: the real one takes its time too, and iolens
+			// deletes the pods itself first.
+			if orphaned[p.Name].IsZero() {
+				orphaned[p.Name] = time.Now()
+			} else if time.Since(orphaned[p.Name]) > 300*time.Millisecond {
+				_ = cs.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
+			}
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -1053,5 +1079,83 @@ func TestJobSpecNodeCheckSeesOnlyItsDirectory(t *testing.T) {
 		if v.HostPath != nil && (v.HostPath.Path != "/var/lib/etcd" || *v.HostPath.Type != corev1.HostPathDirectory) {
 			t.Errorf("host volume %+v: must exist, never be created", v.HostPath)
 		}
+	}
+}
+
+// A node whose kubelet stops answering fails only its own targets, with
+// the node's condition in the error; its pod is force-deleted, since no
+// kubelet will confirm a graceful deletion, and everything is cleaned up.
+func TestRunNodeLostFailsOnlyItsTargets(t *testing.T) {
+	fc := newFakeCluster(t, "fast")
+	ctx := context.Background()
+	_, _ = fc.cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}, metav1.CreateOptions{})
+	var mu sync.Mutex
+	grace := map[string]string{}
+	fc.cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.DeleteActionImpl).DeleteOptions
+		g := "graceful"
+		if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0 {
+			g = "forced"
+		}
+		node := "?"
+		if o, err := fc.cs.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), ns, a.(k8stesting.DeleteAction).GetName()); err == nil {
+			node = o.(*corev1.Pod).Spec.NodeName
+		}
+		mu.Lock()
+		grace[node] = g
+		mu.Unlock()
+		return false, nil, nil
+	})
+	log := agentLog(t, 2, "")
+	fc.logs = func(ctx context.Context, pod string, call int) (io.ReadCloser, error) {
+		p, err := fc.cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil || p.Spec.NodeName != "node-2" {
+			return io.NopCloser(bytes.NewReader(log)), nil
+		}
+		if call == 2 {
+			// The node controller notices the kubelet's silence.
+			n, _ := fc.cs.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+				Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}}
+			_, _ = fc.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		}
+		return nil, errors.New(`Get "https://10.0.0.2:10250/containerLogs/bench/x/agent?follow=true": dial tcp 10.0.0.2:10250: connect: connection refused`)
+	}
+	h := newHarness(t, fc, func(c *Config) { c.Parallel = true })
+	ts := targetsOf(t, Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"node-1", "node-2"}})
+	sum, err := h.run(t, ctx, ts)
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Errs) != 1 {
+		t.Fatalf("error %v, want one failed target", err)
+	}
+	var te *TargetError
+	if !errors.As(re.Errs[0], &te) || te.Target.Node != "node-2" || te.NodeLost != "node-2" {
+		t.Fatalf("failed target: %v", re.Errs[0])
+	}
+	if want := "node node-2 is not ready (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)"; !strings.Contains(te.Error(), want) {
+		t.Errorf("error %q lacks %q", te.Error(), want)
+	}
+	if !strings.Contains(te.Hint(), "other nodes' targets carry on") {
+		t.Errorf("hint %q", te.Hint())
+	}
+	if len(h.results) != 2 || h.results[0].Target.Labels["k8s.node"] != "node-1" {
+		t.Errorf("%d results, want node-1's 2", len(h.results))
+	}
+	if sum.Failed() != 1 {
+		t.Errorf("%d failed", sum.Failed())
+	}
+	if len(grace) != 2 || grace["node-1"] != "graceful" || grace["node-2"] != "forced" {
+		t.Errorf("pod deletions %v: node-2's must be forced", grace)
+	}
+	reported := false
+	for _, e := range h.events {
+		reported = reported || strings.Contains(e.Message, "cannot reach the kubelet of node node-2")
+	}
+	if !reported {
+		t.Error("the unreachable kubelet was not reported while waiting")
+	}
+	if l := leftovers(t, fc); !l.Empty() {
+		t.Errorf("left behind: %+v", l)
 	}
 }
