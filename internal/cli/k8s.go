@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -130,19 +131,20 @@ func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 		Use:   "classes",
 		Short: "List storage classes with the parameters that decide performance",
 		Long: `List the storage classes with the parameters that decide performance, and
-the cloud catalog disk each provisions at --size ('iolens limits' shows its
+the cloud catalog disk each provisions at --pvc-size ('iolens limits' shows its
 ceilings; cloud disks get faster as they get larger).`,
 		Example: `  iolens k8s classes
-  iolens k8s classes --size 1Ti
+  iolens k8s classes --pvc-size 1Ti
   iolens k8s classes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return k8sUsage("classes", "-o %q: want table or json", output)
 			}
+			sizeDeprecated(cmd, streams, "use --pvc-size")
 			size, err := resource.ParseQuantity(sizeFlag)
 			if err != nil || size.Sign() <= 0 {
-				return k8sUsage("classes", "--size %q: want a quantity such as 100Gi", sizeFlag)
+				return k8sUsage("classes", "--pvc-size %q: want a quantity such as 100Gi", sizeFlag)
 			}
 			c, _, _, err := kf.client()
 			if err != nil {
@@ -179,8 +181,20 @@ ceilings; cloud disks get faster as they get larger).`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	cmd.Flags().StringVar(&sizeFlag, "size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
+	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
+	// The old name, kept for scripts: it sized the volume here and the
+	// test file in 'iolens run'.
+	cmd.Flags().StringVar(&sizeFlag, "size", "100Gi", "")
+	_ = cmd.Flags().MarkHidden("size")
 	return cmd
+}
+
+// sizeDeprecated notes the old name of --pvc-size on stderr (cobra's own
+// note would go to stdout, into a result stream).
+func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
+	if cmd.Flags().Changed("size") {
+		fmt.Fprintf(streams.ErrOut, "Flag --size has been deprecated, %s\n", what)
+	}
 }
 
 func orDashStr(s string) string {
@@ -195,9 +209,14 @@ func orDashStr(s string) string {
 type k8sRunOptions struct {
 	classes        []string
 	sizes          []string
+	targets        []string
 	suite          string
 	jobFile        string
 	runtime        float64
+	ramp           float64
+	untilSteady    bool
+	minRuntime     float64
+	maxRuntime     float64
 	repeat         int
 	fileSize       string
 	volumeMode     string
@@ -218,6 +237,8 @@ type k8sRunOptions struct {
 	runAsUser      int64
 	runID          string
 	agentSA        string
+	rampSet        bool
+	sizesSet       bool
 	save           runSaveOptions
 	expect         expectOptions
 	// diag adds ceiling findings to a result (from --expect), set when
@@ -229,6 +250,10 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
 	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: the suite's own)")
+	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring (default: each suite's own)")
+	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
+	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
 	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
@@ -255,8 +280,10 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Benchmark PVCs: storage classes × sizes × nodes × volumes per node",
-		Example: `  iolens k8s run --storage-class managed-premium --size 256Gi --suite quick
-  iolens k8s run --storage-class premium,standard --size 300Gi,1Ti --parallel
+		Example: `  iolens k8s run --storage-class managed-premium --pvc-size 256Gi --suite quick
+  iolens k8s run --storage-class premium,standard --pvc-size 300Gi,1Ti --parallel
+  iolens k8s run --target premium:1Ti --target standard:300Gi --target raw:1Ti:Block -n iolens-privileged
+  iolens k8s run --storage-class fast --all-nodes --parallel --until-steady --max-runtime 300
   iolens k8s run --storage-class fast --nodes n1,n2 --volumes-per-node 4 --parallel
   iolens k8s run --storage-class fast --all-nodes --tolerate dedicated=storage:NoSchedule
   iolens k8s run --storage-class raw --volume-mode Block -n iolens-privileged`,
@@ -266,12 +293,23 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("size") && cmd.Flags().Changed("pvc-size") {
+				return k8sUsage("run", "--size is the old name of --pvc-size: give only --pvc-size")
+			}
+			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
+			o.rampSet = cmd.Flags().Changed("ramp")
+			o.sizesSet = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
 			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.classes, "storage-class", nil, "storage classes to test, comma-separated (default: the default class)")
-	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger)")
+	f.StringSliceVar(&o.sizes, "pvc-size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger); the test file's is --file-size")
+	// The old name, kept for scripts: 'iolens run --size' sizes the test
+	// file, so the volume's has a name of its own.
+	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "")
+	_ = f.MarkHidden("size")
+	f.StringArrayVar(&o.targets, "target", nil, "one more volume to test, CLASS:SIZE[:MODE] (repeatable), beside --storage-class × --pvc-size: for matrices that are not a product")
 	f.StringVar(&o.suite, "suite", "quick", "built-in suite ('iolens suites' lists them)")
 	f.StringVar(&o.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
 	f.StringVar(&o.accessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
@@ -325,31 +363,51 @@ func parseSelector(s string) (map[string]string, error) {
 	return m, nil
 }
 
-// planned estimates how long the suite runs, for the run timeout.
-func planned(s result.Suite, runtime float64, repeat int) time.Duration {
+// planned estimates how long the suite runs, for the run timeout: each
+// time-based test's runtime (or --runtime, or with --until-steady at most
+// --max-runtime) and ramp (or --ramp).
+func (o *k8sRunOptions) planned(s result.Suite) time.Duration {
 	var d time.Duration
 	for _, t := range s.Tests {
 		rt := t.RuntimeS
-		if runtime > 0 && rt > 0 {
-			rt = runtime
+		if o.runtime > 0 && rt > 0 {
+			rt = o.runtime
+		}
+		if o.untilSteady && o.maxRuntime > 0 && rt > 0 {
+			rt = o.maxRuntime
 		}
 		if rt == 0 {
 			rt = 60 // size-bound tests such as etcd's
 		}
-		d += time.Duration((rt + t.RampS + 1) * float64(time.Second))
+		ramp := t.RampS
+		if o.rampSet {
+			ramp = o.ramp
+		}
+		d += time.Duration((rt + ramp + 1) * float64(time.Second))
 	}
 	// Preconditioning writes the test file once.
-	return d*time.Duration(max(repeat, 1)) + time.Minute
+	return d*time.Duration(max(o.repeat, 1)) + time.Minute
 }
 
-// agentArgs resolves --suite/--job into what the agent runs.
+// agentArgs resolves --suite/--job into what the agent runs, and checks
+// the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
+	if o.runtime < 0 || o.ramp < 0 || math.IsNaN(o.runtime) || math.IsNaN(o.ramp) || math.IsInf(o.runtime, 0) || math.IsInf(o.ramp, 0) {
+		return k8s.AgentArgs{}, k8sUsage("run", "--runtime and --ramp take seconds, 0 or more")
+	}
+	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime ||
+		math.IsNaN(o.minRuntime) || math.IsNaN(o.maxRuntime) || math.IsInf(o.minRuntime, 0) || math.IsInf(o.maxRuntime, 0)) {
+		return k8s.AgentArgs{}, k8sUsage("run", "--min-runtime and --max-runtime take seconds, with min <= max")
+	}
 	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
 	}
-	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize,
-		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: planned(suite, o.runtime, o.repeat)}
+	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
+		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: o.planned(suite)}
+	if o.untilSteady {
+		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
+	}
 	if o.jobFile != "" {
 		b, err := os.ReadFile(o.jobFile)
 		if err != nil {
@@ -404,7 +462,15 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	}
 	sizes, err := k8s.ParseSizes(o.sizes)
 	if err != nil {
-		return k8sUsage("run", "--size: %v", err)
+		return k8sUsage("run", "--pvc-size: %v", err)
+	}
+	var extra []k8s.Volume
+	for _, s := range o.targets {
+		v, err := k8s.ParseVolume(s)
+		if err != nil {
+			return k8sUsage("run", "--target %v", err)
+		}
+		extra = append(extra, v)
 	}
 	mode := corev1.PersistentVolumeMode(o.volumeMode)
 	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
@@ -438,7 +504,11 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
 	cfg.Disk = limits.FromStorageClass
 	classes := o.classes
-	if len(classes) == 0 {
+	if len(classes) == 0 && len(extra) > 0 && !o.sizesSet {
+		// Only --target: no product, and no default class.
+		sizes = nil
+	}
+	if len(classes) == 0 && (len(extra) == 0 || o.sizesSet) {
 		def, err := k8s.DefaultClass(ctx, c.CS)
 		if errors.Is(err, k8s.ErrNoDefaultClass) {
 			return k8sUsage("run", "%v", err)
@@ -456,7 +526,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		// The nodes are named: the selector has done its job.
 		cfg.NodeSelector = nil
 	}
-	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
+	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Volumes: extra, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
@@ -505,6 +575,13 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
 	sum, runErr := r.Run(ctx, targets)
 	results := snk.Results()
+	if o.untilSteady {
+		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
+			saved := max(limit-got, 0)
+			prog.line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
+				ended, n, got, limit, saved, saved/limit*100)
+		}
+	}
 	keeper.finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
@@ -672,6 +749,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
+			o.rampSet = cmd.Flags().Changed("ramp")
 			cfg, err := o.baseConfig(cmd.Flags().Changed("suite"))
 			if err != nil {
 				return err

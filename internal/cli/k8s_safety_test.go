@@ -178,3 +178,58 @@ func TestK8sCleanupAcrossNamespacesAsksForYes(t *testing.T) {
 		t.Errorf("--run across namespaces: %v", err)
 	}
 }
+
+// Every flag the CLI gives the agent in the pod is one the agent takes.
+func TestK8sAgentTakesItsArgs(t *testing.T) {
+	max := 0.0
+	for _, mode := range []corev1.PersistentVolumeMode{corev1.PersistentVolumeFilesystem, corev1.PersistentVolumeBlock} {
+		for _, steady := range []bool{false, true} {
+			c := k8s.Config{RunID: "r1", VolumeMode: mode, Timeouts: k8s.DefaultTimeouts(),
+				Agent: k8s.AgentArgs{JobFile: "[a]\nrw=read\n", JobName: "a.fio", RuntimeS: 5, RampS: 2, RampSet: true, Repeat: 3,
+					FileSize: "1G", UntilSteady: steady, MinRuntimeS: 10, MaxRuntimeS: max}}
+			max = 60
+			args := c.AgentArgs(k8s.Target{ID: "t1", StorageClass: "fast", Group: "g1", Slot: 1})
+			cmd := newK8sAgentCommand(IOStreams{})
+			if args[0] != "k8s" || args[1] != "agent" {
+				t.Fatalf("args %v", args)
+			}
+			if err := cmd.ParseFlags(args[2:]); err != nil {
+				t.Errorf("the agent refuses %v: %v", args, err)
+			}
+			joined := strings.Join(args, " ")
+			for _, want := range []string{"--ramp 2", "--repeat 3", "--runtime 5", "--file-size 1G"} {
+				if !strings.Contains(joined, want) {
+					t.Errorf("args %q lack %q", joined, want)
+				}
+			}
+			if steady != strings.Contains(joined, "--until-steady --min-runtime 10") {
+				t.Errorf("until-steady %v: %q", steady, joined)
+			}
+		}
+	}
+}
+
+func TestK8sRunFlags(t *testing.T) {
+	kc := deadKubeconfig(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--target", "fast"}, 2, "CLASS:SIZE[:MODE]"},
+		{[]string{"--target", "fast:10Gi:Raw"}, 2, "want Filesystem or Block"},
+		{[]string{"--ramp", "-1"}, 2, "--ramp"},
+		{[]string{"--runtime", "NaN"}, 2, "--runtime"},
+		{[]string{"--until-steady", "--min-runtime", "60", "--max-runtime", "30"}, 2, "min <= max"},
+		{[]string{"--size", "1Gi", "--pvc-size", "2Gi"}, 2, "give only --pvc-size"},
+		{[]string{"--pvc-size", "lots"}, 2, "--pvc-size"},
+		// Valid flags reach the cluster (and fail there, as none listens).
+		{[]string{"--target", "fast:10Gi", "--target", "raw:1Ti:Block", "--ramp", "0", "--until-steady", "--max-runtime", "60"}, 1, "127.0.0.1:1"},
+		{[]string{"--size", "1Gi"}, 1, "--size has been deprecated, use --pvc-size"},
+	} {
+		_, stderr, code := execute(t, append([]string{"k8s", "--kubeconfig", kc, "run", "--storage-class", "fast"}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, stderr)
+		}
+	}
+}

@@ -135,14 +135,14 @@ func TestPodSecurityNote(t *testing.T) {
 				cfg.VolumeMode = corev1.PersistentVolumeBlock
 			}
 		})
-		got := h.runner.podSecurityNote(context.Background())
+		got := h.runner.podSecurityNote(context.Background(), nil)
 		if c.wantEmpty != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("level %q block %v host %q: %q, want %q", c.level, c.block, c.hostPath, got, c.want)
 		}
 	}
 	// Without the right to read namespaces, nothing is said.
 	fc := newFakeCluster(t, "fast")
-	if got := newHarness(t, fc, nil).runner.podSecurityNote(context.Background()); got != "" {
+	if got := newHarness(t, fc, nil).runner.podSecurityNote(context.Background(), nil); got != "" {
 		t.Errorf("no namespace: %q", got)
 	}
 }

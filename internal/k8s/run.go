@@ -249,7 +249,7 @@ func (e *RunError) Unwrap() []error {
 func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 	r.classes = map[string]*storagev1.StorageClass{}
 	if len(targets) > 0 {
-		if msg := r.podSecurityNote(ctx); msg != "" {
+		if msg := r.podSecurityNote(ctx, targets); msg != "" {
 			r.event(Event{Target: targets[0], Phase: PhaseInfo, Message: msg})
 		}
 	}
@@ -281,6 +281,9 @@ func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 			r.classes[t.StorageClass] = sc
 		}
 	}
+	if msg := zoneNote(ctx, r.Client.CS, targets, r.classes); msg != "" {
+		r.event(Event{Target: targets[0], Phase: PhaseInfo, Message: msg})
+	}
 	return nil
 }
 
@@ -292,13 +295,16 @@ const LabelEnforce = "pod-security.kubernetes.io/enforce"
 // namespace that enforces it; Block mode and node-check need root, which
 // only a privileged namespace admits. Without the right to read the
 // namespace it says nothing.
-func (r *Runner) podSecurityNote(ctx context.Context) string {
+func (r *Runner) podSecurityNote(ctx context.Context, targets []Target) string {
 	ns, err := r.Client.CS.CoreV1().Namespaces().Get(ctx, r.Config.Namespace, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
 	level := ns.Labels[LabelEnforce]
 	root := r.Config.HostPath != "" || r.Config.isBlock()
+	for _, t := range targets {
+		root = root || r.Config.blockFor(t)
+	}
 	switch {
 	case root && (level == "restricted" || level == "baseline"):
 		return fmt.Sprintf("namespace %s enforces the %s Pod Security level, which refuses the root pods of Block mode and node-check: use a namespace labelled %s=privileged", ns.Name, level, LabelEnforce)
@@ -563,10 +569,22 @@ func (st *target) waitStarted(ctx context.Context) error {
 				return te
 			}
 		}
+		if pod != nil && pod.Spec.NodeName == "" && bound && st.t.Node != "" && volumeConflict(pod) {
+			// The volume is bound elsewhere than the node the pod must run
+			// on: neither will change, so waiting cannot help.
+			te := st.fail("schedule", errors.New("the pod cannot run on its node: volume node affinity conflict"))
+			te.Cause, te.hint = zoneConflict(ctx, cs, st.claim, r.classes[st.t.StorageClass], st.t.Node)
+			return te
+		}
 		if (pod == nil || pod.Spec.NodeName == "") && !schedFrom.IsZero() && now.Sub(schedFrom) > to.Schedule {
 			te := st.fail("schedule", fmt.Errorf("pod not scheduled after %s: %w", to.Schedule, ErrPhaseTimeout))
 			if pod != nil {
 				te.Cause, te.hint = diagnosePod(ctx, cs, pod)
+				if volumeConflict(pod) {
+					if c, h := zoneConflict(ctx, cs, st.claim, r.classes[st.t.StorageClass], st.t.Node); c != "" {
+						te.Cause, te.hint = joinCause(te.Cause, c), h
+					}
+				}
 			} else {
 				te.Cause, te.hint = diagnoseJob(ctx, cs, st.job)
 			}
@@ -729,6 +747,17 @@ const maxReconnects = 10
 // counts as cut for good, while the API still calls its node ready: more
 // than the node controller's default grace period.
 const kubeletLostWait = 2 * time.Minute
+
+// volumeConflict reports a pod the scheduler cannot place because of its
+// volume's node affinity.
+func volumeConflict(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "volume node affinity conflict") {
+			return true
+		}
+	}
+	return false
+}
 
 // kubeletUnreachable reports an error opening a log that says the API
 // server could not reach the node's kubelet.

@@ -42,6 +42,11 @@ type fakeCluster struct {
 	// refusePods, if set, is the FailedCreate message the job controller
 	// reports instead of creating a pod.
 	refusePods string
+	// pvAffinity is the node affinity of the PVs the fake provisioner
+	// makes; unschedulable, if set, is the scheduler's message for pods it
+	// leaves Pending.
+	pvAffinity    *corev1.VolumeNodeAffinity
+	unschedulable string
 	// logs serves a pod's log; call counts from 0 per pod.
 	logs func(ctx context.Context, pod string, call int) (io.ReadCloser, error)
 
@@ -113,7 +118,7 @@ func (fc *fakeCluster) control(ctx context.Context) {
 				continue
 			}
 			pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + p.Name},
-				Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: fc.reclaim,
+				Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: fc.reclaim, NodeAffinity: fc.pvAffinity,
 					ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: p.Name},
 					PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "example.com", VolumeHandle: "vol-" + p.Name}}}}
 			_, _ = cs.CoreV1().PersistentVolumes().Create(bg, pv, metav1.CreateOptions{})
@@ -150,6 +155,14 @@ func (fc *fakeCluster) control(ctx context.Context) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: j.Spec.Template.Labels, CreationTimestamp: metav1.Now()},
 				Spec: j.Spec.Template.Spec}
 			pod.Spec.NodeName = "node-1"
+			if fc.unschedulable != "" {
+				pod.Spec.NodeName = ""
+				pod.Status.Phase = corev1.PodPending
+				pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+					Reason: "Unschedulable", Message: fc.unschedulable}}
+				_, _ = cs.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{})
+				continue
+			}
 			if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 				// Pinned to a node (--nodes, --all-nodes).
 				pod.Spec.NodeName = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
@@ -1157,5 +1170,89 @@ func TestRunNodeLostFailsOnlyItsTargets(t *testing.T) {
 	}
 	if l := leftovers(t, fc); !l.Empty() {
 		t.Errorf("left behind: %+v", l)
+	}
+}
+
+// A class that binds at once made the volume in another zone than the node
+// the target is pinned to: the run says which zone, which nodes could host
+// it, and advises WaitForFirstConsumer, at once rather than after the
+// schedule timeout.
+func TestRunVolumeInAnotherZone(t *testing.T) {
+	fc := newFakeCluster(t, "fast")
+	ctx := context.Background()
+	imm := storagev1.VolumeBindingImmediate
+	sc, _ := fc.cs.StorageV1().StorageClasses().Get(ctx, "fast", metav1.GetOptions{})
+	sc.VolumeBindingMode = &imm
+	_, _ = fc.cs.StorageV1().StorageClasses().Update(ctx, sc, metav1.UpdateOptions{})
+	ready := corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}
+	for _, n := range []struct{ name, zone string }{{"node-2", "z2"}, {"node-3", "z2"}, {"node-4", "z3"}} {
+		_, _ = fc.cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
+			Labels: map[string]string{"topology.kubernetes.io/zone": n.zone}}, Status: ready}, metav1.CreateOptions{})
+	}
+	fc.pvAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.disk.csi.azure.com/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z2"}}}}}}}
+	// The CSI driver's own topology key is not the nodes' label: only
+	// nodes that carry it match. Give z2's nodes both.
+	for _, n := range []string{"node-2", "node-3"} {
+		node, _ := fc.cs.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+		node.Labels["topology.disk.csi.azure.com/zone"] = "z2"
+		_, _ = fc.cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+	}
+	fc.unschedulable = "0/4 nodes are available: 1 node(s) had volume node affinity conflict, 3 node(s) didn't match Pod's node affinity/selector."
+	h := newHarness(t, fc, func(c *Config) { c.Timeouts.Schedule = time.Hour })
+	ts := targetsOf(t, Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"node-1", "node-4"}})
+	start := time.Now()
+	_, err := h.run(t, ctx, ts)
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("took %s: the conflict waited for a timeout", time.Since(start))
+	}
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Errs) != 2 {
+		t.Fatalf("error %v", err)
+	}
+	var te *TargetError
+	errors.As(re.Errs[0], &te)
+	for _, want := range []string{"volume node affinity conflict", "is in zone z2", "nodes that could host it: node-2, node-3", "the pod must run on node-1 (zone z1)"} {
+		if !strings.Contains(te.Error(), want) {
+			t.Errorf("error %q lacks %q", te.Error(), want)
+		}
+	}
+	for _, want := range []string{"class fast binds Immediate", "WaitForFirstConsumer", "--node-selector topology.kubernetes.io/zone=z2"} {
+		if !strings.Contains(te.Hint(), want) {
+			t.Errorf("hint %q lacks %q", te.Hint(), want)
+		}
+	}
+	// Said before anything was made, too: the nodes asked for are in two
+	// zones and the class binds at once.
+	warned := false
+	for _, e := range h.events {
+		warned = warned || strings.Contains(e.Message, "class fast binds Immediate and the nodes asked for are in 2 zones")
+	}
+	if !warned {
+		t.Error("no warning before the run")
+	}
+	if l := leftovers(t, fc); !l.Empty() {
+		t.Errorf("left behind: %+v", l)
+	}
+}
+
+func TestVolumePlace(t *testing.T) {
+	aff := func(key string, op corev1.NodeSelectorOperator, vals ...string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: op, Values: vals}}}}}}}}
+	}
+	for _, c := range []struct {
+		pv   *corev1.PersistentVolume
+		want string
+	}{
+		{aff("topology.kubernetes.io/zone", corev1.NodeSelectorOpIn, "eastus-2"), "zone eastus-2"},
+		{aff("topology.ebs.csi.aws.com/zone", corev1.NodeSelectorOpIn, "us-east-1b", "us-east-1a"), "zone us-east-1a, us-east-1b"},
+		{aff("kubernetes.io/hostname", corev1.NodeSelectorOpIn, "e2e-node-2"), "node e2e-node-2"},
+		{aff("rack", corev1.NodeSelectorOpIn, "r1"), "nodes where rack In r1"},
+		{&corev1.PersistentVolume{}, ""},
+	} {
+		if got := volumePlace(c.pv); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
 	}
 }

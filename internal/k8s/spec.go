@@ -150,12 +150,23 @@ func (c Config) labels(t Target, role string) map[string]string {
 
 func (c Config) isBlock() bool { return c.VolumeMode == corev1.PersistentVolumeBlock }
 
+// modeOf is a target's volume mode: its own (--target CLASS:SIZE:MODE),
+// else the run's.
+func (c Config) modeOf(t Target) corev1.PersistentVolumeMode {
+	switch {
+	case t.VolumeMode != "":
+		return t.VolumeMode
+	case c.VolumeMode != "":
+		return c.VolumeMode
+	}
+	return corev1.PersistentVolumeFilesystem
+}
+
+func (c Config) blockFor(t Target) bool { return c.modeOf(t) == corev1.PersistentVolumeBlock }
+
 // pvcFor builds the claim of a target.
 func (c Config) pvcFor(t Target) *corev1.PersistentVolumeClaim {
-	mode := c.VolumeMode
-	if mode == "" {
-		mode = corev1.PersistentVolumeFilesystem
-	}
+	mode := c.modeOf(t)
 	access := c.AccessMode
 	if access == "" {
 		access = corev1.ReadWriteOnce
@@ -172,13 +183,17 @@ func (c Config) pvcFor(t Target) *corev1.PersistentVolumeClaim {
 	}
 }
 
+// AgentArgs is the command line the agent of a target runs with, the
+// binary and a start gate left out.
+func (c Config) AgentArgs(t Target) []string { return c.agentArgs(t, gateRef{}) }
+
 // agentArgs is the agent's command line.
 func (c Config) agentArgs(t Target, gate gateRef) []string {
 	a := []string{"k8s", "agent", "--run-id", c.RunID, "--target", t.ID}
 	switch {
 	case c.HostPath != "":
 		a = append(a, "--dir", hostDir)
-	case c.isBlock():
+	case c.blockFor(t):
 		a = append(a, "--device", blockDevice)
 	default:
 		a = append(a, "--dir", dataDir)
@@ -220,7 +235,7 @@ func (c Config) agentArgs(t Target, gate gateRef) []string {
 // block device node belongs to root, so Block mode runs as uid 0, still
 // with no capabilities. A host path (node-check) is owned by whoever runs
 // the service there, root by default.
-func (c Config) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+func (c Config) podSecurity(t Target) (*corev1.PodSecurityContext, *corev1.SecurityContext) {
 	no := false
 	yes := true
 	uid := int64(agentUID)
@@ -231,7 +246,7 @@ func (c Config) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityConte
 		FSGroup:        &uid,
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
-	if c.isBlock() || c.HostPath != "" {
+	if c.blockFor(t) || c.HostPath != "" {
 		root := int64(0)
 		if c.RunAsUser != nil {
 			root = *c.RunAsUser
@@ -265,7 +280,7 @@ func (c Config) jobFor(t Target, claim string, gate gateRef) *batchv1.Job {
 		role = "node-check"
 	}
 	labels := c.labels(t, role)
-	psc, sc := c.podSecurity()
+	psc, sc := c.podSecurity(t)
 	pull := c.PullPolicy
 	if pull == "" {
 		pull = corev1.PullIfNotPresent
@@ -327,7 +342,7 @@ func (c Config) jobFor(t Target, claim string, gate gateRef) *batchv1.Job {
 	case claim != "":
 		volumes = append(volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
-		if c.isBlock() {
+		if c.blockFor(t) {
 			container.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: blockDevice}}
 		} else {
 			container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: dataDir})
