@@ -608,9 +608,23 @@ cgroup_dirs() {
 	return 0
 }
 
-# stop_pid NAME: stop the process 'up' started as NAME.
+# stop_pid NAME...: stop the processes 'up' started under these names, all
+# at once: TERM, then KILL what is still there after 10 s.
 stop_pid() {
-	[ -f "$S/pids/$1" ] && kill_pid "$(cat "$S/pids/$1")"
+	local n p pids=() i
+	for n in "$@"; do
+		[ -f "$S/pids/$n" ] || continue
+		p=$(cat "$S/pids/$n")
+		kill -TERM "$p" 2>/dev/null && pids+=("$p")
+	done
+	for i in $(seq 50); do
+		local alive=0
+		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && return 0
+		sleep 0.2
+	done
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	sleep 0.2
 	return 0
 }
 
@@ -618,20 +632,17 @@ down() {
 	[ -d "$S" ] || { log "nothing to stop"; return 0; }
 	log "stopping"
 	local n i
-	stop_pid local-path-provisioner
-	stop_pid socat
-	for i in $(nodes_up); do
-		stop_pid "kubelet-$i"
-		stop_pid "kube-proxy-$i"
-	done
+	local agents=(local-path-provisioner socat) daemons=(kube-scheduler kube-controller-manager kube-apiserver etcd)
+	for i in $(nodes_up); do agents+=("kubelet-$i" "kube-proxy-$i"); done
+	stop_pid "${agents[@]}"
 	# Container processes: everything in the pods' cgroups, then shims.
 	local d
 	for d in $(cgroup_dirs); do
 		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | xargs -r kill -KILL 2>/dev/null || true
 	done
 	for n in $(pids_of_shims); do kill_pid "$n"; done
-	for i in $(nodes_up); do stop_pid "containerd-$i"; done
-	for n in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_pid "$n"; done
+	for i in $(nodes_up); do daemons+=("containerd-$i"); done
+	stop_pid "${daemons[@]}"
 	# Shims whose pid file was already gone: found by this cluster's sockets.
 	for n in $(shims_of_socket); do kill_pid "$n"; done
 	# Mounts under the state dir and pod netns, deepest first.
