@@ -709,7 +709,9 @@ func (e *env) testPlugin(t *testing.T) {
 		t.Skip("no kubectl (IOLENS_E2E_KUBECTL)")
 	}
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-iolens"), "github.com/iolens/iolens/cmd/kubectl-iolens")
+	// The flags of 'make build', so that the compiled packages come from
+	// the build cache.
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "kubectl-iolens"), "github.com/iolens/iolens/cmd/kubectl-iolens")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)
