@@ -124,7 +124,7 @@ type one struct {
 	// targets, and nodeSkew in the first target of each node, by fio's
 	// timestamps.
 	skew, fioSkew, nodeSkew time.Duration
-	results        []result.Result
+	results                 []result.Result
 }
 
 var (
