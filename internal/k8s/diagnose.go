@@ -248,6 +248,9 @@ func refusedPod(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) 
 		case strings.Contains(ev.Message, "violates PodSecurity"):
 			c, h := explainCreate(fmt.Errorf("%s", ev.Message), "Pod")
 			return joinCause("FailedCreate: "+ev.Message, c), h, true
+		case strings.Contains(ev.Message, "error looking up service account"):
+			return "FailedCreate: " + ev.Message, "the agents of volumes that start together run as service account " + DefaultAgentServiceAccount +
+				": kubectl apply -f deploy/rbac.yaml, or name another with --agent-service-account", true
 		case strings.Contains(ev.Message, "is forbidden") && !strings.Contains(ev.Message, "exceeded quota"):
 			return "FailedCreate: " + ev.Message, "the job controller may not create pods here: check the admission policies and RBAC of the namespace", true
 		}
@@ -291,7 +294,7 @@ func nodeLost(ctx context.Context, cs kubernetes.Interface, node string) func(Ta
 	}
 	return func(t Target) error {
 		return &TargetError{Target: t, Phase: "run", Err: fmt.Errorf("node %s is not ready (%s)", node, why), NodeLost: node,
-			Cause: "the node's kubelet stopped answering while the target ran; its results so far are kept",
+			Cause: "the node's kubelet stopped answering while the target ran (stopped, crashed, or cut off the network)",
 			hint:  "check the node (kubelet, container runtime, network); the other nodes' targets carry on. Its pod was force-deleted; the volume goes once the node is back"}
 	}
 }

@@ -213,7 +213,11 @@ func (st *target) gateReady(ctx context.Context) {
 	}
 	sts, waiting := g.isReady(st)
 	if sts == nil {
-		st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("ready; waiting for %d more volume(s) of the group", waiting)})
+		of := "of the group"
+		if g.key == gateRunKey {
+			of = "of the run"
+		}
+		st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("ready; waiting for %d more volume(s) %s", waiting, of)})
 		return
 	}
 	st.r.openGate(ctx, g, sts)

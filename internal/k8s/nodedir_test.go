@@ -146,3 +146,35 @@ func TestNodeDirRefuses(t *testing.T) {
 		t.Errorf("their file is gone: %v", err)
 	}
 }
+
+func FuzzCheckHostPath(f *testing.F) {
+	for _, s := range []string{"/var/lib/etcd", "/", "/etc/../var/lib/etcd", "//var", "/proc/self", "/var/lib/./x", "relative", "/mnt/disks/a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if CheckHostPath(p) != nil {
+			return
+		}
+		c := filepath.Clean(p)
+		if !filepath.IsAbs(p) || c == "/" || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+			t.Fatalf("%q accepted", p)
+		}
+		for _, r := range systemTrees {
+			if c == r || strings.HasPrefix(c, r+"/") {
+				t.Fatalf("%q accepted in %s", p, r)
+			}
+		}
+	})
+}
+
+func FuzzNodeDirName(f *testing.F) {
+	for _, s := range []string{"20260101-120000-abc123", "../../etc", "", "a/b", strings.Repeat("x", 100)} {
+		f.Add(s, "t1")
+	}
+	f.Fuzz(func(t *testing.T, run, target string) {
+		n := NodeDirName(run, target)
+		if checkDirName(n) != nil || strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || len(n) > 64 {
+			t.Fatalf("NodeDirName(%q, %q) = %q", run, target, n)
+		}
+	})
+}

@@ -416,6 +416,16 @@ func TestRunFailurePoints(t *testing.T) {
 				"delete jobs iolens-t1-2", "delete persistentvolumeclaims iolens-t1-1"},
 		},
 		{
+			name: "agent service account missing fails at once",
+			setup: func(fc *fakeCluster, cfg *Config) {
+				fc.refusePods = `Error creating: pods "iolens-t1-2-x" is forbidden: error looking up service account bench/iolens-agent: serviceaccount "iolens-agent" not found`
+				cfg.Timeouts.Schedule = time.Hour
+			},
+			phase: "schedule", wantErr: []string{"cannot create its pod", "iolens-agent"}, wantHint: "deploy/rbac.yaml",
+			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
+				"delete jobs iolens-t1-2", "delete persistentvolumeclaims iolens-t1-1"},
+		},
+		{
 			name: "pod fails: out of space reported by the agent",
 			setup: func(fc *fakeCluster, _ *Config) {
 				fc.podFails = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
