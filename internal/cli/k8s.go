@@ -316,8 +316,8 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	f.StringSliceVar(&o.nodes, "nodes", nil, "run on these nodes, comma-separated")
 	f.BoolVar(&o.allNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
 	f.StringVar(&o.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
-	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, to see how it splits bandwidth")
-	f.BoolVar(&o.parallel, "parallel", false, "run every target at once (default: one class/size/node group after another)")
+	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
+	f.BoolVar(&o.parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)
 	return cmd
 }
