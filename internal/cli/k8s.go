@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/image"
+	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
@@ -108,7 +109,7 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf),
+	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
 		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
 
@@ -239,6 +240,8 @@ type k8sRunOptions struct {
 	agentSA        string
 	rampSet        bool
 	sizesSet       bool
+	// render, if set, writes the report instead of the -o renderer.
+	render func(io.Writer, []result.Result) error
 	save           runSaveOptions
 	expect         expectOptions
 	// diag adds ceiling findings to a result (from --expect), set when
@@ -431,29 +434,36 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 	if o.repeat < 1 {
 		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
 	}
+	cfg, err := o.podConfig("run")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Agent, err = o.agentArgs(suiteSet)
+	return cfg, err
+}
+
+// podConfig checks the flags that shape every pod (tolerations, image,
+// pull policy) and gives the run its id.
+func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	tol, err := parseTolerations(o.tolerate)
 	if err != nil {
-		return k8s.Config{}, k8sUsage("run", "%v", err)
+		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
 	pull := corev1.PullPolicy(o.pullPolicy)
 	switch pull {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
-		return k8s.Config{}, k8sUsage("run", "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+		return k8s.Config{}, k8sUsage(cmd, "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
 	}
 	if strings.HasSuffix(o.image, ":latest") || !strings.Contains(o.image[strings.LastIndex(o.image, "/")+1:], ":") && !strings.Contains(o.image, "@") {
-		return k8s.Config{}, k8sUsage("run", "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
-	}
-	agent, err := o.agentArgs(suiteSet)
-	if err != nil {
-		return k8s.Config{}, err
+		return k8s.Config{}, k8sUsage(cmd, "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
 	}
 	runID := o.runID
 	if runID == "" {
 		runID = runner.NewRunID()
 	}
 	return k8s.Config{RunID: runID, Image: o.image, PullPolicy: pull,
-		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent, AgentServiceAccount: o.agentSA}, nil
+		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, AgentServiceAccount: o.agentSA}, nil
 }
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
@@ -539,13 +549,19 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	o *k8sRunOptions, after func([]result.Result)) error {
 	output, quiet := o.output, o.quiet
 	render, _ := report.RendererFor(output)
+	if o.render != nil {
+		render = o.render
+	}
 	out, closeOut, err := openOut(o.out)
 	if err != nil {
 		return err
 	}
 	defer closeOut()
 	suiteName := cfg.Agent.Suite
-	if suiteName == "" {
+	switch {
+	case cfg.Agent.Diagnose:
+		suiteName = "diagnose"
+	case suiteName == "":
 		suiteName = "job:" + cfg.Agent.JobName
 	}
 	keeper, err := o.save.start(ctx, streams, cfg.RunID, suiteName, map[string]string{"k8s.run-id": cfg.RunID})
@@ -671,9 +687,12 @@ func (p *k8sProgress) event(e k8s.Event) {
 	what := string(e.Phase)
 	switch e.Phase {
 	case k8s.PhaseTest:
-		if e.Test == 0 {
+		switch {
+		case e.Test == 0:
 			what = e.Message
-		} else {
+		case e.Tests == 0:
+			what = "running " + e.TestName
+		default:
 			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
 		}
 	case k8s.PhaseFailed:
@@ -740,7 +759,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Hint: err.(*k8s.HostPathError).Hint()}
+				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
 				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}
@@ -888,6 +907,9 @@ type agentOptions struct {
 	minRuntime, maxRuntime                                       float64
 	gateConfigMap, gateKey                                       string
 	gateTimeout                                                  time.Duration
+	diagnose                                                     bool
+	budget                                                       time.Duration
+	precision                                                    float64
 }
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
@@ -919,6 +941,9 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&o.gateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
 	f.StringVar(&o.gateKey, "gate-key", "", "key of the start time in that ConfigMap")
 	f.DurationVar(&o.gateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
+	f.BoolVar(&o.diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
+	f.DurationVar(&o.budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
+	f.Float64Var(&o.precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
 	return cmd
 }
 
@@ -953,6 +978,9 @@ func (o *agentOptions) gate() (k8s.GateReader, error) {
 }
 
 func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet bool) error {
+	if o.diagnose {
+		return o.diagnoseVolume(ctx, fw)
+	}
 	started := time.Now()
 	var suite result.Suite
 	var err error
@@ -1018,6 +1046,54 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet b
 		}
 	}
 	return runner.Run(ctx, cfg, emit, progress)
+}
+
+// diagnoseVolume runs diagnose's plan on the volume: the runner prepares
+// the target, the agent waits for its gate, then the plan runs within its
+// budget, every gated volume starting it together.
+func (o *agentOptions) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
+	if o.budget < 30*time.Second || o.precision <= 0 || o.precision > 0.5 || math.IsNaN(o.precision) {
+		return fmt.Errorf("--budget %s, --precision %g: want at least 30s and a precision in (0, 0.5]", o.budget, o.precision)
+	}
+	cfg := runner.Config{Suite: diagnoseSuite(), Dir: o.dir, NoPrecondition: true, Plan: true, RunID: o.runID, IolensVersion: Version,
+		Labels: map[string]string{"k8s.agent-started": time.Now().UTC().Format(time.RFC3339Nano)}}
+	if o.device != "" {
+		// The volume was provisioned for this run and is deleted after
+		// it: nothing on it can be lost.
+		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
+	}
+	say := func(msg string) { _ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()}) }
+	s, err := runner.Open(ctx, cfg, func(e runner.Event) {
+		if e.Kind == runner.EventPrepare || e.Kind == runner.EventInfo {
+			say(e.Message)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close(ctx) }()
+	gate, err := o.gate()
+	if err != nil {
+		return err
+	}
+	if gate != nil {
+		_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+		k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, say)
+	}
+	// The first step starts now: the run's start skew is taken from it.
+	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
+	session := analysis.NewPlanSession()
+	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
+	emit := func(r result.Result, endsGroup string) error {
+		if endsGroup != "" {
+			session.LastOfGroup(endsGroup)
+		}
+		return snk.Add(ctx, r)
+	}
+	_, planErr := plan.Plan(ctx, s, plan.Options{Budget: o.budget, Precision: o.precision}, emit, func(e plan.Event) {
+		say(fmt.Sprintf("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left)))
+	})
+	return errors.Join(planErr, s.Close(ctx))
 }
 
 // ---- node-dir (the node-check sidecar) ----

@@ -189,6 +189,12 @@ func TestK8sAgentTakesItsArgs(t *testing.T) {
 					FileSize: "1G", UntilSteady: steady, MinRuntimeS: 10, MaxRuntimeS: max}}
 			max = 60
 			args := c.AgentArgs(k8s.Target{ID: "t1", StorageClass: "fast", Group: "g1", Slot: 1})
+			diag := c
+			diag.Agent = k8s.AgentArgs{Diagnose: true, Budget: 90 * time.Second, Precision: 0.02}
+			dargs := diag.AgentArgs(k8s.Target{ID: "t1", StorageClass: "fast", Group: "g1"})
+			if err := newK8sAgentCommand(IOStreams{}).ParseFlags(dargs[2:]); err != nil || !strings.Contains(strings.Join(dargs, " "), "--diagnose --budget 1m30s --precision 0.02") {
+				t.Errorf("diagnose agent args %v: %v", dargs, err)
+			}
 			cmd := newK8sAgentCommand(IOStreams{})
 			if args[0] != "k8s" || args[1] != "agent" {
 				t.Fatalf("args %v", args)
@@ -228,6 +234,28 @@ func TestK8sRunFlags(t *testing.T) {
 		{[]string{"--size", "1Gi"}, 1, "--size has been deprecated, use --pvc-size"},
 	} {
 		_, stderr, code := execute(t, append([]string{"k8s", "--kubeconfig", kc, "run", "--storage-class", "fast"}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, stderr)
+		}
+	}
+}
+
+func TestK8sDiagnoseFlags(t *testing.T) {
+	kc := deadKubeconfig(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--budget", "10s"}, 2, "--budget"},
+		{[]string{"--precision", "90%"}, 2, "--precision"},
+		{[]string{"-o", "html"}, 2, "text or json"},
+		{[]string{"--nodes", "a", "--all-nodes"}, 2, "exclusive"},
+		{[]string{"--pvc-size", "lots"}, 2, "--pvc-size"},
+		{[]string{"--image", "x/iolens:latest"}, 2, "never latest"},
+		{[]string{"--storage-class", "fast", "--budget", "1m"}, 1, "127.0.0.1:1"},
+	} {
+		_, stderr, code := execute(t, append([]string{"k8s", "--kubeconfig", kc, "diagnose"}, c.args...)...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, stderr)
 		}

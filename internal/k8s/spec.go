@@ -101,6 +101,11 @@ type AgentArgs struct {
 	// test's runtime).
 	UntilSteady              bool
 	MinRuntimeS, MaxRuntimeS float64
+	// Diagnose runs diagnose's adaptive plan within Budget, each figure
+	// to Precision, instead of a suite.
+	Diagnose  bool
+	Budget    time.Duration
+	Precision float64
 	// Tests is the number of results a target produces (tests × repeats),
 	// for progress.
 	Tests int
@@ -198,9 +203,12 @@ func (c Config) agentArgs(t Target, gate gateRef) []string {
 	default:
 		a = append(a, "--dir", dataDir)
 	}
-	if c.Agent.JobFile != "" {
+	switch {
+	case c.Agent.Diagnose:
+		a = append(a, "--diagnose", "--budget", c.Agent.Budget.String(), "--precision", strconv.FormatFloat(c.Agent.Precision, 'f', -1, 64))
+	case c.Agent.JobFile != "":
 		a = append(a, "--job-env", jobFileEnv, "--job-name", c.Agent.JobName)
-	} else if c.Agent.Suite != "" {
+	case c.Agent.Suite != "":
 		a = append(a, "--suite", c.Agent.Suite)
 	}
 	if c.Agent.RuntimeS > 0 {

@@ -309,6 +309,7 @@ func TestCluster(t *testing.T) {
 	t.Run("placement", e.testPlacement)
 	t.Run("volumes-per-node-parallel", e.testVolumesPerNodeParallel)
 	t.Run("targets-and-flags", e.testTargetsAndFlags)
+	t.Run("diagnose", e.testDiagnose)
 	t.Run("block", e.testBlock)
 	t.Run("node-check", e.testNodeCheck)
 	t.Run("missing-class", e.testMissingClass)

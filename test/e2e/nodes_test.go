@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"regexp"
@@ -281,4 +282,67 @@ func (e *env) waitNodeReady(t *testing.T, name string) {
 		}
 		return false
 	})
+}
+
+// testDiagnose: the diagnose plan on a PVC of local-path on each node, at
+// once: each node gets its disk model, and e2e-node-2, whose volumes are
+// capped, is named as the outlier, held at its cap.
+func (e *env) testDiagnose(t *testing.T) {
+	r := e.run(t, "diagnose", "-n", nsRestricted, "--storage-class", "local-path", "--pvc-size", "1Gi", "--all-nodes",
+		"--budget", "30s", "--precision", "5%", "-o", "json", "--no-save")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	var out struct {
+		Nodes map[string]struct {
+			Disk struct {
+				Read *struct {
+					IOPS      float64 `json:"iops"`
+					IOPSLimit string  `json:"iops_limit"`
+				} `json:"read"`
+			} `json:"disk"`
+			Verdict []string `json:"verdict"`
+		} `json:"nodes"`
+		Comparison struct {
+			Outliers []struct {
+				Node    string `json:"node"`
+				Figures []struct {
+					Name  string  `json:"name"`
+					Ratio float64 `json:"ratio"`
+				} `json:"figures"`
+				Why string `json:"why"`
+			} `json:"outliers"`
+		} `json:"comparison"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("diagnose -o json: %v\n%s", err, r.stdout)
+	}
+	for _, n := range []string{node, node2} {
+		m, ok := out.Nodes[n]
+		if !ok || m.Disk.Read == nil || m.Disk.Read.IOPS <= 0 || len(m.Verdict) == 0 {
+			t.Errorf("node %s: no disk model with read IOPS and a verdict: %+v", n, m)
+			continue
+		}
+		t.Logf("%s: read %.0f IOPS (%s); %s", n, m.Disk.Read.IOPS, m.Disk.Read.IOPSLimit, m.Verdict[0])
+	}
+	if c := cap2IOPS(); c > 0 {
+		if got := out.Nodes[node2].Disk.Read; got != nil && (got.IOPS < 0.8*c || got.IOPS > 1.1*c) {
+			t.Errorf("%s: read %.0f IOPS, want about its cap %.0f", node2, got.IOPS, c)
+		}
+		if len(out.Comparison.Outliers) != 1 || out.Comparison.Outliers[0].Node != node2 {
+			t.Fatalf("outliers %+v, want %s alone", out.Comparison.Outliers, node2)
+		}
+		o := out.Comparison.Outliers[0]
+		named := false
+		for _, f := range o.Figures {
+			named = named || f.Name == "read IOPS" && f.Ratio < 0.5
+		}
+		if !named || o.Why == "" {
+			t.Errorf("outlier %+v: want its read IOPS named, with why", o)
+		}
+	}
+	if !strings.Contains(r.stderr, "start skew") {
+		t.Error("the two plans were not started together")
+	}
+	e.nothingLeft(t)
 }
