@@ -242,8 +242,8 @@ type k8sRunOptions struct {
 	sizesSet       bool
 	// render, if set, writes the report instead of the -o renderer.
 	render func(io.Writer, []result.Result) error
-	save           runSaveOptions
-	expect         expectOptions
+	save   runSaveOptions
+	expect expectOptions
 	// diag adds ceiling findings to a result (from --expect), set when
 	// the command starts.
 	diag func(*result.Result)
