@@ -54,7 +54,7 @@ run:
 # test: every test: the unit tests first (they fail fast), then the whole
 # suite with the real-IO tests (emulated disks, loop devices, cgroups;
 # they skip, saying why, where those are not available). As root, it ends
-# with the Kubernetes end-to-end test on a real single-node cluster
+# with the Kubernetes end-to-end test on a real cluster of two nodes
 # (make e2e).
 # The whole suite runs one package at a time (-p 1): real-IO tests wait
 # for each other anyway (realio), and a package's link or a browser test
@@ -93,7 +93,7 @@ image: build
 image-debs:
 	$(GO) run ./cmd/iolens-image --arch $(subst $(space),$(comma),$(DIST_ARCHES)) --fetch-only
 
-# e2e: a real single-node Kubernetes cluster (root only; see test/e2e/):
+# e2e: a real Kubernetes cluster of two nodes (root only; see test/e2e/):
 # cluster up, the k8s tests, cluster down (also on failure), host check.
 e2e: image
 	test/e2e/run.sh $(BIN) $(IMAGE_TAR)

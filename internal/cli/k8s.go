@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/image"
+	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
@@ -107,8 +109,8 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf),
-		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sWatchCommand(streams, kf))
+	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
@@ -130,19 +132,20 @@ func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 		Use:   "classes",
 		Short: "List storage classes with the parameters that decide performance",
 		Long: `List the storage classes with the parameters that decide performance, and
-the cloud catalog disk each provisions at --size ('iolens limits' shows its
+the cloud catalog disk each provisions at --pvc-size ('iolens limits' shows its
 ceilings; cloud disks get faster as they get larger).`,
 		Example: `  iolens k8s classes
-  iolens k8s classes --size 1Ti
+  iolens k8s classes --pvc-size 1Ti
   iolens k8s classes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return k8sUsage("classes", "-o %q: want table or json", output)
 			}
+			sizeDeprecated(cmd, streams, "use --pvc-size")
 			size, err := resource.ParseQuantity(sizeFlag)
 			if err != nil || size.Sign() <= 0 {
-				return k8sUsage("classes", "--size %q: want a quantity such as 100Gi", sizeFlag)
+				return k8sUsage("classes", "--pvc-size %q: want a quantity such as 100Gi", sizeFlag)
 			}
 			c, _, _, err := kf.client()
 			if err != nil {
@@ -179,8 +182,20 @@ ceilings; cloud disks get faster as they get larger).`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	cmd.Flags().StringVar(&sizeFlag, "size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
+	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
+	// The old name, kept for scripts: it sized the volume here and the
+	// test file in 'iolens run'.
+	cmd.Flags().StringVar(&sizeFlag, "size", "100Gi", "")
+	_ = cmd.Flags().MarkHidden("size")
 	return cmd
+}
+
+// sizeDeprecated notes the old name of --pvc-size on stderr (cobra's own
+// note would go to stdout, into a result stream).
+func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
+	if cmd.Flags().Changed("size") {
+		fmt.Fprintf(streams.ErrOut, "Flag --size has been deprecated, %s\n", what)
+	}
 }
 
 func orDashStr(s string) string {
@@ -195,9 +210,14 @@ func orDashStr(s string) string {
 type k8sRunOptions struct {
 	classes        []string
 	sizes          []string
+	targets        []string
 	suite          string
 	jobFile        string
 	runtime        float64
+	ramp           float64
+	untilSteady    bool
+	minRuntime     float64
+	maxRuntime     float64
 	repeat         int
 	fileSize       string
 	volumeMode     string
@@ -217,9 +237,14 @@ type k8sRunOptions struct {
 	quiet          bool
 	runAsUser      int64
 	runID          string
-	save           runSaveOptions
-	expect         expectOptions
-	push           string
+	agentSA        string
+	rampSet        bool
+	sizesSet       bool
+	// render, if set, writes the report instead of the -o renderer.
+	render func(io.Writer, []result.Result) error
+	save   runSaveOptions
+	expect expectOptions
+	push   string
 	// diag adds ceiling findings to a result (from --expect), set when
 	// the command starts.
 	diag func(*result.Result)
@@ -229,6 +254,10 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
 	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: the suite's own)")
+	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring (default: each suite's own)")
+	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
+	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
 	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
@@ -245,6 +274,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
+	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 	o.expect.addFlags(cmd)
 	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
@@ -255,8 +285,10 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Benchmark PVCs: storage classes × sizes × nodes × volumes per node",
-		Example: `  iolens k8s run --storage-class managed-premium --size 256Gi --suite quick
-  iolens k8s run --storage-class premium,standard --size 300Gi,1Ti --parallel
+		Example: `  iolens k8s run --storage-class managed-premium --pvc-size 256Gi --suite quick
+  iolens k8s run --storage-class premium,standard --pvc-size 300Gi,1Ti --parallel
+  iolens k8s run --target premium:1Ti --target standard:300Gi --target raw:1Ti:Block -n iolens-privileged
+  iolens k8s run --storage-class fast --all-nodes --parallel --until-steady --max-runtime 300
   iolens k8s run --storage-class fast --nodes n1,n2 --volumes-per-node 4 --parallel
   iolens k8s run --storage-class fast --all-nodes --tolerate dedicated=storage:NoSchedule
   iolens k8s run --storage-class raw --volume-mode Block -n iolens-privileged`,
@@ -266,20 +298,31 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("size") && cmd.Flags().Changed("pvc-size") {
+				return k8sUsage("run", "--size is the old name of --pvc-size: give only --pvc-size")
+			}
+			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
+			o.rampSet = cmd.Flags().Changed("ramp")
+			o.sizesSet = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
 			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.classes, "storage-class", nil, "storage classes to test, comma-separated (default: the default class)")
-	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger)")
+	f.StringSliceVar(&o.sizes, "pvc-size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger); the test file's is --file-size")
+	// The old name, kept for scripts: 'iolens run --size' sizes the test
+	// file, so the volume's has a name of its own.
+	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "")
+	_ = f.MarkHidden("size")
+	f.StringArrayVar(&o.targets, "target", nil, "one more volume to test, CLASS:SIZE[:MODE] (repeatable), beside --storage-class × --pvc-size: for matrices that are not a product")
 	f.StringVar(&o.suite, "suite", "quick", "built-in suite ('iolens suites' lists them)")
 	f.StringVar(&o.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
 	f.StringVar(&o.accessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "run on these nodes, comma-separated")
 	f.BoolVar(&o.allNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
 	f.StringVar(&o.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
-	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, to see how it splits bandwidth")
-	f.BoolVar(&o.parallel, "parallel", false, "run every target at once (default: one class/size/node group after another)")
+	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
+	f.BoolVar(&o.parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)
 	return cmd
 }
@@ -325,31 +368,51 @@ func parseSelector(s string) (map[string]string, error) {
 	return m, nil
 }
 
-// planned estimates how long the suite runs, for the run timeout.
-func planned(s result.Suite, runtime float64, repeat int) time.Duration {
+// planned estimates how long the suite runs, for the run timeout: each
+// time-based test's runtime (or --runtime, or with --until-steady at most
+// --max-runtime) and ramp (or --ramp).
+func (o *k8sRunOptions) planned(s result.Suite) time.Duration {
 	var d time.Duration
 	for _, t := range s.Tests {
 		rt := t.RuntimeS
-		if runtime > 0 && rt > 0 {
-			rt = runtime
+		if o.runtime > 0 && rt > 0 {
+			rt = o.runtime
+		}
+		if o.untilSteady && o.maxRuntime > 0 && rt > 0 {
+			rt = o.maxRuntime
 		}
 		if rt == 0 {
 			rt = 60 // size-bound tests such as etcd's
 		}
-		d += time.Duration((rt + t.RampS + 1) * float64(time.Second))
+		ramp := t.RampS
+		if o.rampSet {
+			ramp = o.ramp
+		}
+		d += time.Duration((rt + ramp + 1) * float64(time.Second))
 	}
 	// Preconditioning writes the test file once.
-	return d*time.Duration(max(repeat, 1)) + time.Minute
+	return d*time.Duration(max(o.repeat, 1)) + time.Minute
 }
 
-// agentArgs resolves --suite/--job into what the agent runs.
+// agentArgs resolves --suite/--job into what the agent runs, and checks
+// the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
+	if o.runtime < 0 || o.ramp < 0 || math.IsNaN(o.runtime) || math.IsNaN(o.ramp) || math.IsInf(o.runtime, 0) || math.IsInf(o.ramp, 0) {
+		return k8s.AgentArgs{}, k8sUsage("run", "--runtime and --ramp take seconds, 0 or more")
+	}
+	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime ||
+		math.IsNaN(o.minRuntime) || math.IsNaN(o.maxRuntime) || math.IsInf(o.minRuntime, 0) || math.IsInf(o.maxRuntime, 0)) {
+		return k8s.AgentArgs{}, k8sUsage("run", "--min-runtime and --max-runtime take seconds, with min <= max")
+	}
 	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
 	}
-	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize,
-		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: planned(suite, o.runtime, o.repeat)}
+	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
+		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: o.planned(suite)}
+	if o.untilSteady {
+		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
+	}
 	if o.jobFile != "" {
 		b, err := os.ReadFile(o.jobFile)
 		if err != nil {
@@ -367,33 +430,42 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 	return a, nil
 }
 
-func (o *k8sRunOptions) baseConfig(ns, ctxName string, suiteSet bool) (k8s.Config, error) {
+// baseConfig checks the flags every target shares, the job file included,
+// before anything talks to the cluster.
+func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 	if o.repeat < 1 {
 		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
 	}
+	cfg, err := o.podConfig("run")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Agent, err = o.agentArgs(suiteSet)
+	return cfg, err
+}
+
+// podConfig checks the flags that shape every pod (tolerations, image,
+// pull policy) and gives the run its id.
+func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	tol, err := parseTolerations(o.tolerate)
 	if err != nil {
-		return k8s.Config{}, k8sUsage("run", "%v", err)
+		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
 	pull := corev1.PullPolicy(o.pullPolicy)
 	switch pull {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
-		return k8s.Config{}, k8sUsage("run", "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+		return k8s.Config{}, k8sUsage(cmd, "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
 	}
 	if strings.HasSuffix(o.image, ":latest") || !strings.Contains(o.image[strings.LastIndex(o.image, "/")+1:], ":") && !strings.Contains(o.image, "@") {
-		return k8s.Config{}, k8sUsage("run", "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
-	}
-	agent, err := o.agentArgs(suiteSet)
-	if err != nil {
-		return k8s.Config{}, err
+		return k8s.Config{}, k8sUsage(cmd, "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
 	}
 	runID := o.runID
 	if runID == "" {
 		runID = runner.NewRunID()
 	}
-	return k8s.Config{Namespace: ns, Context: ctxName, RunID: runID, Image: o.image, PullPolicy: pull,
-		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, Agent: agent}, nil
+	return k8s.Config{RunID: runID, Image: o.image, PullPolicy: pull,
+		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, AgentServiceAccount: o.agentSA}, nil
 }
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
@@ -402,7 +474,15 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	}
 	sizes, err := k8s.ParseSizes(o.sizes)
 	if err != nil {
-		return k8sUsage("run", "--size: %v", err)
+		return k8sUsage("run", "--pvc-size: %v", err)
+	}
+	var extra []k8s.Volume
+	for _, s := range o.targets {
+		v, err := k8s.ParseVolume(s)
+		if err != nil {
+			return k8sUsage("run", "--target %v", err)
+		}
+		extra = append(extra, v)
 	}
 	mode := corev1.PersistentVolumeMode(o.volumeMode)
 	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
@@ -424,19 +504,27 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
+	cfg, err := o.baseConfig(suiteSet)
+	if err != nil {
+		return err
+	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
 		return err
 	}
-	cfg, err := o.baseConfig(ns, ctxName, suiteSet)
-	if err != nil {
-		return err
-	}
+	cfg.Namespace, cfg.Context = ns, ctxName
 	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
 	cfg.Disk = limits.FromStorageClass
 	classes := o.classes
-	if len(classes) == 0 {
-		def, err := defaultClass(ctx, c.CS)
+	if len(classes) == 0 && len(extra) > 0 && !o.sizesSet {
+		// Only --target: no product, and no default class.
+		sizes = nil
+	}
+	if len(classes) == 0 && (len(extra) == 0 || o.sizesSet) {
+		def, err := k8s.DefaultClass(ctx, c.CS)
+		if errors.Is(err, k8s.ErrNoDefaultClass) {
+			return k8sUsage("run", "%v", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -444,13 +532,13 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	}
 	nodes := o.nodes
 	if o.allNodes {
-		if nodes, err = schedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
+		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
 			return err
 		}
 		// The nodes are named: the selector has done its job.
 		cfg.NodeSelector = nil
 	}
-	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
+	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Volumes: extra, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
@@ -466,13 +554,19 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return err
 	}
 	render, _ := report.RendererFor(output)
+	if o.render != nil {
+		render = o.render
+	}
 	out, closeOut, err := openOut(o.out)
 	if err != nil {
 		return err
 	}
 	defer closeOut()
 	suiteName := cfg.Agent.Suite
-	if suiteName == "" {
+	switch {
+	case cfg.Agent.Diagnose:
+		suiteName = "diagnose"
+	case suiteName == "":
 		suiteName = "job:" + cfg.Agent.JobName
 	}
 	keeper, err := o.save.start(ctx, streams, cfg.RunID, suiteName, map[string]string{"k8s.run-id": cfg.RunID})
@@ -502,6 +596,13 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
 	sum, runErr := r.Run(ctx, targets)
 	results := snk.Results()
+	if o.untilSteady {
+		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
+			saved := max(limit-got, 0)
+			prog.line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
+				ended, n, got, limit, saved, saved/limit*100)
+		}
+	}
 	keeper.finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
@@ -571,67 +672,6 @@ type partialError struct{ err error }
 func (e partialError) Error() string   { return e.err.Error() }
 func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
 
-func defaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) {
-	cls, err := k8s.Classes(ctx, cs, nil)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cls {
-		if c.Default {
-			return c.Name, nil
-		}
-	}
-	return "", k8sUsage("run", "no --storage-class given and the cluster has no default storage class")
-}
-
-// schedulableNodes lists ready, uncordoned nodes matching sel whose
-// NoSchedule/NoExecute taints are all tolerated.
-func schedulableNodes(ctx context.Context, cs kubernetes.Interface, sel map[string]string, tol []corev1.Toleration) ([]string, error) {
-	var lsel []string
-	for k, v := range sel {
-		lsel = append(lsel, k+"="+v)
-	}
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: strings.Join(lsel, ",")})
-	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	var out []string
-	for _, n := range list.Items {
-		if n.Spec.Unschedulable || !nodeReady(&n) {
-			continue
-		}
-		ok := true
-		for _, t := range n.Spec.Taints {
-			if t.Effect == corev1.TaintEffectPreferNoSchedule {
-				continue
-			}
-			tolerated := false
-			for _, x := range tol {
-				tolerated = tolerated || x.ToleratesTaint(&t)
-			}
-			ok = ok && tolerated
-		}
-		if ok {
-			out = append(out, n.Name)
-		}
-	}
-	sort.Strings(out)
-	if len(out) == 0 {
-		return nil, &hintError{err: errors.New("--all-nodes: no ready, schedulable node matches"),
-			hint: "check --node-selector, and add --tolerate for tainted nodes"}
-	}
-	return out, nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // k8sProgress prints one line per target event.
 type k8sProgress struct {
 	mu    sync.Mutex
@@ -653,9 +693,12 @@ func (p *k8sProgress) event(e k8s.Event) {
 	what := string(e.Phase)
 	switch e.Phase {
 	case k8s.PhaseTest:
-		if e.Test == 0 {
+		switch {
+		case e.Test == 0:
 			what = e.Message
-		} else {
+		case e.Tests == 0:
+			what = "running " + e.TestName
+		default:
 			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
 		}
 	case k8s.PhaseFailed:
@@ -683,6 +726,13 @@ func (p *k8sProgress) summary(s k8s.Summary) {
 		p.line("%s %-24s %-6s %d results  pvc %s  pv %s  node %s", o.Target.ID, o.Target.Name(), status, o.Results,
 			orDashStr(o.PVC), orDashStr(o.PV), orDashStr(o.Node))
 	}
+	for _, g := range s.Gates {
+		what := "group " + g.Key
+		if g.Key == "run" {
+			what = "the run"
+		}
+		p.line("start skew %.3fs across the %d targets of %s (agents' clocks)", g.Skew.Seconds(), g.Targets, what)
+	}
 	for _, pv := range s.Retained {
 		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
 	}
@@ -705,15 +755,17 @@ func newK8sNodeCheckCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 		Use:   "node-check NODE",
 		Short: "Test a directory on a node itself, such as etcd's disk, and print the etcd verdict",
 		Long: `Run a suite (etcd by default) in a host directory of NODE, as 'oc debug node'
-plus fio would. The pod is pinned to the node, tolerates control-plane taints,
-writes only in a subdirectory of its own and removes it. It needs a hostPath
-volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`,
+plus fio would. The pod is pinned to the node and tolerates control-plane
+taints. The agent sees only a subdirectory that the pod creates in --path and
+removes when it ends; the root and system directories are refused. It needs a
+hostPath volume and root (see docs/k8s.md), so the namespace must allow
+privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 		Example: `  iolens k8s node-check master-0 --path /var/lib/etcd -n iolens-privileged
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !strings.HasPrefix(path, "/") {
-				return k8sUsage("node-check", "--path %q must be absolute", path)
+			if err := k8s.CheckHostPath(path); err != nil {
+				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
 				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}
@@ -722,17 +774,19 @@ volume and root (see docs/k8s.md), so the namespace must allow privileged pods.`
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
+			o.rampSet = cmd.Flags().Changed("ramp")
+			cfg, err := o.baseConfig(cmd.Flags().Changed("suite"))
+			if err != nil {
+				return err
+			}
 			c, ns, ctxName, err := kf.client()
 			if err != nil {
 				return err
 			}
+			cfg.Namespace, cfg.Context = ns, ctxName
 			ctx := cmd.Context()
 			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
 				return &hintError{err: fmt.Errorf("node %s: %w", args[0], err), hint: "list the nodes with 'kubectl get nodes'"}
-			}
-			cfg, err := o.baseConfig(ns, ctxName, cmd.Flags().Changed("suite"))
-			if err != nil {
-				return err
 			}
 			cfg.HostPath = path
 			if cmd.Flags().Changed("run-as-user") {
@@ -777,13 +831,18 @@ func etcdVerdict(rs []result.Result) string {
 
 func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	var runID string
-	var all, allNS bool
+	var all, allNS, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Delete what iolens runs left behind (after a crash or --keep)",
+		Long: `Delete the Jobs, pods, PVCs and ConfigMaps of one iolens run (--run ID), or of
+every run (--all). Only objects that carry both app.kubernetes.io/managed-by=iolens
+and an iolens.dev/run-id label are touched. Across all namespaces (-A), --all
+lists what it would delete and asks for --yes.`,
 		Example: `  iolens k8s cleanup --run 20260101-120000-abc123
-  iolens k8s cleanup --all -A`,
+  iolens k8s cleanup --all -n iolens
+  iolens k8s cleanup --all -A --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (runID == "") == !all {
@@ -793,72 +852,70 @@ func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if allNS {
-				ns = ""
-			}
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), timeout)
 			defer cancel()
-			left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
-			for _, pv := range left.Retained {
-				fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
-			}
-			if err != nil {
-				return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
-			}
-			if n := len(left.Jobs) + len(left.Pods) + len(left.PVCs); n > 0 {
-				return fmt.Errorf("cleanup: %d objects still there: %v %v %v", n, left.Jobs, left.Pods, left.PVCs)
-			}
-			fmt.Fprintln(streams.Out, "nothing left")
-			return nil
+			return k8sCleanup(ctx, streams, c, ns, runID, allNS, yes)
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run", "", "delete the objects of this run id")
 	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
 	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for everything to go")
 	return cmd
 }
 
-// ---- agent (in the pod) ----
-
-// waitGate waits until path holds a start time (the kubelet writes the pod
-// annotation there), then until that time. It returns a note when it
-// gives up and starts alone.
-func waitGate(ctx context.Context, path string, timeout time.Duration) string {
-	end := time.Now().Add(timeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if s := strings.TrimSpace(string(b)); s != "" {
-			at, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return fmt.Sprintf("start time %q unreadable (%v): starting now", s, err)
-			}
-			// A node clock far off must not hold the test for long.
-			if d := time.Until(at); d > 0 && d < 30*time.Second {
-				select {
-				case <-ctx.Done():
-				case <-time.After(d):
-				}
-			}
-			return ""
-		}
-		if time.Now().After(end) {
-			return fmt.Sprintf("the rest of the group did not come within %s: starting alone", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-time.After(50 * time.Millisecond):
-		}
+// k8sCleanup deletes the objects of run runID (every run if empty) in ns,
+// or in every namespace with allNS, which for every run needs yes.
+func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID string, allNS, yes bool) error {
+	if allNS {
+		ns = ""
 	}
+	if runID == "" && allNS && !yes {
+		// Every namespace is a wide net: show the catch first.
+		l, err := k8s.FindLeftovers(ctx, c.CS, "", "")
+		if err != nil {
+			return err
+		}
+		if l.Objects() == 0 {
+			fmt.Fprintln(streams.Out, "nothing left")
+			return nil
+		}
+		for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
+			for _, o := range list {
+				fmt.Fprintln(streams.Out, o)
+			}
+		}
+		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
+			l.Objects(), strings.Join(l.Namespaces(), ", "))
+	}
+	left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
+	for _, pv := range left.Retained {
+		fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
+	}
+	if err != nil {
+		return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
+	}
+	if n := left.Objects(); n > 0 {
+		return fmt.Errorf("cleanup: %d objects still there: %v %v %v %v", n, left.Jobs, left.Pods, left.PVCs, left.ConfigMaps)
+	}
+	fmt.Fprintln(streams.Out, "nothing left")
+	return nil
 }
+
+// ---- agent (in the pod) ----
 
 type agentOptions struct {
 	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
-	runtime                                                      float64
+	runtime, ramp                                                float64
 	repeat                                                       int
-	startGate                                                    string
+	untilSteady                                                  bool
+	minRuntime, maxRuntime                                       float64
+	gateConfigMap, gateKey                                       string
 	gateTimeout                                                  time.Duration
+	diagnose                                                     bool
+	budget                                                       time.Duration
+	precision                                                    float64
 }
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
@@ -869,7 +926,7 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), streams)
+			return o.run(cmd.Context(), streams, cmd.Flags().Changed("ramp"))
 		},
 	}
 	f := cmd.Flags()
@@ -879,18 +936,26 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&o.jobEnv, "job-env", "", "environment variable holding a fio job file")
 	f.StringVar(&o.jobName, "job-name", "job", "name of that job file")
 	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test")
+	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring")
 	f.IntVar(&o.repeat, "repeat", 1, "repetitions")
+	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
+	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
+	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size")
 	f.StringVar(&o.runID, "run-id", "", "run id")
 	f.StringVar(&o.target, "target", "", "target id")
-	f.StringVar(&o.startGate, "start-gate", "", "file that receives the group's start time; wait for it before the first test")
+	f.StringVar(&o.gateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
+	f.StringVar(&o.gateKey, "gate-key", "", "key of the start time in that ConfigMap")
 	f.DurationVar(&o.gateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
+	f.BoolVar(&o.diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
+	f.DurationVar(&o.budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
+	f.Float64Var(&o.precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
 	return cmd
 }
 
-func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
+func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
 	fw := k8s.NewFrameWriter(streams.Out)
-	err := o.bench(ctx, fw)
+	err := o.bench(ctx, fw, rampSet)
 	done := k8s.Record{Type: k8s.RecordDone}
 	if err != nil {
 		done.Error = err.Error()
@@ -905,10 +970,28 @@ func (o *agentOptions) run(ctx context.Context, streams IOStreams) error {
 	return err
 }
 
-func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
+// gate returns how the agent waits for its start time, nil for none.
+func (o *agentOptions) gate() (k8s.GateReader, error) {
+	if o.gateConfigMap == "" {
+		return nil, nil
+	}
+	cs, ns, err := k8s.InClusterClient()
+	if err != nil {
+		// Not fatal: the agent starts alone, and says why.
+		return func(context.Context) (string, error) { return "", err }, nil
+	}
+	return k8s.ConfigMapGate(cs, ns, o.gateConfigMap, o.gateKey), nil
+}
+
+func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet bool) error {
+	if o.diagnose {
+		return o.diagnoseVolume(ctx, fw)
+	}
 	started := time.Now()
 	var suite result.Suite
 	var err error
+	// The job file goes through the runner's rules, the same as for a
+	// local run: the agent never hands fio an option iolens does not allow.
 	if o.jobEnv != "" {
 		suite, err = runner.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
 	} else {
@@ -923,38 +1006,128 @@ func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 			return err
 		}
 	}
-	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, Repeat: o.repeat,
-		RunID: o.runID, IolensVersion: Version,
+	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet,
+		Repeat: o.repeat, RunID: o.runID, IolensVersion: Version,
 		// When the agent started, to split a target's overhead into the
 		// cluster's part (provisioning, scheduling, container start) and
 		// the test's (preconditioning) with the start of the first test.
 		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
+	if o.untilSteady {
+		// The same rule as 'iolens run --until-steady'.
+		cfg.MaxRuntimeS = o.maxRuntime
+		cfg.Stop = func(result.TestSpec) runner.StopRule {
+			steady := analysis.SteadyStop(o.minRuntime)
+			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
+		}
+	}
 	if o.device != "" {
 		// The volume was provisioned for this run and is deleted after
 		// it: nothing on it can be lost.
 		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
 	}
+	gate, err := o.gate()
+	if err != nil {
+		return err
+	}
 	// The same findings as a local run, computed where the results are
 	// made, and each result framed onto the pod's log.
 	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.repeat), Out: []sink.Encoder{fw.Results()}}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	gateDone := o.startGate == ""
+	gateDone := gate == nil
 	progress := func(e runner.Event) {
 		switch e.Kind {
 		case runner.EventTestStart:
 			if !gateDone {
 				// The test file is written: wait here, before the first
-				// test, so that the group's volumes are measured together.
+				// test, so that the gate's volumes are measured together.
 				gateDone = true
-				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true})
-				if msg := waitGate(ctx, o.startGate, o.gateTimeout); msg != "" {
-					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg})
-				}
+				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+				k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, func(msg string) {
+					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()})
+				})
 			}
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
 		case runner.EventPrepare, runner.EventInfo:
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
 		}
 	}
 	return runner.Run(ctx, cfg, emit, progress)
+}
+
+// diagnoseVolume runs diagnose's plan on the volume: the runner prepares
+// the target, the agent waits for its gate, then the plan runs within its
+// budget, every gated volume starting it together.
+func (o *agentOptions) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
+	if o.budget < 30*time.Second || o.precision <= 0 || o.precision > 0.5 || math.IsNaN(o.precision) {
+		return fmt.Errorf("--budget %s, --precision %g: want at least 30s and a precision in (0, 0.5]", o.budget, o.precision)
+	}
+	cfg := runner.Config{Suite: diagnoseSuite(), Dir: o.dir, NoPrecondition: true, Plan: true, RunID: o.runID, IolensVersion: Version,
+		Labels: map[string]string{"k8s.agent-started": time.Now().UTC().Format(time.RFC3339Nano)}}
+	if o.device != "" {
+		// The volume was provisioned for this run and is deleted after
+		// it: nothing on it can be lost.
+		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
+	}
+	say := func(msg string) { _ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()}) }
+	s, err := runner.Open(ctx, cfg, func(e runner.Event) {
+		if e.Kind == runner.EventPrepare || e.Kind == runner.EventInfo {
+			say(e.Message)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close(ctx) }()
+	gate, err := o.gate()
+	if err != nil {
+		return err
+	}
+	if gate != nil {
+		_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+		k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, say)
+	}
+	// The first step starts now: the run's start skew is taken from it.
+	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
+	session := analysis.NewPlanSession()
+	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
+	emit := func(r result.Result, endsGroup string) error {
+		if endsGroup != "" {
+			session.LastOfGroup(endsGroup)
+		}
+		return snk.Add(ctx, r)
+	}
+	_, planErr := plan.Plan(ctx, s, plan.Options{Budget: o.budget, Precision: o.precision}, emit, func(e plan.Event) {
+		say(fmt.Sprintf("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left)))
+	})
+	return errors.Join(planErr, s.Close(ctx))
+}
+
+// ---- node-dir (the node-check sidecar) ----
+
+func newK8sNodeDirCommand() *cobra.Command {
+	var parent, name, runID string
+	var check bool
+	cmd := &cobra.Command{
+		Use:    "node-dir",
+		Short:  "Run inside the node-check pod: create the pod's own directory on the node, and remove it when stopped",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if check {
+				if !k8s.NodeDirReady(parent, name) {
+					return fmt.Errorf("%s/%s not ready", parent, name)
+				}
+				return nil
+			}
+			// The kubelet stops the sidecar with SIGTERM once the agent
+			// has ended; main turns it into the end of the context.
+			return k8s.ServeNodeDir(cmd.Context(), parent, name, runID)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&parent, "parent", "", "the host directory, as mounted in the pod")
+	f.StringVar(&name, "name", "", "the subdirectory to create and remove")
+	f.StringVar(&runID, "run-id", "", "run id, written into the directory's marker")
+	f.BoolVar(&check, "check", false, "succeed only once the directory is ready (the startup probe)")
+	return cmd
 }

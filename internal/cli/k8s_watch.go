@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -16,86 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // WatchSelector selects the pods of deploy/watch-daemonset.yaml.
 const WatchSelector = "app.kubernetes.io/name=iolens-watch"
-
-// apiPodNamer names pods and containers on this node through the API,
-// when iolens watch runs in a pod with a service account allowed to list
-// pods. A lookup never waits for the API: an unknown UID starts a relist
-// in the background (at most one at a time, and at most every 10 s) and
-// misses, so that the caller falls back to the next namer and the
-// sampling loop keeps its pace when the API is slow or out of reach.
-type apiPodNamer struct {
-	cs   kubernetes.Interface
-	node string
-
-	mu      sync.Mutex
-	pods    map[string][2]string // uid -> namespace, name
-	ctrs    map[string]string    // container id -> name
-	listed  time.Time
-	listing bool
-}
-
-func newAPIPodNamer(node string) *apiPodNamer {
-	if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
-		return nil
-	}
-	rc, err := rest.InClusterConfig()
-	if err != nil {
-		return nil
-	}
-	rc.Timeout = 3 * time.Second
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil
-	}
-	return &apiPodNamer{cs: cs, node: node}
-}
-
-// Pod implements watch.PodNamer.
-func (a *apiPodNamer) Pod(uid, cid string) (string, string, string, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p, ok := a.pods[uid]; ok {
-		return p[0], p[1], a.ctrs[cid], true
-	}
-	if !a.listing && time.Since(a.listed) >= 10*time.Second {
-		a.listing, a.listed = true, time.Now()
-		go a.relist()
-	}
-	return "", "", "", false
-}
-
-// relist lists the node's pods and replaces the maps; on an error it keeps
-// the last good ones.
-func (a *apiPodNamer) relist() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	opts := metav1.ListOptions{}
-	if a.node != "" {
-		opts.FieldSelector = "spec.nodeName=" + a.node
-	}
-	list, err := a.cs.CoreV1().Pods("").List(ctx, opts)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.listing = false
-	if err != nil {
-		return
-	}
-	a.pods, a.ctrs = map[string][2]string{}, map[string]string{}
-	for _, p := range list.Items {
-		a.pods[string(p.UID)] = [2]string{p.Namespace, p.Name}
-		for _, st := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			if _, id, ok := strings.Cut(st.ContainerID, "://"); ok {
-				a.ctrs[id] = st.Name
-			}
-		}
-	}
-}
 
 // ---- iolens k8s watch ----
 
@@ -125,7 +48,7 @@ Findings from every node are listed below the table.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.namespace, "watch-namespace", "iolens", "namespace of the DaemonSet")
+	f.StringVar(&o.namespace, "watch-namespace", "iolens-privileged", "namespace of the DaemonSet")
 	f.StringVarP(&o.selector, "selector", "l", WatchSelector, "label selector of the DaemonSet's pods")
 	f.BoolVar(&o.once, "once", false, "print one table once every pod has reported a sample, then exit")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "with --once, how long to wait for the samples")

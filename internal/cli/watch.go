@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/k8s"
+
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
@@ -159,7 +161,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		} else {
 			namers := watch.PodNamers{}
 			if o.kubeAPI {
-				if n := newAPIPodNamer(o.node); n != nil {
+				if n := k8s.InClusterPodNamer(o.node); n != nil {
 					namers = append(namers, n)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,6 +54,21 @@ func (st *target) deleteJob(ctx context.Context, name string) error {
 	return deleteJobAndPods(ctx, c, st.r.Config.Namespace, name, targetSelector(st.r.Config.RunID, st.t.ID))
 }
 
+// podDeleteOptions deletes a pod gracefully, or at once when its node is
+// gone or not ready: no kubelet would ever confirm a graceful deletion,
+// and the pod, and so its volume, would stay. A kubelet that comes back
+// stops the pod's containers itself.
+func podDeleteOptions(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) metav1.DeleteOptions {
+	if p.Spec.NodeName == "" {
+		return metav1.DeleteOptions{}
+	}
+	if lost := nodeLost(ctx, cs, p.Spec.NodeName); lost != nil {
+		zero := int64(0)
+		return metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	}
+	return metav1.DeleteOptions{}
+}
+
 func deleteJobAndPods(ctx context.Context, c *Client, ns, name, podSelector string) error {
 	cs := c.CS
 	err := cs.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
@@ -67,7 +83,7 @@ func deleteJobAndPods(ctx context.Context, c *Client, ns, name, podSelector stri
 		errs = append(errs, fmt.Errorf("listing its pods: %w", err))
 	} else {
 		for _, p := range pods.Items {
-			if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, podDeleteOptions(ctx, cs, &p)); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("deleting pod %s: %w", p.Name, err))
 			}
 		}
@@ -92,33 +108,42 @@ func deleteJobAndPods(ctx context.Context, c *Client, ns, name, podSelector stri
 // PV: a Delete policy removes it, a Retain policy keeps it and it is
 // reported by name.
 func (st *target) deleteClaim(ctx context.Context, name string) error {
-	retained, err := deleteClaim(ctx, st.r.Client, st.r.Config.Namespace, name)
+	retained, pending, err := deleteClaim(ctx, st.r.Client, st.r.Config.Namespace, name, !st.nodeLost)
 	st.out.Retained = append(st.out.Retained, retained...)
+	if pending != "" {
+		st.out.PendingPV = pending
+		st.r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("PV %s is left to its provisioner, which may need node %s back to delete it", pending, st.out.Node)})
+	}
 	return err
 }
 
-func deleteClaim(ctx context.Context, c *Client, ns, name string) ([]string, error) {
+// deleteClaim deletes a claim and waits until it is gone, then, with
+// waitPV, until its PV is deleted or released (Retain, returned as
+// retained). Without waitPV it returns the PV's name as pending.
+func deleteClaim(ctx context.Context, c *Client, ns, name string, waitPV bool) (retained []string, pending string, err error) {
 	cs := c.CS
 	pvName := ""
 	if pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
 		pvName = pvc.Spec.VolumeName
 	} else if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading: %w", err)
+		return nil, "", fmt.Errorf("reading: %w", err)
 	}
 	if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("deleting: %w", err)
+		return nil, "", fmt.Errorf("deleting: %w", err)
 	}
 	if err := waitGone(ctx, c, "PVC "+name, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), ignoreNotFound(err)
 	}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if pvName == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	var retained []string
-	err := waitGone(ctx, c, "PV "+pvName, func(ctx context.Context) (bool, error) {
+	if !waitPV {
+		return nil, pvName, nil
+	}
+	err = waitGone(ctx, c, "PV "+pvName, func(ctx context.Context) (bool, error) {
 		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -133,7 +158,7 @@ func deleteClaim(ctx context.Context, c *Client, ns, name string) ([]string, err
 		}
 		return false, nil
 	})
-	return retained, err
+	return retained, "", err
 }
 
 func ignoreNotFound(err error) error {
@@ -169,18 +194,41 @@ func waitGone(ctx context.Context, c *Client, what string, done func(context.Con
 
 // Leftovers are the objects of earlier runs that are still there.
 type Leftovers struct {
-	Jobs, Pods, PVCs []string // namespace/name
+	Jobs, Pods, PVCs, ConfigMaps []string // namespace/name
 	// Retained are PVs of deleted iolens PVCs kept by a Retain policy.
 	Retained []string
 }
 
 // Empty reports whether nothing is left.
 func (l Leftovers) Empty() bool {
-	return len(l.Jobs)+len(l.Pods)+len(l.PVCs)+len(l.Retained) == 0
+	return l.Objects()+len(l.Retained) == 0
+}
+
+// Objects counts what Cleanup deletes (retained PVs are never deleted).
+func (l Leftovers) Objects() int {
+	return len(l.Jobs) + len(l.Pods) + len(l.PVCs) + len(l.ConfigMaps)
+}
+
+// Namespaces lists the namespaces the leftovers are in, sorted.
+func (l Leftovers) Namespaces() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
+		for _, o := range list {
+			ns, _, _ := strings.Cut(o, "/")
+			if !seen[ns] {
+				seen[ns] = true
+				out = append(out, ns)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FindLeftovers lists what runs left behind in ns (all namespaces if
-// empty), for one run or all (runID empty).
+// empty), for one run or all (runID empty). Only objects that carry both
+// the ownership label and a run id are iolens's.
 func FindLeftovers(ctx context.Context, cs kubernetes.Interface, ns, runID string) (Leftovers, error) {
 	var l Leftovers
 	opts := metav1.ListOptions{LabelSelector: selector(runID)}
@@ -204,6 +252,13 @@ func FindLeftovers(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 	}
 	for _, p := range pvcs.Items {
 		l.PVCs = append(l.PVCs, p.Namespace+"/"+p.Name)
+	}
+	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
+	if err != nil {
+		return l, fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	for _, c := range cms.Items {
+		l.ConfigMaps = append(l.ConfigMaps, c.Namespace+"/"+c.Name)
 	}
 	l.Retained = retainedPVs(ctx, cs, ns)
 	return l, nil
@@ -251,7 +306,11 @@ func Cleanup(ctx context.Context, c *Client, ns, runID string, progress func(str
 	for _, p := range l.Pods {
 		pns, name, _ := strings.Cut(p, "/")
 		progress("deleting pod " + p)
-		err := c.CS.CoreV1().Pods(pns).Delete(ctx, name, metav1.DeleteOptions{})
+		opts := metav1.DeleteOptions{}
+		if p, err := c.CS.CoreV1().Pods(pns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			opts = podDeleteOptions(ctx, c.CS, p)
+		}
+		err := c.CS.CoreV1().Pods(pns).Delete(ctx, name, opts)
 		if err == nil || apierrors.IsNotFound(err) {
 			err = waitGone(ctx, c, "pod "+p, func(ctx context.Context) (bool, error) {
 				_, err := c.CS.CoreV1().Pods(pns).Get(ctx, name, metav1.GetOptions{})
@@ -265,8 +324,15 @@ func Cleanup(ctx context.Context, c *Client, ns, runID string, progress func(str
 	for _, p := range l.PVCs {
 		pns, name, _ := strings.Cut(p, "/")
 		progress("deleting PVC " + p)
-		if _, err := deleteClaim(ctx, c, pns, name); err != nil {
+		if _, _, err := deleteClaim(ctx, c, pns, name, true); err != nil {
 			errs = append(errs, fmt.Errorf("PVC %s: %w", p, err))
+		}
+	}
+	for _, m := range l.ConfigMaps {
+		mns, name, _ := strings.Cut(m, "/")
+		progress("deleting ConfigMap " + m)
+		if err := c.CS.CoreV1().ConfigMaps(mns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("ConfigMap %s: %w", m, err))
 		}
 	}
 	left, lerr := FindLeftovers(ctx, c.CS, ns, runID)

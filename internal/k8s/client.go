@@ -2,11 +2,15 @@ package k8s
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Client is what the package needs from a cluster.
@@ -43,4 +47,28 @@ func (c *Client) now() time.Time {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+// inClusterNamespace is where a pod's service account token mount keeps
+// the pod's namespace.
+const inClusterNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// InClusterClient is a client for code that runs in a pod, with the pod's
+// service account, and the pod's namespace. Every request gives up after
+// a few seconds: callers poll, and a slow API must not stall them.
+func InClusterClient() (kubernetes.Interface, string, error) {
+	rc, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("in-cluster API access: %w", err)
+	}
+	rc.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := os.ReadFile(inClusterNamespace)
+	if err != nil {
+		return nil, "", fmt.Errorf("the pod's namespace: %w", err)
+	}
+	return cs, strings.TrimSpace(string(b)), nil
 }

@@ -248,6 +248,9 @@ func refusedPod(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) 
 		case strings.Contains(ev.Message, "violates PodSecurity"):
 			c, h := explainCreate(fmt.Errorf("%s", ev.Message), "Pod")
 			return joinCause("FailedCreate: "+ev.Message, c), h, true
+		case strings.Contains(ev.Message, "error looking up service account"):
+			return "FailedCreate: " + ev.Message, "the agents of volumes that start together run as service account " + DefaultAgentServiceAccount +
+				": kubectl apply -f deploy/rbac.yaml, or name another with --agent-service-account", true
 		case strings.Contains(ev.Message, "is forbidden") && !strings.Contains(ev.Message, "exceeded quota"):
 			return "FailedCreate: " + ev.Message, "the job controller may not create pods here: check the admission policies and RBAC of the namespace", true
 		}
@@ -255,19 +258,44 @@ func refusedPod(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) 
 	return "", "", false
 }
 
-// nodeGone checks whether the node a target ran on still exists.
-func nodeGone(ctx context.Context, cs kubernetes.Interface, node string) func(Target) error {
+// nodeLost checks whether the node a target runs on is gone, or no
+// longer ready (its kubelet stopped posting status: crashed, rebooted,
+// partitioned). It returns nil while the node is fine, or cannot be read.
+func nodeLost(ctx context.Context, cs kubernetes.Interface, node string) func(Target) error {
 	if node == "" {
 		return nil
 	}
-	_, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-	if !apierrors.IsNotFound(err) {
+	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return func(t Target) error {
+			return &TargetError{Target: t, Phase: "run", Err: fmt.Errorf("node %s disappeared", node), NodeLost: node,
+				Cause: "the node was deleted (scaled down, preempted or failed) while the target used it",
+				hint:  "rerun on stable nodes (--nodes), or disable scale-down for the nodes under test"}
+		}
+	case err != nil:
+		return nil
+	}
+	why := ""
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			why = fmt.Sprintf("Ready=%s", c.Status)
+			if c.Reason != "" {
+				why += ", " + c.Reason
+			}
+			if c.Message != "" {
+				why += ": " + c.Message
+			}
+		}
+	}
+	if why == "" {
+		// Ready, or not reporting yet: nothing to say.
 		return nil
 	}
 	return func(t Target) error {
-		return &TargetError{Target: t, Phase: "run", Err: fmt.Errorf("node %s disappeared", node),
-			Cause: "the node was deleted (scaled down, preempted or failed) while the target used it",
-			hint:  "rerun on stable nodes (--nodes), or disable scale-down for the nodes under test"}
+		return &TargetError{Target: t, Phase: "run", Err: fmt.Errorf("node %s is not ready (%s)", node, why), NodeLost: node,
+			Cause: "the node's kubelet stopped answering while the target ran (stopped, crashed, or cut off the network)",
+			hint:  "check the node (kubelet, container runtime, network); the other nodes' targets carry on. Its pod was force-deleted; the volume goes once the node is back"}
 	}
 }
 

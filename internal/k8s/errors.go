@@ -24,7 +24,10 @@ type TargetError struct {
 	Cause string
 	// Logs are the agent's last lines that were not records.
 	Logs []string
-	hint string
+	// NodeLost names the node when the target failed because it went
+	// away or stopped being ready.
+	NodeLost string
+	hint     string
 }
 
 func (e *TargetError) Error() string {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -38,8 +39,10 @@ type Record struct {
 	Tests   int    `json:"tests,omitempty"`
 	Name    string `json:"name,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Ready: the agent waits for the start time of its group (GatePath).
+	// Ready: the agent waits for the start time of its gate.
 	Ready bool `json:"ready,omitempty"`
+	// At is when the agent wrote the event, by its clock.
+	At time.Time `json:"at,omitzero"`
 	// Result is a result.Result, kept raw so that the reader does not
 	// depend on knowing every field.
 	Result json.RawMessage `json:"result,omitempty"`

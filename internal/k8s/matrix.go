@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -21,6 +22,9 @@ type Target struct {
 	// (--volumes-per-node); Slot is the target's 1-based place in it.
 	Group string
 	Slot  int
+	// VolumeMode is the target's own (--target CLASS:SIZE:MODE); empty
+	// takes the run's.
+	VolumeMode corev1.PersistentVolumeMode
 }
 
 // Name is a human label for progress lines: class/size[@node][#slot].
@@ -31,6 +35,9 @@ func (t Target) Name() string {
 		b.WriteString("hostpath")
 	} else {
 		fmt.Fprintf(&b, "%s/%s", t.StorageClass, t.Size.String())
+		if t.VolumeMode == corev1.PersistentVolumeBlock {
+			b.WriteString("/Block")
+		}
 	}
 	if t.Node != "" {
 		b.WriteString("@" + t.Node)
@@ -41,25 +48,60 @@ func (t Target) Name() string {
 	return b.String()
 }
 
+// Volume is one class and size to test, with its own volume mode or the
+// run's (empty).
+type Volume struct {
+	StorageClass string
+	Size         resource.Quantity
+	Mode         corev1.PersistentVolumeMode
+}
+
 // Matrix is what to expand into targets.
 type Matrix struct {
+	// StorageClasses × Sizes is the product to test.
 	StorageClasses []string
 	Sizes          []resource.Quantity
+	// Volumes are tested beside the product, each as given, for uneven
+	// matrices (--target CLASS:SIZE[:MODE]).
+	Volumes []Volume
 	// Nodes pins targets to these nodes; empty lets the scheduler pick.
 	Nodes []string
 	// VolumesPerNode runs this many volumes at once on one node (at least 1).
 	VolumesPerNode int
 }
 
-// Expand returns the targets of the matrix, classes × sizes × nodes ×
-// volumes per node, in that nesting order, so that a sequential run goes
-// through one class at a time as seed 001 compares them.
+// Expand returns the targets of the matrix: classes × sizes, then the
+// extra volumes not already in that product, each × nodes × volumes per
+// node, in that nesting order, so that a sequential run goes through one
+// class at a time as seed 001 compares them.
 func (m Matrix) Expand() ([]Target, error) {
-	if len(m.StorageClasses) == 0 {
-		return nil, fmt.Errorf("no storage class given")
+	var vols []Volume
+	if len(m.StorageClasses) > 0 || len(m.Volumes) == 0 {
+		if len(m.StorageClasses) == 0 {
+			return nil, fmt.Errorf("no storage class given")
+		}
+		if len(m.Sizes) == 0 {
+			return nil, fmt.Errorf("no size given")
+		}
+		for _, sc := range m.StorageClasses {
+			for _, size := range m.Sizes {
+				vols = append(vols, Volume{StorageClass: sc, Size: size})
+			}
+		}
 	}
-	if len(m.Sizes) == 0 {
-		return nil, fmt.Errorf("no size given")
+	seen := map[string]bool{}
+	key := func(v Volume) string { return v.StorageClass + "\x00" + v.Size.String() + "\x00" + string(v.Mode) }
+	for _, v := range vols {
+		seen[key(v)] = true
+	}
+	for _, v := range m.Volumes {
+		if v.StorageClass == "" || v.Size.Sign() <= 0 {
+			return nil, fmt.Errorf("volume %q/%s: a class and a positive size are needed", v.StorageClass, v.Size.String())
+		}
+		if !seen[key(v)] {
+			seen[key(v)] = true
+			vols = append(vols, v)
+		}
 	}
 	per := m.VolumesPerNode
 	if per < 1 {
@@ -71,22 +113,48 @@ func (m Matrix) Expand() ([]Target, error) {
 	}
 	var out []Target
 	group := 0
-	for _, sc := range m.StorageClasses {
-		for _, size := range m.Sizes {
-			for _, node := range nodes {
-				group++
-				for slot := 1; slot <= per; slot++ {
-					t := Target{ID: fmt.Sprintf("t%d", len(out)+1), StorageClass: sc, Size: size, Node: node,
-						Group: fmt.Sprintf("g%d", group)}
-					if per > 1 {
-						t.Slot = slot
-					}
-					out = append(out, t)
+	for _, v := range vols {
+		for _, node := range nodes {
+			group++
+			for slot := 1; slot <= per; slot++ {
+				t := Target{ID: fmt.Sprintf("t%d", len(out)+1), StorageClass: v.StorageClass, Size: v.Size, Node: node,
+					Group: fmt.Sprintf("g%d", group), VolumeMode: v.Mode}
+				if per > 1 {
+					t.Slot = slot
 				}
+				out = append(out, t)
 			}
 		}
 	}
 	return out, nil
+}
+
+// ParseVolume reads a --target value: CLASS:SIZE[:MODE], MODE being
+// Filesystem or Block (any case).
+func ParseVolume(s string) (Volume, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
+		return Volume{}, fmt.Errorf("%q: want CLASS:SIZE[:MODE], such as managed-premium:256Gi or raw:1Ti:Block", s)
+	}
+	sizes, err := ParseSizes(parts[1:2])
+	if err != nil || len(sizes) != 1 {
+		if err == nil {
+			err = fmt.Errorf("no size")
+		}
+		return Volume{}, fmt.Errorf("%q: %w", s, err)
+	}
+	v := Volume{StorageClass: parts[0], Size: sizes[0]}
+	if len(parts) == 3 {
+		switch strings.ToLower(parts[2]) {
+		case "filesystem", "fs":
+			v.Mode = corev1.PersistentVolumeFilesystem
+		case "block":
+			v.Mode = corev1.PersistentVolumeBlock
+		default:
+			return Volume{}, fmt.Errorf("%q: mode %q, want Filesystem or Block", s, parts[2])
+		}
+	}
+	return v, nil
 }
 
 // Groups splits targets into the sets that must run together, in order.

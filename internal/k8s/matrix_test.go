@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -26,6 +27,13 @@ func TestExpand(t *testing.T) {
 			[]string{"a/300Gi@n1#1", "a/300Gi@n1#2", "b/300Gi@n1#1", "b/300Gi@n1#2"}, []int{2, 2}},
 		{"volumes per node, scheduler picks", Matrix{StorageClasses: []string{"a"}, Sizes: sizes, VolumesPerNode: 3},
 			[]string{"a/300Gi#1", "a/300Gi#2", "a/300Gi#3", "a/1Ti#1", "a/1Ti#2", "a/1Ti#3"}, []int{3, 3}},
+		// Seed 001's uneven matrix: not every class at every size.
+		{"targets only", Matrix{Volumes: []Volume{{StorageClass: "premium", Size: sizes[1]}, {StorageClass: "standard", Size: sizes[0]},
+			{StorageClass: "raw", Size: sizes[0], Mode: corev1.PersistentVolumeBlock}}},
+			[]string{"premium/1Ti", "standard/300Gi", "raw/300Gi/Block"}, []int{1, 1, 1}},
+		{"targets beside the product, without repeats", Matrix{StorageClasses: []string{"a"}, Sizes: sizes[:1],
+			Volumes: []Volume{{StorageClass: "a", Size: sizes[0]}, {StorageClass: "b", Size: sizes[1]}}, Nodes: []string{"n1", "n2"}},
+			[]string{"a/300Gi@n1", "a/300Gi@n2", "b/1Ti@n1", "b/1Ti@n2"}, []int{1, 1, 1, 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,4 +91,52 @@ func TestExpand(t *testing.T) {
 	if affinityFor(Target{ID: "t1", Size: resource.MustParse("1Gi")}, "r") != nil {
 		t.Error("single target constrained")
 	}
+}
+
+func TestParseVolume(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // class/size/mode, or "" for an error
+	}{
+		{"premium:256Gi", "premium/256Gi/"},
+		{"raw:1Ti:Block", "raw/1Ti/Block"},
+		{"raw:1Ti:block", "raw/1Ti/Block"},
+		{"fast:10G:Filesystem", "fast/10G/Filesystem"},
+		{"fast:10Gi:fs", "fast/10Gi/Filesystem"},
+		{"fast", ""},
+		{":10Gi", ""},
+		{"fast:", ""},
+		{"fast:lots", ""},
+		{"fast:-1Gi", ""},
+		{"fast:0", ""},
+		{"fast:10Gi:Raw", ""},
+		{"fast:10Gi:Block:extra", ""},
+	} {
+		v, err := ParseVolume(c.in)
+		got := ""
+		if err == nil {
+			got = v.StorageClass + "/" + v.Size.String() + "/" + string(v.Mode)
+		}
+		if got != c.want {
+			t.Errorf("ParseVolume(%q) = %q (%v), want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func FuzzParseVolume(f *testing.F) {
+	for _, s := range []string{"premium:256Gi", "raw:1Ti:Block", "a:1e3", "x:9999999999999999999999Ei", "a::", ":::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVolume(s)
+		if err != nil {
+			return
+		}
+		if v.StorageClass == "" || strings.Contains(v.StorageClass, ":") || v.Size.Sign() <= 0 {
+			t.Fatalf("%q accepted as %+v", s, v)
+		}
+		if _, err := (Matrix{Volumes: []Volume{v}}).Expand(); err != nil {
+			t.Fatalf("%q: accepted, then refused by Expand: %v", s, err)
+		}
+	})
 }

@@ -56,10 +56,13 @@ type Outcome struct {
 	Results int
 	// Err is nil when the target completed; it is a *TargetError
 	// otherwise, joined with any cleanup error.
-	Err                  error
-	PVC, Job, Pod, PV    string
-	Node                 string
-	Retained             []string
+	Err               error
+	PVC, Job, Pod, PV string
+	Node              string
+	Retained          []string
+	// PendingPV is the target's PV when its node went away: the CLI did
+	// not wait for its provisioner to delete it.
+	PendingPV            string
 	Kept                 bool
 	Created, Done, Clean time.Time
 }
@@ -75,6 +78,9 @@ type Summary struct {
 	// FirstResult and LastResult are when the first and last results
 	// arrived; CleanedUp when the last object was gone.
 	FirstResult, LastResult, CleanedUp time.Time
+	// Gates says how far apart the targets that were started together
+	// began their first test.
+	Gates []GateSkew
 }
 
 // Failed counts the targets that failed.
@@ -101,7 +107,10 @@ type Runner struct {
 	mu      sync.Mutex
 	classes map[string]*storagev1.StorageClass
 	sum     Summary
-	gates   map[string]*gate
+	// gates holds each gated target's start barrier, by target id;
+	// gateCM is the run's ConfigMap that carries the start times.
+	gates  map[string]*gate
+	gateCM string
 }
 
 // ErrRunFailed is wrapped by Run's error when targets failed.
@@ -120,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		return r.sum, err
 	}
 	groups := Groups(targets)
-	r.gates = newGates(groups)
+	gateCleanup := r.setupGates(ctx, targets)
 	outcomes := make([][]Outcome, len(groups))
 	runGroup := func(i int) {
 		g := groups[i]
@@ -155,6 +164,22 @@ func (r *Runner) Run(ctx context.Context, targets []Target) (Summary, error) {
 		}
 	}
 	var errs []error
+	if gateCleanup != nil && !r.Config.Keep {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.Config.Timeouts.Cleanup)
+		if err := gateCleanup(cctx); err != nil {
+			errs = append(errs, &CleanupError{Target: targets[0], Err: err, RunID: r.Config.RunID, Namespace: r.Config.Namespace})
+		}
+		cancel()
+	}
+	seen := map[*gate]bool{}
+	for _, t := range targets {
+		if g := r.gates[t.ID]; g != nil && !seen[g] {
+			seen[g] = true
+			if sk, ok := g.skew(); ok {
+				r.sum.Gates = append(r.sum.Gates, sk)
+			}
+		}
+	}
 	for _, outs := range outcomes {
 		for _, o := range outs {
 			r.sum.Outcomes = append(r.sum.Outcomes, o)
@@ -223,6 +248,11 @@ func (e *RunError) Unwrap() []error {
 // a failure instead.
 func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 	r.classes = map[string]*storagev1.StorageClass{}
+	if len(targets) > 0 {
+		if msg := r.podSecurityNote(ctx, targets); msg != "" {
+			r.event(Event{Target: targets[0], Phase: PhaseInfo, Message: msg})
+		}
+	}
 	if r.Config.HostPath != "" {
 		return nil
 	}
@@ -251,7 +281,40 @@ func (r *Runner) preflight(ctx context.Context, targets []Target) error {
 			r.classes[t.StorageClass] = sc
 		}
 	}
+	if msg := zoneNote(ctx, r.Client.CS, targets, r.classes); msg != "" {
+		r.event(Event{Target: targets[0], Phase: PhaseInfo, Message: msg})
+	}
 	return nil
+}
+
+// LabelEnforce is the namespace label of Pod Security admission.
+const LabelEnforce = "pod-security.kubernetes.io/enforce"
+
+// podSecurityNote says when the namespace does not fit the run: benchmark
+// pods of a Filesystem volume pass the restricted level and belong in a
+// namespace that enforces it; Block mode and node-check need root, which
+// only a privileged namespace admits. Without the right to read the
+// namespace it says nothing.
+func (r *Runner) podSecurityNote(ctx context.Context, targets []Target) string {
+	ns, err := r.Client.CS.CoreV1().Namespaces().Get(ctx, r.Config.Namespace, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	level := ns.Labels[LabelEnforce]
+	root := r.Config.HostPath != "" || r.Config.isBlock()
+	for _, t := range targets {
+		root = root || r.Config.blockFor(t)
+	}
+	switch {
+	case root && (level == "restricted" || level == "baseline"):
+		return fmt.Sprintf("namespace %s enforces the %s Pod Security level, which refuses the root pods of Block mode and node-check: use a namespace labelled %s=privileged", ns.Name, level, LabelEnforce)
+	case !root && level != "restricted":
+		if level == "" {
+			level = "no"
+		}
+		return fmt.Sprintf("namespace %s enforces %s Pod Security level; iolens's benchmark pods pass the restricted one: label it %s=restricted, or use the iolens namespace of deploy/rbac.yaml", ns.Name, level, LabelEnforce)
+	}
+	return ""
 }
 
 func (r *Runner) event(e Event) {
@@ -293,6 +356,8 @@ type target struct {
 	phase   Phase
 	meta    map[string]string
 	lastSeq int
+	// nodeLost is set when the target's node went away.
+	nodeLost bool
 }
 
 func (r *Runner) runTarget(ctx context.Context, t Target) (o Outcome) {
@@ -362,7 +427,7 @@ func (st *target) run(ctx context.Context) error {
 		st.out.PVC = pvc.Name
 		st.stack.push("PVC "+pvc.Name, func(ctx context.Context) error { return st.deleteClaim(ctx, pvc.Name) })
 	}
-	job, err := cs.BatchV1().Jobs(ns).Create(ctx, r.Config.jobFor(st.t, claimName), metav1.CreateOptions{})
+	job, err := cs.BatchV1().Jobs(ns).Create(ctx, r.Config.jobFor(st.t, claimName, r.gateFor(st.t)), metav1.CreateOptions{})
 	if err != nil {
 		te := st.fail("create Job", err)
 		te.Cause, te.hint = explainCreate(err, "Job")
@@ -412,7 +477,7 @@ func (st *target) waitStarted(ctx context.Context) error {
 	bound := st.claim == nil
 	// How often to look for events saying the pod is refused for good.
 	refusedEvery := min(2*time.Second, 20*r.Client.poll())
-	var lastRefusedCheck time.Time
+	var lastRefusedCheck, lastNodeCheck time.Time
 	tick := time.NewTicker(r.Client.poll())
 	defer tick.Stop()
 	for {
@@ -504,10 +569,22 @@ func (st *target) waitStarted(ctx context.Context) error {
 				return te
 			}
 		}
+		if pod != nil && pod.Spec.NodeName == "" && bound && st.t.Node != "" && volumeConflict(pod) {
+			// The volume is bound elsewhere than the node the pod must run
+			// on: neither will change, so waiting cannot help.
+			te := st.fail("schedule", errors.New("the pod cannot run on its node: volume node affinity conflict"))
+			te.Cause, te.hint = zoneConflict(ctx, cs, st.claim, r.classes[st.t.StorageClass], st.t.Node)
+			return te
+		}
 		if (pod == nil || pod.Spec.NodeName == "") && !schedFrom.IsZero() && now.Sub(schedFrom) > to.Schedule {
 			te := st.fail("schedule", fmt.Errorf("pod not scheduled after %s: %w", to.Schedule, ErrPhaseTimeout))
 			if pod != nil {
 				te.Cause, te.hint = diagnosePod(ctx, cs, pod)
+				if volumeConflict(pod) {
+					if c, h := zoneConflict(ctx, cs, st.claim, r.classes[st.t.StorageClass], st.t.Node); c != "" {
+						te.Cause, te.hint = joinCause(te.Cause, c), h
+					}
+				}
 			} else {
 				te.Cause, te.hint = diagnoseJob(ctx, cs, st.job)
 			}
@@ -518,9 +595,11 @@ func (st *target) waitStarted(ctx context.Context) error {
 			te.Cause, te.hint = diagnosePod(ctx, cs, pod)
 			return te
 		}
-		if pod != nil && pod.Spec.NodeName != "" && !bound && now.Sub(startFrom) > time.Duration(0) {
-			if gone := nodeGone(ctx, cs, pod.Spec.NodeName); gone != nil {
-				return gone(st.t)
+		if pod != nil && pod.Spec.NodeName != "" && now.Sub(lastNodeCheck) >= refusedEvery {
+			// A pod waiting on a node that went away never starts.
+			lastNodeCheck = now
+			if lost := nodeLost(ctx, cs, pod.Spec.NodeName); lost != nil {
+				return st.lost(lost(st.t))
 			}
 		}
 		select {
@@ -664,6 +743,45 @@ func (st *target) collectMeta(ctx context.Context) {
 // maxReconnects bounds how often a cut log stream is reopened.
 const maxReconnects = 10
 
+// kubeletLostWait is how long a kubelet may not answer before the stream
+// counts as cut for good, while the API still calls its node ready: more
+// than the node controller's default grace period.
+const kubeletLostWait = 2 * time.Minute
+
+// volumeConflict reports a pod the scheduler cannot place because of its
+// volume's node affinity.
+func volumeConflict(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "volume node affinity conflict") {
+			return true
+		}
+	}
+	return false
+}
+
+// kubeletUnreachable reports an error opening a log that says the API
+// server could not reach the node's kubelet.
+func kubeletUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"dial tcp", "connection refused", "no route to host", "i/o timeout", "connection reset"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lost marks a target whose node went away: its pods are force-deleted
+// (no kubelet will confirm a graceful deletion) and its volume is not
+// waited for (its provisioner may need the node).
+func (st *target) lost(err error) error {
+	st.nodeLost = true
+	return err
+}
+
 // stream reads the agent's records until its final one, reopening the log
 // when the stream is cut while the pod still runs.
 func (st *target) stream(ctx context.Context) error {
@@ -673,6 +791,8 @@ func (st *target) stream(ctx context.Context) error {
 	defer cancel()
 	var lastOther []string
 	damaged := 0
+	// unreachable is when the node's kubelet stopped answering.
+	var unreachable time.Time
 	for attempt := 0; ; attempt++ {
 		follow := true
 		if st.podDone(ctx) {
@@ -719,14 +839,35 @@ func (st *target) stream(ctx context.Context) error {
 			pod := st.pod
 			te := st.fail("run", fmt.Errorf("agent ended without its final record (%s)", describeEnd(err, fr)))
 			te.Cause, te.hint = diagnosePod(ctx, r.Client.CS, pod)
-			if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
-				return gone(st.t)
+			if lost := nodeLost(ctx, r.Client.CS, st.out.Node); lost != nil {
+				return st.lost(lost(st.t))
 			}
 			te.Logs = lastOther
 			return te
 		}
-		if gone := nodeGone(ctx, r.Client.CS, st.out.Node); gone != nil {
-			return gone(st.t)
+		if lost := nodeLost(ctx, r.Client.CS, st.out.Node); lost != nil {
+			return st.lost(lost(st.t))
+		}
+		if fr == nil && kubeletUnreachable(err) {
+			// The kubelet does not answer at all, yet the node is still
+			// called ready: the node controller needs its grace period
+			// (about 40 s) to notice a dead kubelet. Wait for its verdict
+			// rather than count this as a cut stream.
+			now := r.Client.now()
+			if unreachable.IsZero() {
+				unreachable = now
+				r.event(Event{Target: st.t, Phase: PhaseInfo, Message: fmt.Sprintf("cannot reach the kubelet of node %s (%v); waiting for it, or for the node to be marked not ready", st.out.Node, err)})
+			}
+			if now.Sub(unreachable) < kubeletLostWait {
+				attempt--
+				select {
+				case <-ctx.Done():
+				case <-time.After(min(10*r.Client.poll(), time.Second)):
+				}
+				continue
+			}
+		} else {
+			unreachable = time.Time{}
 		}
 		if attempt >= maxReconnects {
 			te := st.fail("run", fmt.Errorf("log stream cut %d times (%s): %w", attempt+1, describeEnd(err, fr), ErrStreamCut))
@@ -788,6 +929,9 @@ func (st *target) readOnce(ctx context.Context, follow bool) (*Record, *FrameRea
 			if rec.Ready {
 				st.gateReady(ctx)
 				continue
+			}
+			if g := st.r.gates[st.t.ID]; g != nil && rec.Test == 1 {
+				g.start(st.t.ID, rec.At)
 			}
 			st.r.event(Event{Target: st.t, Phase: PhaseTest, Test: rec.Test, Tests: rec.Tests, TestName: rec.Name, Message: rec.Message})
 		case RecordResult:

@@ -42,6 +42,11 @@ type fakeCluster struct {
 	// refusePods, if set, is the FailedCreate message the job controller
 	// reports instead of creating a pod.
 	refusePods string
+	// pvAffinity is the node affinity of the PVs the fake provisioner
+	// makes; unschedulable, if set, is the scheduler's message for pods it
+	// leaves Pending.
+	pvAffinity    *corev1.VolumeNodeAffinity
+	unschedulable string
 	// logs serves a pod's log; call counts from 0 per pod.
 	logs func(ctx context.Context, pod string, call int) (io.ReadCloser, error)
 
@@ -60,7 +65,8 @@ func newFakeCluster(t *testing.T, classes ...string) *fakeCluster {
 			Provisioner: "example.com/" + c, VolumeBindingMode: &wffc, Parameters: map[string]string{"skuName": "Premium_LRS", "other": "x"}})
 	}
 	objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{
-		"topology.kubernetes.io/zone": "z1", "node.kubernetes.io/instance-type": "m5.large"}}})
+		"topology.kubernetes.io/zone": "z1", "node.kubernetes.io/instance-type": "m5.large"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}})
 	fc.cs = fake.NewSimpleClientset(objs...)
 	// The fake tracker does not generate names.
 	fc.cs.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -71,7 +77,7 @@ func newFakeCluster(t *testing.T, classes ...string) *fakeCluster {
 		}
 		// Objects the fake controllers make (pods, PVs, events) are not
 		// iolens's writes.
-		if res := a.GetResource().Resource; err == nil && (res == "persistentvolumeclaims" || res == "jobs") {
+		if res := a.GetResource().Resource; err == nil && (res == "persistentvolumeclaims" || res == "jobs" || res == "configmaps") {
 			fc.record("create " + res + " " + m.GetName())
 		}
 		return false, nil, nil
@@ -96,6 +102,7 @@ func (fc *fakeCluster) record(s string) {
 func (fc *fakeCluster) control(ctx context.Context) {
 	cs := fc.cs
 	bg := context.Background()
+	orphaned := map[string]time.Time{}
 	for ctx.Err() == nil {
 		pvcs, _ := cs.CoreV1().PersistentVolumeClaims(ns).List(bg, metav1.ListOptions{})
 		for _, p := range pvcs.Items {
@@ -111,7 +118,7 @@ func (fc *fakeCluster) control(ctx context.Context) {
 				continue
 			}
 			pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + p.Name},
-				Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: fc.reclaim,
+				Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: fc.reclaim, NodeAffinity: fc.pvAffinity,
 					ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: p.Name},
 					PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "example.com", VolumeHandle: "vol-" + p.Name}}}}
 			_, _ = cs.CoreV1().PersistentVolumes().Create(bg, pv, metav1.CreateOptions{})
@@ -148,12 +155,44 @@ func (fc *fakeCluster) control(ctx context.Context) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: j.Spec.Template.Labels, CreationTimestamp: metav1.Now()},
 				Spec: j.Spec.Template.Spec}
 			pod.Spec.NodeName = "node-1"
+			if fc.unschedulable != "" {
+				pod.Spec.NodeName = ""
+				pod.Status.Phase = corev1.PodPending
+				pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+					Reason: "Unschedulable", Message: fc.unschedulable}}
+				_, _ = cs.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{})
+				continue
+			}
+			if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+				// Pinned to a node (--nodes, --all-nodes).
+				pod.Spec.NodeName = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
+			}
 			pod.Status.Phase = corev1.PodRunning
 			if fc.podFails != nil {
 				pod.Status.Phase = corev1.PodFailed
 				pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerTag, State: corev1.ContainerState{Terminated: fc.podFails}}}
 			}
 			_, _ = cs.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{})
+		}
+		// The garbage collector: a pod made for a Job that was deleted
+		// meanwhile goes too (through the tracker: it is not iolens's
+		// write).
+		pods, _ := cs.CoreV1().Pods(ns).List(bg, metav1.ListOptions{})
+		for _, p := range pods.Items {
+			job, ok := strings.CutSuffix(p.Name, "-pod")
+			if !ok {
+				continue
+			}
+			if _, err := cs.BatchV1().Jobs(ns).Get(bg, job, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				continue
+			}
+			// Not at once: the real one takes its time too, and iolens
+			// deletes the pods itself first.
+			if orphaned[p.Name].IsZero() {
+				orphaned[p.Name] = time.Now()
+			} else if time.Since(orphaned[p.Name]) > 300*time.Millisecond {
+				_ = cs.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, p.Name)
+			}
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -373,6 +412,16 @@ func TestRunFailurePoints(t *testing.T) {
 				cfg.Timeouts.Schedule = time.Hour
 			},
 			phase: "schedule", wantErr: []string{"cannot create its pod", "violates PodSecurity"}, wantHint: "privileged",
+			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
+				"delete jobs iolens-t1-2", "delete persistentvolumeclaims iolens-t1-1"},
+		},
+		{
+			name: "agent service account missing fails at once",
+			setup: func(fc *fakeCluster, cfg *Config) {
+				fc.refusePods = `Error creating: pods "iolens-t1-2-x" is forbidden: error looking up service account bench/iolens-agent: serviceaccount "iolens-agent" not found`
+				cfg.Timeouts.Schedule = time.Hour
+			},
+			phase: "schedule", wantErr: []string{"cannot create its pod", "iolens-agent"}, wantHint: "deploy/rbac.yaml",
 			wantWrites: []string{"create persistentvolumeclaims iolens-t1-1", "create jobs iolens-t1-2",
 				"delete jobs iolens-t1-2", "delete persistentvolumeclaims iolens-t1-1"},
 		},
@@ -642,7 +691,7 @@ func TestRunParallelVersusSequential(t *testing.T) {
 func TestJobSpecLeastPrivilege(t *testing.T) {
 	tg := Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1"}
 	base := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "quick", RuntimeS: 5}}
-	job := base.jobFor(tg, "claim")
+	job := base.jobFor(tg, "claim", gateRef{})
 	pod := job.Spec.Template.Spec
 	psc := pod.SecurityContext
 	c := pod.Containers[0]
@@ -667,7 +716,7 @@ func TestJobSpecLeastPrivilege(t *testing.T) {
 
 	block := base
 	block.VolumeMode = corev1.PersistentVolumeBlock
-	bj := block.jobFor(tg, "claim")
+	bj := block.jobFor(tg, "claim", gateRef{})
 	bc := bj.Spec.Template.Spec.Containers[0]
 	if len(bc.VolumeDevices) != 1 || *bj.Spec.Template.Spec.SecurityContext.RunAsUser != 0 || len(bc.SecurityContext.Capabilities.Add) != 0 {
 		t.Errorf("block: devices %v, security %+v", bc.VolumeDevices, bj.Spec.Template.Spec.SecurityContext)
@@ -677,7 +726,7 @@ func TestJobSpecLeastPrivilege(t *testing.T) {
 	nc.HostPath = "/var/lib/etcd"
 	tn := tg
 	tn.Node = "cp-1"
-	nj := nc.jobFor(tn, "")
+	nj := nc.jobFor(tn, "", gateRef{})
 	np := nj.Spec.Template.Spec
 	if np.Volumes[1].HostPath == nil || np.Volumes[1].HostPath.Path != "/var/lib/etcd" {
 		t.Errorf("volumes %+v", np.Volumes)
@@ -733,22 +782,33 @@ func gatedLog(t *testing.T) []byte {
 	return b.Bytes()
 }
 
+func agentSA(fc *fakeCluster) {
+	_, _ = fc.cs.CoreV1().ServiceAccounts(ns).Create(context.Background(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DefaultAgentServiceAccount, Namespace: ns}}, metav1.CreateOptions{})
+}
+
 func TestRunGroupStartsTogether(t *testing.T) {
 	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 3}
 	for _, failOne := range []bool{false, true} {
 		t.Run(fmt.Sprintf("one-fails=%v", failOne), func(t *testing.T) {
 			fc := newFakeCluster(t, "fast")
+			agentSA(fc)
 			var mu sync.Mutex
-			patched := map[string]string{}
-			fc.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			var patches []map[string]string
+			podPatches := 0
+			fc.cs.PrependReactor("patch", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				var p struct {
-					Metadata struct{ Annotations map[string]string } `json:"metadata"`
+					Data map[string]string `json:"data"`
 				}
 				_ = json.Unmarshal(a.(k8stesting.PatchAction).GetPatch(), &p)
 				mu.Lock()
-				patched[a.(k8stesting.PatchAction).GetName()] = p.Metadata.Annotations[AnnotationStart]
+				patches = append(patches, p.Data)
 				mu.Unlock()
-				return true, &corev1.Pod{}, nil
+				return false, nil, nil
+			})
+			fc.cs.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				podPatches++
+				return true, nil, errors.New("no pods patch")
 			})
 			log := gatedLog(t)
 			fc.logs = func(_ context.Context, pod string, _ int) (io.ReadCloser, error) {
@@ -758,27 +818,24 @@ func TestRunGroupStartsTogether(t *testing.T) {
 				}
 				return io.NopCloser(bytes.NewReader(log)), nil
 			}
-			h := newHarness(t, fc, func(c *Config) { c.Parallel = true })
+			h := newHarness(t, fc, nil)
 			_, err := h.run(t, context.Background(), targetsOf(t, m))
 			if (err != nil) != failOne {
 				t.Fatalf("error %v", err)
 			}
-			want := 3
-			if failOne {
-				want = 2
+			want := 2
+			if !failOne {
+				want = 3
 			}
-			if len(patched) != want {
-				t.Fatalf("start time set on %d pods (%v), want %d", len(patched), patched, want)
+			if podPatches != 0 {
+				t.Errorf("%d pod patches: the gate must not need them", podPatches)
 			}
-			var start string
-			for pod, s := range patched {
-				if start != "" && s != start {
-					t.Errorf("pod %s starts at %s, the group at %s", pod, s, start)
-				}
-				start = s
+			// The start time is written once, for the group's key.
+			if len(patches) != 1 || len(patches[0]) != 1 || patches[0]["g1"] == "" {
+				t.Fatalf("gate writes %v, want one start time for g1", patches)
 			}
-			if _, err := time.Parse(time.RFC3339Nano, start); err != nil {
-				t.Errorf("start time %q: %v", start, err)
+			if _, err := time.Parse(time.RFC3339Nano, patches[0]["g1"]); err != nil {
+				t.Errorf("start time %q: %v", patches[0]["g1"], err)
 			}
 			// Nobody was told to start before the whole group was ready.
 			var waiting, started int
@@ -796,31 +853,416 @@ func TestRunGroupStartsTogether(t *testing.T) {
 			if started != want {
 				t.Errorf("%d pods told to start, want %d", started, want)
 			}
+			// The gate's ConfigMap is the run's first object and its last
+			// to go, after every target was cleaned up.
+			w := writes(fc)
+			if !strings.HasPrefix(w[0], "create configmaps iolens-gate-") || !strings.HasPrefix(w[len(w)-1], "delete configmaps iolens-gate-") {
+				t.Errorf("writes: %v", w)
+			}
+			if l := leftovers(t, fc); !l.Empty() {
+				t.Errorf("left behind: %+v", l)
+			}
 		})
+	}
+}
+
+func TestRunGatedPodsGetTheAgentToken(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 2}
+	for _, withSA := range []bool{true, false} {
+		t.Run(fmt.Sprintf("service-account=%v", withSA), func(t *testing.T) {
+			fc := newFakeCluster(t, "fast")
+			if withSA {
+				agentSA(fc)
+			}
+			var mu sync.Mutex
+			var jobs []*batchv1.Job
+			fc.cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				mu.Lock()
+				jobs = append(jobs, a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).DeepCopy())
+				mu.Unlock()
+				return false, nil, nil
+			})
+			fc.logs = staticLogs(gatedLog(t))
+			h := newHarness(t, fc, nil)
+			if _, err := h.run(t, context.Background(), targetsOf(t, m)); err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 2 {
+				t.Fatalf("%d jobs", len(jobs))
+			}
+			for _, j := range jobs {
+				pod := j.Spec.Template.Spec
+				args := strings.Join(pod.Containers[0].Args, " ")
+				gated := strings.Contains(args, "--gate-configmap iolens-gate-") && strings.Contains(args, "--gate-key g1")
+				if gated != withSA || *pod.AutomountServiceAccountToken != withSA {
+					t.Errorf("gated %v, token %v, want %v: %s", gated, *pod.AutomountServiceAccountToken, withSA, args)
+				}
+				if withSA && pod.ServiceAccountName != DefaultAgentServiceAccount {
+					t.Errorf("service account %q", pod.ServiceAccountName)
+				}
+			}
+			said := false
+			for _, e := range h.events {
+				said = said || strings.Contains(e.Message, "no service account iolens-agent") && strings.Contains(e.Message, "not together")
+			}
+			if said == withSA {
+				t.Errorf("missing service account reported: %v, want %v", said, !withSA)
+			}
+		})
+	}
+}
+
+// A refused or failing gate ConfigMap never stops the run; a ConfigMap that
+// cannot be deleted is a cleanup error, after every target was cleaned up.
+func TestRunGateConfigMapFailures(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 2}
+	cases := []struct {
+		name, verb string
+		wantErr    string
+		wantEvent  string
+	}{
+		{"create refused", "create", "", "cannot create the start-gate ConfigMap"},
+		{"patch refused", "patch", "", "could not open the start gate"},
+		{"delete fails", "delete", "ConfigMap iolens-gate-", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fc := newFakeCluster(t, "fast")
+			agentSA(fc)
+			fc.cs.PrependReactor(c.verb, "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("RBAC says no"))
+			})
+			fc.logs = staticLogs(gatedLog(t))
+			h := newHarness(t, fc, nil)
+			sum, err := h.run(t, context.Background(), targetsOf(t, m))
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			if len(h.results) != 2 || sum.Failed() != 0 && c.wantErr == "" {
+				t.Errorf("%d results, %d failed", len(h.results), sum.Failed())
+			}
+			if c.wantEvent != "" {
+				said := false
+				for _, e := range h.events {
+					said = said || strings.Contains(e.Message, c.wantEvent)
+				}
+				if !said {
+					t.Errorf("no event %q", c.wantEvent)
+				}
+			}
+			w := writes(fc)
+			// The targets' objects were deleted in any case, in reverse order.
+			if strings.Count(strings.Join(w, "\n"), "delete persistentvolumeclaims") != 2 {
+				t.Errorf("writes %v", w)
+			}
+		})
+	}
+}
+
+func TestPlanGates(t *testing.T) {
+	m := Matrix{StorageClasses: []string{"a", "b"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"n1", "n2"}}
+	one := targetsOf(t, m)
+	two := targetsOf(t, Matrix{StorageClasses: m.StorageClasses, Sizes: m.Sizes, Nodes: m.Nodes, VolumesPerNode: 2})
+	keys := func(gs map[string]*gate, ts []Target) string {
+		var out []string
+		for _, t := range ts {
+			k := "-"
+			if g := gs[t.ID]; g != nil {
+				k = fmt.Sprintf("%s/%d", g.key, g.total)
+			}
+			out = append(out, k)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		name     string
+		ts       []Target
+		parallel bool
+		want     string
+	}{
+		{"one volume per node, in turn", one, false, "- - - -"},
+		{"one volume per node, at once", one, true, "run/4 run/4 run/4 run/4"},
+		{"two per node, in turn", two, false, "g1/2 g1/2 g2/2 g2/2 g3/2 g3/2 g4/2 g4/2"},
+		{"two per node, at once", two, true, "run/8 run/8 run/8 run/8 run/8 run/8 run/8 run/8"},
+		{"a single target", one[:1], true, "-"},
+	} {
+		if got := keys(planGates(c.ts, c.parallel), c.ts); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestWaitGate(t *testing.T) {
+	cs := fake.NewSimpleClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "iolens-gate-x", Namespace: ns}})
+	read := ConfigMapGate(cs, ns, "iolens-gate-x", "g1")
+	// The start time appears after a while, 300 ms ahead of then.
+	var set time.Time
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		set = time.Now()
+		at := set.Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+		_, _ = cs.CoreV1().ConfigMaps(ns).Update(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "iolens-gate-x", Namespace: ns},
+			Data: map[string]string{"g1": at}}, metav1.UpdateOptions{})
+	}()
+	var said []string
+	WaitGate(context.Background(), read, 5*time.Second, 10*time.Millisecond, func(s string) { said = append(said, s) })
+	if d := time.Since(set); d < 280*time.Millisecond || d > 2*time.Second {
+		t.Errorf("started %s after the start time was set, want 300ms", d)
+	}
+	if len(said) != 0 {
+		t.Errorf("said %v", said)
+	}
+
+	// An agent that cannot read the gate says so once, and starts alone
+	// at the timeout.
+	said = nil
+	failing := func(context.Context) (string, error) { return "", errors.New("configmaps is forbidden") }
+	start := time.Now()
+	WaitGate(context.Background(), failing, 100*time.Millisecond, 5*time.Millisecond, func(s string) { said = append(said, s) })
+	if d := time.Since(start); d < 100*time.Millisecond || d > time.Second {
+		t.Errorf("gave up after %s", d)
+	}
+	if len(said) != 2 || !strings.Contains(said[0], "forbidden") || !strings.Contains(said[1], "starting alone") {
+		t.Errorf("said %q", said)
+	}
+
+	// An unreadable start time starts at once.
+	said = nil
+	WaitGate(context.Background(), func(context.Context) (string, error) { return "soon", nil }, time.Minute, time.Millisecond, func(s string) { said = append(said, s) })
+	if len(said) != 1 || !strings.Contains(said[0], "unreadable") {
+		t.Errorf("said %q", said)
 	}
 }
 
 func TestJobSpecStartGate(t *testing.T) {
 	c := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "quick"}}
-	alone := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1"}, "claim")
-	if strings.Contains(strings.Join(alone.Spec.Template.Spec.Containers[0].Args, " "), "--start-gate") {
-		t.Error("a target alone on its node waits for a group")
+	tg := Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1", Slot: 1}
+	alone := c.jobFor(tg, "claim", gateRef{})
+	if strings.Contains(strings.Join(alone.Spec.Template.Spec.Containers[0].Args, " "), "--gate") {
+		t.Error("a target alone waits for a gate")
 	}
-	grouped := c.jobFor(Target{ID: "t1", StorageClass: "fast", Size: resource.MustParse("1Gi"), Group: "g1", Slot: 1}, "claim")
-	args := strings.Join(grouped.Spec.Template.Spec.Containers[0].Args, " ")
-	if !strings.Contains(args, "--start-gate "+GatePath) {
+	if *alone.Spec.Template.Spec.AutomountServiceAccountToken || alone.Spec.Template.Spec.ServiceAccountName != "" {
+		t.Error("a target that waits for no gate gets a token")
+	}
+	grouped := c.jobFor(tg, "claim", gateRef{ConfigMap: "iolens-gate-abc", Key: "g1"})
+	pod := grouped.Spec.Template.Spec
+	args := strings.Join(pod.Containers[0].Args, " ")
+	if !strings.Contains(args, "--gate-configmap iolens-gate-abc --gate-key g1 --gate-timeout 15m0s") {
 		t.Errorf("grouped target args: %s", args)
 	}
-	if _, ok := grouped.Spec.Template.Annotations[AnnotationStart]; !ok {
-		t.Error("no start annotation on the pod template")
+	if !*pod.AutomountServiceAccountToken || pod.ServiceAccountName != DefaultAgentServiceAccount {
+		t.Errorf("token %v, service account %q", *pod.AutomountServiceAccountToken, pod.ServiceAccountName)
 	}
-	var dw *corev1.DownwardAPIVolumeSource
-	for _, v := range grouped.Spec.Template.Spec.Volumes {
-		if v.DownwardAPI != nil {
-			dw = v.DownwardAPI
+	if len(grouped.Spec.Template.Annotations) != 0 {
+		t.Errorf("annotations %v: the gate no longer goes through the pod", grouped.Spec.Template.Annotations)
+	}
+	c.AgentServiceAccount = "bench-agent"
+	if sa := c.jobFor(tg, "claim", gateRef{ConfigMap: "x", Key: "g1"}).Spec.Template.Spec.ServiceAccountName; sa != "bench-agent" {
+		t.Errorf("service account %q", sa)
+	}
+}
+
+func TestJobSpecNodeCheckSeesOnlyItsDirectory(t *testing.T) {
+	uid := int64(1001)
+	c := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: AgentArgs{Suite: "etcd"},
+		HostPath: "/var/lib/etcd", RunAsUser: &uid}
+	job := c.jobFor(Target{ID: "t1", Node: "cp-1", Group: "g1"}, "", gateRef{})
+	pod := job.Spec.Template.Spec
+	name := NodeDirName("r1", "t1")
+	agent := pod.Containers[0]
+	var host *corev1.VolumeMount
+	for i, m := range agent.VolumeMounts {
+		if m.Name == "host" {
+			host = &agent.VolumeMounts[i]
 		}
 	}
-	if dw == nil || dw.Items[0].FieldRef.FieldPath != "metadata.annotations['"+AnnotationStart+"']" {
-		t.Errorf("downward API volume: %+v", dw)
+	if host == nil || host.SubPath != name || host.MountPath != "/host" {
+		t.Fatalf("agent mounts %+v, want only subdirectory %s", agent.VolumeMounts, name)
+	}
+	if len(pod.InitContainers) != 1 {
+		t.Fatalf("%d init containers", len(pod.InitContainers))
+	}
+	side := pod.InitContainers[0]
+	if side.RestartPolicy == nil || *side.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Error("node-dir is not a sidecar: it would not outlive the agent to remove the directory")
+	}
+	if side.StartupProbe == nil || side.StartupProbe.Exec == nil || !strings.Contains(strings.Join(side.StartupProbe.Exec.Command, " "), "--check") {
+		t.Error("no startup probe: the agent could start before its directory exists")
+	}
+	if got := strings.Join(side.Args, " "); got != "k8s node-dir --parent /host-parent --name "+name+" --run-id r1" {
+		t.Errorf("sidecar args %q", got)
+	}
+	if len(side.SecurityContext.Capabilities.Add) != 0 || *side.SecurityContext.AllowPrivilegeEscalation {
+		t.Error("the sidecar gains privileges")
+	}
+	if *pod.SecurityContext.RunAsUser != uid {
+		t.Errorf("runs as %d, want %d (the directory's owner)", *pod.SecurityContext.RunAsUser, uid)
+	}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil && (v.HostPath.Path != "/var/lib/etcd" || *v.HostPath.Type != corev1.HostPathDirectory) {
+			t.Errorf("host volume %+v: must exist, never be created", v.HostPath)
+		}
+	}
+}
+
+// A node whose kubelet stops answering fails only its own targets, with
+// the node's condition in the error; its pod is force-deleted, since no
+// kubelet will confirm a graceful deletion, and everything is cleaned up.
+func TestRunNodeLostFailsOnlyItsTargets(t *testing.T) {
+	fc := newFakeCluster(t, "fast")
+	ctx := context.Background()
+	_, _ = fc.cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}, metav1.CreateOptions{})
+	var mu sync.Mutex
+	grace := map[string]string{}
+	fc.cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.DeleteActionImpl).DeleteOptions
+		g := "graceful"
+		if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0 {
+			g = "forced"
+		}
+		node := "?"
+		if o, err := fc.cs.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), ns, a.(k8stesting.DeleteAction).GetName()); err == nil {
+			node = o.(*corev1.Pod).Spec.NodeName
+		}
+		mu.Lock()
+		grace[node] = g
+		mu.Unlock()
+		return false, nil, nil
+	})
+	log := agentLog(t, 2, "")
+	fc.logs = func(ctx context.Context, pod string, call int) (io.ReadCloser, error) {
+		p, err := fc.cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil || p.Spec.NodeName != "node-2" {
+			return io.NopCloser(bytes.NewReader(log)), nil
+		}
+		if call == 2 {
+			// The node controller notices the kubelet's silence.
+			n, _ := fc.cs.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+				Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}}
+			_, _ = fc.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		}
+		return nil, errors.New(`Get "https://10.0.0.2:10250/containerLogs/bench/x/agent?follow=true": dial tcp 10.0.0.2:10250: connect: connection refused`)
+	}
+	h := newHarness(t, fc, func(c *Config) { c.Parallel = true })
+	ts := targetsOf(t, Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"node-1", "node-2"}})
+	sum, err := h.run(t, ctx, ts)
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Errs) != 1 {
+		t.Fatalf("error %v, want one failed target", err)
+	}
+	var te *TargetError
+	if !errors.As(re.Errs[0], &te) || te.Target.Node != "node-2" || te.NodeLost != "node-2" {
+		t.Fatalf("failed target: %v", re.Errs[0])
+	}
+	if want := "node node-2 is not ready (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)"; !strings.Contains(te.Error(), want) {
+		t.Errorf("error %q lacks %q", te.Error(), want)
+	}
+	if !strings.Contains(te.Hint(), "other nodes' targets carry on") {
+		t.Errorf("hint %q", te.Hint())
+	}
+	if len(h.results) != 2 || h.results[0].Target.Labels["k8s.node"] != "node-1" {
+		t.Errorf("%d results, want node-1's 2", len(h.results))
+	}
+	if sum.Failed() != 1 {
+		t.Errorf("%d failed", sum.Failed())
+	}
+	if len(grace) != 2 || grace["node-1"] != "graceful" || grace["node-2"] != "forced" {
+		t.Errorf("pod deletions %v: node-2's must be forced", grace)
+	}
+	reported := false
+	for _, e := range h.events {
+		reported = reported || strings.Contains(e.Message, "cannot reach the kubelet of node node-2")
+	}
+	if !reported {
+		t.Error("the unreachable kubelet was not reported while waiting")
+	}
+	if l := leftovers(t, fc); !l.Empty() {
+		t.Errorf("left behind: %+v", l)
+	}
+}
+
+// A class that binds at once made the volume in another zone than the node
+// the target is pinned to: the run says which zone, which nodes could host
+// it, and advises WaitForFirstConsumer, at once rather than after the
+// schedule timeout.
+func TestRunVolumeInAnotherZone(t *testing.T) {
+	fc := newFakeCluster(t, "fast")
+	ctx := context.Background()
+	imm := storagev1.VolumeBindingImmediate
+	sc, _ := fc.cs.StorageV1().StorageClasses().Get(ctx, "fast", metav1.GetOptions{})
+	sc.VolumeBindingMode = &imm
+	_, _ = fc.cs.StorageV1().StorageClasses().Update(ctx, sc, metav1.UpdateOptions{})
+	ready := corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}
+	for _, n := range []struct{ name, zone string }{{"node-2", "z2"}, {"node-3", "z2"}, {"node-4", "z3"}} {
+		_, _ = fc.cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
+			Labels: map[string]string{"topology.kubernetes.io/zone": n.zone}}, Status: ready}, metav1.CreateOptions{})
+	}
+	fc.pvAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.disk.csi.azure.com/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z2"}}}}}}}
+	// The CSI driver's own topology key is not the nodes' label: only
+	// nodes that carry it match. Give z2's nodes both.
+	for _, n := range []string{"node-2", "node-3"} {
+		node, _ := fc.cs.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+		node.Labels["topology.disk.csi.azure.com/zone"] = "z2"
+		_, _ = fc.cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+	}
+	fc.unschedulable = "0/4 nodes are available: 1 node(s) had volume node affinity conflict, 3 node(s) didn't match Pod's node affinity/selector."
+	h := newHarness(t, fc, func(c *Config) { c.Timeouts.Schedule = time.Hour })
+	ts := targetsOf(t, Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, Nodes: []string{"node-1", "node-4"}})
+	start := time.Now()
+	_, err := h.run(t, ctx, ts)
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("took %s: the conflict waited for a timeout", time.Since(start))
+	}
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Errs) != 2 {
+		t.Fatalf("error %v", err)
+	}
+	var te *TargetError
+	errors.As(re.Errs[0], &te)
+	for _, want := range []string{"volume node affinity conflict", "is in zone z2", "nodes that could host it: node-2, node-3", "the pod must run on node-1 (zone z1)"} {
+		if !strings.Contains(te.Error(), want) {
+			t.Errorf("error %q lacks %q", te.Error(), want)
+		}
+	}
+	for _, want := range []string{"class fast binds Immediate", "WaitForFirstConsumer", "--node-selector topology.kubernetes.io/zone=z2"} {
+		if !strings.Contains(te.Hint(), want) {
+			t.Errorf("hint %q lacks %q", te.Hint(), want)
+		}
+	}
+	// Said before anything was made, too: the nodes asked for are in two
+	// zones and the class binds at once.
+	warned := false
+	for _, e := range h.events {
+		warned = warned || strings.Contains(e.Message, "class fast binds Immediate and the nodes asked for are in 2 zones")
+	}
+	if !warned {
+		t.Error("no warning before the run")
+	}
+	if l := leftovers(t, fc); !l.Empty() {
+		t.Errorf("left behind: %+v", l)
+	}
+}
+
+func TestVolumePlace(t *testing.T) {
+	aff := func(key string, op corev1.NodeSelectorOperator, vals ...string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: op, Values: vals}}}}}}}}
+	}
+	for _, c := range []struct {
+		pv   *corev1.PersistentVolume
+		want string
+	}{
+		{aff("topology.kubernetes.io/zone", corev1.NodeSelectorOpIn, "eastus-2"), "zone eastus-2"},
+		{aff("topology.ebs.csi.aws.com/zone", corev1.NodeSelectorOpIn, "us-east-1b", "us-east-1a"), "zone us-east-1a, us-east-1b"},
+		{aff("kubernetes.io/hostname", corev1.NodeSelectorOpIn, "e2e-node-2"), "node e2e-node-2"},
+		{aff("rack", corev1.NodeSelectorOpIn, "r1"), "nodes where rack In r1"},
+		{&corev1.PersistentVolume{}, ""},
+	} {
+		if got := volumePlace(c.pv); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
 	}
 }

@@ -28,10 +28,17 @@ const (
 	dataDir      = "/data"
 	blockDevice  = "/dev/iolens-volume"
 	hostDir      = "/host"
+	hostParent   = "/host-parent"
 	jobFileEnv   = "IOLENS_JOB_FILE"
 	agentUID     = 65532
 	containerTag = "agent"
+	nodeDirTag   = "node-dir"
 )
+
+// DefaultAgentServiceAccount is the service account deploy/rbac.yaml
+// creates for agents that wait for a start gate: it may read ConfigMaps in
+// its namespace, nothing else.
+const DefaultAgentServiceAccount = "iolens-agent"
 
 // Config says how to run every target of a run.
 type Config struct {
@@ -58,9 +65,22 @@ type Config struct {
 	// Disk, if set, maps a class and a volume size in bytes to the cloud
 	// catalog disk it provisions, recorded as the label k8s.catalog-disk.
 	Disk func(provisioner string, parameters map[string]string, size int64) (spec string, ok bool)
-	// HostPath and RunAsUser are for node-check targets.
+	// HostPath and RunAsUser are for node-check targets. HostPath is the
+	// directory on the node; the pod sees only a subdirectory of it that
+	// its node-dir container creates and removes (see NodeDirName).
 	HostPath  string
 	RunAsUser *int64
+	// AgentServiceAccount runs the pods of gated targets, whose agents
+	// read their start time from the run's gate ConfigMap. Default
+	// DefaultAgentServiceAccount. Other pods mount no token at all.
+	AgentServiceAccount string
+}
+
+func (c Config) agentServiceAccount() string {
+	if c.AgentServiceAccount != "" {
+		return c.AgentServiceAccount
+	}
+	return DefaultAgentServiceAccount
 }
 
 // AgentArgs is what the agent in the pod runs.
@@ -73,6 +93,19 @@ type AgentArgs struct {
 	// FileSize is the test file size in the volume ("" lets the agent
 	// choose from the free space).
 	FileSize string
+	// RampS overrides every test's ramp when RampSet.
+	RampS   float64
+	RampSet bool
+	// UntilSteady ends each time-based test once its IOPS are steady,
+	// after MinRuntimeS and at the latest after MaxRuntimeS (0: the
+	// test's runtime).
+	UntilSteady              bool
+	MinRuntimeS, MaxRuntimeS float64
+	// Diagnose runs diagnose's adaptive plan within Budget, each figure
+	// to Precision, instead of a suite.
+	Diagnose  bool
+	Budget    time.Duration
+	Precision float64
 	// Tests is the number of results a target produces (tests × repeats),
 	// for progress.
 	Tests int
@@ -122,12 +155,23 @@ func (c Config) labels(t Target, role string) map[string]string {
 
 func (c Config) isBlock() bool { return c.VolumeMode == corev1.PersistentVolumeBlock }
 
+// modeOf is a target's volume mode: its own (--target CLASS:SIZE:MODE),
+// else the run's.
+func (c Config) modeOf(t Target) corev1.PersistentVolumeMode {
+	switch {
+	case t.VolumeMode != "":
+		return t.VolumeMode
+	case c.VolumeMode != "":
+		return c.VolumeMode
+	}
+	return corev1.PersistentVolumeFilesystem
+}
+
+func (c Config) blockFor(t Target) bool { return c.modeOf(t) == corev1.PersistentVolumeBlock }
+
 // pvcFor builds the claim of a target.
 func (c Config) pvcFor(t Target) *corev1.PersistentVolumeClaim {
-	mode := c.VolumeMode
-	if mode == "" {
-		mode = corev1.PersistentVolumeFilesystem
-	}
+	mode := c.modeOf(t)
 	access := c.AccessMode
 	if access == "" {
 		access = corev1.ReadWriteOnce
@@ -144,24 +188,40 @@ func (c Config) pvcFor(t Target) *corev1.PersistentVolumeClaim {
 	}
 }
 
+// AgentArgs is the command line the agent of a target runs with, the
+// binary and a start gate left out.
+func (c Config) AgentArgs(t Target) []string { return c.agentArgs(t, gateRef{}) }
+
 // agentArgs is the agent's command line.
-func (c Config) agentArgs(t Target) []string {
+func (c Config) agentArgs(t Target, gate gateRef) []string {
 	a := []string{"k8s", "agent", "--run-id", c.RunID, "--target", t.ID}
 	switch {
 	case c.HostPath != "":
 		a = append(a, "--dir", hostDir)
-	case c.isBlock():
+	case c.blockFor(t):
 		a = append(a, "--device", blockDevice)
 	default:
 		a = append(a, "--dir", dataDir)
 	}
-	if c.Agent.JobFile != "" {
+	switch {
+	case c.Agent.Diagnose:
+		a = append(a, "--diagnose", "--budget", c.Agent.Budget.String(), "--precision", strconv.FormatFloat(c.Agent.Precision, 'f', -1, 64))
+	case c.Agent.JobFile != "":
 		a = append(a, "--job-env", jobFileEnv, "--job-name", c.Agent.JobName)
-	} else if c.Agent.Suite != "" {
+	case c.Agent.Suite != "":
 		a = append(a, "--suite", c.Agent.Suite)
 	}
 	if c.Agent.RuntimeS > 0 {
 		a = append(a, "--runtime", strconv.FormatFloat(c.Agent.RuntimeS, 'f', -1, 64))
+	}
+	if c.Agent.RampSet {
+		a = append(a, "--ramp", strconv.FormatFloat(c.Agent.RampS, 'f', -1, 64))
+	}
+	if c.Agent.UntilSteady {
+		a = append(a, "--until-steady", "--min-runtime", strconv.FormatFloat(c.Agent.MinRuntimeS, 'f', -1, 64))
+		if c.Agent.MaxRuntimeS > 0 {
+			a = append(a, "--max-runtime", strconv.FormatFloat(c.Agent.MaxRuntimeS, 'f', -1, 64))
+		}
 	}
 	if c.Agent.Repeat > 1 {
 		a = append(a, "--repeat", strconv.Itoa(c.Agent.Repeat))
@@ -169,10 +229,11 @@ func (c Config) agentArgs(t Target) []string {
 	if c.Agent.FileSize != "" {
 		a = append(a, "--file-size", c.Agent.FileSize)
 	}
-	if gated(t) {
+	if gate.ConfigMap != "" {
 		// The wait ends by itself, so a group whose gate is never opened
-		// (a CLI without 'patch' on pods) still runs, only not together.
-		a = append(a, "--start-gate", GatePath, "--gate-timeout", (c.Timeouts.Bind + c.Timeouts.Schedule + c.Timeouts.Start).String())
+		// (a CLI that died) still runs, only not together.
+		a = append(a, "--gate-configmap", gate.ConfigMap, "--gate-key", gate.Key,
+			"--gate-timeout", (c.Timeouts.Bind + c.Timeouts.Schedule + c.Timeouts.Start).String())
 	}
 	return a
 }
@@ -182,7 +243,7 @@ func (c Config) agentArgs(t Target) []string {
 // block device node belongs to root, so Block mode runs as uid 0, still
 // with no capabilities. A host path (node-check) is owned by whoever runs
 // the service there, root by default.
-func (c Config) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+func (c Config) podSecurity(t Target) (*corev1.PodSecurityContext, *corev1.SecurityContext) {
 	no := false
 	yes := true
 	uid := int64(agentUID)
@@ -193,7 +254,7 @@ func (c Config) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityConte
 		FSGroup:        &uid,
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
-	if c.isBlock() || c.HostPath != "" {
+	if c.blockFor(t) || c.HostPath != "" {
 		root := int64(0)
 		if c.RunAsUser != nil {
 			root = *c.RunAsUser
@@ -219,14 +280,15 @@ func controlPlaneTolerations() []corev1.Toleration {
 	}
 }
 
-// jobFor builds the Job of a target; claim is empty for a host path.
-func (c Config) jobFor(t Target, claim string) *batchv1.Job {
+// jobFor builds the Job of a target; claim is empty for a host path, and
+// gate names where a gated target's agent reads its start time.
+func (c Config) jobFor(t Target, claim string, gate gateRef) *batchv1.Job {
 	role := "bench"
 	if c.HostPath != "" {
 		role = "node-check"
 	}
 	labels := c.labels(t, role)
-	psc, sc := c.podSecurity()
+	psc, sc := c.podSecurity(t)
 	pull := c.PullPolicy
 	if pull == "" {
 		pull = corev1.PullIfNotPresent
@@ -236,7 +298,7 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 		Image:           c.Image,
 		ImagePullPolicy: pull,
 		Command:         []string{agentBinary},
-		Args:            c.agentArgs(t),
+		Args:            c.agentArgs(t, gate),
 		Env:             []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
 		SecurityContext: sc,
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -250,24 +312,45 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 		container.Env = append(container.Env, corev1.EnvVar{Name: jobFileEnv, Value: c.Agent.JobFile})
 	}
 	volumes := []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	var annotations map[string]string
-	if gated(t) {
-		annotations = map[string]string{AnnotationStart: ""}
-		volumes = append(volumes, corev1.Volume{Name: "gate", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
-			Items: []corev1.DownwardAPIVolumeFile{{Path: gateFile, FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationStart + "']"}}},
-		}}})
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "gate", MountPath: gateDir, ReadOnly: true})
-	}
+	var initContainers []corev1.Container
 	switch {
 	case c.HostPath != "":
+		// The agent sees only a subdirectory of the host path, which the
+		// node-dir sidecar creates before the agent starts (its startup
+		// probe holds the agent back) and removes when the kubelet stops
+		// it, after the agent has ended or when the pod is deleted. Only
+		// that sidecar, which runs no job file, sees the directory itself.
 		dir := corev1.HostPathDirectory
+		name := NodeDirName(c.RunID, t.ID)
 		volumes = append(volumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: c.HostPath, Type: &dir}}})
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "host", MountPath: hostDir})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "host", MountPath: hostDir, SubPath: name})
+		always := corev1.ContainerRestartPolicyAlways
+		nodeDirArgs := []string{"k8s", "node-dir", "--parent", hostParent, "--name", name, "--run-id", c.RunID}
+		initContainers = []corev1.Container{{
+			Name:            nodeDirTag,
+			Image:           c.Image,
+			ImagePullPolicy: pull,
+			Command:         []string{agentBinary},
+			Args:            nodeDirArgs,
+			RestartPolicy:   &always,
+			SecurityContext: sc,
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("10m"),
+				corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "host", MountPath: hostParent}},
+			StartupProbe: &corev1.Probe{
+				ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: append([]string{agentBinary}, append(nodeDirArgs, "--check")...)}},
+				PeriodSeconds:    1,
+				FailureThreshold: 60,
+			},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}}
 	case claim != "":
 		volumes = append(volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
-		if c.isBlock() {
+		if c.blockFor(t) {
 			container.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: blockDevice}}
 		} else {
 			container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: dataDir})
@@ -277,17 +360,26 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 	if c.HostPath != "" {
 		tolerations = append(tolerations, controlPlaneTolerations()...)
 	}
-	no := false
+	// Only an agent that waits for a start gate gets a token: that of a
+	// service account allowed to read ConfigMaps in the namespace.
+	automount := gate.ConfigMap != ""
+	sa := ""
+	if automount {
+		sa = c.agentServiceAccount()
+	}
 	zero := int32(0)
 	deadline := int64((c.Timeouts.Schedule + c.Timeouts.Start + c.runTimeout()).Seconds())
+	no := false
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		SecurityContext:               psc,
+		InitContainers:                initContainers,
 		Containers:                    []corev1.Container{container},
 		Volumes:                       volumes,
 		NodeSelector:                  c.NodeSelector,
 		Tolerations:                   tolerations,
-		AutomountServiceAccountToken:  &no,
+		ServiceAccountName:            sa,
+		AutomountServiceAccountToken:  &automount,
 		EnableServiceLinks:            &no,
 		TerminationGracePeriodSeconds: ptr(int64(5)),
 		Affinity:                      affinityFor(t, c.RunID),
@@ -301,7 +393,7 @@ func (c Config) jobFor(t Target, claim string) *batchv1.Job {
 			// A safety net should the CLI die: the pod stops by itself.
 			ActiveDeadlineSeconds: &deadline,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       spec,
 			},
 		},
@@ -333,14 +425,16 @@ func affinityFor(t Target, runID string) *corev1.Affinity {
 
 func ptr[T any](v T) *T { return &v }
 
-// selector is the label selector of a run's objects (all runs if runID is
-// empty).
+// selector is the label selector of a run's objects. With runID empty it
+// selects the objects of every run: those carrying a run id as well as the
+// ownership label, never an object that merely says it is managed by
+// iolens.
 func selector(runID string) string {
 	s := LabelManagedBy + "=" + ManagedByValue
 	if runID != "" {
-		s += "," + LabelRunID + "=" + runID
+		return s + "," + LabelRunID + "=" + runID
 	}
-	return s
+	return s + "," + LabelRunID
 }
 
 func targetSelector(runID, id string) string {

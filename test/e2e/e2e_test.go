@@ -1,12 +1,17 @@
-// Package e2e tests 'iolens k8s' against a real single-node cluster that
+// Package e2e tests 'iolens k8s' against a real cluster of two nodes that
 // run.sh starts (cluster.sh). Without one (IOLENS_E2E_KUBECONFIG unset), the
 // tests skip: run them with 'make e2e' as root.
 //
-// The cluster has three storage classes: local-path (dynamic, ext4 on a
-// loop device), local-path-b (the same on another loop device whose IO the
-// runc wrapper caps at IOLENS_E2E_CAP_IOPS per container, like a capped
-// cloud disk) and local-block (static PVs on raw loop devices, for Block
-// mode; the test creates them).
+// The storage classes: local-path (dynamic, ext4 on a loop device of each
+// node; uncapped on e2e-node, capped at IOLENS_E2E_CAP2_IOPS per container
+// on e2e-node-2, like a node with another disk), local-path-b (the same on
+// e2e-node's other loop device, capped at IOLENS_E2E_CAP_IOPS by the runc
+// wrapper, like a capped cloud disk) and local-block (static PVs on raw
+// loop devices of e2e-node, for Block mode; the test creates them).
+//
+// The CLI runs as a user bound to nothing but the Roles and the ClusterRole
+// of deploy/rbac.yaml, in its two namespaces: what it needs is what that
+// file grants.
 package e2e
 
 import (
@@ -27,7 +32,9 @@ import (
 
 	"github.com/iolens/iolens/internal/result"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,30 +43,39 @@ import (
 
 const (
 	node      = "e2e-node"
+	node2     = "e2e-node-2"
 	managedBy = "app.kubernetes.io/managed-by=iolens"
 	// nsRestricted enforces the restricted Pod Security profile: the
 	// Filesystem runs must pass it. nsPriv allows Block mode and
-	// node-check, which need root.
-	nsRestricted = "iolens-restricted"
-	nsPriv       = "iolens-priv"
+	// node-check, which need root. Both come from deploy/rbac.yaml.
+	nsRestricted = "iolens"
+	nsPriv       = "iolens-privileged"
+	user         = "iolens-e2e-user"
 )
 
 type env struct {
-	kubeconfig, iolens, kubectl, state string
-	cs                                 kubernetes.Interface
-	db                                 string
+	// kubeconfig is the admin's; userKubeconfig that of a user with only
+	// the rights of deploy/rbac.yaml, which the CLI runs as.
+	kubeconfig, userKubeconfig, iolens, kubectl, state, cluster string
+	cs                                                          kubernetes.Interface
+	db                                                          string
 }
 
 func setup(t *testing.T) *env {
 	t.Helper()
 	e := &env{
-		kubeconfig: os.Getenv("IOLENS_E2E_KUBECONFIG"),
-		iolens:     os.Getenv("IOLENS_E2E_IOLENS"),
-		kubectl:    os.Getenv("IOLENS_E2E_KUBECTL"),
-		state:      os.Getenv("IOLENS_E2E_STATE"),
+		kubeconfig:     os.Getenv("IOLENS_E2E_KUBECONFIG"),
+		userKubeconfig: os.Getenv("IOLENS_E2E_USER_KUBECONFIG"),
+		iolens:         os.Getenv("IOLENS_E2E_IOLENS"),
+		kubectl:        os.Getenv("IOLENS_E2E_KUBECTL"),
+		state:          os.Getenv("IOLENS_E2E_STATE"),
+		cluster:        os.Getenv("IOLENS_E2E_CLUSTER"),
 	}
 	if e.kubeconfig == "" || e.iolens == "" || e.state == "" {
 		t.Skip("no e2e cluster: run 'make e2e' as root (it starts one and sets IOLENS_E2E_KUBECONFIG, IOLENS_E2E_IOLENS, IOLENS_E2E_STATE)")
+	}
+	if e.userKubeconfig == "" || e.kubectl == "" || e.cluster == "" {
+		t.Fatal("IOLENS_E2E_USER_KUBECONFIG, IOLENS_E2E_KUBECTL and IOLENS_E2E_CLUSTER are not set (run.sh sets them)")
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if err != nil {
@@ -70,12 +86,25 @@ func setup(t *testing.T) *env {
 	}
 	e.db = filepath.Join(t.TempDir(), "history.db")
 	ctx := context.Background()
-	for ns, level := range map[string]string{nsRestricted: "restricted", nsPriv: "privileged"} {
-		_, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-			Labels: map[string]string{"pod-security.kubernetes.io/enforce": level}}}, metav1.CreateOptions{})
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
+	// The namespaces, Roles and agent service account of deploy/rbac.yaml,
+	// as a cluster admin would apply them, and the user bound to them.
+	apply := exec.Command(e.kubectl, "--kubeconfig", e.kubeconfig, "apply", "-f", filepath.Join("..", "..", "deploy", "rbac.yaml"))
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply -f deploy/rbac.yaml: %v\n%s", err, out)
+	}
+	for _, ns := range []string{nsRestricted, nsPriv} {
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-user", Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "iolens"},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+		if _, err := e.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-user"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "iolens-read"},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+	if _, err := e.cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
 	// The namespace controller creates the default service account, which
 	// the Job controller needs before it can create pods.
@@ -83,6 +112,20 @@ func setup(t *testing.T) *env {
 		waitFor(t, 30*time.Second, "service account in "+ns, func() bool {
 			_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 			return err == nil
+		})
+	}
+	for _, n := range []string{node, node2} {
+		waitFor(t, 60*time.Second, "node "+n+" ready", func() bool {
+			nd, err := e.cs.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			for _, c := range nd.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					return c.Status == corev1.ConditionTrue
+				}
+			}
+			return false
 		})
 	}
 	return e
@@ -106,17 +149,34 @@ type cmdResult struct {
 	took           time.Duration
 }
 
+// cmd runs iolens k8s as the least-privilege user.
 func (e *env) cmd(ctx context.Context, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, e.iolens, append([]string{"k8s", "--kubeconfig", e.kubeconfig}, args...)...)
+	return e.cmdAs(ctx, e.userKubeconfig, args...)
+}
+
+func (e *env) cmdAs(ctx context.Context, kubeconfig string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, e.iolens, append([]string{"k8s", "--kubeconfig", kubeconfig}, args...)...)
 	c.Env = append(os.Environ(), "IOLENS_DB="+e.db, "NO_COLOR=1")
 	return c
 }
 
+// run runs iolens k8s as the least-privilege user; runAdmin as the
+// cluster's admin, for what needs more (every namespace).
 func (e *env) run(t *testing.T, args ...string) cmdResult {
+	t.Helper()
+	return e.runAs(t, e.userKubeconfig, args...)
+}
+
+func (e *env) runAdmin(t *testing.T, args ...string) cmdResult {
+	t.Helper()
+	return e.runAs(t, e.kubeconfig, args...)
+}
+
+func (e *env) runAs(t *testing.T, kubeconfig string, args ...string) cmdResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c := e.cmd(ctx, args...)
+	c := e.cmdAs(ctx, kubeconfig, args...)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	start := time.Now()
@@ -178,6 +238,11 @@ func (e *env) nothingLeft(t *testing.T, keepPVs ...string) {
 				left = append(left, "pod "+o.Namespace+"/"+o.Name)
 			}
 		}
+		if l, err := e.cs.CoreV1().ConfigMaps("").List(ctx, opt); err == nil {
+			for _, o := range l.Items {
+				left = append(left, "configmap "+o.Namespace+"/"+o.Name)
+			}
+		}
 		// The provisioner's helper pods run in local-path-storage.
 		if l, err := e.cs.CoreV1().Pods("local-path-storage").List(ctx, metav1.ListOptions{}); err == nil {
 			for _, o := range l.Items {
@@ -191,7 +256,7 @@ func (e *env) nothingLeft(t *testing.T, keepPVs ...string) {
 				}
 			}
 		}
-		for _, d := range []string{"pv/a", "pv/b"} {
+		for _, d := range []string{"pv/a", "pv/b", "n2/pv/a", "n2/pv/b"} {
 			ents, _ := os.ReadDir(filepath.Join(e.state, d))
 			for _, de := range ents {
 				if de.Name() != "lost+found" {
@@ -240,12 +305,18 @@ func TestCluster(t *testing.T) {
 	// empty.
 	t.Run("classes", e.testClasses)
 	t.Run("matrix", e.testMatrix)
+	t.Run("all-nodes", e.testAllNodes)
+	t.Run("placement", e.testPlacement)
+	t.Run("volumes-per-node-parallel", e.testVolumesPerNodeParallel)
+	t.Run("targets-and-flags", e.testTargetsAndFlags)
+	t.Run("diagnose", e.testDiagnose)
 	t.Run("block", e.testBlock)
 	t.Run("node-check", e.testNodeCheck)
 	t.Run("missing-class", e.testMissingClass)
 	t.Run("never-binds", e.testNeverBinds)
 	t.Run("pod-security-refused", e.testPodSecurityRefused)
 	t.Run("interrupt", e.testInterrupt)
+	t.Run("node-gone", e.testNodeGone)
 	t.Run("keep-and-cleanup", e.testKeepAndCleanup)
 	t.Run("kubectl-plugin", e.testPlugin)
 }
@@ -286,10 +357,11 @@ func (e *env) testClasses(t *testing.T) {
 }
 
 // testMatrix: two classes × one size, two volumes per node, all at once, in
-// a namespace that enforces the restricted Pod Security profile.
+// a namespace that enforces the restricted Pod Security profile, on
+// e2e-node (where one class is capped and the other not).
 func (e *env) testMatrix(t *testing.T) {
-	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-path,local-path-b", "--size", "1Gi",
-		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 3), "-o", "ndjson")
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-path,local-path-b", "--pvc-size", "1Gi",
+		"--nodes", node, "--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 3), "-o", "ndjson")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
 	}
@@ -401,7 +473,7 @@ func (e *env) testBlock(t *testing.T) {
 		}
 		e.nothingLeft(t)
 	}()
-	r := e.run(t, "run", "-n", nsPriv, "--storage-class", "local-block", "--size", "512Mi", "--volume-mode", "Block",
+	r := e.run(t, "run", "-n", nsPriv, "--storage-class", "local-block", "--pvc-size", "512Mi", "--volume-mode", "Block",
 		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 2), "-o", "ndjson", "--no-save")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -424,37 +496,48 @@ func (e *env) testBlock(t *testing.T) {
 	e.nothingLeft(t, names...)
 }
 
-// testNodeCheck: the etcd suite in a host directory of the node.
+// testNodeCheck: the etcd suite in a host directory of each node. The pod
+// sees only a subdirectory it makes and removes; the root is refused.
 func (e *env) testNodeCheck(t *testing.T) {
 	dir := filepath.Join(e.state, "node-check")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	r := e.run(t, "node-check", node, "-n", nsPriv, "--path", dir, "-o", "ndjson", "--no-save")
-	if r.code != 0 {
-		t.Fatalf("exit %d", r.code)
+	// Something of the host's in the directory: the pod must not see it.
+	if err := os.WriteFile(filepath.Join(dir, "etcd-member"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	rs := results(t, r.stdout)
-	if len(rs) != 1 || rs[0].Sync == nil {
-		t.Fatalf("want one etcd result with fdatasync latency, got %d", len(rs))
+	for _, n := range []string{node, node2} {
+		r := e.run(t, "node-check", n, "-n", nsPriv, "--path", dir, "-o", "ndjson", "--no-save")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d", n, r.code)
+		}
+		rs := results(t, r.stdout)
+		if len(rs) != 1 || rs[0].Sync == nil {
+			t.Fatalf("%s: want one etcd result with fdatasync latency, got %d", n, len(rs))
+		}
+		if rs[0].Target.Labels["k8s.host-path"] != dir || rs[0].Target.Labels["k8s.node"] != n {
+			t.Errorf("%s: labels: %v", n, rs[0].Target.Labels)
+		}
+		if !strings.Contains(r.stderr, "etcd verdict: ") {
+			t.Errorf("%s: no etcd verdict", n)
+		}
+		// The pod wrote only in its own subdirectory, and removed it.
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 || ents[0].Name() != "etcd-member" {
+			t.Errorf("%s: node-check left %v in %s", n, ents, dir)
+		}
+		e.nothingLeft(t)
 	}
-	if rs[0].Target.Labels["k8s.host-path"] != dir || rs[0].Target.Labels["k8s.node"] != node {
-		t.Errorf("labels: %v", rs[0].Target.Labels)
+	r := e.run(t, "node-check", node, "-n", nsPriv, "--path", "/", "--no-save")
+	if r.code != 2 || !strings.Contains(r.stderr, "system directory") {
+		t.Errorf("--path /: exit %d", r.code)
 	}
-	if !strings.Contains(r.stderr, "etcd verdict: ") {
-		t.Errorf("no etcd verdict")
-	}
-	// The pod wrote only in its own subdirectory, and removed it.
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 0 {
-		t.Errorf("node-check left %d entries in %s", len(ents), dir)
-	}
-	e.nothingLeft(t)
 }
 
 func (e *env) testMissingClass(t *testing.T) {
-	r := e.run(t, "run", "--storage-class", "e2e-missing", "--size", "1Gi", "--job", jobFile(t, 1), "--no-save")
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "e2e-missing", "--pvc-size", "1Gi", "--job", jobFile(t, 1), "--no-save")
 	if r.code == 0 || !strings.Contains(r.stderr, `storage class "e2e-missing" does not exist`) || !strings.Contains(r.stderr, "hint:") {
 		t.Errorf("exit %d, want a clear error with a hint", r.code)
 	}
@@ -471,7 +554,7 @@ func (e *env) testNeverBinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.cs.StorageV1().StorageClasses().Delete(ctx, sc.Name, metav1.DeleteOptions{})
-	r := e.run(t, "run", "--storage-class", "e2e-orphan,local-path", "--size", "1Gi", "--job", jobFile(t, 1),
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "e2e-orphan,local-path", "--pvc-size", "1Gi", "--job", jobFile(t, 1),
 		"--bind-timeout", "8s", "--parallel", "--no-save", "-o", "ndjson")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3 (some targets failed)", r.code)
@@ -493,7 +576,7 @@ func (e *env) testNeverBinds(t *testing.T) {
 // namespace refuses. That must fail at once with the reason and a hint, not
 // after the schedule timeout.
 func (e *env) testPodSecurityRefused(t *testing.T) {
-	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-block", "--size", "512Mi", "--volume-mode", "Block",
+	r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-block", "--pvc-size", "512Mi", "--volume-mode", "Block",
 		"--job", jobFile(t, 1), "--no-save")
 	if r.code == 0 {
 		t.Fatal("exit 0: a root pod ran in a restricted namespace")
@@ -511,8 +594,8 @@ func (e *env) testPodSecurityRefused(t *testing.T) {
 func (e *env) testInterrupt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c := e.cmd(ctx, "run", "-n", nsRestricted, "--storage-class", "local-path,local-path-b", "--size", "1Gi",
-		"--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 120), "--no-save")
+	c := e.cmd(ctx, "run", "-n", nsRestricted, "--storage-class", "local-path", "--pvc-size", "1Gi",
+		"--all-nodes", "--volumes-per-node", "2", "--parallel", "--job", jobFile(t, 120), "--no-save")
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -569,29 +652,56 @@ func (e *env) testInterrupt(t *testing.T) {
 }
 
 // testKeepAndCleanup: --keep leaves the objects; 'iolens k8s cleanup' finds
-// them by run id and removes them.
+// them by run id and removes them. Across every namespace, --all lists what
+// it would delete and asks for --yes.
 func (e *env) testKeepAndCleanup(t *testing.T) {
 	ctx := context.Background()
+	keep := func(id string) {
+		r := e.run(t, "run", "-n", nsRestricted, "--storage-class", "local-path", "--pvc-size", "1Gi", "--job", jobFile(t, 1),
+			"--keep", "--run-id", id, "--no-save")
+		if r.code != 0 {
+			t.Fatalf("exit %d", r.code)
+		}
+		sel := metav1.ListOptions{LabelSelector: managedBy + ",iolens.dev/run-id=" + id}
+		pvcs, _ := e.cs.CoreV1().PersistentVolumeClaims(nsRestricted).List(ctx, sel)
+		jobs, _ := e.cs.BatchV1().Jobs(nsRestricted).List(ctx, sel)
+		if len(pvcs.Items) != 1 || len(jobs.Items) != 1 {
+			t.Fatalf("--keep: %d PVCs and %d Jobs of run %s, want 1 and 1", len(pvcs.Items), len(jobs.Items), id)
+		}
+	}
 	id := "e2e-keep-" + strconv.FormatInt(time.Now().Unix(), 36)
-	r := e.run(t, "run", "--storage-class", "local-path", "--size", "1Gi", "--job", jobFile(t, 1), "--keep", "--run-id", id, "--no-save")
-	if r.code != 0 {
-		t.Fatalf("exit %d", r.code)
-	}
-	sel := metav1.ListOptions{LabelSelector: managedBy + ",iolens.dev/run-id=" + id}
-	pvcs, _ := e.cs.CoreV1().PersistentVolumeClaims("default").List(ctx, sel)
-	jobs, _ := e.cs.BatchV1().Jobs("default").List(ctx, sel)
-	if len(pvcs.Items) != 1 || len(jobs.Items) != 1 {
-		t.Fatalf("--keep: %d PVCs and %d Jobs of run %s, want 1 and 1", len(pvcs.Items), len(jobs.Items), id)
-	}
-	r = e.run(t, "cleanup", "--run", id)
+	keep(id)
+	r := e.run(t, "cleanup", "-n", nsRestricted, "--run", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing left") {
 		t.Errorf("cleanup: exit %d, %s", r.code, r.stdout)
 	}
 	e.nothingLeft(t)
-	r = e.run(t, "cleanup", "--all", "-A")
-	if r.code != 0 {
-		t.Errorf("cleanup --all -A on an empty cluster: exit %d", r.code)
+
+	// A PVC that says it is iolens's but carries no run id is not.
+	class := "local-path"
+	foreign := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "not-a-run", Namespace: nsRestricted,
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "iolens"}},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if _, err := e.cs.CoreV1().PersistentVolumeClaims(nsRestricted).Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	keep(id + "-2")
+	r = e.runAdmin(t, "cleanup", "--all", "-A")
+	if r.code != 2 || !strings.Contains(r.stderr, "--yes") || !strings.Contains(r.stdout, nsRestricted+"/iolens-t1-") || strings.Contains(r.stdout, "not-a-run") {
+		t.Errorf("cleanup --all -A without --yes: exit %d\n%s", r.code, r.stdout)
+	}
+	r = e.runAdmin(t, "cleanup", "--all", "-A", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing left") {
+		t.Errorf("cleanup --all -A --yes: exit %d, %s", r.code, r.stdout)
+	}
+	if _, err := e.cs.CoreV1().PersistentVolumeClaims(nsRestricted).Get(ctx, "not-a-run", metav1.GetOptions{}); err != nil {
+		t.Errorf("the PVC without a run id was deleted: %v", err)
+	}
+	if err := e.cs.CoreV1().PersistentVolumeClaims(nsRestricted).Delete(ctx, "not-a-run", metav1.DeleteOptions{}); err != nil {
+		t.Error(err)
+	}
+	e.nothingLeft(t)
 }
 
 // testPlugin: 'kubectl iolens' finds the plugin on PATH.
@@ -600,7 +710,9 @@ func (e *env) testPlugin(t *testing.T) {
 		t.Skip("no kubectl (IOLENS_E2E_KUBECTL)")
 	}
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-iolens"), "github.com/iolens/iolens/cmd/kubectl-iolens")
+	// The flags of 'make build', so that the compiled packages come from
+	// the build cache.
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "kubectl-iolens"), "github.com/iolens/iolens/cmd/kubectl-iolens")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)

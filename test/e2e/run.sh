@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The iolens Kubernetes end-to-end test ('make e2e'): brings a real
-# single-node cluster up (cluster.sh), loads the agent image into its
-# containerd, runs the Go e2e tests against it (e2e_test.go), and brings the
-# cluster down again, even when a test fails or the run is interrupted.
-# Then 'cluster.sh check' must find the host as it was.
+# cluster of IOLENS_E2E_NODES nodes (default 2) up (cluster.sh), loads the
+# agent image into each node's containerd, runs the Go e2e tests against it
+# (test/e2e/*_test.go), and brings the cluster down again, even when a test
+# fails or the run is interrupted. Then 'cluster.sh check' must find the
+# host as it was.
 #
 #   test/e2e/run.sh BIN/iolens BIN/iolens-image.tar
 #
@@ -31,6 +32,8 @@ elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 ref=$(tar -xOf "$tarball" manifest.json | grep -o '"RepoTags":\["[^"]*"' | sed 's/.*\["//; s/"$//')
 [ -n "$ref" ] || { echo "e2e: no image reference in $tarball" >&2; exit 1; }
 export IOLENS_E2E_IMAGE=$ref IOLENS_E2E_AGENT_TAR=$tarball
+# The tests need both nodes.
+export IOLENS_E2E_NODES=${IOLENS_E2E_NODES:-2}
 
 down() {
 	local rc=$?
@@ -62,6 +65,6 @@ bin=$("$here/build.sh" 2>/dev/null | tail -1)
 t=$(date +%s.%N)
 cd "$root"
 IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
-	IOLENS_E2E_STATE=$state \
+	IOLENS_E2E_STATE=$state IOLENS_E2E_USER_KUBECONFIG=$state/host-user.kubeconfig IOLENS_E2E_CLUSTER=$here/cluster.sh \
 	go test -count=1 -v -timeout 20m ./test/e2e/
 echo "e2e: tests took $(elapsed "$t")s" >&2

@@ -31,10 +31,7 @@ import (
 )
 
 const (
-	// nodeIP is the node's address in the cluster's network namespace
-	// (cluster.sh), where the API server listens on 6443.
-	nodeIP    = "10.123.0.2"
-	watchNS   = "iolens"
+	watchNS   = "iolens-privileged"
 	watchPort = "9101"
 	// stallIOPS is the throttle the test puts on the writer's cgroup to
 	// stall the disk under it, and stallHold how long it lasts at least.
@@ -233,7 +230,10 @@ func (e *env) deployWatch(t *testing.T, objs []runtime.Object, dev string) {
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *corev1.Namespace:
-			_, err = e.cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+			// deploy/rbac.yaml made it already, with the same labels.
+			if _, err = e.cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+				err = nil
+			}
 		case *corev1.ServiceAccount:
 			_, err = e.cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.ClusterRole:
@@ -245,10 +245,10 @@ func (e *env) deployWatch(t *testing.T, objs []runtime.Object, dev string) {
 			c := &ps.Containers[0]
 			c.Image = image
 			c.Args = append(c.Args, dev)
-			// No kube-proxy here: the kubernetes Service's IP leads
-			// nowhere, so the pod is pointed at the API server itself.
-			c.Env = append(c.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: nodeIP},
-				corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: "6443"})
+			// The cluster's nodes share one kernel, so every watch pod
+			// would see the same devices: one, on the node of the
+			// watched device, is enough.
+			ps.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
 			for i := range ps.Volumes {
 				if ps.Volumes[i].Name == "pod-logs" {
 					// This kubelet's podLogsDir (cluster.sh).
@@ -291,7 +291,8 @@ func (e *env) watchPod(t *testing.T) string {
 }
 
 // removeWatch deletes what deployWatch created and waits until it is
-// gone, the namespace with its pods included.
+// gone, its pods included. The namespace is deploy/rbac.yaml's too, and
+// stays.
 func (e *env) removeWatch(t *testing.T, objs []runtime.Object) {
 	t.Helper()
 	ctx := context.Background()
@@ -300,8 +301,10 @@ func (e *env) removeWatch(t *testing.T, objs []runtime.Object) {
 	for _, o := range objs {
 		var err error
 		switch o := o.(type) {
-		case *corev1.Namespace:
-			err = e.cs.CoreV1().Namespaces().Delete(ctx, o.Name, del)
+		case *appsv1.DaemonSet:
+			err = e.cs.AppsV1().DaemonSets(o.Namespace).Delete(ctx, o.Name, del)
+		case *corev1.ServiceAccount:
+			err = e.cs.CoreV1().ServiceAccounts(o.Namespace).Delete(ctx, o.Name, del)
 		case *rbacv1.ClusterRole:
 			err = e.cs.RbacV1().ClusterRoles().Delete(ctx, o.Name, del)
 		case *rbacv1.ClusterRoleBinding:
@@ -311,9 +314,10 @@ func (e *env) removeWatch(t *testing.T, objs []runtime.Object) {
 			t.Errorf("deleting %T: %v", o, err)
 		}
 	}
-	waitFor(t, 90*time.Second, "the watch namespace gone", func() bool {
-		_, err := e.cs.CoreV1().Namespaces().Get(ctx, watchNS, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
+	waitFor(t, 90*time.Second, "the watch pods gone", func() bool {
+		l, err := e.cs.CoreV1().Pods(watchNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=iolens-watch"})
+		_, dsErr := e.cs.AppsV1().DaemonSets(watchNS).Get(ctx, "iolens-watch", metav1.GetOptions{})
+		return err == nil && len(l.Items) == 0 && apierrors.IsNotFound(dsErr)
 	})
 	for _, o := range objs {
 		var err error
@@ -322,6 +326,8 @@ func (e *env) removeWatch(t *testing.T, objs []runtime.Object) {
 			_, err = e.cs.RbacV1().ClusterRoles().Get(ctx, o.Name, metav1.GetOptions{})
 		case *rbacv1.ClusterRoleBinding:
 			_, err = e.cs.RbacV1().ClusterRoleBindings().Get(ctx, o.Name, metav1.GetOptions{})
+		case *corev1.ServiceAccount:
+			_, err = e.cs.CoreV1().ServiceAccounts(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 		default:
 			continue
 		}
@@ -355,6 +361,9 @@ func (e *env) startWriter(t *testing.T) string {
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
+			// On the node of the watch pod and of local-path-b's capped
+			// device (the other node's storage is elsewhere).
+			NodeSelector: map[string]string{"kubernetes.io/hostname": node},
 			Containers: []corev1.Container{{
 				Name:            "fio",
 				Image:           os.Getenv("IOLENS_E2E_IMAGE"),

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// outlierThreshold is the relative difference between nodes counted as
+// beyond noise: well above the precision each figure is measured to, and
+// above what identical cloud disks differ by from run to run.
+const outlierThreshold = 0.15
+
+type k8sDiagnoseOptions struct {
+	run       k8sRunOptions
+	class     string
+	pvcSize   string
+	budget    units.Duration
+	precision string
+}
+
+func newK8sDiagnoseCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
+	o := &k8sDiagnoseOptions{budget: units.Duration(3 * time.Minute), precision: "2%"}
+	r := &o.run
+	cmd := &cobra.Command{
+		Use:   "diagnose",
+		Short: "Diagnose a PVC of a storage class, or one on every node, and name the node that differs",
+		Long: `Run 'iolens diagnose' (the adaptive plan: ceilings, QD1 latency, the knee,
+fsync, a burst cliff, within --budget) on a PVC of --storage-class, on one
+node the scheduler picks, on --nodes, or on every node with --all-nodes; all
+at once by default, their plans starting together.
+
+The class's catalog disk and each node's instance type (the label
+node.kubernetes.io/instance-type) give the expectation. The report gives
+each node's disk model, with the limit that binds each workload, then
+compares the nodes: a node whose figures differ from the others' by more
+than 15% is named as the outlier, with what may explain it (a noisy
+neighbour, or a different disk).`,
+		Example: `  iolens k8s diagnose -n iolens --storage-class managed-premium --pvc-size 256Gi
+  iolens k8s diagnose -n iolens --storage-class fast --all-nodes --budget 5m
+  iolens k8s diagnose -n iolens --storage-class fast --nodes n1,n2,n3 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.runCmd(cmd.Context(), streams, kf)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.class, "storage-class", "", "storage class to diagnose (default: the default class)")
+	f.StringVar(&o.pvcSize, "pvc-size", "100Gi", "PVC size (cloud disks are faster when larger)")
+	f.StringSliceVar(&r.nodes, "nodes", nil, "diagnose on these nodes, comma-separated")
+	f.BoolVar(&r.allNodes, "all-nodes", false, "diagnose on every ready, schedulable node (matching --node-selector)")
+	f.StringVar(&r.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
+	f.BoolVar(&r.parallel, "parallel", true, "diagnose every node at once, their plans starting together (--parallel=false: one node after another)")
+	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
+	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
+	f.StringVar(&r.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
+	f.StringSliceVar(&r.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
+	f.StringVar(&r.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
+	f.StringVar(&r.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
+	f.BoolVar(&r.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
+	d := k8s.DefaultTimeouts()
+	f.DurationVar(&r.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
+	f.DurationVar(&r.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
+	f.DurationVar(&r.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
+	f.DurationVar(&r.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
+	f.StringVarP(&r.output, "output", "o", "text", "report format: text or json")
+	f.StringVar(&r.out, "out", "", "also append every result to this NDJSON file as it arrives")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
+	f.StringVar(&r.runID, "run-id", "", "run id (default: generated)")
+	f.StringVar(&r.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
+	r.save.addFlags(f)
+	return cmd
+}
+
+func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *kubeFlags) error {
+	r := &o.run
+	if r.output != "text" && r.output != "json" {
+		return k8sUsage("diagnose", "-o %q: want text or json", r.output)
+	}
+	precision, err := parsePrecision(o.precision)
+	if err != nil {
+		return k8sUsage("diagnose", "--precision: %v", err)
+	}
+	budget := time.Duration(o.budget)
+	if budget < 30*time.Second || budget > 24*time.Hour {
+		return k8sUsage("diagnose", "--budget %s: give between 30s and 24h", budget)
+	}
+	sizes, err := k8s.ParseSizes([]string{o.pvcSize})
+	if err != nil || len(sizes) != 1 {
+		return k8sUsage("diagnose", "--pvc-size %q: want one quantity such as 100Gi", o.pvcSize)
+	}
+	mode := corev1.PersistentVolumeMode(r.volumeMode)
+	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
+		return k8sUsage("diagnose", "--volume-mode %q: want Filesystem or Block", r.volumeMode)
+	}
+	if r.allNodes && len(r.nodes) > 0 {
+		return k8sUsage("diagnose", "--nodes and --all-nodes are exclusive")
+	}
+	sel, err := parseSelector(r.nodeSelector)
+	if err != nil {
+		return k8sUsage("diagnose", "%v", err)
+	}
+	cfg, err := r.podConfig("diagnose")
+	if err != nil {
+		return err
+	}
+	// The plan replaces the suite; the run may take its budget, the
+	// layout and the pod's start and end.
+	cfg.Agent = k8s.AgentArgs{Diagnose: true, Budget: budget, Precision: precision, Planned: budget + time.Minute}
+	c, ns, ctxName, err := kf.client()
+	if err != nil {
+		return err
+	}
+	cfg.Namespace, cfg.Context = ns, ctxName
+	cfg.VolumeMode, cfg.Parallel, cfg.NodeSelector = mode, r.parallel, sel
+	cfg.Disk = limits.FromStorageClass
+	class := o.class
+	if class == "" {
+		class, err = k8s.DefaultClass(ctx, c.CS)
+		if errors.Is(err, k8s.ErrNoDefaultClass) {
+			return k8sUsage("diagnose", "%v", err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	nodes := r.nodes
+	if r.allNodes {
+		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
+			return err
+		}
+		cfg.NodeSelector = nil
+	}
+	targets, err := k8s.Matrix{StorageClasses: []string{class}, Sizes: sizes, Nodes: nodes}.Expand()
+	if err != nil {
+		return k8sUsage("diagnose", "%v", err)
+	}
+	r.render = func(w io.Writer, rs []result.Result) error { return renderNodeDiagnoses(w, r.output, rs) }
+	return runTargets(ctx, streams, c, cfg, targets, r, nil)
+}
+
+// nodeDiagnoses is the -o json form: each node's disk model and the
+// comparison of the nodes.
+type nodeDiagnoses struct {
+	Schema     string                         `json:"schema"`
+	Nodes      map[string]diagnosis.Diagnosis `json:"nodes"`
+	Comparison k8s.NodeComparison             `json:"comparison"`
+}
+
+// renderNodeDiagnoses builds each node's diagnosis from its results and
+// compares the nodes.
+func renderNodeDiagnoses(w io.Writer, output string, rs []result.Result) error {
+	byNode := map[string][]result.Result{}
+	for _, r := range rs {
+		n := r.Target.Labels["k8s.node"]
+		byNode[n] = append(byNode[n], r)
+	}
+	models := map[string]diagnosis.Diagnosis{}
+	var names []string
+	for n, nrs := range byNode {
+		models[n] = report.Diagnose(nrs, nil)
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cmp := k8s.CompareNodes(models, outlierThreshold)
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(nodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: cmp})
+	}
+	for _, n := range names {
+		d := models[n]
+		fmt.Fprintf(w, "== node %s", n)
+		if it := d.Target.Labels["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
+			fmt.Fprintf(w, " (%s)", it)
+		}
+		if pvc := d.Target.Path; pvc != "" {
+			fmt.Fprintf(w, ", %s", pvc)
+		}
+		fmt.Fprintln(w)
+		for _, v := range d.Verdict {
+			fmt.Fprintln(w, "  "+v)
+		}
+		for _, u := range d.Unknown {
+			fmt.Fprintln(w, "  not established: "+u)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	if len(cmp.Outliers) == 0 {
+		fmt.Fprintf(w, "nodes %s: no figure differs by more than %.0f%% between them\n", strings.Join(names, ", "), cmp.Threshold*100)
+		return nil
+	}
+	for _, o := range cmp.Outliers {
+		var figs []string
+		for _, f := range o.Figures {
+			figs = append(figs, fmt.Sprintf("%s %s against %s (%.2fx)", f.Name, k8s.FormatFigure(f), k8s.FormatOthers(f), f.Ratio))
+		}
+		fmt.Fprintf(w, "OUTLIER: node %s: %s; %s\n", o.Node, strings.Join(figs, ", "), o.Why)
+	}
+	return nil
+}

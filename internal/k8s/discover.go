@@ -1,0 +1,181 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// HintError is an error with what to do next.
+type HintError struct {
+	Err  error
+	hint string
+}
+
+func (e *HintError) Error() string { return e.Err.Error() }
+func (e *HintError) Unwrap() error { return e.Err }
+
+// Hint says what to do next.
+func (e *HintError) Hint() string { return e.hint }
+
+// ErrNoDefaultClass means no storage class was named and the cluster has
+// no default one.
+var ErrNoDefaultClass = errors.New("no --storage-class given and the cluster has no default storage class")
+
+// ErrNoNodes means no node can take the run's pods.
+var ErrNoNodes = errors.New("--all-nodes: no ready, schedulable node matches")
+
+// DefaultClass returns the name of the cluster's default storage class.
+func DefaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	cls, err := Classes(ctx, cs, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cls {
+		if c.Default {
+			return c.Name, nil
+		}
+	}
+	return "", &HintError{Err: ErrNoDefaultClass, hint: "name one with --storage-class ('iolens k8s classes' lists them)"}
+}
+
+// SchedulableNodes lists ready, uncordoned nodes matching sel whose
+// NoSchedule/NoExecute taints are all tolerated, sorted by name.
+func SchedulableNodes(ctx context.Context, cs kubernetes.Interface, sel map[string]string, tol []corev1.Toleration) ([]string, error) {
+	var lsel []string
+	for k, v := range sel {
+		lsel = append(lsel, k+"="+v)
+	}
+	sort.Strings(lsel)
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: strings.Join(lsel, ",")})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	var out []string
+	for _, n := range list.Items {
+		if n.Spec.Unschedulable || !NodeReady(&n) {
+			continue
+		}
+		ok := true
+		for _, t := range n.Spec.Taints {
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				continue
+			}
+			tolerated := false
+			for _, x := range tol {
+				tolerated = tolerated || x.ToleratesTaint(&t)
+			}
+			ok = ok && tolerated
+		}
+		if ok {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return nil, &HintError{Err: ErrNoNodes, hint: "check --node-selector, and add --tolerate for tainted nodes"}
+	}
+	return out, nil
+}
+
+// NodeReady reports whether a node's Ready condition is true.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// APIPodNamer names pods and containers on one node through the API, for
+// 'iolens watch' in a pod whose service account may list pods. A lookup
+// never waits for the API: an unknown UID starts a relist in the
+// background (at most one at a time, and at most every 10 s) and misses,
+// so that the caller falls back to its next namer and its sampling loop
+// keeps its pace when the API is slow or out of reach.
+type APIPodNamer struct {
+	cs   kubernetes.Interface
+	node string
+
+	mu      sync.Mutex
+	pods    map[string][2]string // uid -> namespace, name
+	ctrs    map[string]string    // container id -> name
+	listed  time.Time
+	listing bool
+}
+
+// NewAPIPodNamer lists the pods of node with cs.
+func NewAPIPodNamer(cs kubernetes.Interface, node string) *APIPodNamer {
+	return &APIPodNamer{cs: cs, node: node}
+}
+
+// InClusterPodNamer is an APIPodNamer with the pod's own service account,
+// or nil outside a cluster.
+func InClusterPodNamer(node string) *APIPodNamer {
+	if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil
+	}
+	rc, err := rest.InClusterConfig()
+	if err != nil {
+		return nil
+	}
+	rc.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil
+	}
+	return NewAPIPodNamer(cs, node)
+}
+
+// Pod returns the namespace, pod and container of a pod UID and container
+// id, if it knows them yet.
+func (a *APIPodNamer) Pod(uid, cid string) (string, string, string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.pods[uid]; ok {
+		return p[0], p[1], a.ctrs[cid], true
+	}
+	if !a.listing && time.Since(a.listed) >= 10*time.Second {
+		a.listing, a.listed = true, time.Now()
+		go a.relist()
+	}
+	return "", "", "", false
+}
+
+// relist lists the node's pods and replaces the maps; on an error it keeps
+// the last good ones.
+func (a *APIPodNamer) relist() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	opts := metav1.ListOptions{}
+	if a.node != "" {
+		opts.FieldSelector = "spec.nodeName=" + a.node
+	}
+	list, err := a.cs.CoreV1().Pods("").List(ctx, opts)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.listing = false
+	if err != nil {
+		return
+	}
+	a.pods, a.ctrs = map[string][2]string{}, map[string]string{}
+	for _, p := range list.Items {
+		a.pods[string(p.UID)] = [2]string{p.Namespace, p.Name}
+		for _, st := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if _, id, ok := strings.Cut(st.ContainerID, "://"); ok {
+				a.ctrs[id] = st.Name
+			}
+		}
+	}
+}
