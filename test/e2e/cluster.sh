@@ -628,8 +628,44 @@ stop_pid() {
 	return 0
 }
 
+# our_netns lists the network namespaces of this cluster's nodes and
+# switch that are on the host, whether or not the state dir says so (a
+# crashed 'up' or 'down' may have lost it).
+our_netns() {
+	local f
+	for f in /run/netns/*; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		case "$f" in "$NETNS" | "$SWITCH" | "$NETNS"-[0-9] | "$NETNS"-[0-9][0-9]) echo "$f" ;; esac
+	done
+	return 0
+}
+
+# rm_netns NAME: delete a named network namespace. 'ip netns del' unmounts
+# the namespace file once and unlinks it; a file that mount propagation
+# mounted twice is still busy after that, so unmount and unlink again.
+rm_netns() {
+	local f=/run/netns/$1 i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "$f" ] || return 0
+		ip netns del "$1" 2>/dev/null || true
+		[ -e "$f" ] || return 0
+		umount -l "$f" 2>/dev/null || true
+		rm -f "$f" 2>/dev/null || true
+		sleep 0.2
+	done
+	log "could not delete network namespace $1"
+	return 0
+}
+
 down() {
-	[ -d "$S" ] || { log "nothing to stop"; return 0; }
+	if [ ! -d "$S" ]; then
+		# No state: only leftovers of a crash can be ours.
+		local n
+		for n in $(our_netns); do rm_netns "$n"; done
+		log "nothing to stop"
+		return 0
+	fi
 	log "stopping"
 	local n i
 	local agents=(local-path-provisioner socat) daemons=(kube-scheduler kube-controller-manager kube-apiserver etcd)
@@ -639,6 +675,12 @@ down() {
 	local d
 	for d in $(cgroup_dirs); do
 		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | xargs -r kill -KILL 2>/dev/null || true
+	done
+	# A killed process keeps its mount and network namespaces until it is
+	# gone: wait (up to 5 s) for the pods' cgroups to empty.
+	for i in $(seq 25); do
+		[ -z "$(for d in $(cgroup_dirs); do find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null; done)" ] && break
+		sleep 0.2
 	done
 	for n in $(pids_of_shims); do kill_pid "$n"; done
 	for i in $(nodes_up); do daemons+=("containerd-$i"); done
@@ -659,8 +701,7 @@ down() {
 		[ -e "$n" ] || continue
 		grep -qx "$(basename "$n")" "$S/saved/netns" 2>/dev/null || rm -f "$n"
 	done
-	for i in $(nodes_up); do ip netns del "$(node_ns "$i")" 2>/dev/null || true; done
-	ip netns del "$SWITCH" 2>/dev/null || true
+	for n in $(our_netns); do rm_netns "$n"; done
 	for d in $(cgroup_dirs); do
 		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
@@ -673,8 +714,11 @@ down() {
 	if ! grep -qx /run/netns "$S/saved/existed" 2>/dev/null; then
 		# ip netns bind-mounts /run/netns on itself.
 		while mountpoint -q /run/netns; do umount /run/netns 2>/dev/null || umount -l /run/netns || break; done
-		rmdir /run/netns 2>/dev/null || true
 	fi
+	# A namespace file mounted twice (mount propagation) survives one
+	# unmount: sweep again now that the bind mount is gone.
+	for n in $(our_netns); do rm_netns "$n"; done
+	grep -qx /run/netns "$S/saved/existed" 2>/dev/null || rmdir /run/netns 2>/dev/null || true
 	rm -rf "$S"
 	log "stopped"
 }
@@ -705,7 +749,7 @@ check() {
 		echo "note: no baseline from 'up' ($BASELINE): sysctls and iptables not compared" >&2
 	fi
 	if [ -d "$S" ]; then echo "left: $S"; bad=1; fi
-	if ip netns list | grep -qE "^$NETNS(-[0-9]+|-sw)?( |$)"; then echo "left: netns $(ip netns list | grep -E "^$NETNS" | tr '\n' ' ')"; bad=1; fi
+	if [ -n "$(our_netns)" ]; then echo "left: netns $(our_netns | tr '\n' ' ')"; bad=1; fi
 	if losetup -a | grep -q "$S/"; then echo "left: loop devices"; losetup -a | grep "$S/"; bad=1; fi
 	if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ] && mountpoint -q /run/netns; then
 		echo "left: empty /run/netns bind mount"; bad=1
