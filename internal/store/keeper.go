@@ -170,17 +170,24 @@ func lostOf(r *result.Result, err error) Lost {
 	return Lost{RunID: r.RunID, Index: r.Index, Repeat: r.Repeat, Test: r.Test.Name, Err: err}
 }
 
+// isBusy tells an error of SQLite's locks (another connection holds the
+// lock this one needs).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
 // Retryable tells an error that may pass if tried again later (another
 // process holds the database's lock, or the wait for it was cut short)
 // from one that will not.
 func Retryable(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return true
-		}
-		return false
+		return isBusy(err)
 	}
 	// The driver ends a busy wait early with the context's error.
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)

@@ -144,7 +144,27 @@ func openAt(ctx context.Context, path string, o Options, version int) (*Store, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the history directory: %w", err)
 	}
-	s, err := connect(ctx, path, o)
+	// Switching a new file to WAL takes an exclusive lock, and SQLite
+	// answers a writer that races another for it with "locked" at once,
+	// without waiting out the busy timeout: wait here instead.
+	busy := o.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	deadline := time.Now().Add(busy)
+	var s *Store
+	var err error
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		s, err = connect(ctx, path, o)
+		if err == nil || !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
