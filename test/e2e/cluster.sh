@@ -369,6 +369,14 @@ up() {
 		exit 1
 	fi
 	local t0=$SECONDS
+	# No cluster is up, so namespaces of ours are a crashed run's leftovers
+	# (on a host whose /run outlives a reboot, plain files): remove them
+	# before the baseline, or 'ip netns add' and 'check' trip on them.
+	local stale
+	for stale in $(our_netns); do
+		log "removing the leftover network namespace $stale"
+		rm_netns "$stale"
+	done
 	need_pkgs
 	local bin
 	bin=$("$here/build.sh" | tail -1)
