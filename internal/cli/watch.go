@@ -232,7 +232,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		fmt.Fprintf(streams.Out, "iolens watch: watching %s every %s; findings follow\n", strings.Join(names, ", "), o.interval)
 		sinks = append(sinks, func(r result.WatchRecord) error {
-			if line := findingLine(r); line != "" {
+			if line := watch.FindingLine(r); line != "" {
 				_, err := fmt.Fprintln(streams.Out, line)
 				return err
 			}
@@ -365,43 +365,14 @@ func parseRate(s string) (float64, error) {
 	return v * mult, nil
 }
 
-// findingLine is one line of the findings log, empty for other records.
-func findingLine(r result.WatchRecord) string {
-	if r.Type != result.WatchTypeFinding || r.Finding == nil {
-		return ""
-	}
-	f := r.Finding
-	dev := f.Device
-	if dev == "" {
-		dev = "host"
-	}
-	return fmt.Sprintf("%s  %-6s %-4s %s", r.Time.Local().Format("15:04:05"), dev, sevMark(f.Severity), f.Summary)
-}
-
-func sevMark(s string) string {
-	switch s {
-	case "fail":
-		return "FAIL"
-	case "warn":
-		return "WARN"
-	}
-	return "info"
-}
-
-// watchView is the live terminal view: one row per device, the host's
-// state, the heaviest cgroups and the findings log.
+// watchView draws the live view on a terminal, redrawn in place.
 type watchView struct {
 	f *os.File
-	// w says what each device is expected to be, and which devices are
-	// watched: both change as the node's volumes come and go.
-	w     *watch.Watcher
-	last  *result.WatchRecord
-	log   []string
-	start time.Time
+	v *watch.View
 }
 
 func newWatchView(f *os.File, w *watch.Watcher) *watchView {
-	return &watchView{f: f, w: w}
+	return &watchView{f: f, v: watch.NewView(w)}
 }
 
 func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
@@ -410,27 +381,19 @@ func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
 // it outlives the view.
 func (v *watchView) close() {
 	fmt.Fprint(v.f, "\x1b[?25h\x1b[?1049l")
-	if len(v.log) == 0 {
+	log := v.v.Log()
+	if len(log) == 0 {
 		fmt.Fprintln(v.f, "iolens watch: no findings")
 		return
 	}
 	fmt.Fprintln(v.f, "iolens watch findings:")
-	for _, l := range v.log {
+	for _, l := range log {
 		fmt.Fprintln(v.f, l)
 	}
 }
 
 func (v *watchView) add(r result.WatchRecord) error {
-	switch r.Type {
-	case result.WatchTypeStart:
-		v.start = r.Time
-	case result.WatchTypeSample:
-		v.last = &r
-	case result.WatchTypeFinding:
-		v.log = append(v.log, findingLine(r))
-		if len(v.log) > 1000 {
-			v.log = v.log[len(v.log)-1000:]
-		}
+	if !v.v.Add(r) {
 		return nil // drawn with the next sample
 	}
 	wd, ht, err := term.GetSize(int(v.f.Fd()))
@@ -439,139 +402,13 @@ func (v *watchView) add(r result.WatchRecord) error {
 	}
 	var b strings.Builder
 	b.WriteString("\x1b[H")
-	for _, l := range v.render(wd, ht) {
+	for _, l := range v.v.Render(wd, ht) {
 		b.WriteString(l)
 		b.WriteString("\x1b[K\n")
 	}
 	b.WriteString("\x1b[J")
 	_, err = io.WriteString(v.f, b.String())
 	return err
-}
-
-// render lays the view out for a terminal of wd x ht.
-func (v *watchView) render(wd, ht int) []string {
-	var lines []string
-	now := time.Now()
-	if v.last != nil {
-		now = v.last.Time
-	}
-	head := fmt.Sprintf("iolens watch  %s", now.Local().Format("15:04:05"))
-	if v.last != nil && v.last.System != nil {
-		s := v.last.System
-		head += fmt.Sprintf("   iowait %.1f%%", s.IowaitPct)
-		if v.last.IOPressurePct != nil {
-			head += fmt.Sprintf("   IO pressure %.0f%%", *v.last.IOPressurePct)
-		}
-		head += fmt.Sprintf("   Dirty %s   Writeback %s", iec(float64(s.DirtyBytes)), iec(float64(s.WritebackBytes)))
-	}
-	lines = append(lines, head, "")
-	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
-		"r_await", "w_await", "aqu-sz", "rareq-sz", "wareq-sz", "%util")
-	expected := false
-	for _, d := range v.w.Devices() {
-		expected = expected || v.w.CeilingOf(d.Name) != nil
-	}
-	if expected {
-		hdr += fmt.Sprintf(" %6s %7s", "%ceil", "credit")
-	}
-	hdr += "  TOP"
-	lines = append(lines, hdr)
-	parallel := map[string]bool{}
-	anyParallel := false
-	for _, d := range v.w.Devices() {
-		parallel[d.Name] = d.Parallel
-		anyParallel = anyParallel || d.Parallel
-	}
-	var burst []string
-	if v.last != nil {
-		for _, d := range v.last.Devices {
-			util := fmt.Sprintf("%5.1f", d.UtilPct)
-			if parallel[d.Device] {
-				util += "~"
-			} else {
-				util += " "
-			}
-			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
-				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
-				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
-			if expected {
-				c, cr := "-", "-"
-				if d.CeilingPct != nil {
-					c = fmt.Sprintf("%.0f%%", *d.CeilingPct)
-				}
-				if d.BurstCreditPct != nil {
-					cr = fmt.Sprintf("%.0f%%", *d.BurstCreditPct)
-				}
-				row += fmt.Sprintf(" %6s %7s", c, cr)
-				if m := watch.Message(v.w.CeilingOf(d.Device), d); m != "" {
-					burst = append(burst, d.Device+": "+m)
-				}
-			}
-			row += "  " + d.TopCgroup
-			lines = append(lines, clip(row, wd))
-		}
-	}
-	if anyParallel {
-		lines = append(lines, "~ parallel device: utilization does not show saturation; watch aqu-sz and await")
-	}
-	lines = append(lines, burst...)
-	lines = append(lines, etcdLines(v.last, wd)...)
-	if v.last != nil && len(v.last.Top) > 0 {
-		lines = append(lines, "", fmt.Sprintf("%-10s %9s %9s %8s %8s  %s", "DEVICE", "rMB/s", "wMB/s", "r/s", "w/s", "CGROUP (pod or process)"))
-		for _, c := range v.last.Top {
-			who := c.Name()
-			if who != c.Cgroup {
-				who += "  " + c.Cgroup
-			}
-			dev := c.Device
-			if dev == "" {
-				dev = "(all)" // attributed per process, not per device
-			}
-			lines = append(lines, clip(fmt.Sprintf("%-10s %9.2f %9.2f %8.1f %8.1f  %s", dev, c.ReadBWBytes/1e6, c.WriteBWBytes/1e6, c.ReadIOPS, c.WriteIOPS, who), wd))
-		}
-	}
-	lines = append(lines, "", "FINDINGS")
-	room := ht - len(lines) - 1
-	logs := v.log
-	if room < 1 {
-		room = 1
-	}
-	if len(logs) > room {
-		logs = logs[len(logs)-room:]
-	}
-	if len(logs) == 0 {
-		lines = append(lines, "(none yet)")
-	}
-	for _, l := range logs {
-		lines = append(lines, clip(l, wd))
-	}
-	return lines
-}
-
-func clip(s string, wd int) string {
-	if wd > 0 && len(s) > wd {
-		return s[:wd]
-	}
-	return s
-}
-
-func kib(b float64) string {
-	if b == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.1fk", b/1024)
-}
-
-func iec(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", b)
 }
 
 // sortedKeys is used by the k8s watch table.
