@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
 
-	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
@@ -142,7 +141,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else if o.vm != "" {
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
-	var cluster *clusterExpect
+	var cluster *k8s.NodeExpect
 	if o.fromCluster {
 		var err error
 		if cluster, err = inClusterExpect(o.node, o.creditStart); err != nil {
@@ -263,10 +262,10 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 // watched, and looked for again every minute, as volumes are mounted on
 // a node when pods come. With the cluster, the node's volumes also say
 // what each disk is expected to be.
-func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *clusterExpect) {
+func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *k8s.NodeExpect) {
 	cfg.Rediscover = time.Minute
 	if cluster != nil {
-		discover := cluster.discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
+		discover := cluster.Discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
 		d, err := discover()
 		if err != nil {
 			cfg.Notes = append(cfg.Notes, "expected disks from the cluster, so far in part: "+err.Error())
@@ -275,7 +274,7 @@ func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster
 			cfg.Devices, cfg.Mounts = d.Devices, d.Mounts
 		}
 		cfg.Ceilings = d.Ceilings
-		for _, dev := range sortedKeys(d.Ceilings) {
+		for _, dev := range slices.Sorted(maps.Keys(d.Ceilings)) {
 			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s is expected to be %s (%s)", dev, d.Ceilings[dev].Name, d.About[dev]))
 		}
 		cfg.Discover = discover
@@ -291,78 +290,18 @@ func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster
 	}
 }
 
-// parseExpect reads --expect: the disk's own limits as key=value pairs.
-// Catalog disks (azure:P10, aws:gp3:iops=6000) are looked up by
-// expectFromCatalog.
+// parseExpect reads --expect (watch.ParseExpect); its mistakes are usage
+// errors.
 func parseExpect(spec, vm string) (*watch.Ceiling, error) {
-	if k, _, hasKV := strings.Cut(spec, "="); !hasKV || strings.Contains(k, ":") {
-		// provider:disk[:size][:iops=N,...]
-		return expectFromCatalog(spec, vm)
+	c, err := watch.ParseExpect(spec, vm)
+	var ee *watch.ExpectError
+	if errors.As(err, &ee) {
+		return nil, &UsageError{Err: ee.Err, Help: ee.Help}
 	}
-	c := &watch.Ceiling{Name: "the disk"}
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return nil, &UsageError{Err: fmt.Errorf("--expect: %q is not key=value", kv), Help: "e.g. --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800"}
-		}
-		var err error
-		var x float64
-		switch k {
-		case "name":
-			c.Name = v
-			continue
-		case "bw", "burst-bw", "vm-bw":
-			x, err = parseRate(v)
-		default:
-			x, err = strconv.ParseFloat(v, 64)
-		}
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--expect %s: %w", k, err), Help: "numbers for iops, sizes like 100MB for bw"}
-		}
-		switch k {
-		case "iops":
-			c.IOPS = x
-		case "bw":
-			c.BWBytes = x
-		case "burst-iops":
-			c.BurstIOPS = x
-		case "burst-bw":
-			c.BurstBWBytes = x
-		case "burst-s":
-			c.BurstSeconds = x
-		case "vm-iops":
-			c.VMIOPS = x
-		case "vm-bw":
-			c.VMBWBytes = x
-		default:
-			return nil, &UsageError{Err: fmt.Errorf("--expect: unknown key %q", k), Help: "keys: name, iops, bw, burst-iops, burst-bw, burst-s, vm-iops, vm-bw"}
-		}
-	}
-	if c.IOPS == 0 && c.BWBytes == 0 {
-		return nil, &UsageError{Err: errors.New("--expect needs iops= or bw="), Help: "e.g. --expect iops=500,bw=100MB"}
+	if err != nil {
+		return nil, specError(err)
 	}
 	return c, nil
-}
-
-// parseRate reads a bandwidth: bytes, or a number with a unit that says
-// its base, as cloud catalogs do: kB, MB, GB (10^3...) or KiB, MiB, GiB
-// (2^10...), with an optional "/s".
-func parseRate(s string) (float64, error) {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	v, err := strconv.ParseFloat(t[:i], 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid rate %q", s)
-	}
-	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
-		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[t[i:]]
-	if !ok {
-		return 0, fmt.Errorf("invalid rate %q: use B, kB, MB, GB (powers of 10) or KiB, MiB, GiB", s)
-	}
-	return v * mult, nil
 }
 
 // watchView draws the live view on a terminal, redrawn in place.
@@ -411,39 +350,4 @@ func (v *watchView) add(r result.WatchRecord) error {
 	return err
 }
 
-// sortedKeys is used by the k8s watch table.
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
-// expectFromCatalog looks a disk (and the VM it is attached to) up in the
-// cloud catalog: the disk's sustained limits, its burst allowance when it
-// bursts without opting in, and the VM's uncached caps.
-func expectFromCatalog(spec, vm string) (*watch.Ceiling, error) {
-	cat, err := limits.Default()
-	if err != nil {
-		return nil, err
-	}
-	x, err := cat.ParseExpectation(spec, vm, nil, "")
-	if err != nil {
-		return nil, specError(err)
-	}
-	d := x.Disk
-	c := &watch.Ceiling{Name: d.Spec, IOPS: d.Read.IOPS, BWBytes: d.Read.BWBytes}
-	if b := d.Burst; b != nil && !b.OptIn && b.Seconds > 0 {
-		c.BurstIOPS, c.BurstBWBytes, c.BurstSeconds = b.IOPS, b.BWBytes, b.Seconds
-	}
-	if x.VM != nil {
-		c.Name += " on " + x.VM.ID
-		r, _ := x.VMRate(false)
-		c.VMIOPS, c.VMBWBytes = r.IOPS, r.BWBytes
-	}
-	return c, nil
-}
