@@ -156,7 +156,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 
 	prog := newProgressPrinter(streams.ErrOut, o.quiet)
 	defer prog.Done()
-	suite := diagnoseSuite()
+	suite := plan.Suite()
 	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
@@ -214,13 +214,6 @@ func (o *diagnoseOptions) page(w io.Writer, rs []result.Result, unknown []string
 	p := report.ResultsPage(rs)
 	p.Unknown = unknown
 	return report.WriteHTML(w, p)
-}
-
-// diagnoseSuite is what a diagnose plan may run, for the runner to size
-// its scratch space (iolens diagnose, and the agent of iolens k8s
-// diagnose).
-func diagnoseSuite() result.Suite {
-	return result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: plan.Specs()}
 }
 
 func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {

@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/image"
-	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -954,152 +952,11 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 }
 
 func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
-	fw := k8s.NewFrameWriter(streams.Out)
-	err := o.bench(ctx, fw, rampSet)
-	done := k8s.Record{Type: k8s.RecordDone}
-	if err != nil {
-		done.Error = err.Error()
-		var h interface{ Hint() string }
-		if errors.As(err, &h) {
-			done.Hint = h.Hint()
-		}
-	}
-	if werr := fw.Write(done); werr != nil {
-		return errors.Join(err, werr)
-	}
-	return err
-}
-
-// gate returns how the agent waits for its start time, nil for none.
-func (o *agentOptions) gate() (k8s.GateReader, error) {
-	if o.gateConfigMap == "" {
-		return nil, nil
-	}
-	cs, ns, err := k8s.InClusterClient()
-	if err != nil {
-		// Not fatal: the agent starts alone, and says why.
-		return func(context.Context) (string, error) { return "", err }, nil
-	}
-	return k8s.ConfigMapGate(cs, ns, o.gateConfigMap, o.gateKey), nil
-}
-
-func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet bool) error {
-	if o.diagnose {
-		return o.diagnoseVolume(ctx, fw)
-	}
-	started := time.Now()
-	var suite result.Suite
-	var err error
-	// The job file goes through the runner's rules, the same as for a
-	// local run: the agent never hands fio an option iolens does not allow.
-	if o.jobEnv != "" {
-		suite, err = runner.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
-	} else {
-		suite, err = runner.LookupSuite(o.suite)
-	}
-	if err != nil {
-		return err
-	}
-	var size int64
-	if o.fileSize != "" {
-		if size, err = units.ParseSize(o.fileSize); err != nil {
-			return err
-		}
-	}
-	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet,
-		Repeat: o.repeat, RunID: o.runID, IolensVersion: Version,
-		// When the agent started, to split a target's overhead into the
-		// cluster's part (provisioning, scheduling, container start) and
-		// the test's (preconditioning) with the start of the first test.
-		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
-	if o.untilSteady {
-		// The same rule as 'iolens run --until-steady'.
-		cfg.MaxRuntimeS = o.maxRuntime
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(o.minRuntime)
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
-	}
-	if o.device != "" {
-		// The volume was provisioned for this run and is deleted after
-		// it: nothing on it can be lost.
-		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
-	}
-	gate, err := o.gate()
-	if err != nil {
-		return err
-	}
-	// The same findings as a local run, computed where the results are
-	// made, and each result framed onto the pod's log.
-	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.repeat), Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	gateDone := gate == nil
-	progress := func(e runner.Event) {
-		switch e.Kind {
-		case runner.EventTestStart:
-			if !gateDone {
-				// The test file is written: wait here, before the first
-				// test, so that the gate's volumes are measured together.
-				gateDone = true
-				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
-				k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, func(msg string) {
-					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()})
-				})
-			}
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
-		case runner.EventPrepare, runner.EventInfo:
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
-		}
-	}
-	return runner.Run(ctx, cfg, emit, progress)
-}
-
-// diagnoseVolume runs diagnose's plan on the volume: the runner prepares
-// the target, the agent waits for its gate, then the plan runs within its
-// budget, every gated volume starting it together.
-func (o *agentOptions) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
-	if o.budget < 30*time.Second || o.precision <= 0 || o.precision > 0.5 || math.IsNaN(o.precision) {
-		return fmt.Errorf("--budget %s, --precision %g: want at least 30s and a precision in (0, 0.5]", o.budget, o.precision)
-	}
-	cfg := runner.Config{Suite: diagnoseSuite(), Dir: o.dir, NoPrecondition: true, Plan: true, RunID: o.runID, IolensVersion: Version,
-		Labels: map[string]string{"k8s.agent-started": time.Now().UTC().Format(time.RFC3339Nano)}}
-	if o.device != "" {
-		// The volume was provisioned for this run and is deleted after
-		// it: nothing on it can be lost.
-		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
-	}
-	say := func(msg string) { _ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()}) }
-	s, err := runner.Open(ctx, cfg, func(e runner.Event) {
-		if e.Kind == runner.EventPrepare || e.Kind == runner.EventInfo {
-			say(e.Message)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = s.Close(ctx) }()
-	gate, err := o.gate()
-	if err != nil {
-		return err
-	}
-	if gate != nil {
-		_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
-		k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, say)
-	}
-	// The first step starts now: the run's start skew is taken from it.
-	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
-	session := analysis.NewPlanSession()
-	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result, endsGroup string) error {
-		if endsGroup != "" {
-			session.LastOfGroup(endsGroup)
-		}
-		return snk.Add(ctx, r)
-	}
-	_, planErr := plan.Plan(ctx, s, plan.Options{Budget: o.budget, Precision: o.precision}, emit, func(e plan.Event) {
-		say(fmt.Sprintf("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left)))
-	})
-	return errors.Join(planErr, s.Close(ctx))
+	a := &k8s.Agent{Dir: o.dir, Device: o.device, Suite: o.suite, JobEnv: o.jobEnv, JobName: o.jobName, FileSize: o.fileSize,
+		RunID: o.runID, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat, UntilSteady: o.untilSteady,
+		MinRuntimeS: o.minRuntime, MaxRuntimeS: o.maxRuntime, GateConfigMap: o.gateConfigMap, GateKey: o.gateKey,
+		GateTimeout: o.gateTimeout, Diagnose: o.diagnose, Budget: o.budget, Precision: o.precision, Version: Version}
+	return a.Run(ctx, streams.Out)
 }
 
 // ---- node-dir (the node-check sidecar) ----

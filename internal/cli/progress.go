@@ -10,6 +10,7 @@ import (
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/term"
 )
 
@@ -35,10 +36,7 @@ func newProgressPrinter(w io.Writer, quiet bool) *progressPrinter {
 	return p
 }
 
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
+func clock(d time.Duration) string { return units.Clock(d) }
 
 func (p *progressPrinter) clearLive() {
 	if p.live {

@@ -209,6 +209,13 @@ func FormatRate(bps float64) string {
 	return fmt.Sprintf("%.4g MB/s", bps/1e6)
 }
 
+// Clock prints a duration as minutes and seconds, "02:05", as progress
+// lines show elapsed and remaining time.
+func Clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
 // FormatSeconds prints a duration in seconds for people: "45 s", "2.5 s",
 // "12 min", "1.5 h".
 func FormatSeconds(s float64) string {
