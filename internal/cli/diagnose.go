@@ -276,7 +276,7 @@ func detectExpect(ctx context.Context, t result.Target, prog *progressPrinter) f
 		return nil
 	}
 	return func(r *result.Result) {
-		diagnose(r, ex)
+		limits.Apply(r, ex)
 		r.Target.Labels["expect_source"] = x.From
 	}
 }

@@ -584,7 +584,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	// the class provisions.
 	expect := o.diag
 	if expect == nil {
-		expect = catalogCeiling
+		expect = limits.CatalogCeiling
 	}
 	snk := keeper.sink(expect, nil, out)
 	if stream {
@@ -628,40 +628,6 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return partialError{runErr}
 	}
 	return runErr
-}
-
-// catalogCeiling compares a result with the catalog disk its storage
-// class provisions (the k8s.catalog-disk label), on the node's VM size
-// when the catalog knows it, with the class's Azure host cache mode.
-// Results of classes the catalog cannot map are left alone.
-func catalogCeiling(r *result.Result) {
-	l := r.Target.Labels
-	spec := l["k8s.catalog-disk"]
-	if spec == "" {
-		return
-	}
-	c := limits.MustDefault()
-	vm := ""
-	if it := l["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
-		provider, _, _ := strings.Cut(spec, ":")
-		if v := c.VM(provider + ":" + it); v != nil {
-			vm = v.ID
-		}
-	}
-	cache := ""
-	for k, v := range l {
-		if strings.EqualFold(k, "k8s.sc.cachingmode") {
-			cache = strings.ToLower(v)
-		}
-	}
-	x, err := c.ParseExpectation(spec, vm, nil, cache)
-	if err != nil {
-		x, err = c.ParseExpectation(spec, vm, nil, "")
-	}
-	if err != nil {
-		return
-	}
-	diagnose(r, x)
 }
 
 // partialError is a run some of whose targets failed: exit status 3.
