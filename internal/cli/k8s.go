@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iolens/iolens/internal/etcdmetrics"
 	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -759,7 +760,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
 			var results []result.Result
 			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []result.Result) { results = rs })
-			if v := etcdVerdict(results); v != "" {
+			if v := etcdmetrics.FioVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}
 			return err
@@ -770,25 +771,6 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 	cmd.Flags().Int64Var(&o.runAsUser, "run-as-user", 0, "uid to run as, when the directory belongs to another user than root")
 	o.addCommonFlags(cmd)
 	return cmd
-}
-
-// etcdLimit is etcd's guidance: WAL fdatasync p99 under 10 ms.
-const etcdLimit = 10 * time.Millisecond
-
-func etcdVerdict(rs []result.Result) string {
-	for _, r := range rs {
-		if r.Sync == nil || r.Status != "ok" {
-			continue
-		}
-		p99 := time.Duration(r.Sync.Lat.P99Ns)
-		verdict := "OK for etcd"
-		if p99 >= etcdLimit {
-			verdict = "TOO SLOW for etcd"
-		}
-		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %.2f ms (limit %d ms), p99.9 %.2f ms, %.0f syncs/s on %s",
-			verdict, float64(p99)/1e6, etcdLimit.Milliseconds(), r.Sync.Lat.P999Ns/1e6, r.Sync.IOPS, r.Target.Path)
-	}
-	return ""
 }
 
 // ---- cleanup ----
