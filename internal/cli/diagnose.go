@@ -8,13 +8,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/cloudmeta"
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -235,48 +233,11 @@ func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result
 // as --no-metadata does.
 const EnvNoMetadata = "IOLENS_NO_METADATA"
 
-// metadataExpect returns an expectation that, at the first result, asks
-// the cloud metadata service which disk and VM size the result's target
-// is, and from then on adds the ceiling findings for them (nothing when
-// there is no cloud, or nothing the catalog knows). Asking at the first
-// result means the target's devices are known, whoever resolved them.
+// metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
+// on prog; nil with $IOLENS_NO_METADATA.
 func metadataExpect(ctx context.Context, prog *progressPrinter) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}
-	var once sync.Once
-	var apply func(*result.Result)
-	return func(r *result.Result) {
-		once.Do(func() { apply = detectExpect(ctx, r.Target, prog) })
-		if apply != nil {
-			apply(r)
-		}
-	}
-}
-
-func detectExpect(ctx context.Context, t result.Target, prog *progressPrinter) func(*result.Result) {
-	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	info, err := cloudmeta.Detect(mctx, cloudmeta.Options{})
-	if err != nil || !info.Detected() {
-		return nil
-	}
-	x, _ := info.ExpectFor(t.Devices)
-	prog.Line("cloud: %s", info.Summary())
-	for _, n := range x.Notes {
-		prog.Line("cloud: %s", n)
-	}
-	if x.Disk == "" {
-		return nil
-	}
-	c := limits.MustDefault()
-	ex, err := c.ParseExpectation(x.Disk, x.VM, x.Attached, x.Cache)
-	if err != nil {
-		prog.Line("cloud: %s is not in the catalog as given (%v); give --expect to compare", x.Disk, err)
-		return nil
-	}
-	return func(r *result.Result) {
-		limits.Apply(r, ex)
-		r.Target.Labels["expect_source"] = x.From
-	}
+	return cloudmeta.ExpectFromMetadata(ctx, func(s string) { prog.Line("%s", s) })
 }
