@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -90,23 +89,6 @@ with (--no-metadata skips it; --expect overrides it).`,
 	return cmd
 }
 
-// parsePrecision reads "2%", "2 %" or "0.02".
-func parsePrecision(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := units.ParseNumber(strings.TrimSpace(strings.TrimSuffix(t, "%")), 0, 100)
-	if err != nil {
-		return 0, err
-	}
-	if pct || v >= 1 {
-		v /= 100
-	}
-	if v < 0.001 || v > 0.5 {
-		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
-	}
-	return v, nil
-}
-
 func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
 	ctx := cmd.Context()
 	switch o.output {
@@ -114,7 +96,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	default:
 		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Help: "diagnose writes text, json, md or html"}
 	}
-	precision, err := parsePrecision(o.precision)
+	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
 		return &UsageError{Err: err, Help: "e.g. --precision 2% or --precision 0.05"}
 	}

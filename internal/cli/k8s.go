@@ -326,47 +326,6 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	return cmd
 }
 
-func parseTolerations(in []string) ([]corev1.Toleration, error) {
-	var out []corev1.Toleration
-	for _, s := range in {
-		t := corev1.Toleration{Operator: corev1.TolerationOpExists}
-		if kv, eff, ok := strings.Cut(s, ":"); ok {
-			s = kv
-			switch corev1.TaintEffect(eff) {
-			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-				t.Effect = corev1.TaintEffect(eff)
-			default:
-				return nil, fmt.Errorf("--tolerate %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", s+":"+eff)
-			}
-		}
-		k, v, hasV := strings.Cut(s, "=")
-		if k == "" {
-			return nil, fmt.Errorf("--tolerate %q: no key", s)
-		}
-		t.Key = k
-		if hasV {
-			t.Operator, t.Value = corev1.TolerationOpEqual, v
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func parseSelector(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
 // planned estimates how long the suite runs, for the run timeout: each
 // time-based test's runtime (or --runtime, or with --until-steady at most
 // --max-runtime) and ramp (or --ramp).
@@ -446,7 +405,7 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 // podConfig checks the flags that shape every pod (tolerations, image,
 // pull policy) and gives the run its id.
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
-	tol, err := parseTolerations(o.tolerate)
+	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
@@ -499,7 +458,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if o.allNodes && len(o.nodes) > 0 {
 		return k8sUsage("run", "--nodes and --all-nodes are exclusive")
 	}
-	sel, err := parseSelector(o.nodeSelector)
+	sel, err := k8s.ParseNodeSelector(o.nodeSelector)
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}

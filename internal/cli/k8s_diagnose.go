@@ -80,7 +80,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if r.output != "text" && r.output != "json" {
 		return k8sUsage("diagnose", "-o %q: want text or json", r.output)
 	}
-	precision, err := parsePrecision(o.precision)
+	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
 		return k8sUsage("diagnose", "--precision: %v", err)
 	}
@@ -99,7 +99,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if r.allNodes && len(r.nodes) > 0 {
 		return k8sUsage("diagnose", "--nodes and --all-nodes are exclusive")
 	}
-	sel, err := parseSelector(r.nodeSelector)
+	sel, err := k8s.ParseNodeSelector(r.nodeSelector)
 	if err != nil {
 		return k8sUsage("diagnose", "%v", err)
 	}

@@ -274,3 +274,21 @@ func Latency(ns float64) string {
 	}
 	return fmt.Sprintf("%.0f ns", ns)
 }
+
+// ParsePrecision reads a relative precision: "2%", "2 %" or "0.02",
+// from 0.1% to 50%.
+func ParsePrecision(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := ParseNumber(strings.TrimSpace(strings.TrimSuffix(t, "%")), 0, 100)
+	if err != nil {
+		return 0, err
+	}
+	if pct || v >= 1 {
+		v /= 100
+	}
+	if v < 0.001 || v > 0.5 {
+		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
+	}
+	return v, nil
+}
