@@ -326,32 +326,6 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	return cmd
 }
 
-// planned estimates how long the suite runs, for the run timeout: each
-// time-based test's runtime (or --runtime, or with --until-steady at most
-// --max-runtime) and ramp (or --ramp).
-func (o *k8sRunOptions) planned(s result.Suite) time.Duration {
-	var d time.Duration
-	for _, t := range s.Tests {
-		rt := t.RuntimeS
-		if o.runtime > 0 && rt > 0 {
-			rt = o.runtime
-		}
-		if o.untilSteady && o.maxRuntime > 0 && rt > 0 {
-			rt = o.maxRuntime
-		}
-		if rt == 0 {
-			rt = 60 // size-bound tests such as etcd's
-		}
-		ramp := t.RampS
-		if o.rampSet {
-			ramp = o.ramp
-		}
-		d += time.Duration((rt + ramp + 1) * float64(time.Second))
-	}
-	// Preconditioning writes the test file once.
-	return d*time.Duration(max(o.repeat, 1)) + time.Minute
-}
-
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
@@ -367,10 +341,11 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 		return k8s.AgentArgs{}, err
 	}
 	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
-		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: o.planned(suite)}
+		Tests: len(suite.Tests) * max(o.repeat, 1)}
 	if o.untilSteady {
 		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
 	}
+	a.Planned = a.PlannedFor(suite)
 	if o.jobFile != "" {
 		b, err := os.ReadFile(o.jobFile)
 		if err != nil {
