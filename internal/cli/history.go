@@ -26,16 +26,6 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 	f.StringVar(p, "db", "", "history database (default $"+store.EnvDB+", else $XDG_DATA_HOME/iolens/history.db or ~/.local/share/iolens/history.db)")
 }
 
-// storeError gives errors from the history a hint.
-type storeError struct {
-	err  error
-	hint string
-}
-
-func (e *storeError) Error() string { return e.err.Error() }
-func (e *storeError) Unwrap() error { return e.err }
-func (e *storeError) Hint() string  { return e.hint }
-
 // openStore opens the history for the commands that only read it: read
 // only, never creating a file, never migrating a schema this build reads
 // as it is.
@@ -53,7 +43,7 @@ func openHistory(ctx context.Context, path string, o store.Options) (*store.Stor
 	if path == "" {
 		var err error
 		if path, err = store.DefaultPath(); err != nil {
-			return nil, &storeError{err, "give the database with --db PATH or " + store.EnvDB}
+			return nil, &hintError{err, "give the database with --db PATH or " + store.EnvDB}
 		}
 	}
 	s, err := store.OpenWith(ctx, path, o)
@@ -66,7 +56,7 @@ func openHistory(ctx context.Context, path string, o store.Options) (*store.Stor
 		case errors.Is(err, store.ErrNewerSchema):
 			hint = "upgrade iolens, or use another database with --db"
 		}
-		return nil, &storeError{fmt.Errorf("history database: %w", err), hint}
+		return nil, &hintError{fmt.Errorf("history database: %w", err), hint}
 	}
 	return s, nil
 }
@@ -77,7 +67,7 @@ func lookupErr(err error) error {
 	var amb *store.AmbiguousError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return &storeError{err, "'iolens history' lists the stored runs"}
+		return &hintError{err, "'iolens history' lists the stored runs"}
 	case errors.Is(err, store.ErrEmptyID):
 		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
@@ -399,7 +389,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
-			var se *storeError
+			var se *hintError
 			if errors.As(err, &se) {
 				se.hint += ", or run with --no-save"
 			}

@@ -66,15 +66,6 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	return &k8s.Client{CS: cs}, ns, ctxName, nil
 }
 
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
-
 func newK8sCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s",
