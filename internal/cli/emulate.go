@@ -450,42 +450,19 @@ func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
 	}
 }
 
-// emulatedTarget resolves 'run --emulated NAME': the directory to test
-// (the disk's mount unless DIR is inside it) and the prefix that puts fio
-// in the disk's cgroup.
+// emulatedTarget resolves 'run --emulated NAME' (emulate.RunTarget),
+// saying on w which disk it is.
 func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, error) {
 	if device != "" {
 		return "", nil, usageErr("--emulated tests a directory on the emulated disk, not --device")
 	}
-	d, err := emulate.Open(name)
-	if err != nil {
-		return "", nil, err
+	dir, prefix, note, err := emulate.RunTarget(name, dir)
+	if note != "" {
+		fmt.Fprintln(w, note)
 	}
-	st := d.Status()
-	if !st.Mounted || !st.CgroupOK {
-		return "", nil, &emulate.HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
-			Help: "remove it with 'iolens emulate rm " + name + "' and create it again"}
+	var oe *emulate.OptionError
+	if errors.As(err, &oe) {
+		return "", nil, &UsageError{Err: oe.Err, Help: oe.Help}
 	}
-	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
-	if d.Spec.Profile != "" {
-		note += " (" + d.Spec.Profile + ")"
-	}
-	if st.Controller == "stopped" {
-		note += "; its controller is NOT running: caps stay as last set, no bursting or cache changes"
-	}
-	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
-		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
-	}
-	fmt.Fprintln(w, note)
-	if dir == "" {
-		return d.Mount, d.CommandPrefix(), nil
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", nil, err
-	}
-	if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
-		return "", nil, usageErr("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount)
-	}
-	return abs, d.CommandPrefix(), nil
+	return dir, prefix, err
 }

@@ -2,6 +2,8 @@ package emulate
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/iolens/iolens/internal/units"
 )
@@ -158,4 +160,42 @@ func (o SpecOptions) latencies(s *Spec) error {
 		s.Latency = &l
 	}
 	return nil
+}
+
+// RunTarget resolves a run on emulated disk name: the directory to test
+// (the disk's mount unless dir is inside it), the prefix that puts fio in
+// the disk's cgroup, and a note saying which disk it is and how it
+// behaves ("" when the disk could not be used). A dir off the disk is an
+// *OptionError.
+func RunTarget(name, dir string) (string, []string, string, error) {
+	d, err := Open(name)
+	if err != nil {
+		return "", nil, "", err
+	}
+	st := d.Status()
+	if !st.Mounted || !st.CgroupOK {
+		return "", nil, "", &HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
+			Help: "remove it with 'iolens emulate rm " + name + "' and create it again"}
+	}
+	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
+	if d.Spec.Profile != "" {
+		note += " (" + d.Spec.Profile + ")"
+	}
+	if st.Controller == "stopped" {
+		note += "; its controller is NOT running: caps stay as last set, no bursting or cache changes"
+	}
+	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
+		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
+	}
+	if dir == "" {
+		return d.Mount, d.CommandPrefix(), note, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, note, err
+	}
+	if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
+		return "", nil, note, &OptionError{Err: fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), Help: "see 'iolens run --help'"}
+	}
+	return abs, d.CommandPrefix(), note, nil
 }
