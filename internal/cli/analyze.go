@@ -7,11 +7,8 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/report"
-	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/cobra"
 )
-
-var severityRank = map[string]int{"none": 0, analysis.SevInfo: 1, analysis.SevWarn: 2, analysis.SevFail: 3}
 
 func newAnalyzeCommand(streams IOStreams) *cobra.Command {
 	var output, failOn string
@@ -36,10 +33,10 @@ each result is also compared with what that disk should deliver.`,
   iolens analyze results.ndjson --out reanalysed.ndjson --html findings.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, ok := severityRank[failOn]; !ok {
+			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
-			render := findingsText
+			render := report.FindingsText
 			if output != "text" && output != "" {
 				r, err := report.RendererFor(output)
 				if err != nil {
@@ -75,7 +72,7 @@ each result is also compared with what that disk should deliver.`,
 					return err
 				}
 			}
-			if n := countAtLeast(rs, failOn); n > 0 {
+			if n := analysis.CountAtLeast(rs, failOn); n > 0 {
 				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
 			}
 			return nil
@@ -86,84 +83,4 @@ each result is also compared with what that disk should deliver.`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)
 	return cmd
-}
-
-func countAtLeast(rs []result.Result, sev string) int {
-	lim := severityRank[sev]
-	if lim == 0 {
-		return 0
-	}
-	n := 0
-	for _, r := range rs {
-		for _, f := range r.Findings {
-			if severityRank[f.Severity] >= lim {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// findingsText prints, per result, a one-line summary and its findings,
-// then the statistics of repeated tests.
-func findingsText(w io.Writer, rs []result.Result) error {
-	if len(rs) == 0 {
-		_, err := fmt.Fprintln(w, "no results")
-		return err
-	}
-	repeats := false
-	for _, r := range rs {
-		repeats = repeats || r.Repeat > 1
-	}
-	for i, r := range rs {
-		if i == 0 || r.RunID != rs[i-1].RunID || r.Target.Path != rs[i-1].Target.Path {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, orNone(r.Target.Device))
-		}
-		name := r.Test.Name
-		if repeats {
-			name = fmt.Sprintf("%s #%d", name, r.Repeat)
-		}
-		fmt.Fprintf(w, "\n%s  %s\n", name, resultLine(&r))
-		if len(r.Findings) == 0 && r.Status == "ok" {
-			fmt.Fprintln(w, "  no findings")
-		}
-		for _, f := range r.Findings {
-			fmt.Fprintf(w, "  [%s] %s\n", f.Severity, f.Summary)
-		}
-	}
-	return report.RepeatsText(w, rs)
-}
-
-func resultLine(r *result.Result) string {
-	if r.Status != "ok" {
-		return "FAILED: " + r.Error
-	}
-	var parts []string
-	for _, x := range []struct {
-		name string
-		d    *result.DirResult
-	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-		if x.d == nil {
-			continue
-		}
-		s := fmt.Sprintf("%s %.0f IOPS", x.name, x.d.IOPS)
-		if x.name != "sync" {
-			s += fmt.Sprintf(" %.1f MB/s", x.d.BWBytes/1e6)
-		}
-		if x.d.Lat.P99Ns > 0 {
-			s += fmt.Sprintf(" p99 %.3g ms", x.d.Lat.P99Ns/1e6)
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -113,14 +113,14 @@ func resolveOperands(ctx context.Context, db string, args []string, stdin io.Rea
 				rs, err = s.Select(ctx, sel)
 			}
 			if err == nil && len(rs) == 0 {
-				err = &storeError{fmt.Errorf("selector %q matches no saved result", a), "'iolens history' lists the runs and their labels"}
+				err = &hintError{fmt.Errorf("selector %q matches no saved result", a), "'iolens history' lists the runs and their labels"}
 			}
 		} else {
 			if err = open(); err == nil {
 				rs, err = s.Results(ctx, a)
 			}
 			if errors.Is(err, store.ErrNotFound) {
-				err = &storeError{fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), "'iolens history' lists the saved runs"}
+				err = &hintError{fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), "'iolens history' lists the saved runs"}
 			}
 		}
 		if err != nil {

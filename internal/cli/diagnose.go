@@ -7,14 +7,11 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/cloudmeta"
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -92,23 +89,6 @@ with (--no-metadata skips it; --expect overrides it).`,
 	return cmd
 }
 
-// parsePrecision reads "2%", "2 %" or "0.02".
-func parsePrecision(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := units.ParseNumber(strings.TrimSpace(strings.TrimSuffix(t, "%")), 0, 100)
-	if err != nil {
-		return 0, err
-	}
-	if pct || v >= 1 {
-		v /= 100
-	}
-	if v < 0.001 || v > 0.5 {
-		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
-	}
-	return v, nil
-}
-
 func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
 	ctx := cmd.Context()
 	switch o.output {
@@ -116,7 +96,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	default:
 		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Help: "diagnose writes text, json, md or html"}
 	}
-	precision, err := parsePrecision(o.precision)
+	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
 		return &UsageError{Err: err, Help: "e.g. --precision 2% or --precision 0.05"}
 	}
@@ -156,7 +136,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 
 	prog := newProgressPrinter(streams.ErrOut, o.quiet)
 	defer prog.Done()
-	suite := diagnoseSuite()
+	suite := plan.Suite()
 	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
@@ -216,13 +196,6 @@ func (o *diagnoseOptions) page(w io.Writer, rs []result.Result, unknown []string
 	return report.WriteHTML(w, p)
 }
 
-// diagnoseSuite is what a diagnose plan may run, for the runner to size
-// its scratch space (iolens diagnose, and the agent of iolens k8s
-// diagnose).
-func diagnoseSuite() result.Suite {
-	return result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: plan.Specs()}
-}
-
 func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {
 	switch o.output {
 	case "json":
@@ -242,48 +215,11 @@ func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result
 // as --no-metadata does.
 const EnvNoMetadata = "IOLENS_NO_METADATA"
 
-// metadataExpect returns an expectation that, at the first result, asks
-// the cloud metadata service which disk and VM size the result's target
-// is, and from then on adds the ceiling findings for them (nothing when
-// there is no cloud, or nothing the catalog knows). Asking at the first
-// result means the target's devices are known, whoever resolved them.
+// metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
+// on prog; nil with $IOLENS_NO_METADATA.
 func metadataExpect(ctx context.Context, prog *progressPrinter) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}
-	var once sync.Once
-	var apply func(*result.Result)
-	return func(r *result.Result) {
-		once.Do(func() { apply = detectExpect(ctx, r.Target, prog) })
-		if apply != nil {
-			apply(r)
-		}
-	}
-}
-
-func detectExpect(ctx context.Context, t result.Target, prog *progressPrinter) func(*result.Result) {
-	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	info, err := cloudmeta.Detect(mctx, cloudmeta.Options{})
-	if err != nil || !info.Detected() {
-		return nil
-	}
-	x, _ := info.ExpectFor(t.Devices)
-	prog.Line("cloud: %s", info.Summary())
-	for _, n := range x.Notes {
-		prog.Line("cloud: %s", n)
-	}
-	if x.Disk == "" {
-		return nil
-	}
-	c := limits.MustDefault()
-	ex, err := c.ParseExpectation(x.Disk, x.VM, x.Attached, x.Cache)
-	if err != nil {
-		prog.Line("cloud: %s is not in the catalog as given (%v); give --expect to compare", x.Disk, err)
-		return nil
-	}
-	return func(r *result.Result) {
-		diagnose(r, ex)
-		r.Target.Labels["expect_source"] = x.From
-	}
+	return cloudmeta.ExpectFromMetadata(ctx, func(s string) { prog.Line("%s", s) })
 }

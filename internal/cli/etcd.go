@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/etcdmetrics"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
@@ -78,7 +79,7 @@ also fails on warn and undecided) or a member could not be read, as
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, ok := severityRank[failOn]; !ok {
+			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
 			if output != "text" && output != "json" {
@@ -144,7 +145,8 @@ func etcdExit(rep *etcdmetrics.Report, failOn string) error {
 	if bad > 0 {
 		return &hintError{err: fmt.Errorf("%d of %d etcd members could not be read", bad, len(rep.Members)), hint: "see each member's error and hint above"}
 	}
-	if lim := severityRank[failOn]; lim > 0 && severityRank[etcdmetrics.Severity(rep.Verdict)] >= lim {
+	lim, _ := analysis.SeverityRank(failOn)
+	if got, _ := analysis.SeverityRank(etcdmetrics.Severity(rep.Verdict)); lim > 0 && got >= lim {
 		return fmt.Errorf("etcd verdict %s (--fail-on %s)", rep.Verdict, failOn)
 	}
 	return nil

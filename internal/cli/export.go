@@ -77,7 +77,7 @@ rename), as the collector requires.`,
 				rs = append(rs, r...)
 			}
 			if len(rs) == 0 {
-				return &storeError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
+				return &hintError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
 			}
 			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -28,16 +26,6 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 	f.StringVar(p, "db", "", "history database (default $"+store.EnvDB+", else $XDG_DATA_HOME/iolens/history.db or ~/.local/share/iolens/history.db)")
 }
 
-// storeError gives errors from the history a hint.
-type storeError struct {
-	err  error
-	hint string
-}
-
-func (e *storeError) Error() string { return e.err.Error() }
-func (e *storeError) Unwrap() error { return e.err }
-func (e *storeError) Hint() string  { return e.hint }
-
 // openStore opens the history for the commands that only read it: read
 // only, never creating a file, never migrating a schema this build reads
 // as it is.
@@ -55,7 +43,7 @@ func openHistory(ctx context.Context, path string, o store.Options) (*store.Stor
 	if path == "" {
 		var err error
 		if path, err = store.DefaultPath(); err != nil {
-			return nil, &storeError{err, "give the database with --db PATH or " + store.EnvDB}
+			return nil, &hintError{err, "give the database with --db PATH or " + store.EnvDB}
 		}
 	}
 	s, err := store.OpenWith(ctx, path, o)
@@ -68,7 +56,7 @@ func openHistory(ctx context.Context, path string, o store.Options) (*store.Stor
 		case errors.Is(err, store.ErrNewerSchema):
 			hint = "upgrade iolens, or use another database with --db"
 		}
-		return nil, &storeError{fmt.Errorf("history database: %w", err), hint}
+		return nil, &hintError{fmt.Errorf("history database: %w", err), hint}
 	}
 	return s, nil
 }
@@ -79,7 +67,7 @@ func lookupErr(err error) error {
 	var amb *store.AmbiguousError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return &storeError{err, "'iolens history' lists the stored runs"}
+		return &hintError{err, "'iolens history' lists the stored runs"}
 	case errors.Is(err, store.ErrEmptyID):
 		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
@@ -153,7 +141,7 @@ Run ids may be shortened to any unique prefix.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(runs)
 			}
-			return writeRunList(streams.Out, runs)
+			return store.WriteRunList(streams.Out, runs)
 		},
 	}
 	f := cmd.PersistentFlags()
@@ -164,42 +152,6 @@ Run ids may be shortened to any unique prefix.`,
 	cmd.AddCommand(newHistoryShowCommand(streams, &db), newHistoryRmCommand(streams, &db),
 		newHistoryExportCommand(streams, &db), newHistoryImportCommand(streams, &db))
 	return cmd
-}
-
-// WriteRunList is the text form of 'iolens history'.
-func writeRunList(w io.Writer, runs []store.Run) error {
-	if len(runs) == 0 {
-		_, err := fmt.Fprintln(w, "no saved runs")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED (UTC)\tSUITE\tTARGET\tTESTS\tMAX IOPS\tMAX MB/s\tMAX p99 ms\tLABELS")
-	for _, r := range runs {
-		tests := strconv.Itoa(r.Tests)
-		if r.Failed > 0 {
-			tests += fmt.Sprintf(" (%d failed)", r.Failed)
-		}
-		target := r.TargetPath
-		if r.Hostname != "" {
-			target = r.Hostname + ":" + target
-		}
-		if r.Device != "" {
-			target += " (" + r.Device + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\n", r.ID, r.Start.Format("2006-01-02 15:04"), r.Suite,
-			oneLine(target), tests, r.MaxIOPS, r.MaxBWBytes/1e6, strconv.FormatFloat(r.MaxP99Ns/1e6, 'f', 3, 64), oneLine(r.Labels))
-	}
-	return tw.Flush()
-}
-
-// oneLine keeps a user string from breaking the table.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
@@ -437,7 +389,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
-			var se *storeError
+			var se *hintError
 			if errors.As(err, &se) {
 				se.hint += ", or run with --no-save"
 			}

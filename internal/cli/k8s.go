@@ -14,10 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iolens/iolens/internal/etcdmetrics"
 	"github.com/iolens/iolens/internal/image"
-	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -66,15 +65,6 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	}
 	return &k8s.Client{CS: cs}, ns, ctxName, nil
 }
-
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
 
 func newK8sCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -327,73 +317,6 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	return cmd
 }
 
-func parseTolerations(in []string) ([]corev1.Toleration, error) {
-	var out []corev1.Toleration
-	for _, s := range in {
-		t := corev1.Toleration{Operator: corev1.TolerationOpExists}
-		if kv, eff, ok := strings.Cut(s, ":"); ok {
-			s = kv
-			switch corev1.TaintEffect(eff) {
-			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-				t.Effect = corev1.TaintEffect(eff)
-			default:
-				return nil, fmt.Errorf("--tolerate %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", s+":"+eff)
-			}
-		}
-		k, v, hasV := strings.Cut(s, "=")
-		if k == "" {
-			return nil, fmt.Errorf("--tolerate %q: no key", s)
-		}
-		t.Key = k
-		if hasV {
-			t.Operator, t.Value = corev1.TolerationOpEqual, v
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func parseSelector(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
-// planned estimates how long the suite runs, for the run timeout: each
-// time-based test's runtime (or --runtime, or with --until-steady at most
-// --max-runtime) and ramp (or --ramp).
-func (o *k8sRunOptions) planned(s result.Suite) time.Duration {
-	var d time.Duration
-	for _, t := range s.Tests {
-		rt := t.RuntimeS
-		if o.runtime > 0 && rt > 0 {
-			rt = o.runtime
-		}
-		if o.untilSteady && o.maxRuntime > 0 && rt > 0 {
-			rt = o.maxRuntime
-		}
-		if rt == 0 {
-			rt = 60 // size-bound tests such as etcd's
-		}
-		ramp := t.RampS
-		if o.rampSet {
-			ramp = o.ramp
-		}
-		d += time.Duration((rt + ramp + 1) * float64(time.Second))
-	}
-	// Preconditioning writes the test file once.
-	return d*time.Duration(max(o.repeat, 1)) + time.Minute
-}
-
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
@@ -409,10 +332,11 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 		return k8s.AgentArgs{}, err
 	}
 	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
-		Tests: len(suite.Tests) * max(o.repeat, 1), Planned: o.planned(suite)}
+		Tests: len(suite.Tests) * max(o.repeat, 1)}
 	if o.untilSteady {
 		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
 	}
+	a.Planned = a.PlannedFor(suite)
 	if o.jobFile != "" {
 		b, err := os.ReadFile(o.jobFile)
 		if err != nil {
@@ -447,7 +371,7 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 // podConfig checks the flags that shape every pod (tolerations, image,
 // pull policy) and gives the run its id.
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
-	tol, err := parseTolerations(o.tolerate)
+	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
@@ -500,7 +424,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if o.allNodes && len(o.nodes) > 0 {
 		return k8sUsage("run", "--nodes and --all-nodes are exclusive")
 	}
-	sel, err := parseSelector(o.nodeSelector)
+	sel, err := k8s.ParseNodeSelector(o.nodeSelector)
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
@@ -586,7 +510,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	// the class provisions.
 	expect := o.diag
 	if expect == nil {
-		expect = catalogCeiling
+		expect = limits.CatalogCeiling
 	}
 	snk := keeper.sink(expect, nil, out)
 	if stream {
@@ -630,40 +554,6 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return partialError{runErr}
 	}
 	return runErr
-}
-
-// catalogCeiling compares a result with the catalog disk its storage
-// class provisions (the k8s.catalog-disk label), on the node's VM size
-// when the catalog knows it, with the class's Azure host cache mode.
-// Results of classes the catalog cannot map are left alone.
-func catalogCeiling(r *result.Result) {
-	l := r.Target.Labels
-	spec := l["k8s.catalog-disk"]
-	if spec == "" {
-		return
-	}
-	c := limits.MustDefault()
-	vm := ""
-	if it := l["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
-		provider, _, _ := strings.Cut(spec, ":")
-		if v := c.VM(provider + ":" + it); v != nil {
-			vm = v.ID
-		}
-	}
-	cache := ""
-	for k, v := range l {
-		if strings.EqualFold(k, "k8s.sc.cachingmode") {
-			cache = strings.ToLower(v)
-		}
-	}
-	x, err := c.ParseExpectation(spec, vm, nil, cache)
-	if err != nil {
-		x, err = c.ParseExpectation(spec, vm, nil, "")
-	}
-	if err != nil {
-		return
-	}
-	diagnose(r, x)
 }
 
 // partialError is a run some of whose targets failed: exit status 3.
@@ -795,7 +685,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
 			var results []result.Result
 			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []result.Result) { results = rs })
-			if v := etcdVerdict(results); v != "" {
+			if v := etcdmetrics.FioVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}
 			return err
@@ -806,25 +696,6 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 	cmd.Flags().Int64Var(&o.runAsUser, "run-as-user", 0, "uid to run as, when the directory belongs to another user than root")
 	o.addCommonFlags(cmd)
 	return cmd
-}
-
-// etcdLimit is etcd's guidance: WAL fdatasync p99 under 10 ms.
-const etcdLimit = 10 * time.Millisecond
-
-func etcdVerdict(rs []result.Result) string {
-	for _, r := range rs {
-		if r.Sync == nil || r.Status != "ok" {
-			continue
-		}
-		p99 := time.Duration(r.Sync.Lat.P99Ns)
-		verdict := "OK for etcd"
-		if p99 >= etcdLimit {
-			verdict = "TOO SLOW for etcd"
-		}
-		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %.2f ms (limit %d ms), p99.9 %.2f ms, %.0f syncs/s on %s",
-			verdict, float64(p99)/1e6, etcdLimit.Milliseconds(), r.Sync.Lat.P999Ns/1e6, r.Sync.IOPS, r.Target.Path)
-	}
-	return ""
 }
 
 // ---- cleanup ----
@@ -954,152 +825,11 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 }
 
 func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
-	fw := k8s.NewFrameWriter(streams.Out)
-	err := o.bench(ctx, fw, rampSet)
-	done := k8s.Record{Type: k8s.RecordDone}
-	if err != nil {
-		done.Error = err.Error()
-		var h interface{ Hint() string }
-		if errors.As(err, &h) {
-			done.Hint = h.Hint()
-		}
-	}
-	if werr := fw.Write(done); werr != nil {
-		return errors.Join(err, werr)
-	}
-	return err
-}
-
-// gate returns how the agent waits for its start time, nil for none.
-func (o *agentOptions) gate() (k8s.GateReader, error) {
-	if o.gateConfigMap == "" {
-		return nil, nil
-	}
-	cs, ns, err := k8s.InClusterClient()
-	if err != nil {
-		// Not fatal: the agent starts alone, and says why.
-		return func(context.Context) (string, error) { return "", err }, nil
-	}
-	return k8s.ConfigMapGate(cs, ns, o.gateConfigMap, o.gateKey), nil
-}
-
-func (o *agentOptions) bench(ctx context.Context, fw *k8s.FrameWriter, rampSet bool) error {
-	if o.diagnose {
-		return o.diagnoseVolume(ctx, fw)
-	}
-	started := time.Now()
-	var suite result.Suite
-	var err error
-	// The job file goes through the runner's rules, the same as for a
-	// local run: the agent never hands fio an option iolens does not allow.
-	if o.jobEnv != "" {
-		suite, err = runner.SuiteFromJobFile(o.jobName, os.Getenv(o.jobEnv))
-	} else {
-		suite, err = runner.LookupSuite(o.suite)
-	}
-	if err != nil {
-		return err
-	}
-	var size int64
-	if o.fileSize != "" {
-		if size, err = units.ParseSize(o.fileSize); err != nil {
-			return err
-		}
-	}
-	cfg := runner.Config{Suite: suite, Dir: o.dir, SizeBytes: size, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet,
-		Repeat: o.repeat, RunID: o.runID, IolensVersion: Version,
-		// When the agent started, to split a target's overhead into the
-		// cluster's part (provisioning, scheduling, container start) and
-		// the test's (preconditioning) with the start of the first test.
-		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
-	if o.untilSteady {
-		// The same rule as 'iolens run --until-steady'.
-		cfg.MaxRuntimeS = o.maxRuntime
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(o.minRuntime)
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
-	}
-	if o.device != "" {
-		// The volume was provisioned for this run and is deleted after
-		// it: nothing on it can be lost.
-		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
-	}
-	gate, err := o.gate()
-	if err != nil {
-		return err
-	}
-	// The same findings as a local run, computed where the results are
-	// made, and each result framed onto the pod's log.
-	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.repeat), Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	gateDone := gate == nil
-	progress := func(e runner.Event) {
-		switch e.Kind {
-		case runner.EventTestStart:
-			if !gateDone {
-				// The test file is written: wait here, before the first
-				// test, so that the gate's volumes are measured together.
-				gateDone = true
-				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
-				k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, func(msg string) {
-					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()})
-				})
-			}
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
-		case runner.EventPrepare, runner.EventInfo:
-			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
-		}
-	}
-	return runner.Run(ctx, cfg, emit, progress)
-}
-
-// diagnoseVolume runs diagnose's plan on the volume: the runner prepares
-// the target, the agent waits for its gate, then the plan runs within its
-// budget, every gated volume starting it together.
-func (o *agentOptions) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
-	if o.budget < 30*time.Second || o.precision <= 0 || o.precision > 0.5 || math.IsNaN(o.precision) {
-		return fmt.Errorf("--budget %s, --precision %g: want at least 30s and a precision in (0, 0.5]", o.budget, o.precision)
-	}
-	cfg := runner.Config{Suite: diagnoseSuite(), Dir: o.dir, NoPrecondition: true, Plan: true, RunID: o.runID, IolensVersion: Version,
-		Labels: map[string]string{"k8s.agent-started": time.Now().UTC().Format(time.RFC3339Nano)}}
-	if o.device != "" {
-		// The volume was provisioned for this run and is deleted after
-		// it: nothing on it can be lost.
-		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.device, "", true, true
-	}
-	say := func(msg string) { _ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()}) }
-	s, err := runner.Open(ctx, cfg, func(e runner.Event) {
-		if e.Kind == runner.EventPrepare || e.Kind == runner.EventInfo {
-			say(e.Message)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = s.Close(ctx) }()
-	gate, err := o.gate()
-	if err != nil {
-		return err
-	}
-	if gate != nil {
-		_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
-		k8s.WaitGate(ctx, gate, o.gateTimeout, k8s.GatePoll, say)
-	}
-	// The first step starts now: the run's start skew is taken from it.
-	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
-	session := analysis.NewPlanSession()
-	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result, endsGroup string) error {
-		if endsGroup != "" {
-			session.LastOfGroup(endsGroup)
-		}
-		return snk.Add(ctx, r)
-	}
-	_, planErr := plan.Plan(ctx, s, plan.Options{Budget: o.budget, Precision: o.precision}, emit, func(e plan.Event) {
-		say(fmt.Sprintf("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left)))
-	})
-	return errors.Join(planErr, s.Close(ctx))
+	a := &k8s.Agent{Dir: o.dir, Device: o.device, Suite: o.suite, JobEnv: o.jobEnv, JobName: o.jobName, FileSize: o.fileSize,
+		RunID: o.runID, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat, UntilSteady: o.untilSteady,
+		MinRuntimeS: o.minRuntime, MaxRuntimeS: o.maxRuntime, GateConfigMap: o.gateConfigMap, GateKey: o.gateKey,
+		GateTimeout: o.gateTimeout, Diagnose: o.diagnose, Budget: o.budget, Precision: o.precision, Version: Version}
+	return a.Run(ctx, streams.Out)
 }
 
 // ---- node-dir (the node-check sidecar) ----

@@ -2,28 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 )
-
-// outlierThreshold is the relative difference between nodes counted as
-// beyond noise: well above the precision each figure is measured to, and
-// above what identical cloud disks differ by from run to run.
-const outlierThreshold = 0.15
 
 type k8sDiagnoseOptions struct {
 	run       k8sRunOptions
@@ -91,7 +80,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if r.output != "text" && r.output != "json" {
 		return k8sUsage("diagnose", "-o %q: want text or json", r.output)
 	}
-	precision, err := parsePrecision(o.precision)
+	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
 		return k8sUsage("diagnose", "--precision: %v", err)
 	}
@@ -110,7 +99,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if r.allNodes && len(r.nodes) > 0 {
 		return k8sUsage("diagnose", "--nodes and --all-nodes are exclusive")
 	}
-	sel, err := parseSelector(r.nodeSelector)
+	sel, err := k8s.ParseNodeSelector(r.nodeSelector)
 	if err != nil {
 		return k8sUsage("diagnose", "%v", err)
 	}
@@ -149,70 +138,6 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if err != nil {
 		return k8sUsage("diagnose", "%v", err)
 	}
-	r.render = func(w io.Writer, rs []result.Result) error { return renderNodeDiagnoses(w, r.output, rs) }
+	r.render = func(w io.Writer, rs []result.Result) error { return k8s.WriteNodeDiagnoses(w, r.output, rs) }
 	return runTargets(ctx, streams, c, cfg, targets, r, nil)
-}
-
-// nodeDiagnoses is the -o json form: each node's disk model and the
-// comparison of the nodes.
-type nodeDiagnoses struct {
-	Schema     string                         `json:"schema"`
-	Nodes      map[string]diagnosis.Diagnosis `json:"nodes"`
-	Comparison k8s.NodeComparison             `json:"comparison"`
-}
-
-// renderNodeDiagnoses builds each node's diagnosis from its results and
-// compares the nodes.
-func renderNodeDiagnoses(w io.Writer, output string, rs []result.Result) error {
-	byNode := map[string][]result.Result{}
-	for _, r := range rs {
-		n := r.Target.Labels["k8s.node"]
-		byNode[n] = append(byNode[n], r)
-	}
-	models := map[string]diagnosis.Diagnosis{}
-	var names []string
-	for n, nrs := range byNode {
-		models[n] = report.Diagnose(nrs, nil)
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	cmp := k8s.CompareNodes(models, outlierThreshold)
-	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(nodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: cmp})
-	}
-	for _, n := range names {
-		d := models[n]
-		fmt.Fprintf(w, "== node %s", n)
-		if it := d.Target.Labels["k8s.node.node.kubernetes.io/instance-type"]; it != "" {
-			fmt.Fprintf(w, " (%s)", it)
-		}
-		if pvc := d.Target.Path; pvc != "" {
-			fmt.Fprintf(w, ", %s", pvc)
-		}
-		fmt.Fprintln(w)
-		for _, v := range d.Verdict {
-			fmt.Fprintln(w, "  "+v)
-		}
-		for _, u := range d.Unknown {
-			fmt.Fprintln(w, "  not established: "+u)
-		}
-		fmt.Fprintln(w)
-	}
-	if len(names) < 2 {
-		return nil
-	}
-	if len(cmp.Outliers) == 0 {
-		fmt.Fprintf(w, "nodes %s: no figure differs by more than %.0f%% between them\n", strings.Join(names, ", "), cmp.Threshold*100)
-		return nil
-	}
-	for _, o := range cmp.Outliers {
-		var figs []string
-		for _, f := range o.Figures {
-			figs = append(figs, fmt.Sprintf("%s %s against %s (%.2fx)", f.Name, k8s.FormatFigure(f), k8s.FormatOthers(f), f.Ratio))
-		}
-		fmt.Fprintf(w, "OUTLIER: node %s: %s; %s\n", o.Node, strings.Join(figs, ", "), o.Why)
-	}
-	return nil
 }

@@ -1,17 +1,14 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,28 +53,6 @@ Findings from every node are listed below the table.`,
 	return cmd
 }
 
-// clusterState is the latest sample per node and the findings seen.
-type clusterState struct {
-	mu       sync.Mutex
-	samples  map[string]result.WatchRecord // node -> last sample
-	findings []string
-	errs     map[string]string
-}
-
-func (c *clusterState) add(node string, r result.WatchRecord) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch r.Type {
-	case result.WatchTypeSample:
-		c.samples[node] = r
-	case result.WatchTypeFinding:
-		c.findings = append(c.findings, node+"  "+findingLine(r))
-		if len(c.findings) > 200 {
-			c.findings = c.findings[len(c.findings)-200:]
-		}
-	}
-}
-
 func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags) error {
 	c, _, _, err := kf.client()
 	if err != nil {
@@ -97,7 +72,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 		return &hintError{err: fmt.Errorf("no running iolens watch pod in namespace %s (selector %s)", o.namespace, o.selector),
 			hint: "deploy it: kubectl apply -f deploy/watch-daemonset.yaml"}
 	}
-	st := &clusterState{samples: map[string]result.WatchRecord{}, errs: map[string]string{}}
+	st := watch.NewClusterState()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -110,13 +85,11 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 			req := c.CS.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Follow: true, SinceSeconds: &since})
 			rc, err := req.Stream(ctx)
 			if err != nil {
-				st.mu.Lock()
-				st.errs[node] = err.Error()
-				st.mu.Unlock()
+				st.Fail(node, err.Error())
 				return
 			}
 			defer rc.Close()
-			readWatchStream(rc, func(r result.WatchRecord) { st.add(node, r) })
+			watch.ReadStream(rc, func(r result.WatchRecord) { st.Add(node, r) })
 		}(p)
 	}
 	defer wg.Wait()
@@ -137,79 +110,20 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 		case <-ctx.Done():
 			return nil
 		case <-deadline:
-			st.mu.Lock()
-			n := len(st.samples)
-			st.mu.Unlock()
-			renderCluster(streams.Out, st, false)
+			n := st.Reported()
+			watch.WriteCluster(streams.Out, st, false)
 			return &hintError{err: fmt.Errorf("only %d of %d watch pods reported within %s", n, len(running), o.timeout),
 				hint: "check the pods: kubectl -n " + o.namespace + " logs -l " + o.selector}
 		case <-tick.C:
-			st.mu.Lock()
-			n := len(st.samples)
-			st.mu.Unlock()
+			n := st.Reported()
 			if o.once {
 				if n >= len(running) {
-					renderCluster(streams.Out, st, false)
+					watch.WriteCluster(streams.Out, st, false)
 					return nil
 				}
 				continue
 			}
-			renderCluster(streams.Out, st, tty)
-		}
-	}
-}
-
-// readWatchStream decodes NDJSON watch records, skipping other lines.
-func readWatchStream(r io.Reader, fn func(result.WatchRecord)) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var rec result.WatchRecord
-		if json.Unmarshal(line, &rec) != nil || !result.IsWatch(rec.Schema) {
-			continue
-		}
-		fn(rec)
-	}
-}
-
-// renderCluster prints one row per node and device, then the findings.
-func renderCluster(w io.Writer, st *clusterState, redraw bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if redraw {
-		fmt.Fprint(w, "\x1b[H\x1b[2J")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tDEVICE\tSTATE\tr/s\tw/s\tMB/s\tawait ms\taqu-sz\t%util\tTOP POD")
-	for _, node := range sortedKeys(st.samples) {
-		r := st.samples[node]
-		for _, d := range r.Devices {
-			top := d.TopCgroup
-			for _, c := range r.Top {
-				if c.Device == d.Device {
-					top = c.Name()
-					break
-				}
-			}
-			if top == "" {
-				top = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.0f\t%s\n", node, d.Device, d.State, d.ReadIOPS, d.WriteIOPS,
-				(d.ReadBWBytes+d.WriteBWBytes)/1e6, max(d.ReadAwaitMs, d.WriteAwaitMs), d.QueueSize, d.UtilPct, top)
-		}
-	}
-	for _, node := range sortedKeys(st.errs) {
-		fmt.Fprintf(tw, "%s\t-\tno data\t\t\t\t\t\t\t%s\n", node, st.errs[node])
-	}
-	tw.Flush()
-	if len(st.findings) > 0 {
-		fmt.Fprintln(w, "\nFINDINGS")
-		for _, f := range st.findings[max(0, len(st.findings)-20):] {
-			fmt.Fprintln(w, f)
+			watch.WriteCluster(streams.Out, st, tty)
 		}
 	}
 }

@@ -259,24 +259,5 @@ func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*result.Result), err
 	if err != nil {
 		return nil, err
 	}
-	return func(r *result.Result) { diagnose(r, x) }, nil
-}
-
-// diagnose replaces a result's ceiling findings with those against x and
-// labels the result with the disk and VM it was compared with.
-func diagnose(r *result.Result, x *limits.Expectation) {
-	keep := r.Findings[:0:0]
-	for _, f := range r.Findings {
-		if f.Kind != limits.KindCeiling {
-			keep = append(keep, f)
-		}
-	}
-	r.Findings = append(keep, limits.MustDefault().Diagnose(r, x)...)
-	if r.Target.Labels == nil {
-		r.Target.Labels = map[string]string{}
-	}
-	r.Target.Labels["expect"] = x.Disk.Spec
-	if x.VM != nil {
-		r.Target.Labels["expect_vm"] = x.VM.ID
-	}
+	return func(r *result.Result) { limits.Apply(r, x) }, nil
 }

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/term"
 )
 
@@ -35,10 +36,7 @@ func newProgressPrinter(w io.Writer, quiet bool) *progressPrinter {
 	return p
 }
 
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
+func clock(d time.Duration) string { return units.Clock(d) }
 
 func (p *progressPrinter) clearLive() {
 	if p.live {
@@ -85,7 +83,7 @@ func (p *progressPrinter) Event(e runner.Event) {
 		}
 	case runner.EventTestEnd:
 		p.clearLive()
-		fmt.Fprintf(p.w, "%s %s: %s\n", place(e), e.Test.Name, summarizeResult(e.Result))
+		fmt.Fprintf(p.w, "%s %s: %s\n", place(e), e.Test.Name, report.ResultSummary(e.Result))
 	}
 }
 
@@ -121,28 +119,4 @@ func (p *progressPrinter) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLive()
-}
-
-func summarizeResult(r *result.Result) string {
-	if r == nil {
-		return ""
-	}
-	if r.Status != "ok" {
-		return "FAILED: " + r.Error
-	}
-	var parts []string
-	for _, x := range []struct {
-		n string
-		d *result.DirResult
-	}{{"read", r.Read}, {"write", r.Write}, {"fdatasync", r.Sync}} {
-		if x.d == nil {
-			continue
-		}
-		if x.n == "fdatasync" {
-			parts = append(parts, fmt.Sprintf("fdatasync p99 %.2f ms", x.d.Lat.P99Ns/1e6))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %.0f IOPS %.1f MB/s p99 %.2f ms", x.n, x.d.IOPS, x.d.BWBytes/1e6, x.d.Lat.P99Ns/1e6))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -131,6 +131,17 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Hint says what to do instead.
 func (e *UsageError) Hint() string { return e.Help }
 
+// hintError is a failure (exit status 1) with what to do next: the
+// history's errors, the cluster's, a listener's.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+func (e *hintError) Hint() string  { return e.hint }
+
 // ErrFindings is a verdict, not a failure: --fail-on found findings as
 // severe as asked. It exits with its own status (4), so CI can tell it
 // from a crash.

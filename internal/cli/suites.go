@@ -10,30 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// suiteView and testView add to the JSON of a test what follows from its
-// fields: whether it runs for its runtime whatever its size.
-type suiteView struct {
-	result.Suite
-	Tests []testView `json:"tests"`
-}
-
-type testView struct {
-	result.TestSpec
-	TimeBased bool `json:"time_based"`
-}
-
-func suitesJSON(in []result.Suite) []suiteView {
-	out := make([]suiteView, 0, len(in))
-	for _, s := range in {
-		v := suiteView{Suite: s, Tests: []testView{}}
-		for _, t := range s.Tests {
-			v.Tests = append(v.Tests, testView{TestSpec: t, TimeBased: t.TimeBased()})
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 func newSuitesCommand(streams IOStreams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -53,7 +29,7 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 			case "json":
 				enc := json.NewEncoder(streams.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(suitesJSON(suites))
+				return enc.Encode(runner.SuiteViews(suites))
 			case "text":
 			default:
 				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}

@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
 
-	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/watch"
@@ -142,7 +141,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else if o.vm != "" {
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
-	var cluster *clusterExpect
+	var cluster *k8s.NodeExpect
 	if o.fromCluster {
 		var err error
 		if cluster, err = inClusterExpect(o.node, o.creditStart); err != nil {
@@ -232,7 +231,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		fmt.Fprintf(streams.Out, "iolens watch: watching %s every %s; findings follow\n", strings.Join(names, ", "), o.interval)
 		sinks = append(sinks, func(r result.WatchRecord) error {
-			if line := findingLine(r); line != "" {
+			if line := watch.FindingLine(r); line != "" {
 				_, err := fmt.Fprintln(streams.Out, line)
 				return err
 			}
@@ -263,10 +262,10 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 // watched, and looked for again every minute, as volumes are mounted on
 // a node when pods come. With the cluster, the node's volumes also say
 // what each disk is expected to be.
-func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *clusterExpect) {
+func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *k8s.NodeExpect) {
 	cfg.Rediscover = time.Minute
 	if cluster != nil {
-		discover := cluster.discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
+		discover := cluster.Discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
 		d, err := discover()
 		if err != nil {
 			cfg.Notes = append(cfg.Notes, "expected disks from the cluster, so far in part: "+err.Error())
@@ -275,7 +274,7 @@ func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster
 			cfg.Devices, cfg.Mounts = d.Devices, d.Mounts
 		}
 		cfg.Ceilings = d.Ceilings
-		for _, dev := range sortedKeys(d.Ceilings) {
+		for _, dev := range slices.Sorted(maps.Keys(d.Ceilings)) {
 			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s is expected to be %s (%s)", dev, d.Ceilings[dev].Name, d.About[dev]))
 		}
 		cfg.Discover = discover
@@ -291,117 +290,28 @@ func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster
 	}
 }
 
-// parseExpect reads --expect: the disk's own limits as key=value pairs.
-// Catalog disks (azure:P10, aws:gp3:iops=6000) are looked up by
-// expectFromCatalog.
+// parseExpect reads --expect (watch.ParseExpect); its mistakes are usage
+// errors.
 func parseExpect(spec, vm string) (*watch.Ceiling, error) {
-	if k, _, hasKV := strings.Cut(spec, "="); !hasKV || strings.Contains(k, ":") {
-		// provider:disk[:size][:iops=N,...]
-		return expectFromCatalog(spec, vm)
+	c, err := watch.ParseExpect(spec, vm)
+	var ee *watch.ExpectError
+	if errors.As(err, &ee) {
+		return nil, &UsageError{Err: ee.Err, Help: ee.Help}
 	}
-	c := &watch.Ceiling{Name: "the disk"}
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return nil, &UsageError{Err: fmt.Errorf("--expect: %q is not key=value", kv), Help: "e.g. --expect iops=500,bw=100MB,burst-iops=3500,burst-s=1800"}
-		}
-		var err error
-		var x float64
-		switch k {
-		case "name":
-			c.Name = v
-			continue
-		case "bw", "burst-bw", "vm-bw":
-			x, err = parseRate(v)
-		default:
-			x, err = strconv.ParseFloat(v, 64)
-		}
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--expect %s: %w", k, err), Help: "numbers for iops, sizes like 100MB for bw"}
-		}
-		switch k {
-		case "iops":
-			c.IOPS = x
-		case "bw":
-			c.BWBytes = x
-		case "burst-iops":
-			c.BurstIOPS = x
-		case "burst-bw":
-			c.BurstBWBytes = x
-		case "burst-s":
-			c.BurstSeconds = x
-		case "vm-iops":
-			c.VMIOPS = x
-		case "vm-bw":
-			c.VMBWBytes = x
-		default:
-			return nil, &UsageError{Err: fmt.Errorf("--expect: unknown key %q", k), Help: "keys: name, iops, bw, burst-iops, burst-bw, burst-s, vm-iops, vm-bw"}
-		}
-	}
-	if c.IOPS == 0 && c.BWBytes == 0 {
-		return nil, &UsageError{Err: errors.New("--expect needs iops= or bw="), Help: "e.g. --expect iops=500,bw=100MB"}
+	if err != nil {
+		return nil, specError(err)
 	}
 	return c, nil
 }
 
-// parseRate reads a bandwidth: bytes, or a number with a unit that says
-// its base, as cloud catalogs do: kB, MB, GB (10^3...) or KiB, MiB, GiB
-// (2^10...), with an optional "/s".
-func parseRate(s string) (float64, error) {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	v, err := strconv.ParseFloat(t[:i], 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid rate %q", s)
-	}
-	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
-		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[t[i:]]
-	if !ok {
-		return 0, fmt.Errorf("invalid rate %q: use B, kB, MB, GB (powers of 10) or KiB, MiB, GiB", s)
-	}
-	return v * mult, nil
-}
-
-// findingLine is one line of the findings log, empty for other records.
-func findingLine(r result.WatchRecord) string {
-	if r.Type != result.WatchTypeFinding || r.Finding == nil {
-		return ""
-	}
-	f := r.Finding
-	dev := f.Device
-	if dev == "" {
-		dev = "host"
-	}
-	return fmt.Sprintf("%s  %-6s %-4s %s", r.Time.Local().Format("15:04:05"), dev, sevMark(f.Severity), f.Summary)
-}
-
-func sevMark(s string) string {
-	switch s {
-	case "fail":
-		return "FAIL"
-	case "warn":
-		return "WARN"
-	}
-	return "info"
-}
-
-// watchView is the live terminal view: one row per device, the host's
-// state, the heaviest cgroups and the findings log.
+// watchView draws the live view on a terminal, redrawn in place.
 type watchView struct {
 	f *os.File
-	// w says what each device is expected to be, and which devices are
-	// watched: both change as the node's volumes come and go.
-	w     *watch.Watcher
-	last  *result.WatchRecord
-	log   []string
-	start time.Time
+	v *watch.View
 }
 
 func newWatchView(f *os.File, w *watch.Watcher) *watchView {
-	return &watchView{f: f, w: w}
+	return &watchView{f: f, v: watch.NewView(w)}
 }
 
 func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
@@ -410,27 +320,19 @@ func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
 // it outlives the view.
 func (v *watchView) close() {
 	fmt.Fprint(v.f, "\x1b[?25h\x1b[?1049l")
-	if len(v.log) == 0 {
+	log := v.v.Log()
+	if len(log) == 0 {
 		fmt.Fprintln(v.f, "iolens watch: no findings")
 		return
 	}
 	fmt.Fprintln(v.f, "iolens watch findings:")
-	for _, l := range v.log {
+	for _, l := range log {
 		fmt.Fprintln(v.f, l)
 	}
 }
 
 func (v *watchView) add(r result.WatchRecord) error {
-	switch r.Type {
-	case result.WatchTypeStart:
-		v.start = r.Time
-	case result.WatchTypeSample:
-		v.last = &r
-	case result.WatchTypeFinding:
-		v.log = append(v.log, findingLine(r))
-		if len(v.log) > 1000 {
-			v.log = v.log[len(v.log)-1000:]
-		}
+	if !v.v.Add(r) {
 		return nil // drawn with the next sample
 	}
 	wd, ht, err := term.GetSize(int(v.f.Fd()))
@@ -439,7 +341,7 @@ func (v *watchView) add(r result.WatchRecord) error {
 	}
 	var b strings.Builder
 	b.WriteString("\x1b[H")
-	for _, l := range v.render(wd, ht) {
+	for _, l := range v.v.Render(wd, ht) {
 		b.WriteString(l)
 		b.WriteString("\x1b[K\n")
 	}
@@ -448,165 +350,4 @@ func (v *watchView) add(r result.WatchRecord) error {
 	return err
 }
 
-// render lays the view out for a terminal of wd x ht.
-func (v *watchView) render(wd, ht int) []string {
-	var lines []string
-	now := time.Now()
-	if v.last != nil {
-		now = v.last.Time
-	}
-	head := fmt.Sprintf("iolens watch  %s", now.Local().Format("15:04:05"))
-	if v.last != nil && v.last.System != nil {
-		s := v.last.System
-		head += fmt.Sprintf("   iowait %.1f%%", s.IowaitPct)
-		if v.last.IOPressurePct != nil {
-			head += fmt.Sprintf("   IO pressure %.0f%%", *v.last.IOPressurePct)
-		}
-		head += fmt.Sprintf("   Dirty %s   Writeback %s", iec(float64(s.DirtyBytes)), iec(float64(s.WritebackBytes)))
-	}
-	lines = append(lines, head, "")
-	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
-		"r_await", "w_await", "aqu-sz", "rareq-sz", "wareq-sz", "%util")
-	expected := false
-	for _, d := range v.w.Devices() {
-		expected = expected || v.w.CeilingOf(d.Name) != nil
-	}
-	if expected {
-		hdr += fmt.Sprintf(" %6s %7s", "%ceil", "credit")
-	}
-	hdr += "  TOP"
-	lines = append(lines, hdr)
-	parallel := map[string]bool{}
-	anyParallel := false
-	for _, d := range v.w.Devices() {
-		parallel[d.Name] = d.Parallel
-		anyParallel = anyParallel || d.Parallel
-	}
-	var burst []string
-	if v.last != nil {
-		for _, d := range v.last.Devices {
-			util := fmt.Sprintf("%5.1f", d.UtilPct)
-			if parallel[d.Device] {
-				util += "~"
-			} else {
-				util += " "
-			}
-			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
-				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
-				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
-			if expected {
-				c, cr := "-", "-"
-				if d.CeilingPct != nil {
-					c = fmt.Sprintf("%.0f%%", *d.CeilingPct)
-				}
-				if d.BurstCreditPct != nil {
-					cr = fmt.Sprintf("%.0f%%", *d.BurstCreditPct)
-				}
-				row += fmt.Sprintf(" %6s %7s", c, cr)
-				if m := watch.Message(v.w.CeilingOf(d.Device), d); m != "" {
-					burst = append(burst, d.Device+": "+m)
-				}
-			}
-			row += "  " + d.TopCgroup
-			lines = append(lines, clip(row, wd))
-		}
-	}
-	if anyParallel {
-		lines = append(lines, "~ parallel device: utilization does not show saturation; watch aqu-sz and await")
-	}
-	lines = append(lines, burst...)
-	lines = append(lines, etcdLines(v.last, wd)...)
-	if v.last != nil && len(v.last.Top) > 0 {
-		lines = append(lines, "", fmt.Sprintf("%-10s %9s %9s %8s %8s  %s", "DEVICE", "rMB/s", "wMB/s", "r/s", "w/s", "CGROUP (pod or process)"))
-		for _, c := range v.last.Top {
-			who := c.Name()
-			if who != c.Cgroup {
-				who += "  " + c.Cgroup
-			}
-			dev := c.Device
-			if dev == "" {
-				dev = "(all)" // attributed per process, not per device
-			}
-			lines = append(lines, clip(fmt.Sprintf("%-10s %9.2f %9.2f %8.1f %8.1f  %s", dev, c.ReadBWBytes/1e6, c.WriteBWBytes/1e6, c.ReadIOPS, c.WriteIOPS, who), wd))
-		}
-	}
-	lines = append(lines, "", "FINDINGS")
-	room := ht - len(lines) - 1
-	logs := v.log
-	if room < 1 {
-		room = 1
-	}
-	if len(logs) > room {
-		logs = logs[len(logs)-room:]
-	}
-	if len(logs) == 0 {
-		lines = append(lines, "(none yet)")
-	}
-	for _, l := range logs {
-		lines = append(lines, clip(l, wd))
-	}
-	return lines
-}
-
-func clip(s string, wd int) string {
-	if wd > 0 && len(s) > wd {
-		return s[:wd]
-	}
-	return s
-}
-
-func kib(b float64) string {
-	if b == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.1fk", b/1024)
-}
-
-func iec(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", b)
-}
-
-// sortedKeys is used by the k8s watch table.
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
-// expectFromCatalog looks a disk (and the VM it is attached to) up in the
-// cloud catalog: the disk's sustained limits, its burst allowance when it
-// bursts without opting in, and the VM's uncached caps.
-func expectFromCatalog(spec, vm string) (*watch.Ceiling, error) {
-	cat, err := limits.Default()
-	if err != nil {
-		return nil, err
-	}
-	x, err := cat.ParseExpectation(spec, vm, nil, "")
-	if err != nil {
-		return nil, specError(err)
-	}
-	d := x.Disk
-	c := &watch.Ceiling{Name: d.Spec, IOPS: d.Read.IOPS, BWBytes: d.Read.BWBytes}
-	if b := d.Burst; b != nil && !b.OptIn && b.Seconds > 0 {
-		c.BurstIOPS, c.BurstBWBytes, c.BurstSeconds = b.IOPS, b.BWBytes, b.Seconds
-	}
-	if x.VM != nil {
-		c.Name += " on " + x.VM.ID
-		r, _ := x.VMRate(false)
-		c.VMIOPS, c.VMBWBytes = r.IOPS, r.BWBytes
-	}
-	return c, nil
-}

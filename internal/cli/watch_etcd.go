@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
-	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/pflag"
@@ -51,27 +50,4 @@ func (o *etcdWatchOptions) configure(cfg *watch.Config, interval time.Duration) 
 	cfg.Notes = append(cfg.Notes, fmt.Sprintf("etcd: WAL fsync p99 of %s over a sliding %s window, from etcd's histogram buckets (read as histogram_quantile does); limit 10 ms",
 		strings.Join(o.endpoints, ", "), time.Duration(o.window)))
 	return c.Close, nil
-}
-
-// etcdLines are the live view's rows for the etcd members.
-func etcdLines(r *result.WatchRecord, wd int) []string {
-	if r == nil || len(r.Etcd) == 0 {
-		return nil
-	}
-	lines := []string{"", fmt.Sprintf("%-28s %9s %8s %-22s %s", "ETCD", "WINDOW", "FSYNCS", "WAL FSYNC P99", "VERDICT")}
-	for _, e := range r.Etcd {
-		p99 := "-"
-		switch {
-		case e.P99LowerNs != nil && e.P99UpperNs == nil:
-			p99 = fmt.Sprintf("> %.0f ms", *e.P99LowerNs/1e6)
-		case e.P99Ns != nil && e.P99LowerNs != nil:
-			p99 = fmt.Sprintf("%.3g ms (%g-%g)", *e.P99Ns/1e6, *e.P99LowerNs/1e6, *e.P99UpperNs/1e6)
-		}
-		verdict := strings.ToUpper(e.Verdict)
-		if e.Error != "" {
-			verdict += ": " + e.Error
-		}
-		lines = append(lines, clip(fmt.Sprintf("%-28s %8.0fs %8.0f %-22s %s", e.Endpoint, e.WindowS, e.Fsyncs, p99, verdict), wd))
-	}
-	return lines
 }

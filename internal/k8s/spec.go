@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iolens/iolens/internal/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -439,4 +440,30 @@ func selector(runID string) string {
 
 func targetSelector(runID, id string) string {
 	return fmt.Sprintf("%s,%s=%s", selector(runID), LabelTarget, id)
+}
+
+// PlannedFor estimates how long suite runs with these arguments, for the
+// run timeout: each time-based test's runtime (or RuntimeS, or with
+// UntilSteady at most MaxRuntimeS) and ramp (or RampS when RampSet).
+func (a AgentArgs) PlannedFor(s result.Suite) time.Duration {
+	var d time.Duration
+	for _, t := range s.Tests {
+		rt := t.RuntimeS
+		if a.RuntimeS > 0 && rt > 0 {
+			rt = a.RuntimeS
+		}
+		if a.UntilSteady && a.MaxRuntimeS > 0 && rt > 0 {
+			rt = a.MaxRuntimeS
+		}
+		if rt == 0 {
+			rt = 60 // size-bound tests such as etcd's
+		}
+		ramp := t.RampS
+		if a.RampSet {
+			ramp = a.RampS
+		}
+		d += time.Duration((rt + ramp + 1) * float64(time.Second))
+	}
+	// Preconditioning writes the test file once.
+	return d*time.Duration(max(a.Repeat, 1)) + time.Minute
 }

@@ -145,6 +145,12 @@ func (p *planner) test(ctx context.Context, spec result.TestSpec, stop runner.St
 	return res, nil
 }
 
+// Suite is what a diagnose plan may run, for the runner to size its
+// scratch space (iolens diagnose, and the agent of iolens k8s diagnose).
+func Suite() result.Suite {
+	return result.Suite{Name: "diagnose", Description: "iolens diagnose: an adaptive plan", Tests: Specs()}
+}
+
 // Specs lists every test the plan may run (the layout aside), in its
 // longest form: what a target must have room for.
 func Specs() []result.TestSpec {

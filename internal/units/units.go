@@ -209,6 +209,13 @@ func FormatRate(bps float64) string {
 	return fmt.Sprintf("%.4g MB/s", bps/1e6)
 }
 
+// Clock prints a duration as minutes and seconds, "02:05", as progress
+// lines show elapsed and remaining time.
+func Clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
 // FormatSeconds prints a duration in seconds for people: "45 s", "2.5 s",
 // "12 min", "1.5 h".
 func FormatSeconds(s float64) string {
@@ -266,4 +273,22 @@ func Latency(ns float64) string {
 		return fmt.Sprintf("%.3g µs", ns/1e3)
 	}
 	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// ParsePrecision reads a relative precision: "2%", "2 %" or "0.02",
+// from 0.1% to 50%.
+func ParsePrecision(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := ParseNumber(strings.TrimSpace(strings.TrimSuffix(t, "%")), 0, 100)
+	if err != nil {
+		return 0, err
+	}
+	if pct || v >= 1 {
+		v /= 100
+	}
+	if v < 0.001 || v > 0.5 {
+		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
+	}
+	return v, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package k8s
 
 import (
 	"context"
@@ -104,8 +104,8 @@ func TestClusterExpectations(t *testing.T) {
 		pod("db", "postgres-1", "aks-pool-2", "data-1"),
 	}
 	cs := fake.NewSimpleClientset(objs...)
-	c := newClusterExpect(cs, node, 100)
-	d, err := c.discoverer(context.Background(), proc, sys, nil)()
+	c := NewNodeExpect(cs, node, 100)
+	d, err := c.Discoverer(context.Background(), proc, sys, nil)()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestClusterExpectations(t *testing.T) {
 	// Claims, volumes and classes are read once: the second discovery
 	// only reads the node and lists its pods.
 	before := len(cs.Actions())
-	if _, err := c.discoverer(context.Background(), proc, sys, nil)(); err != nil {
+	if _, err := c.Discoverer(context.Background(), proc, sys, nil)(); err != nil {
 		t.Fatal(err)
 	}
 	var verbs []string
@@ -156,8 +156,8 @@ func TestClusterExpectations(t *testing.T) {
 	}
 	// A PV's own annotation wins over its class.
 	pa := pv("pv-premium", "managed-premium", 256, map[string]string{ExpectAnnotation: "aws:gp3:100GiB"})
-	c2 := newClusterExpect(fake.NewSimpleClientset(append(objs[1:4], pa, objs[5], objs[8], objs[9], objs[12], objs[0])...), node, 100)
-	d, err = c2.discoverer(context.Background(), proc, sys, nil)()
+	c2 := NewNodeExpect(fake.NewSimpleClientset(append(objs[1:4], pa, objs[5], objs[8], objs[9], objs[12], objs[0])...), node, 100)
+	d, err = c2.Discoverer(context.Background(), proc, sys, nil)()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func TestClusterExpectations(t *testing.T) {
 // Without access to the API the watch goes on, with what it found.
 func TestClusterExpectationsForbidden(t *testing.T) {
 	proc, sys := fixtureNode(t, map[string]string{"sda": "8:0"}, [][2]string{{"8:0", "/"}})
-	c := newClusterExpect(fake.NewSimpleClientset(), "n1", 100)
-	d, err := c.discoverer(context.Background(), proc, sys, nil)()
+	c := NewNodeExpect(fake.NewSimpleClientset(), "n1", 100)
+	d, err := c.Discoverer(context.Background(), proc, sys, nil)()
 	if err == nil || !strings.Contains(err.Error(), "node n1") {
 		t.Errorf("error %v", err)
 	}

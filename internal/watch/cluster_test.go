@@ -1,4 +1,4 @@
-package cli
+package watch
 
 import (
 	"bytes"
@@ -20,12 +20,12 @@ not json: a warning printed by something
 		"node-b": `{"schema":"iolens.watch/v1","type":"sample","time":"2026-01-01T00:00:01Z","t_s":1,"devices":[{"device":"sda","state":"ok","t_s":1,"r_s":10,"w_s":0,"r_bytes_s":40960,"w_bytes_s":0,"r_await_ms":1,"w_await_ms":0,"aqu_sz":0,"rareq_bytes":4096,"wareq_bytes":0,"util_pct":1,"in_flight":0}]}
 `,
 	}
-	st := &clusterState{samples: map[string]result.WatchRecord{}, errs: map[string]string{"node-c": "pod not ready"}}
+	st := &ClusterState{samples: map[string]result.WatchRecord{}, errs: map[string]string{"node-c": "pod not ready"}}
 	for node, l := range logs {
-		readWatchStream(strings.NewReader(l), func(r result.WatchRecord) { st.add(node, r) })
+		ReadStream(strings.NewReader(l), func(r result.WatchRecord) { st.Add(node, r) })
 	}
 	var out bytes.Buffer
-	renderCluster(&out, st, false)
+	WriteCluster(&out, st, false)
 	got := out.String()
 	for _, want := range []string{
 		"node-a  vdb     stalled",

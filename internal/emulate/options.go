@@ -1,0 +1,201 @@
+package emulate
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/iolens/iolens/internal/units"
+)
+
+// SpecOptions are what 'iolens emulate create' is given: a profile and
+// the values that override it, as written on the command line. Set says
+// which were given (by flag name: "iops", "read-bw"...); only those
+// override the profile.
+type SpecOptions struct {
+	Size, FS                   string
+	IOPS, ReadIOPS, WriteIOPS  float64
+	BW, ReadBW, WriteBW        string
+	BurstIOPS                  float64
+	BurstBW                    string
+	BurstSeconds, BurstCredits float64
+	StartEmpty                 bool
+	Profile                    string
+	Cache, CacheSize, CacheBW  string
+	CacheIOPS                  float64
+	Scale                      float64
+	Cgroup                     string
+	Latency, ReadLatency       string
+	WriteLatency, FlushLatency string
+	RAM                        bool
+	Set                        func(name string) bool
+}
+
+// OptionError is a mistake in SpecOptions, with what to give instead.
+type OptionError struct {
+	Err  error
+	Help string
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Hint says what to give instead.
+func (e *OptionError) Hint() string { return e.Help }
+
+func optionErr(format string, args ...any) error {
+	return &OptionError{Err: fmt.Errorf(format, args...), Help: "see 'iolens emulate create --help'"}
+}
+
+// Spec builds the spec of disk name in stateDir: the profile's, then
+// the options given over it. Mistakes in the options are *OptionError.
+func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
+	s := Spec{Name: name, Dir: stateDir, FS: o.FS, Scale: o.Scale, Cache: CacheMode(o.Cache), RAM: o.RAM}
+	if o.Profile != "" {
+		p, err := LookupProfile(o.Profile)
+		if err != nil {
+			return s, &OptionError{Err: err, Help: "see 'iolens emulate profiles'"}
+		}
+		p.Apply(&s)
+	}
+	size, err := units.ParseSize(o.Size)
+	if err != nil {
+		return s, optionErr("--size: %v", err)
+	}
+	s.SizeBytes = size
+	rate := func(flag, v string, dst ...*float64) error {
+		if !o.Set(flag) {
+			return nil
+		}
+		r, err := units.ParseRate(v)
+		if err != nil {
+			return optionErr("--%s: %v", flag, err)
+		}
+		for _, d := range dst {
+			*d = r
+		}
+		return nil
+	}
+	num := func(flag string, v float64, dst ...*float64) {
+		if o.Set(flag) {
+			for _, d := range dst {
+				*d = v
+			}
+		}
+	}
+	l := &s.Limits
+	num("iops", o.IOPS, &l.ReadIOPS, &l.WriteIOPS)
+	num("read-iops", o.ReadIOPS, &l.ReadIOPS)
+	num("write-iops", o.WriteIOPS, &l.WriteIOPS)
+	num("burst-iops", o.BurstIOPS, &s.BurstIOPS)
+	num("burst-seconds", o.BurstSeconds, &s.BurstSeconds)
+	if o.Set("burst-credits") {
+		s.BucketIOs = o.BurstCredits
+	}
+	s.StartEmpty = o.StartEmpty
+	for _, r := range []struct {
+		flag, v string
+		dst     []*float64
+	}{{"bw", o.BW, []*float64{&l.ReadBPS, &l.WriteBPS}}, {"read-bw", o.ReadBW, []*float64{&l.ReadBPS}},
+		{"write-bw", o.WriteBW, []*float64{&l.WriteBPS}}, {"burst-bw", o.BurstBW, []*float64{&s.BurstBPS}}} {
+		if err := rate(r.flag, r.v, r.dst...); err != nil {
+			return s, err
+		}
+	}
+	if s.Cache != CacheNone {
+		s.CacheIOPS = o.CacheIOPS
+		if s.CacheBPS, err = units.ParseRate(o.CacheBW); err != nil {
+			return s, optionErr("--cache-bw: %v", err)
+		}
+	}
+	if s.Cache == CacheReadWrite {
+		cs, err := units.ParseSize(o.CacheSize)
+		if err != nil {
+			return s, optionErr("--cache-size: %v", err)
+		}
+		s.CacheBytes = float64(cs)
+	}
+	if o.Scale <= 0 {
+		return s, optionErr("--scale must be above 0")
+	}
+	if err := o.latencies(&s); err != nil {
+		return s, err
+	}
+	switch o.Cgroup {
+	case "auto":
+	case "v1", "v2":
+		s.Cgroup = CgroupMode(o.Cgroup)
+	default:
+		return s, optionErr("--cgroup: auto, v1 or v2")
+	}
+	return s, nil
+}
+
+// latencies sets the spec's latency layer from the flags, over any
+// latency the profile carries.
+func (o SpecOptions) latencies(s *Spec) error {
+	var l Latency
+	if s.Latency != nil {
+		l = *s.Latency
+	}
+	set := false
+	for _, x := range []struct {
+		flag, v string
+		dst     []*Dist
+	}{{"latency", o.Latency, []*Dist{&l.Read, &l.Write, &l.Flush}}, {"read-latency", o.ReadLatency, []*Dist{&l.Read}},
+		{"write-latency", o.WriteLatency, []*Dist{&l.Write}}, {"flush-latency", o.FlushLatency, []*Dist{&l.Flush}}} {
+		if !o.Set(x.flag) {
+			continue
+		}
+		d, err := ParseDist(x.v)
+		if err != nil {
+			return &OptionError{Err: fmt.Errorf("--%s: %w", x.flag, err), Help: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms or p50=1ms,p99=4ms"}
+		}
+		for _, p := range x.dst {
+			*p = d
+		}
+		set = true
+	}
+	if set || s.Latency != nil {
+		s.Latency = &l
+	}
+	return nil
+}
+
+// RunTarget resolves a run on emulated disk name: the directory to test
+// (the disk's mount unless dir is inside it), the prefix that puts fio in
+// the disk's cgroup, and a note saying which disk it is and how it
+// behaves ("" when the disk could not be used). A dir off the disk is an
+// *OptionError.
+func RunTarget(name, dir string) (string, []string, string, error) {
+	d, err := Open(name)
+	if err != nil {
+		return "", nil, "", err
+	}
+	st := d.Status()
+	if !st.Mounted || !st.CgroupOK {
+		return "", nil, "", &HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
+			Help: "remove it with 'iolens emulate rm " + name + "' and create it again"}
+	}
+	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
+	if d.Spec.Profile != "" {
+		note += " (" + d.Spec.Profile + ")"
+	}
+	if st.Controller == "stopped" {
+		note += "; its controller is NOT running: caps stay as last set, no bursting or cache changes"
+	}
+	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
+		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
+	}
+	if dir == "" {
+		return d.Mount, d.CommandPrefix(), note, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, note, err
+	}
+	if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
+		return "", nil, note, &OptionError{Err: fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), Help: "see 'iolens run --help'"}
+	}
+	return abs, d.CommandPrefix(), note, nil
+}

@@ -1,0 +1,30 @@
+package etcdmetrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/iolens/iolens/internal/result"
+)
+
+// fioLimit is etcd's guidance for a fio test of its disk: WAL fdatasync
+// p99 under 10 ms.
+const fioLimit = 10 * time.Millisecond
+
+// FioVerdict is the etcd verdict line of the first successful fdatasync
+// result among rs ('iolens k8s node-check'), "" when there is none.
+func FioVerdict(rs []result.Result) string {
+	for _, r := range rs {
+		if r.Sync == nil || r.Status != "ok" {
+			continue
+		}
+		p99 := time.Duration(r.Sync.Lat.P99Ns)
+		verdict := "OK for etcd"
+		if p99 >= fioLimit {
+			verdict = "TOO SLOW for etcd"
+		}
+		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %.2f ms (limit %d ms), p99.9 %.2f ms, %.0f syncs/s on %s",
+			verdict, float64(p99)/1e6, fioLimit.Milliseconds(), r.Sync.Lat.P999Ns/1e6, r.Sync.IOPS, r.Target.Path)
+	}
+	return ""
+}
