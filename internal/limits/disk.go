@@ -117,13 +117,13 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 				switch strings.ToLower(strings.TrimSpace(k)) {
 				case "iops":
 					x, err := strconv.ParseFloat(v, 64)
-					if err != nil || x <= 0 {
+					if err != nil || !(x > 0) || math.IsInf(x, 0) {
 						return nil, &SpecError{spec, "iops=" + v + " is not a positive number", "e.g. iops=6000"}
 					}
 					iops = x
 				case "throughput", "tput", "mbps", "bw":
 					x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(v, "/s"), "MiB"), "MB"), 64)
-					if err != nil || x <= 0 {
+					if err != nil || !(x > 0) || math.IsInf(x, 0) {
 						return nil, &SpecError{spec, "throughput=" + v + " is not a positive number", "in the family's unit, e.g. throughput=250"}
 					}
 					tput = x
@@ -232,7 +232,7 @@ func (c *Catalog) parseSize(prov, s string) (float64, error) {
 		i++
 	}
 	v, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil || v <= 0 {
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("size %q is not a positive number with a unit", s)
 	}
 	unit := strings.ToLower(strings.TrimSpace(s[i:]))

@@ -193,6 +193,10 @@ func TestSpecErrors(t *testing.T) {
 		{"ibm:5iops-tier:12000GB", "outside 10-9600", ""},
 		{"ibm:custom:300GB:iops=7000", "outside 100-6000", ""},
 		{"aws:gp2:100XB", "unit must be", "500GiB"},
+		{"aws:gp3:iops=NaN", "not a positive number", "iops=6000"},
+		{"aws:gp3:iops=Inf", "not a positive number", "iops=6000"},
+		{"aws:gp3:throughput=NaN", "not a positive number", "throughput=250"},
+		{"aws:gp3:size=NaN", "not a positive number", "size=500GiB"},
 		{"aws:gp2@1999:100GiB", "", ""}, // before the oldest edition: the oldest applies
 	}
 	for _, tc := range tests {
