@@ -3,9 +3,12 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/iolens/iolens/internal/fio"
@@ -352,4 +355,31 @@ func CheckSuite(s result.Suite) error {
 		}
 	}
 	return nil
+}
+
+// ReadJobFile reads the job file at path for SuiteFromJobFile. It refuses
+// what is not a regular file (a FIFO would block, a device never end) and
+// reads at most one byte more than fio.MaxJobFileBytes, so a huge file is
+// refused by its size rather than loaded.
+func ReadJobFile(path string) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", &JobFileError{File: path, Err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", &JobFileError{File: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return "", &JobFileError{File: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, fio.MaxJobFileBytes+1))
+	if err != nil {
+		return "", &JobFileError{File: path, Err: err}
+	}
+	if len(b) > fio.MaxJobFileBytes {
+		return "", &JobFileError{File: path, Err: &fio.SyntaxError{Reason: fmt.Sprintf("job file is more than the %d bytes iolens reads", fio.MaxJobFileBytes)}}
+	}
+	return string(b), nil
 }

@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -349,5 +352,42 @@ func TestBuiltinSuitesPassTheChecks(t *testing.T) {
 		if err := CheckSuite(s); err != nil {
 			t.Errorf("suite %s: %v", s.Name, err)
 		}
+	}
+}
+
+// TestReadJobFileHostile: a FIFO, a device and an oversized file are
+// refused at once, without blocking or loading them.
+func TestReadJobFileHostile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.fio")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# x\n"), fio.MaxJobFileBytes/4+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(dir, "ok.fio")
+	if err := os.WriteFile(ok, []byte("[r]\nrw=randread\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for path, want := range map[string]string{fifo: "not a regular file", "/dev/zero": "not a regular file", dir: "not a regular file", big: "more than the", filepath.Join(dir, "none"): "no such file"} {
+			_, err := ReadJobFile(path)
+			var je *JobFileError
+			if err == nil || !errors.As(err, &je) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want a JobFileError saying %q", path, err, want)
+			}
+		}
+		if s, err := ReadJobFile(ok); err != nil || !strings.Contains(s, "randread") {
+			t.Errorf("a plain job file: %q, %v", s, err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadJobFile blocked")
 	}
 }
