@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ValueError is a value that does not parse or is out of range. Its hint
@@ -291,4 +293,41 @@ func ParsePrecision(s string) (float64, error) {
 		return 0, fmt.Errorf("precision %q: want 0.1%% to 50%%", s)
 	}
 	return v, nil
+}
+
+// Label limits: a key is a short name, a value a line of printable text.
+const (
+	MaxLabelKey   = 63
+	MaxLabelValue = 256
+)
+
+// ParseLabel splits key=value and checks both: the key is 1 to 63
+// letters, digits, '-', '_', '.' or '/'; the value at most 256 bytes of
+// printable UTF-8 (no control characters, which a terminal would obey
+// when a report prints the label).
+func ParseLabel(s string) (key, value string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return "", "", &ValueError{Kind: "label", Value: s, Why: "no key", Want: "key=value, e.g. team=storage"}
+	}
+	if len(k) > MaxLabelKey {
+		return "", "", &ValueError{Kind: "label", Value: k[:16] + "...", Why: fmt.Sprintf("a key longer than %d bytes", MaxLabelKey), Want: fmt.Sprintf("a key of at most %d bytes", MaxLabelKey)}
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == '/') {
+			return "", "", &ValueError{Kind: "label", Value: k, Why: "a character other than letters, digits, '-', '_', '.' or '/' in the key", Want: "a key such as team or app.kubernetes.io/name"}
+		}
+	}
+	if len(v) > MaxLabelValue {
+		return "", "", &ValueError{Kind: "label", Value: k, Why: fmt.Sprintf("a value longer than %d bytes", MaxLabelValue), Want: fmt.Sprintf("a value of at most %d bytes", MaxLabelValue)}
+	}
+	if !utf8.ValidString(v) {
+		return "", "", &ValueError{Kind: "label", Value: k, Why: "a value that is not UTF-8", Want: "printable UTF-8 text"}
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return "", "", &ValueError{Kind: "label", Value: k + "=" + v, Why: "a control character in the value", Want: "printable text"}
+		}
+	}
+	return k, v, nil
 }

@@ -3,6 +3,7 @@ package units
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -136,6 +137,33 @@ func TestFormatters(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestParseLabel(t *testing.T) {
+	for _, s := range []string{"team=storage", "app.kubernetes.io/name=db", "empty=", "k=v=w", "k=zoné 1"} {
+		if _, _, err := ParseLabel(s); err != nil {
+			t.Errorf("%q refused: %v", s, err)
+		}
+	}
+	for s, want := range map[string]string{
+		"novalue":                       "no key",
+		"=v":                            "no key",
+		"a b=c":                         "in the key",
+		strings.Repeat("k", 64) + "=v":  "key longer",
+		"k=" + strings.Repeat("v", 257): "longer than 256",
+		"k=\x1b]0;title\a":              "control character",
+		"k=red\x1b[31m":                 "control character",
+		"k=\xff\xfe":                    "not UTF-8",
+		"k=line\nbreak":                 "control character",
+	} {
+		_, _, err := ParseLabel(s)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", s, err, want)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\x1b\a\n") {
+			t.Errorf("%q: the error carries the control character: %q", s, err)
 		}
 	}
 }
