@@ -44,11 +44,44 @@ func (c colorWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// reportOut is where a report in format goes: coloured on a terminal for
-// text, as it is for every other format (JSON, CSV... must stay clean).
+// reportOut is where a report in format goes. Text, Markdown and CSV pass
+// through plainText (a label or path in a result file can hold terminal
+// control sequences), then, on a terminal, the colours for text. JSON
+// escapes control characters itself, and HTML its markup.
 func reportOut(w io.Writer, format string) io.Writer {
-	if format == "text" || format == "" {
-		return colorOut(w)
+	switch format {
+	case "text", "":
+		return plainText{colorOut(w)}
+	case "json", "ndjson", "html":
+		return w
 	}
-	return w
+	return plainText{w}
+}
+
+// plainText replaces the control characters a terminal would obey (C0
+// but tab and newline, DEL, and UTF-8's C1 controls) with '?'.
+type plainText struct{ w io.Writer }
+
+func (t plainText) Write(p []byte) (int, error) {
+	out := p
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		ctl := c < 0x20 && c != '\n' && c != '\t' || c == 0x7f
+		c1 := c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f
+		if !ctl && !c1 {
+			continue
+		}
+		if &out[0] == &p[0] {
+			out = append([]byte(nil), p...)
+		}
+		out[i] = '?'
+		if c1 {
+			out[i+1] = '?'
+			i++
+		}
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

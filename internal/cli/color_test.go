@@ -25,3 +25,24 @@ func TestColorWriter(t *testing.T) {
 		t.Error("a buffer got colour")
 	}
 }
+
+// TestReportOutPlainText: a label holding terminal control sequences
+// reaches text, Markdown and CSV reports as '?', JSON escaped, and the
+// report's own layout (newlines, tabs, UTF-8) untouched.
+func TestReportOutPlainText(t *testing.T) {
+	in := "label \x1b]0;title\a red\x1b[31m del\x7f c1\u009b é\ttab\n"
+	for _, f := range []string{"text", "md", "csv"} {
+		var b bytes.Buffer
+		if _, err := reportOut(&b, f).Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.String(), "label ?]0;title? red?[31m del? c1?? é\ttab\n"; got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+	var b bytes.Buffer
+	_, _ = reportOut(&b, "json").Write([]byte(in))
+	if b.String() != in {
+		t.Errorf("json changed: %q", b.String())
+	}
+}
