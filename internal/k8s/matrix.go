@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Target is one volume to benchmark: a PVC of a class and size, placed on
@@ -75,6 +76,21 @@ type Matrix struct {
 // node, in that nesting order, so that a sequential run goes through one
 // class at a time as seed 001 compares them.
 func (m Matrix) Expand() ([]Target, error) {
+	for _, sc := range m.StorageClasses {
+		if err := CheckName("storage class", sc); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range m.Volumes {
+		if err := CheckName("storage class", v.StorageClass); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range m.Nodes {
+		if err := CheckName("node", n); err != nil {
+			return nil, err
+		}
+	}
 	var vols []Volume
 	if len(m.StorageClasses) > 0 || len(m.Volumes) == 0 {
 		if len(m.StorageClasses) == 0 {
@@ -188,7 +204,30 @@ func ParseSizes(list []string) ([]resource.Quantity, error) {
 		if q.Sign() <= 0 {
 			return nil, fmt.Errorf("size %q must be positive", s)
 		}
+		if limit := maxVolumeSize(); q.Cmp(limit) > 0 {
+			return nil, fmt.Errorf("size %q is larger than any volume (at most %s)", s, limit.String())
+		}
 		out = append(out, q)
 	}
 	return out, nil
+}
+
+// maxVolumeSize bounds a size flag: no cloud volume comes near 1 EiB.
+func maxVolumeSize() resource.Quantity { return resource.MustParse("1Ei") }
+
+// CheckName refuses a name the API server would refuse (what names a
+// storage class or a node: a DNS subdomain; a namespace: a DNS label),
+// before any call, with the reason.
+func CheckName(what, name string) error {
+	var errs []string
+	if what == "namespace" {
+		errs = validation.IsDNS1123Label(name)
+	} else {
+		errs = validation.IsDNS1123Subdomain(name)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &HintError{Err: fmt.Errorf("%s name %q is not valid: %s", what, name, errs[0]),
+		hint: "Kubernetes names are lower-case letters, digits, '-' (and '.' except for namespaces); 'kubectl get storageclass' lists the classes"}
 }

@@ -140,3 +140,31 @@ func FuzzParseVolume(f *testing.F) {
 		}
 	})
 }
+
+// TestMatrixRefusesBadNames: names the API server would refuse, and sizes
+// no volume has, are refused before any call.
+func TestMatrixRefusesBadNames(t *testing.T) {
+	one := []resource.Quantity{resource.MustParse("1Gi")}
+	for _, m := range []Matrix{
+		{StorageClasses: []string{"bad class!"}, Sizes: one},
+		{StorageClasses: []string{"x;touch /tmp/p"}, Sizes: one},
+		{StorageClasses: []string{"Upper"}, Sizes: one},
+		{Volumes: []Volume{{StorageClass: "a/b", Size: one[0]}}},
+		{StorageClasses: []string{"ok"}, Sizes: one, Nodes: []string{"node 1"}},
+	} {
+		if _, err := m.Expand(); err == nil || !strings.Contains(err.Error(), "is not valid") {
+			t.Errorf("%+v: %v", m, err)
+		}
+	}
+	if _, err := (Matrix{StorageClasses: []string{"managed-premium", "gp3.fast"}, Sizes: one, Nodes: []string{"ip-10-0-0-1.ec2.internal"}}).Expand(); err != nil {
+		t.Errorf("valid names refused: %v", err)
+	}
+	if _, err := ParseSizes([]string{"99999999999999999999Ti"}); err == nil || !strings.Contains(err.Error(), "larger than any volume") {
+		t.Errorf("a huge size: %v", err)
+	}
+	for ns, ok := range map[string]bool{"iolens": true, "Bad_NS!": false, "a.b": false, "": false} {
+		if err := CheckName("namespace", ns); (err == nil) != ok {
+			t.Errorf("namespace %q: %v", ns, err)
+		}
+	}
+}
