@@ -153,9 +153,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
+	defer keeper.Close()
 	session := analysis.NewPlanSession()
-	snk := keeper.sink(expect, session, out)
+	snk := keeper.Sink(expect, session, out)
 	emit := func(r result.Result, endsGroup string) error {
 		if endsGroup != "" {
 			session.LastOfGroup(endsGroup)
@@ -167,7 +167,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	})
 	closeErr := s.Close(ctx)
 	prog.Done()
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	results := snk.Results()
 	if len(results) > 0 {
 		d := report.Diagnose(results, unknown)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ rename), as the collector requires.`,
 			if len(rs) == 0 {
 				return &hintError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
 			}
-			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
+			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

@@ -497,7 +497,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
+	defer keeper.Close()
 	prog := &k8sProgress{w: streams.ErrOut, quiet: quiet, start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
@@ -512,7 +512,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if expect == nil {
 		expect = limits.CatalogCeiling
 	}
-	snk := keeper.sink(expect, nil, out)
+	snk := keeper.Sink(expect, nil, out)
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
@@ -527,7 +527,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 				ended, n, got, limit, saved, saved/limit*100)
 		}
 	}
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
 			return err

@@ -209,17 +209,17 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
+	defer keeper.Close()
 	stream := o.output == "ndjson"
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.sink(o.diag, analysis.NewSession(suite, o.repeat), out)
+	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), out)
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	runErr := runner.Run(ctx, cfg, emit, keeper.events(prog.Event))
+	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
 	results := snk.Results()
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
@@ -229,7 +229,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 	}
 	prog.Done()
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	if len(results) > 0 {
 		if err := o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }); err != nil {
 			return err
