@@ -8,10 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
@@ -150,25 +147,10 @@ ceilings; cloud disks get faster as they get larger).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(cls)
 			}
-			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tDISK AT %s\n", size.String())
-			for _, c := range cls {
-				var ps []string
-				for k, v := range c.Important {
-					ps = append(ps, k+"="+v)
-				}
-				sort.Strings(ps)
-				def := ""
-				if c.Default {
-					def = "yes"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.Name, c.Provisioner, orDashStr(def), c.VolumeBindingMode,
-					c.ReclaimPolicy, c.AllowExpansion, orDashStr(strings.Join(ps, ",")), orDashStr(c.SKU))
-			}
 			if len(cls) == 0 {
 				fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 			}
-			return tw.Flush()
+			return k8s.WriteClasses(streams.Out, cls, size.String())
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
@@ -186,13 +168,6 @@ func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
 	if cmd.Flags().Changed("size") {
 		fmt.Fprintf(streams.ErrOut, "Flag --size has been deprecated, %s\n", what)
 	}
-}
-
-func orDashStr(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // ---- run ----
@@ -498,12 +473,12 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return err
 	}
 	defer keeper.Close()
-	prog := &k8sProgress{w: streams.ErrOut, quiet: quiet, start: time.Now()}
+	prog := &k8s.ProgressLog{W: streams.ErrOut, Quiet: quiet, Start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
 		mode = "all at once"
 	}
-	prog.line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
+	prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
 	stream := output == "ndjson"
 	// The agent analysed each result in its pod; here they are compared
 	// with what their disk should deliver: --expect, or the catalog disk
@@ -517,13 +492,13 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
+	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
 	sum, runErr := r.Run(ctx, targets)
 	results := snk.Results()
 	if o.untilSteady {
 		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
 			saved := max(limit-got, 0)
-			prog.line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
+			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
 				ended, n, got, limit, saved, saved/limit*100)
 		}
 	}
@@ -536,7 +511,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if after != nil {
 		after(results)
 	}
-	prog.summary(sum)
+	prog.Summary(sum)
 	pushErr := pushK8sResults(ctx, streams.ErrOut, o.push, results)
 	var cnf *k8s.ClassNotFoundError
 	switch {
@@ -561,80 +536,6 @@ type partialError struct{ err error }
 
 func (e partialError) Error() string   { return e.err.Error() }
 func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
-
-// k8sProgress prints one line per target event.
-type k8sProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
-	start time.Time
-}
-
-func (p *k8sProgress) line(format string, args ...any) {
-	if p.quiet {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "%s  %s\n", clock(time.Since(p.start)), fmt.Sprintf(format, args...))
-}
-
-func (p *k8sProgress) event(e k8s.Event) {
-	what := string(e.Phase)
-	switch e.Phase {
-	case k8s.PhaseTest:
-		switch {
-		case e.Test == 0:
-			what = e.Message
-		case e.Tests == 0:
-			what = "running " + e.TestName
-		default:
-			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
-		}
-	case k8s.PhaseFailed:
-		what = "FAILED: " + e.Message
-		if strings.HasSuffix(e.Message, context.Canceled.Error()) {
-			what = "interrupted"
-		}
-	default:
-		if e.Message != "" {
-			what += " " + e.Message
-		}
-	}
-	p.line("[%s %s] %s", e.Target.ID, e.Target.Name(), what)
-}
-
-func (p *k8sProgress) summary(s k8s.Summary) {
-	if len(s.Outcomes) == 0 {
-		return
-	}
-	for _, o := range s.Outcomes {
-		status := "ok"
-		if o.Err != nil {
-			status = "failed"
-		}
-		p.line("%s %-24s %-6s %d results  pvc %s  pv %s  node %s", o.Target.ID, o.Target.Name(), status, o.Results,
-			orDashStr(o.PVC), orDashStr(o.PV), orDashStr(o.Node))
-	}
-	for _, g := range s.Gates {
-		what := "group " + g.Key
-		if g.Key == "run" {
-			what = "the run"
-		}
-		p.line("start skew %.3fs across the %d targets of %s (agents' clocks)", g.Skew.Seconds(), g.Targets, what)
-	}
-	for _, pv := range s.Retained {
-		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
-	}
-	switch {
-	case s.FirstResult.IsZero():
-	case s.CleanedUp.IsZero(): // --keep
-		p.line("first result %.1fs after start", s.FirstResult.Sub(s.Started).Seconds())
-	default:
-		p.line("first result %.1fs after start; cleanup done %.1fs after the last result",
-			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
-	}
-}
 
 // ---- node-check ----
 
@@ -752,11 +653,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 			fmt.Fprintln(streams.Out, "nothing left")
 			return nil
 		}
-		for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
-			for _, o := range list {
-				fmt.Fprintln(streams.Out, o)
-			}
-		}
+		l.WriteObjects(streams.Out)
 		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
 			l.Objects(), strings.Join(l.Namespaces(), ", "))
 	}

@@ -292,3 +292,11 @@ func ParsePrecision(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// OrDash is s, or "-" for an empty s: a table cell that is never blank.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
