@@ -85,6 +85,20 @@ func checkRunIDs(ids []string) error {
 	return nil
 }
 
+// storedResults are the saved results of the runs ids name, read only.
+func storedResults(ctx context.Context, db string, ids []string) ([]result.Result, error) {
+	if err := checkRunIDs(ids); err != nil {
+		return nil, err
+	}
+	s, err := openStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	rs, err := s.ResultsOf(ctx, ids)
+	return rs, lookupErr(err)
+}
+
 func newHistoryCommand(streams IOStreams) *cobra.Command {
 	var db, output, selector string
 	var limit int
@@ -159,21 +173,9 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Report saved runs, as 'iolens report' would",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRunIDs(args); err != nil {
-				return err
-			}
-			s, err := openStore(cmd.Context(), *db)
+			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
-			}
-			defer s.Close()
-			var rs []result.Result
-			for _, id := range args {
-				r, err := s.Results(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				rs = append(rs, r...)
 			}
 			return ro.render(streams, rs)
 		},
@@ -199,17 +201,9 @@ other run. Every id is checked before anything is removed.`,
 				return err
 			}
 			defer s.Close()
-			var ids []string
-			seen := map[string]bool{}
-			for _, id := range args {
-				full, err := s.ResolveID(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				if !seen[full] {
-					seen[full] = true
-					ids = append(ids, full)
-				}
+			ids, err := s.ResolveIDs(cmd.Context(), args)
+			if err != nil {
+				return lookupErr(err)
 			}
 			for _, id := range ids {
 				if _, err := s.Delete(cmd.Context(), id); err != nil {
@@ -229,21 +223,9 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRunIDs(args); err != nil {
-				return err
-			}
-			s, err := openStore(cmd.Context(), *db)
+			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
-			}
-			defer s.Close()
-			var rs []result.Result
-			for _, id := range args {
-				r, err := s.Results(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				rs = append(rs, r...)
 			}
 			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return report.NDJSON(w, rs) })
 		},
