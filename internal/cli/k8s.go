@@ -22,7 +22,7 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -225,6 +225,16 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
+	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	o.addPodFlags(f)
+	o.expect.addFlags(cmd)
+	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
+}
+
+// addPodFlags adds the flags of every command that runs agent pods on
+// volumes: the pods, their timeouts, and where results go.
+func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
 	f.StringVar(&o.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
 	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
@@ -233,16 +243,12 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
 	f.DurationVar(&o.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
 	f.DurationVar(&o.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
-	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	f.DurationVar(&o.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
-	o.expect.addFlags(cmd)
-	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
 }
 
 func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
@@ -350,14 +356,12 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
-	pull := corev1.PullPolicy(o.pullPolicy)
-	switch pull {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		return k8s.Config{}, k8sUsage(cmd, "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
+	if err == nil {
+		err = k8s.CheckImage(o.image, DefaultImage())
 	}
-	if strings.HasSuffix(o.image, ":latest") || !strings.Contains(o.image[strings.LastIndex(o.image, "/")+1:], ":") && !strings.Contains(o.image, "@") {
-		return k8s.Config{}, k8sUsage(cmd, "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
+	if err != nil {
+		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
 	runID := o.runID
 	if runID == "" {
@@ -383,15 +387,13 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		}
 		extra = append(extra, v)
 	}
-	mode := corev1.PersistentVolumeMode(o.volumeMode)
-	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
-		return k8sUsage("run", "--volume-mode %q: want Filesystem or Block", o.volumeMode)
+	mode, err := k8s.ParseVolumeMode(o.volumeMode)
+	if err != nil {
+		return k8sUsage("run", "%v", err)
 	}
-	access := corev1.PersistentVolumeAccessMode(o.accessMode)
-	switch access {
-	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
-	default:
-		return k8sUsage("run", "--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", o.accessMode)
+	access, err := k8s.ParseAccessMode(o.accessMode)
+	if err != nil {
+		return k8sUsage("run", "%v", err)
 	}
 	if o.volumesPerNode < 1 {
 		return k8sUsage("run", "--volumes-per-node must be at least 1")
