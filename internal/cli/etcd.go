@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -111,9 +110,7 @@ also fails on warn and undecided) or a member could not be read, as
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(rep)
+				err = writeJSON(streams.Out, rep)
 			default:
 				err = etcdmetrics.WriteText(streams.Out, rep)
 			}

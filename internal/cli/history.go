@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,9 +148,7 @@ Run ids may be shortened to any unique prefix.`,
 				if runs == nil {
 					runs = []store.Run{}
 				}
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(runs)
+				return writeJSON(streams.Out, runs)
 			}
 			return store.WriteRunList(streams.Out, runs)
 		},

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,9 +142,7 @@ ceilings; cloud disks get faster as they get larger).`,
 				return err
 			}
 			if output == "json" {
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(cls)
+				return writeJSON(streams.Out, cls)
 			}
 			if len(cls) == 0 {
 				fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
@@ -497,12 +494,8 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
 	sum, runErr := r.Run(ctx, targets)
 	results := snk.Results()
-	if o.untilSteady {
-		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
-			saved := max(limit-got, 0)
-			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
-				ended, n, got, limit, saved, saved/limit*100)
-		}
+	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
+		prog.Line("%s", note)
 	}
 	keeper.Finish(ctx)
 	if !stream && len(results) > 0 {

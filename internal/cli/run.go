@@ -221,12 +221,8 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
 	results := snk.Results()
-	if o.untilSteady {
-		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
-			saved := max(limit-got, 0)
-			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
-				ended, n, got, limit, saved, saved/limit*100)
-		}
+	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
+		prog.Line("%s", note)
 	}
 	prog.Done()
 	keeper.Finish(ctx)
