@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -298,38 +297,29 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
-	if o.runtime < 0 || o.ramp < 0 || math.IsNaN(o.runtime) || math.IsNaN(o.ramp) || math.IsInf(o.runtime, 0) || math.IsInf(o.ramp, 0) {
-		return k8s.AgentArgs{}, k8sUsage("run", "--runtime and --ramp take seconds, 0 or more")
+	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet}
+	if o.untilSteady {
+		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
 	}
-	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime ||
-		math.IsNaN(o.minRuntime) || math.IsNaN(o.maxRuntime) || math.IsInf(o.minRuntime, 0) || math.IsInf(o.maxRuntime, 0)) {
-		return k8s.AgentArgs{}, k8sUsage("run", "--min-runtime and --max-runtime take seconds, with min <= max")
+	if err := a.CheckTimes(); err != nil {
+		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
 	}
 	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
 	}
-	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
-		Tests: len(suite.Tests) * max(o.repeat, 1)}
-	if o.untilSteady {
-		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
-	}
-	a.Planned = a.PlannedFor(suite)
+	var job []byte
 	if o.jobFile != "" {
-		b, err := os.ReadFile(o.jobFile)
-		if err != nil {
+		if job, err = os.ReadFile(o.jobFile); err != nil {
 			return a, err
 		}
-		a.JobFile, a.JobName = string(b), o.jobFile
-	} else {
-		a.Suite = suite.Name
 	}
 	if o.fileSize != "" {
 		if _, err := units.ParseSize(o.fileSize); err != nil {
 			return a, k8sUsage("run", "--file-size: %v", err)
 		}
 	}
-	return a, nil
+	return a.ForSuite(suite, o.jobFile, string(job)), nil
 }
 
 // baseConfig checks the flags every target shares, the job file included,
@@ -460,14 +450,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return err
 	}
 	defer closeOut()
-	suiteName := cfg.Agent.Suite
-	switch {
-	case cfg.Agent.Diagnose:
-		suiteName = "diagnose"
-	case suiteName == "":
-		suiteName = "job:" + cfg.Agent.JobName
-	}
-	keeper, err := o.save.start(ctx, streams, cfg.RunID, suiteName, map[string]string{"k8s.run-id": cfg.RunID})
+	keeper, err := o.save.start(ctx, streams, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID})
 	if err != nil {
 		return err
 	}
