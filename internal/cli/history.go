@@ -256,12 +256,7 @@ labels to every imported result, to tell clusters or machines apart.`,
 					return err
 				}
 				for i := range rs {
-					if len(extra) > 0 && rs[i].Target.Labels == nil {
-						rs[i].Target.Labels = map[string]string{}
-					}
-					for k, v := range extra {
-						rs[i].Target.Labels[k] = v
-					}
+					rs[i].Target.AddLabels(extra)
 				}
 				st, err := s.Import(cmd.Context(), rs)
 				if err != nil {
