@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 )
 
 // DefaultImage is the agent image matching this build.
@@ -36,29 +35,16 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
-	rc, err := k.cf.ToRESTConfig()
-	if err != nil {
-		return nil, "", "", &hintError{err: fmt.Errorf("kubeconfig: %w", err), hint: "pass --kubeconfig or set KUBECONFIG"}
-	}
-	// Many targets poll at once; the client-go default of 5 QPS would
-	// throttle them.
-	rc.QPS, rc.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, "", "", err
-	}
-	loader := k.cf.ToRawKubeConfigLoader()
-	ns, _, err := loader.Namespace()
-	if err != nil {
-		return nil, "", "", err
-	}
 	ctxName := ""
-	if k.cf.Context != nil && *k.cf.Context != "" {
+	if k.cf.Context != nil {
 		ctxName = *k.cf.Context
-	} else if raw, err := loader.RawConfig(); err == nil {
-		ctxName = raw.CurrentContext
 	}
-	return &k8s.Client{CS: cs}, ns, ctxName, nil
+	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
+	var ke *k8s.KubeconfigError
+	if errors.As(err, &ke) {
+		return nil, "", "", &hintError{err: ke, hint: ke.Hint()}
+	}
+	return c, ns, ctxName, err
 }
 
 func newK8sCommand(streams IOStreams) *cobra.Command {
