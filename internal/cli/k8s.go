@@ -395,28 +395,43 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		sizes = nil
 	}
 	if len(classes) == 0 && (len(extra) == 0 || o.sizesSet) {
-		def, err := k8s.DefaultClass(ctx, c.CS)
-		if errors.Is(err, k8s.ErrNoDefaultClass) {
-			return k8sUsage("run", "%v", err)
-		}
+		def, err := defaultClass(ctx, c, "run")
 		if err != nil {
 			return err
 		}
 		classes = []string{def}
 	}
-	nodes := o.nodes
-	if o.allNodes {
-		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
-			return err
-		}
-		// The nodes are named: the selector has done its job.
-		cfg.NodeSelector = nil
+	nodes, err := o.targetNodes(ctx, c, &cfg)
+	if err != nil {
+		return err
 	}
 	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Volumes: extra, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
 	return runTargets(ctx, streams, c, cfg, targets, o, nil)
+}
+
+// defaultClass is the cluster's default storage class; none is a usage
+// error of cmd.
+func defaultClass(ctx context.Context, c *k8s.Client, cmd string) (string, error) {
+	def, err := k8s.DefaultClass(ctx, c.CS)
+	if errors.Is(err, k8s.ErrNoDefaultClass) {
+		return "", k8sUsage(cmd, "%v", err)
+	}
+	return def, err
+}
+
+// targetNodes are the nodes of --nodes, or with --all-nodes every ready,
+// schedulable node that cfg's selector and tolerations allow.
+func (o *k8sRunOptions) targetNodes(ctx context.Context, c *k8s.Client, cfg *k8s.Config) ([]string, error) {
+	if !o.allNodes {
+		return o.nodes, nil
+	}
+	nodes, err := k8s.SchedulableNodes(ctx, c.CS, cfg.NodeSelector, cfg.Tolerations)
+	// The nodes are named: the selector has done its job.
+	cfg.NodeSelector = nil
+	return nodes, err
 }
 
 // runTargets runs targets, draws progress, writes results and turns the

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
 
@@ -105,20 +104,13 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	cfg.Disk = limits.FromStorageClass
 	class := o.class
 	if class == "" {
-		class, err = k8s.DefaultClass(ctx, c.CS)
-		if errors.Is(err, k8s.ErrNoDefaultClass) {
-			return k8sUsage("diagnose", "%v", err)
-		}
-		if err != nil {
+		if class, err = defaultClass(ctx, c, "diagnose"); err != nil {
 			return err
 		}
 	}
-	nodes := r.nodes
-	if r.allNodes {
-		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
-			return err
-		}
-		cfg.NodeSelector = nil
+	nodes, err := r.targetNodes(ctx, c, &cfg)
+	if err != nil {
+		return err
 	}
 	targets, err := k8s.Matrix{StorageClasses: []string{class}, Sizes: sizes, Nodes: nodes}.Expand()
 	if err != nil {
