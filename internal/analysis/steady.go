@@ -196,3 +196,15 @@ func SteadyStop(minS float64) func(elapsedS, v float64) (bool, string) {
 		return false, ""
 	}
 }
+
+// UntilSteadyNote says what --until-steady saved over a run, in one
+// line; "" when no test was time-based.
+func UntilSteadyNote(rs []result.Result) string {
+	ended, n, got, limit := UntilSteady(rs)
+	if n == 0 || limit <= 0 {
+		return ""
+	}
+	saved := max(limit-got, 0)
+	return fmt.Sprintf("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
+		ended, n, got, limit, saved, saved/limit*100)
+}

@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/iolens/iolens/internal/compare"
@@ -35,14 +34,20 @@ selection); with fewer than two on either side it says "not enough data".`,
   iolens compare storage-class=managed-premium storage-class=managed-csi --html sc.html`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !validFormat(output, compare.Formats) {
+			if !slices.Contains(compare.Formats, output) {
 				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
 			}
 			if err := files.resolve(output, streams.ErrOut, true); err != nil {
 				return err
 			}
-			ops, err := resolveOperands(cmd.Context(), db, args, streams.In)
-			if err != nil {
+			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
+			var oe *compare.OperandError
+			switch {
+			case errors.As(err, &oe) && oe.Usage:
+				return &UsageError{Err: oe.Err, Help: oe.Hint}
+			case errors.As(err, &oe):
+				return &hintError{oe.Err, oe.Hint}
+			case err != nil:
 				return err
 			}
 			c := compare.Compare(ops)
@@ -70,63 +75,4 @@ selection); with fewer than two on either side it says "not enough data".`,
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(compare.Formats, ", "))
 	files.addFlags(cmd.Flags(), "also write every operand's results to this NDJSON file")
 	return cmd
-}
-
-func validFormat(f string, fs []string) bool {
-	for _, x := range fs {
-		if f == x {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveOperands reads each operand: an existing file, a selector, or a
-// run id. The database is opened only when an operand needs it.
-func resolveOperands(ctx context.Context, db string, args []string, stdin io.Reader) ([]compare.Operand, error) {
-	var s *store.Store
-	defer func() {
-		if s != nil {
-			s.Close()
-		}
-	}()
-	open := func() error {
-		if s != nil {
-			return nil
-		}
-		var err error
-		s, err = openStore(ctx, db)
-		return err
-	}
-	var ops []compare.Operand
-	for _, a := range args {
-		var rs []result.Result
-		var err error
-		if _, statErr := os.Stat(a); statErr == nil || a == "-" {
-			rs, err = report.ReadFiles([]string{a}, stdin)
-		} else if store.LooksLikeSelector(a) {
-			sel, perr := store.ParseSelector(a)
-			if perr != nil {
-				return nil, &UsageError{Err: perr, Help: "a selector is key=value,key!=value,key,!key"}
-			}
-			if err = open(); err == nil {
-				rs, err = s.Select(ctx, sel)
-			}
-			if err == nil && len(rs) == 0 {
-				err = &hintError{fmt.Errorf("selector %q matches no saved result", a), "'iolens history' lists the runs and their labels"}
-			}
-		} else {
-			if err = open(); err == nil {
-				rs, err = s.Results(ctx, a)
-			}
-			if errors.Is(err, store.ErrNotFound) {
-				err = &hintError{fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), "'iolens history' lists the saved runs"}
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, compare.Operand{Name: a, Results: rs})
-	}
-	return ops, nil
 }

@@ -74,14 +74,7 @@ func completeDisks(_ *cobra.Command, _ []string, prefix string) ([]string, cobra
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	var vals []string
-	for _, f := range c.Families {
-		vals = append(vals, f.ID)
-		for _, t := range f.Editions[0].Tiers {
-			vals = append(vals, f.Provider+":"+t.Name)
-		}
-	}
-	return withPrefix(vals, prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return withPrefix(c.DiskNames(), prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 func completeVMs(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
@@ -109,13 +102,9 @@ func completeRunIDs(cmd *cobra.Command, _ []string, prefix string) ([]string, co
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	defer s.Close()
-	runs, err := s.List(ctx, store.ListOptions{Limit: 200})
+	ids, err := s.RunIDs(ctx, nil, 200)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var ids []string
-	for _, r := range runs {
-		ids = append(ids, r.ID)
 	}
 	return withPrefix(ids, prefix), cobra.ShellCompDirectiveNoFileComp
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/cloudmeta"
-	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -153,9 +151,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
+	defer keeper.Close()
 	session := analysis.NewPlanSession()
-	snk := keeper.sink(expect, session, out)
+	snk := keeper.Sink(expect, session, out)
 	emit := func(r result.Result, endsGroup string) error {
 		if endsGroup != "" {
 			session.LastOfGroup(endsGroup)
@@ -167,15 +165,15 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	})
 	closeErr := s.Close(ctx)
 	prog.Done()
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	results := snk.Results()
 	if len(results) > 0 {
 		d := report.Diagnose(results, unknown)
-		if err := o.files.writeHTML(func(w io.Writer) error { return o.page(w, results, unknown) }); err != nil {
+		if err := o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }); err != nil {
 			return err
 		}
 		if o.files.stdout() {
-			if err := o.render(reportOut(streams.Out, o.output), d, results, unknown); err != nil {
+			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, d, results, unknown); err != nil {
 				return err
 			}
 		}
@@ -187,28 +185,6 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return planErr
 	}
 	return closeErr
-}
-
-// page is the HTML report of a diagnosis.
-func (o *diagnoseOptions) page(w io.Writer, rs []result.Result, unknown []string) error {
-	p := report.ResultsPage(rs)
-	p.Unknown = unknown
-	return report.WriteHTML(w, p)
-}
-
-func (o *diagnoseOptions) render(w io.Writer, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {
-	switch o.output {
-	case "json":
-		d.Results = rs
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	case "md", "markdown":
-		return report.Markdown(w, rs)
-	case "html":
-		return o.page(w, rs, unknown)
-	}
-	return report.Text(w, rs)
 }
 
 // EnvNoMetadata, when set to anything, turns the cloud metadata lookup off

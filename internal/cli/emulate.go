@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
@@ -279,17 +277,6 @@ func newEmulateStatusCommand(streams IOStreams, stateDir func() string) *cobra.C
 	return cmd
 }
 
-// exitStatusError carries a child's exit status out to main.
-type exitStatusError struct {
-	cmd  string
-	code int
-}
-
-func (e *exitStatusError) Error() string {
-	return fmt.Sprintf("%s exited with status %d", e.cmd, e.code)
-}
-func (e *exitStatusError) ExitStatus() int { return e.code }
-
 func newEmulateExecCommand(streams IOStreams, stateDir func() string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec NAME -- CMD [ARGS...]",
@@ -314,22 +301,7 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
 				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)
 			}
-			argv := append(d.CommandPrefix(), args[1:]...)
-			c := exec.Command(argv[0], argv[1:]...)
-			c.Stdin, c.Stdout, c.Stderr = streams.In, streams.Out, streams.ErrOut
-			c.Env = append(os.Environ(), "IOLENS_EMULATE_MOUNT="+d.Mount, "IOLENS_EMULATE_NAME="+d.Name)
-			// No context: a terminal's Ctrl-C reaches the command itself,
-			// and it decides when to stop; we wait for it.
-			err = c.Run()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code := ee.ExitCode()
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					code = 128 + int(ws.Signal()) // as a shell reports it
-				}
-				return &exitStatusError{cmd: args[1], code: code}
-			}
-			return err
+			return d.Exec(args[1:], streams.In, streams.Out, streams.ErrOut)
 		},
 	}
 	return cmd
@@ -353,30 +325,17 @@ processes still run in a disk's cgroup unless --force, which kills them.`,
 			// Teardown runs to the end even after Ctrl-C.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)
 			defer cancel()
-			if all {
-				removed, err := emulate.RemoveAll(ctx, stateDir(), force)
-				for _, n := range removed {
-					fmt.Fprintf(streams.Out, "removed %s\n", n)
+			remove := emulate.RemoveAll
+			if !all {
+				remove = func(ctx context.Context, root string, force bool) ([]string, error) {
+					return emulate.RemoveNamed(ctx, root, args, force)
 				}
-				return err
 			}
-			var errs []error
-			for _, name := range args {
-				d, err := emulate.OpenForRemoval(stateDir(), name)
-				if err == nil {
-					if force {
-						err = d.ForceDestroy(ctx)
-					} else {
-						err = d.Destroy(ctx)
-					}
-				}
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintf(streams.Out, "removed %s\n", name)
+			removed, err := remove(ctx, stateDir(), force)
+			for _, n := range removed {
+				fmt.Fprintf(streams.Out, "removed %s\n", n)
 			}
-			return errors.Join(errs...)
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "remove every emulated disk")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -111,9 +110,7 @@ also fails on warn and undecided) or a member could not be read, as
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(rep)
+				err = writeJSON(streams.Out, rep)
 			default:
 				err = etcdmetrics.WriteText(streams.Out, rep)
 			}
@@ -136,13 +133,7 @@ also fails on warn and undecided) or a member could not be read, as
 // could not be read, or when the verdict is as severe as --fail-on, in
 // analyze's terms.
 func etcdExit(rep *etcdmetrics.Report, failOn string) error {
-	bad := 0
-	for _, m := range rep.Members {
-		if m.Verdict == etcdmetrics.VerdictError {
-			bad++
-		}
-	}
-	if bad > 0 {
+	if bad := rep.Unreadable(); bad > 0 {
 		return &hintError{err: fmt.Errorf("%d of %d etcd members could not be read", bad, len(rep.Members)), hint: "see each member's error and hint above"}
 	}
 	lim, _ := analysis.SeverityRank(failOn)

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/iolens/iolens/internal/metrics"
-	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -41,45 +42,22 @@ rename), as the collector requires.`,
 				return err
 			}
 			defer s.Close()
-			var rs []result.Result
-			var ids []string
-			if len(args) == 0 {
-				runs, err := s.List(cmd.Context(), store.ListOptions{Limit: last})
-				if err != nil {
-					return err
-				}
-				for _, r := range runs {
-					ids = append(ids, r.ID)
-				}
+			ids, err := s.RunIDs(cmd.Context(), args, last)
+			var se *store.SelectorError
+			if errors.As(err, &se) {
+				return &UsageError{Err: se.Err, Help: se.Hint()}
 			}
-			for _, a := range args {
-				if !store.LooksLikeSelector(a) {
-					ids = append(ids, a)
-					continue
-				}
-				sel, err := store.ParseSelector(a)
-				if err != nil {
-					return &UsageError{Err: err, Help: "a selector is key=value,key!=value,key,!key"}
-				}
-				runs, err := s.List(cmd.Context(), store.ListOptions{Selector: sel, Limit: last})
-				if err != nil {
-					return err
-				}
-				for _, r := range runs {
-					ids = append(ids, r.ID)
-				}
+			if err != nil {
+				return err
 			}
-			for _, id := range ids {
-				r, err := s.Results(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				rs = append(rs, r...)
+			rs, err := s.ResultsOf(cmd.Context(), ids)
+			if err != nil {
+				return lookupErr(err)
 			}
 			if len(rs) == 0 {
 				return &hintError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
 			}
-			return writeOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
+			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
@@ -87,6 +84,20 @@ func checkRunIDs(ids []string) error {
 	return nil
 }
 
+// storedResults are the saved results of the runs ids name, read only.
+func storedResults(ctx context.Context, db string, ids []string) ([]result.Result, error) {
+	if err := checkRunIDs(ids); err != nil {
+		return nil, err
+	}
+	s, err := openStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	rs, err := s.ResultsOf(ctx, ids)
+	return rs, lookupErr(err)
+}
+
 func newHistoryCommand(streams IOStreams) *cobra.Command {
 	var db, output, selector string
 	var limit int
@@ -137,9 +148,7 @@ Run ids may be shortened to any unique prefix.`,
 				if runs == nil {
 					runs = []store.Run{}
 				}
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(runs)
+				return writeJSON(streams.Out, runs)
 			}
 			return store.WriteRunList(streams.Out, runs)
 		},
@@ -161,21 +170,9 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Report saved runs, as 'iolens report' would",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRunIDs(args); err != nil {
-				return err
-			}
-			s, err := openStore(cmd.Context(), *db)
+			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
-			}
-			defer s.Close()
-			var rs []result.Result
-			for _, id := range args {
-				r, err := s.Results(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				rs = append(rs, r...)
 			}
 			return ro.render(streams, rs)
 		},
@@ -201,17 +198,9 @@ other run. Every id is checked before anything is removed.`,
 				return err
 			}
 			defer s.Close()
-			var ids []string
-			seen := map[string]bool{}
-			for _, id := range args {
-				full, err := s.ResolveID(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				if !seen[full] {
-					seen[full] = true
-					ids = append(ids, full)
-				}
+			ids, err := s.ResolveIDs(cmd.Context(), args)
+			if err != nil {
+				return lookupErr(err)
 			}
 			for _, id := range ids {
 				if _, err := s.Delete(cmd.Context(), id); err != nil {
@@ -231,23 +220,11 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRunIDs(args); err != nil {
-				return err
-			}
-			s, err := openStore(cmd.Context(), *db)
+			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			var rs []result.Result
-			for _, id := range args {
-				r, err := s.Results(cmd.Context(), id)
-				if err != nil {
-					return lookupErr(err)
-				}
-				rs = append(rs, r...)
-			}
-			return writeOut(streams.Out, out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return report.NDJSON(w, rs) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
@@ -279,12 +256,7 @@ labels to every imported result, to tell clusters or machines apart.`,
 					return err
 				}
 				for i := range rs {
-					if len(extra) > 0 && rs[i].Target.Labels == nil {
-						rs[i].Target.Labels = map[string]string{}
-					}
-					for k, v := range extra {
-						rs[i].Target.Labels[k] = v
-					}
+					rs[i].Target.AddLabels(extra)
 				}
 				st, err := s.Import(cmd.Context(), rs)
 				if err != nil {
@@ -318,45 +290,7 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 		}
 		return err
 	}
-	return writeOut(streams.Out, ro.out, func(w io.Writer) error { return render(w, rs) })
-}
-
-// writeOut writes to path (atomically: a reader never sees half a file) or,
-// when path is empty, to w.
-func writeOut(w io.Writer, path string, write func(io.Writer) error) error {
-	if path == "" || path == "-" {
-		return write(w)
-	}
-	f, err := os.CreateTemp(dirOf(path), ".iolens-*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		if i == 0 {
-			return "/"
-		}
-		return path[:i]
-	}
-	return "."
+	return report.WriteOut(streams.Out, ro.out, func(w io.Writer) error { return render(w, rs) })
 }
 
 // runSaveOptions are the flags of 'run' that keep results: the history
@@ -373,19 +307,10 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics on this address while the run goes (e.g. :9101)")
 }
 
-// runKeeper hands each result to the history's keeper as it completes,
-// and feeds the metrics server.
-type runKeeper struct {
-	store  *store.Store
-	keep   *store.Keeper
-	live   *metrics.Live
-	server *metrics.Server
-	runID  string
-	errOut io.Writer
-}
-
-func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*runKeeper, error) {
-	k := &runKeeper{runID: runID, errOut: streams.ErrOut}
+// start opens what keeps the run's results: the history (unless
+// --no-save) and the live metrics (--metrics-addr).
+func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*sink.Run, error) {
+	k := &sink.Run{RunID: runID, Log: streams.ErrOut}
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
@@ -395,59 +320,26 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 			}
 			return nil, err
 		}
-		k.store = s
-		k.keep = store.NewKeeper(s, store.KeeperOptions{})
+		k.Store = s
+		k.Keep = store.NewKeeper(s, store.KeeperOptions{})
 	}
 	if o.metricsAddr != "" {
-		k.live = metrics.NewLive(suite, labels, time.Now())
+		k.Live = metrics.NewLive(suite, labels, time.Now())
 		reg := metrics.NewRegistry(buildOf())
-		reg.MustRegister(k.live)
+		reg.MustRegister(k.Live)
 		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
-			k.close()
+			k.Close()
 			var le *metrics.ListenError
 			if errors.As(err, &le) {
 				return nil, &UsageError{Err: err, Help: le.Hint()}
 			}
 			return nil, err
 		}
-		k.server = srv
+		k.Server = srv
 		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
 	}
 	return k, nil
-}
-
-// events passes runner events to next and to the live metrics.
-func (k *runKeeper) events(next func(runner.Event)) func(runner.Event) {
-	if k.live == nil {
-		return next
-	}
-	return func(ev runner.Event) {
-		k.live.Event(ev)
-		next(ev)
-	}
-}
-
-// sink is the run's result sink: expect (may be nil), the analysis (nil
-// when results arrive analysed), the history (unless --no-save: a failing
-// database does not stop the run, what could not be saved yet is kept and
-// tried again), an NDJSON copy to out (nil: none) and the live metrics
-// (--metrics-addr). Every result is collected for the report.
-func (k *runKeeper) sink(expect func(*result.Result), an *analysis.Session, out io.Writer) *sink.Sink {
-	s := &sink.Sink{Expect: expect, Analysis: an, Collect: true}
-	if k.keep != nil {
-		s.Keep = k.keep
-		s.Warn = func(r *result.Result, err error) {
-			fmt.Fprintf(k.errOut, "iolens: warning: %s #%d not saved to the history yet (%s): %v\n", r.Test.Name, r.Repeat, k.store.Path(), err)
-		}
-	}
-	if out != nil {
-		s.Out = append(s.Out, result.NewEncoder(out))
-	}
-	if k.live != nil {
-		s.Out = append(s.Out, k.live)
-	}
-	return s
 }
 
 // openOut opens --out for appending (nil when path is empty).
@@ -460,33 +352,4 @@ func openOut(path string) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("opening --out file: %w", err)
 	}
 	return f, func() { f.Close() }, nil
-}
-
-// finish saves what is still waiting and says where the run is, or
-// exactly which results were lost. Each result was handed over by add.
-func (k *runKeeper) finish(ctx context.Context) {
-	if k.keep == nil {
-		return
-	}
-	sum := k.keep.Finish(ctx)
-	if len(sum.Lost) == 0 {
-		if sum.Saved > 0 {
-			fmt.Fprintf(k.errOut, "saved as run %s in %s ('iolens history show %s')\n", k.runID, k.store.Path(), k.runID)
-		}
-		return
-	}
-	fmt.Fprintf(k.errOut, "iolens: warning: %d of %d results not saved to the history (%s):\n", len(sum.Lost), len(sum.Lost)+sum.Saved, k.store.Path())
-	for _, l := range sum.Lost {
-		fmt.Fprintf(k.errOut, "  %s: %v\n", l, l.Err)
-	}
-	fmt.Fprintf(k.errOut, "hint: they are still in this run's output (and its --out file); 'iolens history import FILE' saves an NDJSON file of them later\n")
-}
-
-func (k *runKeeper) close() {
-	if k.server != nil {
-		_ = k.server.Close()
-	}
-	if k.store != nil {
-		_ = k.store.Close()
-	}
 }

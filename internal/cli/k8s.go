@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"sort"
 	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
@@ -25,11 +20,10 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 )
 
 // DefaultImage is the agent image matching this build.
@@ -41,29 +35,16 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
-	rc, err := k.cf.ToRESTConfig()
-	if err != nil {
-		return nil, "", "", &hintError{err: fmt.Errorf("kubeconfig: %w", err), hint: "pass --kubeconfig or set KUBECONFIG"}
-	}
-	// Many targets poll at once; the client-go default of 5 QPS would
-	// throttle them.
-	rc.QPS, rc.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, "", "", err
-	}
-	loader := k.cf.ToRawKubeConfigLoader()
-	ns, _, err := loader.Namespace()
-	if err != nil {
-		return nil, "", "", err
-	}
 	ctxName := ""
-	if k.cf.Context != nil && *k.cf.Context != "" {
+	if k.cf.Context != nil {
 		ctxName = *k.cf.Context
-	} else if raw, err := loader.RawConfig(); err == nil {
-		ctxName = raw.CurrentContext
 	}
-	return &k8s.Client{CS: cs}, ns, ctxName, nil
+	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
+	var ke *k8s.KubeconfigError
+	if errors.As(err, &ke) {
+		return nil, "", "", &hintError{err: ke, hint: ke.Hint()}
+	}
+	return c, ns, ctxName, err
 }
 
 func newK8sCommand(streams IOStreams) *cobra.Command {
@@ -146,29 +127,12 @@ ceilings; cloud disks get faster as they get larger).`,
 				return err
 			}
 			if output == "json" {
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(cls)
-			}
-			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tDISK AT %s\n", size.String())
-			for _, c := range cls {
-				var ps []string
-				for k, v := range c.Important {
-					ps = append(ps, k+"="+v)
-				}
-				sort.Strings(ps)
-				def := ""
-				if c.Default {
-					def = "yes"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.Name, c.Provisioner, orDashStr(def), c.VolumeBindingMode,
-					c.ReclaimPolicy, c.AllowExpansion, orDashStr(strings.Join(ps, ",")), orDashStr(c.SKU))
+				return writeJSON(streams.Out, cls)
 			}
 			if len(cls) == 0 {
 				fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 			}
-			return tw.Flush()
+			return k8s.WriteClasses(streams.Out, cls, size.String())
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
@@ -186,13 +150,6 @@ func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
 	if cmd.Flags().Changed("size") {
 		fmt.Fprintf(streams.ErrOut, "Flag --size has been deprecated, %s\n", what)
 	}
-}
-
-func orDashStr(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // ---- run ----
@@ -250,6 +207,16 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
+	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	o.addPodFlags(f)
+	o.expect.addFlags(cmd)
+	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
+}
+
+// addPodFlags adds the flags of every command that runs agent pods on
+// volumes: the pods, their timeouts, and where results go.
+func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
 	f.StringVar(&o.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
 	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
@@ -258,16 +225,12 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
 	f.DurationVar(&o.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
 	f.DurationVar(&o.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
-	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	f.DurationVar(&o.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
-	o.expect.addFlags(cmd)
-	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")
 }
 
 func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
@@ -320,38 +283,29 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
-	if o.runtime < 0 || o.ramp < 0 || math.IsNaN(o.runtime) || math.IsNaN(o.ramp) || math.IsInf(o.runtime, 0) || math.IsInf(o.ramp, 0) {
-		return k8s.AgentArgs{}, k8sUsage("run", "--runtime and --ramp take seconds, 0 or more")
+	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet}
+	if o.untilSteady {
+		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
 	}
-	if o.untilSteady && (o.minRuntime < 0 || o.maxRuntime < 0 || o.maxRuntime > 0 && o.maxRuntime < o.minRuntime ||
-		math.IsNaN(o.minRuntime) || math.IsNaN(o.maxRuntime) || math.IsInf(o.minRuntime, 0) || math.IsInf(o.maxRuntime, 0)) {
-		return k8s.AgentArgs{}, k8sUsage("run", "--min-runtime and --max-runtime take seconds, with min <= max")
+	if err := a.CheckTimes(); err != nil {
+		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
 	}
 	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
 	}
-	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet,
-		Tests: len(suite.Tests) * max(o.repeat, 1)}
-	if o.untilSteady {
-		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
-	}
-	a.Planned = a.PlannedFor(suite)
+	var job []byte
 	if o.jobFile != "" {
-		b, err := os.ReadFile(o.jobFile)
-		if err != nil {
+		if job, err = os.ReadFile(o.jobFile); err != nil {
 			return a, err
 		}
-		a.JobFile, a.JobName = string(b), o.jobFile
-	} else {
-		a.Suite = suite.Name
 	}
 	if o.fileSize != "" {
 		if _, err := units.ParseSize(o.fileSize); err != nil {
 			return a, k8sUsage("run", "--file-size: %v", err)
 		}
 	}
-	return a, nil
+	return a.ForSuite(suite, o.jobFile, string(job)), nil
 }
 
 // baseConfig checks the flags every target shares, the job file included,
@@ -375,14 +329,12 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
-	pull := corev1.PullPolicy(o.pullPolicy)
-	switch pull {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		return k8s.Config{}, k8sUsage(cmd, "--pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
+	if err == nil {
+		err = k8s.CheckImage(o.image, DefaultImage())
 	}
-	if strings.HasSuffix(o.image, ":latest") || !strings.Contains(o.image[strings.LastIndex(o.image, "/")+1:], ":") && !strings.Contains(o.image, "@") {
-		return k8s.Config{}, k8sUsage(cmd, "--image %q: pin a tag or digest (never latest), such as %s", o.image, DefaultImage())
+	if err != nil {
+		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
 	runID := o.runID
 	if runID == "" {
@@ -408,15 +360,13 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		}
 		extra = append(extra, v)
 	}
-	mode := corev1.PersistentVolumeMode(o.volumeMode)
-	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
-		return k8sUsage("run", "--volume-mode %q: want Filesystem or Block", o.volumeMode)
+	mode, err := k8s.ParseVolumeMode(o.volumeMode)
+	if err != nil {
+		return k8sUsage("run", "%v", err)
 	}
-	access := corev1.PersistentVolumeAccessMode(o.accessMode)
-	switch access {
-	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
-	default:
-		return k8sUsage("run", "--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", o.accessMode)
+	access, err := k8s.ParseAccessMode(o.accessMode)
+	if err != nil {
+		return k8sUsage("run", "%v", err)
 	}
 	if o.volumesPerNode < 1 {
 		return k8sUsage("run", "--volumes-per-node must be at least 1")
@@ -445,28 +395,43 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 		sizes = nil
 	}
 	if len(classes) == 0 && (len(extra) == 0 || o.sizesSet) {
-		def, err := k8s.DefaultClass(ctx, c.CS)
-		if errors.Is(err, k8s.ErrNoDefaultClass) {
-			return k8sUsage("run", "%v", err)
-		}
+		def, err := defaultClass(ctx, c, "run")
 		if err != nil {
 			return err
 		}
 		classes = []string{def}
 	}
-	nodes := o.nodes
-	if o.allNodes {
-		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
-			return err
-		}
-		// The nodes are named: the selector has done its job.
-		cfg.NodeSelector = nil
+	nodes, err := o.targetNodes(ctx, c, &cfg)
+	if err != nil {
+		return err
 	}
 	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Volumes: extra, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
 	if err != nil {
 		return k8sUsage("run", "%v", err)
 	}
 	return runTargets(ctx, streams, c, cfg, targets, o, nil)
+}
+
+// defaultClass is the cluster's default storage class; none is a usage
+// error of cmd.
+func defaultClass(ctx context.Context, c *k8s.Client, cmd string) (string, error) {
+	def, err := k8s.DefaultClass(ctx, c.CS)
+	if errors.Is(err, k8s.ErrNoDefaultClass) {
+		return "", k8sUsage(cmd, "%v", err)
+	}
+	return def, err
+}
+
+// targetNodes are the nodes of --nodes, or with --all-nodes every ready,
+// schedulable node that cfg's selector and tolerations allow.
+func (o *k8sRunOptions) targetNodes(ctx context.Context, c *k8s.Client, cfg *k8s.Config) ([]string, error) {
+	if !o.allNodes {
+		return o.nodes, nil
+	}
+	nodes, err := k8s.SchedulableNodes(ctx, c.CS, cfg.NodeSelector, cfg.Tolerations)
+	// The nodes are named: the selector has done its job.
+	cfg.NodeSelector = nil
+	return nodes, err
 }
 
 // runTargets runs targets, draws progress, writes results and turns the
@@ -486,24 +451,17 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return err
 	}
 	defer closeOut()
-	suiteName := cfg.Agent.Suite
-	switch {
-	case cfg.Agent.Diagnose:
-		suiteName = "diagnose"
-	case suiteName == "":
-		suiteName = "job:" + cfg.Agent.JobName
-	}
-	keeper, err := o.save.start(ctx, streams, cfg.RunID, suiteName, map[string]string{"k8s.run-id": cfg.RunID})
+	keeper, err := o.save.start(ctx, streams, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID})
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
-	prog := &k8sProgress{w: streams.ErrOut, quiet: quiet, start: time.Now()}
+	defer keeper.Close()
+	prog := &k8s.ProgressLog{W: streams.ErrOut, Quiet: quiet, Start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
 		mode = "all at once"
 	}
-	prog.line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
+	prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
 	stream := output == "ndjson"
 	// The agent analysed each result in its pod; here they are compared
 	// with what their disk should deliver: --expect, or the catalog disk
@@ -512,22 +470,18 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if expect == nil {
 		expect = limits.CatalogCeiling
 	}
-	snk := keeper.sink(expect, nil, out)
+	snk := keeper.Sink(expect, nil, out)
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.event}
+	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
 	sum, runErr := r.Run(ctx, targets)
 	results := snk.Results()
-	if o.untilSteady {
-		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
-			saved := max(limit-got, 0)
-			prog.line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
-				ended, n, got, limit, saved, saved/limit*100)
-		}
+	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
+		prog.Line("%s", note)
 	}
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	if !stream && len(results) > 0 {
 		if err := render(streams.Out, results); err != nil {
 			return err
@@ -536,7 +490,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if after != nil {
 		after(results)
 	}
-	prog.summary(sum)
+	prog.Summary(sum)
 	pushErr := pushK8sResults(ctx, streams.ErrOut, o.push, results)
 	var cnf *k8s.ClassNotFoundError
 	switch {
@@ -561,80 +515,6 @@ type partialError struct{ err error }
 
 func (e partialError) Error() string   { return e.err.Error() }
 func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
-
-// k8sProgress prints one line per target event.
-type k8sProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
-	start time.Time
-}
-
-func (p *k8sProgress) line(format string, args ...any) {
-	if p.quiet {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "%s  %s\n", clock(time.Since(p.start)), fmt.Sprintf(format, args...))
-}
-
-func (p *k8sProgress) event(e k8s.Event) {
-	what := string(e.Phase)
-	switch e.Phase {
-	case k8s.PhaseTest:
-		switch {
-		case e.Test == 0:
-			what = e.Message
-		case e.Tests == 0:
-			what = "running " + e.TestName
-		default:
-			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
-		}
-	case k8s.PhaseFailed:
-		what = "FAILED: " + e.Message
-		if strings.HasSuffix(e.Message, context.Canceled.Error()) {
-			what = "interrupted"
-		}
-	default:
-		if e.Message != "" {
-			what += " " + e.Message
-		}
-	}
-	p.line("[%s %s] %s", e.Target.ID, e.Target.Name(), what)
-}
-
-func (p *k8sProgress) summary(s k8s.Summary) {
-	if len(s.Outcomes) == 0 {
-		return
-	}
-	for _, o := range s.Outcomes {
-		status := "ok"
-		if o.Err != nil {
-			status = "failed"
-		}
-		p.line("%s %-24s %-6s %d results  pvc %s  pv %s  node %s", o.Target.ID, o.Target.Name(), status, o.Results,
-			orDashStr(o.PVC), orDashStr(o.PV), orDashStr(o.Node))
-	}
-	for _, g := range s.Gates {
-		what := "group " + g.Key
-		if g.Key == "run" {
-			what = "the run"
-		}
-		p.line("start skew %.3fs across the %d targets of %s (agents' clocks)", g.Skew.Seconds(), g.Targets, what)
-	}
-	for _, pv := range s.Retained {
-		p.line("PV %s kept by its Retain reclaim policy: delete it with 'kubectl delete pv %s' when its data is not needed", pv, pv)
-	}
-	switch {
-	case s.FirstResult.IsZero():
-	case s.CleanedUp.IsZero(): // --keep
-		p.line("first result %.1fs after start", s.FirstResult.Sub(s.Started).Seconds())
-	default:
-		p.line("first result %.1fs after start; cleanup done %.1fs after the last result",
-			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
-	}
-}
 
 // ---- node-check ----
 
@@ -752,11 +632,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 			fmt.Fprintln(streams.Out, "nothing left")
 			return nil
 		}
-		for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
-			for _, o := range list {
-				fmt.Fprintln(streams.Out, o)
-			}
-		}
+		l.WriteObjects(streams.Out)
 		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
 			l.Objects(), strings.Join(l.Namespaces(), ", "))
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 )
 
 type k8sDiagnoseOptions struct {
@@ -57,21 +55,8 @@ neighbour, or a different disk).`,
 	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
 	f.StringVar(&r.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
-	f.StringSliceVar(&r.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
-	f.StringVar(&r.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
-	f.StringVar(&r.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
-	f.BoolVar(&r.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
-	d := k8s.DefaultTimeouts()
-	f.DurationVar(&r.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
-	f.DurationVar(&r.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
-	f.DurationVar(&r.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
-	f.DurationVar(&r.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
 	f.StringVarP(&r.output, "output", "o", "text", "report format: text or json")
-	f.StringVar(&r.out, "out", "", "also append every result to this NDJSON file as it arrives")
-	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&r.runID, "run-id", "", "run id (default: generated)")
-	f.StringVar(&r.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
-	r.save.addFlags(f)
+	r.addPodFlags(f)
 	return cmd
 }
 
@@ -92,9 +77,9 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if err != nil || len(sizes) != 1 {
 		return k8sUsage("diagnose", "--pvc-size %q: want one quantity such as 100Gi", o.pvcSize)
 	}
-	mode := corev1.PersistentVolumeMode(r.volumeMode)
-	if mode != corev1.PersistentVolumeFilesystem && mode != corev1.PersistentVolumeBlock {
-		return k8sUsage("diagnose", "--volume-mode %q: want Filesystem or Block", r.volumeMode)
+	mode, err := k8s.ParseVolumeMode(r.volumeMode)
+	if err != nil {
+		return k8sUsage("diagnose", "%v", err)
 	}
 	if r.allNodes && len(r.nodes) > 0 {
 		return k8sUsage("diagnose", "--nodes and --all-nodes are exclusive")
@@ -119,20 +104,13 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	cfg.Disk = limits.FromStorageClass
 	class := o.class
 	if class == "" {
-		class, err = k8s.DefaultClass(ctx, c.CS)
-		if errors.Is(err, k8s.ErrNoDefaultClass) {
-			return k8sUsage("diagnose", "%v", err)
-		}
-		if err != nil {
+		if class, err = defaultClass(ctx, c, "diagnose"); err != nil {
 			return err
 		}
 	}
-	nodes := r.nodes
-	if r.allNodes {
-		if nodes, err = k8s.SchedulableNodes(ctx, c.CS, sel, cfg.Tolerations); err != nil {
-			return err
-		}
-		cfg.NodeSelector = nil
+	nodes, err := r.targetNodes(ctx, c, &cfg)
+	if err != nil {
+		return err
 	}
 	targets, err := k8s.Matrix{StorageClasses: []string{class}, Sizes: sizes, Nodes: nodes}.Expand()
 	if err != nil {

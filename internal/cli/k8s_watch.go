@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
-	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // WatchSelector selects the pods of deploy/watch-daemonset.yaml.
@@ -58,15 +55,9 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	if err != nil {
 		return err
 	}
-	pods, err := c.CS.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: o.selector})
+	running, err := k8s.RunningPods(ctx, c.CS, o.namespace, o.selector)
 	if err != nil {
 		return &hintError{err: fmt.Errorf("listing watch pods: %w", err), hint: "check the cluster connection and that you may list pods in " + o.namespace}
-	}
-	var running []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
-			running = append(running, p)
-		}
 	}
 	if len(running) == 0 {
 		return &hintError{err: fmt.Errorf("no running iolens watch pod in namespace %s (selector %s)", o.namespace, o.selector),
@@ -75,30 +66,11 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	st := watch.NewClusterState()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	for _, p := range running {
-		wg.Add(1)
-		go func(p corev1.Pod) {
-			defer wg.Done()
-			node := p.Spec.NodeName
-			since := int64(5)
-			req := c.CS.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Follow: true, SinceSeconds: &since})
-			rc, err := req.Stream(ctx)
-			if err != nil {
-				st.Fail(node, err.Error())
-				return
-			}
-			defer rc.Close()
-			watch.ReadStream(rc, func(r result.WatchRecord) { st.Add(node, r) })
-		}(p)
-	}
-	defer wg.Wait()
+	defer k8s.FollowWatchers(ctx, c.CS, running, st)()
 	defer cancel()
 
-	tty := false
-	if f, ok := streams.Out.(*os.File); ok && isTerminal(f) {
-		tty = true
-	}
+	f, ok := streams.Out.(*os.File)
+	tty := ok && isTerminal(f)
 	var deadline <-chan time.Time
 	if o.once {
 		deadline = time.After(o.timeout)

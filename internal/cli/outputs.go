@@ -54,7 +54,7 @@ func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
 	if o.html == "" {
 		return nil
 	}
-	return writeOut(io.Discard, o.html, write)
+	return report.WriteOut(io.Discard, o.html, write)
 }
 
 // writeCopy writes rs to --out as NDJSON, if given, replacing the file
@@ -64,5 +64,5 @@ func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	return writeOut(io.Discard, o.out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+	return report.WriteOut(io.Discard, o.out, func(w io.Writer) error { return report.NDJSON(w, rs) })
 }

@@ -209,27 +209,23 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if err != nil {
 		return err
 	}
-	defer keeper.close()
+	defer keeper.Close()
 	stream := o.output == "ndjson"
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.sink(o.diag, analysis.NewSession(suite, o.repeat), out)
+	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), out)
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	runErr := runner.Run(ctx, cfg, emit, keeper.events(prog.Event))
+	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
 	results := snk.Results()
-	if o.untilSteady {
-		if ended, n, got, limit := analysis.UntilSteady(results); n > 0 && limit > 0 {
-			saved := max(limit-got, 0)
-			prog.Line("until-steady: %d of %d tests ended at steady state; %.0f s measured instead of %.0f s (saved %.0f s, %.0f%%)",
-				ended, n, got, limit, saved, saved/limit*100)
-		}
+	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
+		prog.Line("%s", note)
 	}
 	prog.Done()
-	keeper.finish(ctx)
+	keeper.Finish(ctx)
 	if len(results) > 0 {
 		if err := o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }); err != nil {
 			return err

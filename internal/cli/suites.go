@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -27,9 +26,7 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(runner.SuiteViews(suites))
+				return writeJSON(streams.Out, runner.SuiteViews(suites))
 			case "text":
 			default:
 				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -98,9 +97,7 @@ missing fio is reported, not an error: iolens itself still has a version.`,
 			}
 			v := versionInfo(cmd.Context(), fioBinary)
 			if output == "json" {
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return writeJSON(streams.Out, v)
 			}
 			commit := v.Commit
 			if commit == "" {

@@ -5,12 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
@@ -106,10 +101,8 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
 	mode := o.output
-	tty := false
-	if f, ok := streams.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = true
-	}
+	f, ok := streams.Out.(*os.File)
+	tty := ok && isTerminal(f)
 	switch mode {
 	case "auto":
 		mode = "ndjson"
@@ -148,26 +141,19 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 			return err
 		}
 	}
-	o.discovery(ctx, &cfg, cluster)
+	if cluster != nil {
+		cfg.DiscoverWith(cluster.Discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices))
+	} else {
+		cfg.DiscoverMounted()
+	}
 	if o.top > 0 {
-		root := o.cgroupRoot
-		if root == "" {
-			root = strings.TrimRight(o.sysRoot, "/") + "/fs/cgroup"
-		}
-		cg, err := watch.FindCgroups(root, o.procRoot)
-		if err != nil {
-			cfg.Notes = append(cfg.Notes, "no per-cgroup attribution: "+err.Error())
-		} else {
-			namers := watch.PodNamers{}
-			if o.kubeAPI {
-				if n := k8s.InClusterPodNamer(o.node); n != nil {
-					namers = append(namers, n)
-				}
+		namers := watch.PodNamers{}
+		if o.kubeAPI {
+			if n := k8s.InClusterPodNamer(o.node); n != nil {
+				namers = append(namers, n)
 			}
-			namers = append(namers, &watch.KubeletDirs{LogDir: o.podLogs})
-			cg.Pods = namers
-			cfg.Cgroups = cg
 		}
+		cfg.AttributeCgroups(o.cgroupRoot, append(namers, &watch.KubeletDirs{LogDir: o.podLogs}))
 	}
 	closeEtcd, err := o.etcd.configure(&cfg, o.interval)
 	if err != nil {
@@ -199,51 +185,29 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	if o.metricsAddr != "" {
 		reg := metrics.NewRegistry(buildOf())
-		m := watch.NewMetrics(reg, o.node)
-		for _, d := range w.Devices() {
-			m.Expect(d.Name, cfg.CeilingOf(d.Name))
-		}
+		feed := watch.NewMetrics(reg, o.node).Feed(w, &cfg)
 		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
 			return &hintError{err: err, hint: "pick a free port: --metrics-addr :9101"}
 		}
 		defer srv.Close()
-		var mu sync.Mutex
-		sinks = append(sinks, func(r result.WatchRecord) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if f := r.Finding; r.Type == result.WatchTypeFinding && f != nil && (f.Kind == "device" || f.Kind == "expect") {
-				// A device added, or expected to be another disk.
-				m.Expect(f.Device, w.CeilingOf(f.Device))
-			}
-			m.Observe(r)
-			return nil
-		})
+		sinks = append(sinks, feed)
 	}
 	switch mode {
 	case "ndjson":
 		enc := json.NewEncoder(streams.Out)
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
-		names := []string{}
-		for _, d := range w.Devices() {
-			names = append(names, d.Name)
-		}
-		fmt.Fprintf(streams.Out, "iolens watch: watching %s every %s; findings follow\n", strings.Join(names, ", "), o.interval)
-		sinks = append(sinks, func(r result.WatchRecord) error {
-			if line := watch.FindingLine(r); line != "" {
-				_, err := fmt.Fprintln(streams.Out, line)
-				return err
-			}
-			return nil
-		})
+		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))
 	case "tty":
-		v := newWatchView(streams.Out.(*os.File), w)
-		v.open()
-		defer v.close()
-		sinks = append(sinks, v.add)
+		f := streams.Out.(*os.File)
+		v := watch.NewScreen(f, func() (int, int, error) { return term.GetSize(int(f.Fd())) }, w)
+		v.Open()
+		defer v.Close()
+		sinks = append(sinks, v.Add)
 	}
-	err = w.Run(ctx, func(r result.WatchRecord) error {
+	// --duration running out is a normal end: w.Run returns nil.
+	return w.Run(ctx, func(r result.WatchRecord) error {
 		for _, s := range sinks {
 			if err := s(r); err != nil {
 				return err
@@ -251,43 +215,6 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		return nil
 	})
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return err // --duration ran out: a normal end
-	}
-	return err
-}
-
-// discovery sets how watch finds devices over time. Named devices stay
-// as they are; without names every disk behind a mounted file system is
-// watched, and looked for again every minute, as volumes are mounted on
-// a node when pods come. With the cluster, the node's volumes also say
-// what each disk is expected to be.
-func (o *watchOptions) discovery(ctx context.Context, cfg *watch.Config, cluster *k8s.NodeExpect) {
-	cfg.Rediscover = time.Minute
-	if cluster != nil {
-		discover := cluster.Discoverer(ctx, o.procRoot, o.sysRoot, cfg.Devices)
-		d, err := discover()
-		if err != nil {
-			cfg.Notes = append(cfg.Notes, "expected disks from the cluster, so far in part: "+err.Error())
-		}
-		if len(d.Devices) > 0 {
-			cfg.Devices, cfg.Mounts = d.Devices, d.Mounts
-		}
-		cfg.Ceilings = d.Ceilings
-		for _, dev := range slices.Sorted(maps.Keys(d.Ceilings)) {
-			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s is expected to be %s (%s)", dev, d.Ceilings[dev].Name, d.About[dev]))
-		}
-		cfg.Discover = discover
-		return
-	}
-	if len(cfg.Devices) > 0 {
-		return
-	}
-	procRoot, sysRoot := o.procRoot, o.sysRoot
-	cfg.Discover = func() (watch.Discovery, error) {
-		names, mounts, err := watch.DefaultDevices(procRoot, sysRoot)
-		return watch.Discovery{Devices: names, Mounts: mounts}, err
-	}
 }
 
 // parseExpect reads --expect (watch.ParseExpect); its mistakes are usage
@@ -302,52 +229,6 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 		return nil, specError(err)
 	}
 	return c, nil
-}
-
-// watchView draws the live view on a terminal, redrawn in place.
-type watchView struct {
-	f *os.File
-	v *watch.View
-}
-
-func newWatchView(f *os.File, w *watch.Watcher) *watchView {
-	return &watchView{f: f, v: watch.NewView(w)}
-}
-
-func (v *watchView) open() { fmt.Fprint(v.f, "\x1b[?1049h\x1b[?25l") }
-
-// close leaves the alternate screen and prints the findings log, so that
-// it outlives the view.
-func (v *watchView) close() {
-	fmt.Fprint(v.f, "\x1b[?25h\x1b[?1049l")
-	log := v.v.Log()
-	if len(log) == 0 {
-		fmt.Fprintln(v.f, "iolens watch: no findings")
-		return
-	}
-	fmt.Fprintln(v.f, "iolens watch findings:")
-	for _, l := range log {
-		fmt.Fprintln(v.f, l)
-	}
-}
-
-func (v *watchView) add(r result.WatchRecord) error {
-	if !v.v.Add(r) {
-		return nil // drawn with the next sample
-	}
-	wd, ht, err := term.GetSize(int(v.f.Fd()))
-	if err != nil {
-		wd, ht = 120, 40
-	}
-	var b strings.Builder
-	b.WriteString("\x1b[H")
-	for _, l := range v.v.Render(wd, ht) {
-		b.WriteString(l)
-		b.WriteString("\x1b[K\n")
-	}
-	b.WriteString("\x1b[J")
-	_, err = io.WriteString(v.f, b.String())
-	return err
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

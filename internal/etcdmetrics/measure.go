@@ -36,6 +36,17 @@ type Report struct {
 	Notes   []string `json:"notes"`
 }
 
+// Unreadable counts the members that could not be read.
+func (r *Report) Unreadable() int {
+	n := 0
+	for _, m := range r.Members {
+		if m.Verdict == VerdictError {
+			n++
+		}
+	}
+	return n
+}
+
 // Member is one endpoint's figures and verdict.
 type Member struct {
 	Endpoint  string     `json:"endpoint"`

@@ -50,3 +50,39 @@ func ParseNodeSelector(s string) (map[string]string, error) {
 	}
 	return m, nil
 }
+
+// ParsePullPolicy reads --pull-policy.
+func ParsePullPolicy(s string) (corev1.PullPolicy, error) {
+	switch p := corev1.PullPolicy(s); p {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		return p, nil
+	}
+	return "", fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", s)
+}
+
+// ParseVolumeMode reads --volume-mode.
+func ParseVolumeMode(s string) (corev1.PersistentVolumeMode, error) {
+	switch m := corev1.PersistentVolumeMode(s); m {
+	case corev1.PersistentVolumeFilesystem, corev1.PersistentVolumeBlock:
+		return m, nil
+	}
+	return "", fmt.Errorf("--volume-mode %q: want Filesystem or Block", s)
+}
+
+// ParseAccessMode reads --access-mode.
+func ParseAccessMode(s string) (corev1.PersistentVolumeAccessMode, error) {
+	switch m := corev1.PersistentVolumeAccessMode(s); m {
+	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
+		return m, nil
+	}
+	return "", fmt.Errorf("--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", s)
+}
+
+// CheckImage refuses an image that is not pinned: no tag or digest, or
+// latest. pinned is an example of one that is.
+func CheckImage(image, pinned string) error {
+	if strings.HasSuffix(image, ":latest") || !strings.Contains(image[strings.LastIndex(image, "/")+1:], ":") && !strings.Contains(image, "@") {
+		return fmt.Errorf("--image %q: pin a tag or digest (never latest), such as %s", image, pinned)
+	}
+	return nil
+}

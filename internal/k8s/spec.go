@@ -1,7 +1,9 @@
 package k8s
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -466,4 +468,51 @@ func (a AgentArgs) PlannedFor(s result.Suite) time.Duration {
 	}
 	// Preconditioning writes the test file once.
 	return d*time.Duration(max(a.Repeat, 1)) + time.Minute
+}
+
+// CheckTimes refuses run times that are not seconds, 0 or more: RuntimeS
+// and RampS, and with UntilSteady MinRuntimeS and MaxRuntimeS, with min
+// <= max (a max of 0 is the test's runtime).
+func (a AgentArgs) CheckTimes() error {
+	bad := func(vs ...float64) bool {
+		for _, v := range vs {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return true
+			}
+		}
+		return false
+	}
+	if bad(a.RuntimeS, a.RampS) {
+		return errors.New("--runtime and --ramp take seconds, 0 or more")
+	}
+	if a.UntilSteady && (bad(a.MinRuntimeS, a.MaxRuntimeS) || a.MaxRuntimeS > 0 && a.MaxRuntimeS < a.MinRuntimeS) {
+		return errors.New("--min-runtime and --max-runtime take seconds, with min <= max")
+	}
+	return nil
+}
+
+// ForSuite is a running suite: by its name, or, when jobName is set, the
+// job file jobText it was read from; with the number of results a target
+// produces and their planned time.
+func (a AgentArgs) ForSuite(s result.Suite, jobName, jobText string) AgentArgs {
+	a.Tests = len(s.Tests) * max(a.Repeat, 1)
+	a.Planned = a.PlannedFor(s)
+	if jobName != "" {
+		a.JobFile, a.JobName = jobText, jobName
+	} else {
+		a.Suite = s.Name
+	}
+	return a
+}
+
+// SuiteName names what the agent runs: the suite, "diagnose" or
+// "job:" and the job file's name.
+func (a AgentArgs) SuiteName() string {
+	switch {
+	case a.Diagnose:
+		return "diagnose"
+	case a.Suite == "":
+		return "job:" + a.JobName
+	}
+	return a.Suite
 }

@@ -480,6 +480,19 @@ func (c *Catalog) ProviderNames() []string {
 	return out
 }
 
+// DiskNames lists the disk specs that need no size: every family's id,
+// and each of its current tiers as provider:tier.
+func (c *Catalog) DiskNames() []string {
+	var vals []string
+	for _, f := range c.Families {
+		vals = append(vals, f.ID)
+		for _, t := range f.Editions[0].Tiers {
+			vals = append(vals, f.Provider+":"+t.Name)
+		}
+	}
+	return vals
+}
+
 // VMNames lists the VM ids of a provider ("" for all).
 func (c *Catalog) VMNames(provider string) []string {
 	var out []string

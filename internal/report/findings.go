@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FindingsText prints, per result, a one-line summary and its findings,
@@ -24,7 +25,7 @@ func FindingsText(w io.Writer, rs []result.Result) error {
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, orDash(r.Target.Device))
+			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, units.OrDash(r.Target.Device))
 		}
 		name := r.Test.Name
 		if repeats {

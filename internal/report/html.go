@@ -546,9 +546,9 @@ func appendMeta(cs []metaCol, set, col string, r *result.Result) []metaCol {
 		notes = appendOnce(notes, n)
 	}
 	// In the order of metaFields.
-	vals := []string{r.RunID, r.Start.UTC().Format("2006-01-02 15:04:05 UTC"), r.Suite, t.Kind + " " + t.Path, orDash(dev), orDash(fs),
-		orDash(h.Hostname), orDash(h.Kernel), strconv.Itoa(h.CPUs), units.HumanBytes(float64(h.MemTotalBytes)),
-		orDash(r.FioVersion), orDash(h.IolensVersion), formatLabels(t.Labels), strings.Join(notes, "; ")}
+	vals := []string{r.RunID, r.Start.UTC().Format("2006-01-02 15:04:05 UTC"), r.Suite, t.Kind + " " + t.Path, units.OrDash(dev), units.OrDash(fs),
+		units.OrDash(h.Hostname), units.OrDash(h.Kernel), strconv.Itoa(h.CPUs), units.HumanBytes(float64(h.MemTotalBytes)),
+		units.OrDash(r.FioVersion), units.OrDash(h.IolensVersion), formatLabels(t.Labels), strings.Join(notes, "; ")}
 	return append(cs, metaCol{Set: set, Color: col, key: key, Values: vals})
 }
 

@@ -220,12 +220,12 @@ func groupByTarget(rs []result.Result) [][]result.Result {
 
 func writeHeader(w io.Writer, r result.Result) {
 	t := r.Target
-	fmt.Fprintf(w, "iolens %s  suite %s  run %s\n", orDash(r.Host.IolensVersion), r.Suite, r.RunID)
-	dev := orDash(t.Device)
+	fmt.Fprintf(w, "iolens %s  suite %s  run %s\n", units.OrDash(r.Host.IolensVersion), r.Suite, r.RunID)
+	dev := units.OrDash(t.Device)
 	if len(t.Devices) > 1 {
 		dev += " (" + strings.Join(t.Devices[1:], ", ") + ")"
 	}
-	fmt.Fprintf(w, "target  %s %s  device %s  fs %s", t.Kind, t.Path, dev, orDash(t.Filesystem))
+	fmt.Fprintf(w, "target  %s %s  device %s  fs %s", t.Kind, t.Path, dev, units.OrDash(t.Filesystem))
 	if t.SizeBytes > 0 {
 		fmt.Fprintf(w, "  file %s", units.HumanBytes(float64(t.SizeBytes)))
 		if t.SizeReason != "" {
@@ -237,8 +237,8 @@ func writeHeader(w io.Writer, r result.Result) {
 	}
 	fmt.Fprintln(w)
 	h := r.Host
-	fmt.Fprintf(w, "host    %s  kernel %s  %d CPUs  %s RAM  %s\n", orDash(h.Hostname), orDash(h.Kernel), h.CPUs,
-		units.HumanBytes(float64(h.MemTotalBytes)), orDash(r.FioVersion))
+	fmt.Fprintf(w, "host    %s  kernel %s  %d CPUs  %s RAM  %s\n", units.OrDash(h.Hostname), units.OrDash(h.Kernel), h.CPUs,
+		units.HumanBytes(float64(h.MemTotalBytes)), units.OrDash(r.FioVersion))
 	if len(t.Labels) > 0 {
 		fmt.Fprintf(w, "labels  %s\n", formatLabels(t.Labels))
 	}
@@ -256,13 +256,6 @@ func formatLabels(m map[string]string) string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func writeFailures(w io.Writer, rs []result.Result) {
@@ -348,8 +341,8 @@ func Markdown(w io.Writer, rs []result.Result) error {
 		r := g[0]
 		fmt.Fprintf(w, "## %s on %s\n\n", mdEscape(r.Suite), mdEscape(r.Target.Path))
 		fmt.Fprintf(w, "- device: %s, file system: %s\n- host: %s, kernel %s, %s\n- run: %s\n\n",
-			mdEscape(orDash(r.Target.Device)), mdEscape(orDash(r.Target.Filesystem)), mdEscape(orDash(r.Host.Hostname)),
-			mdEscape(orDash(r.Host.Kernel)), mdEscape(orDash(r.FioVersion)), mdEscape(r.RunID))
+			mdEscape(units.OrDash(r.Target.Device)), mdEscape(units.OrDash(r.Target.Filesystem)), mdEscape(units.OrDash(r.Host.Hostname)),
+			mdEscape(units.OrDash(r.Host.Kernel)), mdEscape(units.OrDash(r.FioVersion)), mdEscape(r.RunID))
 		d := Diagnose(g, nil)
 		fmt.Fprintf(w, "### Verdict\n\n")
 		for _, l := range d.Verdict {

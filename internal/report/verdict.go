@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -103,4 +105,29 @@ func uniq(s []string) []string {
 		out = appendOnce(out, x)
 	}
 	return out
+}
+
+// DiagnosisHTML is the HTML report of a diagnosis: the results' page,
+// with what the plan had no time to establish.
+func DiagnosisHTML(w io.Writer, rs []result.Result, unknown []string) error {
+	p := ResultsPage(rs)
+	p.Unknown = unknown
+	return WriteHTML(w, p)
+}
+
+// WriteDiagnosis writes diagnose's report d of rs in format: text, json
+// (d with the results), md (or markdown) or html.
+func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {
+	switch format {
+	case "json":
+		d.Results = rs
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	case "md", "markdown":
+		return Markdown(w, rs)
+	case "html":
+		return DiagnosisHTML(w, rs, unknown)
+	}
+	return Text(w, rs)
 }

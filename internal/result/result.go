@@ -121,6 +121,16 @@ type Target struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 }
 
+// AddLabels sets labels on the target, over any of the same keys.
+func (t *Target) AddLabels(labels map[string]string) {
+	if len(labels) > 0 && t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	for k, v := range labels {
+		t.Labels[k] = v
+	}
+}
+
 // Host describes the machine that ran fio.
 type Host struct {
 	Hostname      string `json:"hostname"`

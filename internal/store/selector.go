@@ -130,3 +130,12 @@ func (s Selector) sql() (string, []any) {
 	}
 	return strings.Join(conds, " AND "), args
 }
+
+// SelectorError is a selector that does not parse.
+type SelectorError struct{ Err error }
+
+func (e *SelectorError) Error() string { return e.Err.Error() }
+func (e *SelectorError) Unwrap() error { return e.Err }
+
+// Hint says what a selector looks like.
+func (e *SelectorError) Hint() string { return "a selector is key=value,key!=value,key,!key" }

@@ -394,6 +394,71 @@ func (s *Store) Results(ctx context.Context, id string) ([]result.Result, error)
 	return s.query(ctx, `SELECT record_gz FROM results WHERE run_id = ? ORDER BY idx, repeat, id`, full)
 }
 
+// RunIDs lists the runs args name: a run id (or a prefix of one) as it
+// is, a selector as its newest last runs; no args are the newest last
+// runs. A selector that does not parse is a *SelectorError.
+func (s *Store) RunIDs(ctx context.Context, args []string, last int) ([]string, error) {
+	var ids []string
+	add := func(o ListOptions) error {
+		runs, err := s.List(ctx, o)
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		return err
+	}
+	if len(args) == 0 {
+		if err := add(ListOptions{Limit: last}); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range args {
+		if !LooksLikeSelector(a) {
+			ids = append(ids, a)
+			continue
+		}
+		sel, err := ParseSelector(a)
+		if err != nil {
+			return nil, &SelectorError{Err: err}
+		}
+		if err := add(ListOptions{Selector: sel, Limit: last}); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// ResultsOf returns the stored results of each run (id or unique
+// prefix), run after run in the order given.
+func (s *Store) ResultsOf(ctx context.Context, ids []string) ([]result.Result, error) {
+	var rs []result.Result
+	for _, id := range ids {
+		r, err := s.Results(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r...)
+	}
+	return rs, nil
+}
+
+// ResolveIDs resolves each run id or unique prefix (ResolveID), a run
+// named twice once: all are checked before anything is done with any.
+func (s *Store) ResolveIDs(ctx context.Context, ids []string) ([]string, error) {
+	var full []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		f, err := s.ResolveID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[f] {
+			seen[f] = true
+			full = append(full, f)
+		}
+	}
+	return full, nil
+}
+
 // Select returns every stored result matching sel, oldest run first.
 func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, error) {
 	where, args := sel.sql()

@@ -331,3 +331,11 @@ func ParseLabel(s string) (key, value string, err error) {
 	}
 	return k, v, nil
 }
+
+// OrDash is s, or "-" for an empty s: a table cell that is never blank.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
