@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -38,6 +37,11 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	ctxName := ""
 	if k.cf.Context != nil {
 		ctxName = *k.cf.Context
+	}
+	if k.cf.Namespace != nil && *k.cf.Namespace != "" {
+		if err := k8s.CheckName("namespace", *k.cf.Namespace); err != nil {
+			return nil, "", "", &UsageError{Err: err, Help: "a namespace is lower-case letters, digits and '-', e.g. -n iolens"}
+		}
 	}
 	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
 	var ke *k8s.KubeconfigError
@@ -296,9 +300,11 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 	}
 	var job []byte
 	if o.jobFile != "" {
-		if job, err = os.ReadFile(o.jobFile); err != nil {
+		text, err := runner.ReadJobFile(o.jobFile)
+		if err != nil {
 			return a, err
 		}
+		job = []byte(text)
 	}
 	if o.fileSize != "" {
 		if _, err := units.ParseSize(o.fileSize); err != nil {
@@ -351,6 +357,16 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	sizes, err := k8s.ParseSizes(o.sizes)
 	if err != nil {
 		return k8sUsage("run", "--pvc-size: %v", err)
+	}
+	for _, c := range o.classes {
+		if err := k8s.CheckName("storage class", c); err != nil {
+			return k8sUsage("run", "--storage-class: %v", err)
+		}
+	}
+	for _, n := range o.nodes {
+		if err := k8s.CheckName("node", n); err != nil {
+			return k8sUsage("run", "--nodes: %v", err)
+		}
 	}
 	var extra []k8s.Volume
 	for _, s := range o.targets {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -123,9 +122,9 @@ func parseLabels(in []string) (map[string]string, error) {
 	}
 	m := map[string]string{}
 	for _, l := range in {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return nil, usageErr("label %q: want key=value", l)
+		k, v, err := units.ParseLabel(l)
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: err.(*units.ValueError).Hint()}
 		}
 		m[k] = v
 	}
@@ -138,11 +137,11 @@ func suiteFor(name, jobFile string, suiteSet bool) (result.Suite, error) {
 		if suiteSet {
 			return result.Suite{}, usageErr("--suite and --job are exclusive")
 		}
-		b, err := os.ReadFile(jobFile)
+		text, err := runner.ReadJobFile(jobFile)
 		if err != nil {
-			return result.Suite{}, fmt.Errorf("reading job file: %w", err)
+			return result.Suite{}, err
 		}
-		return runner.SuiteFromJobFile(jobFile, string(b))
+		return runner.SuiteFromJobFile(jobFile, text)
 	}
 	return runner.LookupSuite(name)
 }

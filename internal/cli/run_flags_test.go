@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -116,4 +118,57 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestHostileFlagsRefused: values an audit got through are usage errors
+// now, before any IO: a job file that is a FIFO or a device, labels with
+// control characters or no bound on their size, a negative watch
+// duration, Kubernetes names the API would refuse.
+func TestHostileFlagsRefused(t *testing.T) {
+	base := t.TempDir()
+	fifo := filepath.Join(base, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	job := filepath.Join(base, "j.fio")
+	if err := os.WriteFile(job, []byte("[r]\nrw=randread\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(base, "t")
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"run", "--job", fifo, "--no-save", target}, "not a regular file", 1},
+		{[]string{"run", "--job", "/dev/zero", "--no-save", target}, "not a regular file", 1},
+		{[]string{"run", "--job", job, "--no-save", "--label", "k=\x1b]0;x\a", target}, "control character", 2},
+		{[]string{"run", "--job", job, "--no-save", "--label", "k=" + strings.Repeat("v", 300), target}, "longer than 256", 2},
+		{[]string{"diagnose", "--no-save", "--label", "bad key=v", target}, "in the key", 2},
+		{[]string{"watch", "--duration", "-1s"}, "negative", 2},
+		{[]string{"k8s", "run", "--storage-class", "bad class!", "--kubeconfig", filepath.Join(base, "none")}, "is not valid", 2},
+		{[]string{"k8s", "run", "--storage-class", "fast", "-n", "Bad_NS!", "--kubeconfig", filepath.Join(base, "none")}, "is not valid", 2},
+	} {
+		done := make(chan struct{})
+		var stderr string
+		var code int
+		go func() {
+			defer close(done)
+			_, stderr, code = execute(t, tc.args...)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%q: still running after 20 s", tc.args)
+		}
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, want %d saying %q:\n%s", tc.args, code, tc.code, tc.want, stderr)
+		}
+		if strings.ContainsAny(stderr, "\x1b\a") {
+			t.Errorf("%q: stderr carries a control character: %q", tc.args, stderr)
+		}
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("a refused run created its target directory")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
@@ -19,7 +20,7 @@ import (
 
 type watchOptions struct {
 	interval    time.Duration
-	duration    time.Duration
+	duration    units.Duration
 	output      string
 	out         string
 	top         int
@@ -73,7 +74,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	}
 	f := cmd.Flags()
 	f.DurationVar(&o.interval, "interval", time.Second, "sampling interval")
-	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: until Ctrl-C)")
+	f.Var(&o.duration, "duration", "stop after this long, e.g. 10m (default: until Ctrl-C)")
 	f.StringVarP(&o.output, "output", "o", "auto", "auto (a live view on a terminal, NDJSON otherwise), tty, ndjson or text (one line per finding)")
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
 	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
@@ -169,7 +170,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	if o.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.duration))
 		defer cancel()
 	}
 

@@ -172,6 +172,11 @@ func (fc *fakeCluster) control(ctx context.Context) {
 				pod.Status.Phase = corev1.PodFailed
 				pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerTag, State: corev1.ContainerState{Terminated: fc.podFails}}}
 			}
+			// The Job controller does not make pods for a Job that is
+			// being deleted; the list above may be stale by now.
+			if _, err := cs.BatchV1().Jobs(ns).Get(bg, j.Name, metav1.GetOptions{}); err != nil {
+				continue
+			}
 			_, _ = cs.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{})
 		}
 		// The garbage collector: a pod made for a Job that was deleted
