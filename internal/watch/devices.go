@@ -9,7 +9,6 @@ import (
 
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/prometheus/procfs"
 )
 
 // sysBlock is the view of /sys a watch needs: names, numbers, parents and
@@ -83,26 +82,9 @@ func skippedByDefault(name string) bool {
 // loop and ram devices are skipped. Mounts maps each device to its mount
 // points.
 func DefaultDevices(procRoot, sysRoot string) ([]string, map[string][]string, error) {
-	fs, err := procfs.NewFS(orDefault(procRoot, "/proc"))
+	mounts, err := hostMounts(procRoot)
 	if err != nil {
 		return nil, nil, err
-	}
-	var mounts []*procfs.MountInfo
-	for _, pid := range []int{1, 0} {
-		var p procfs.Proc
-		if pid == 0 {
-			p, err = fs.Self()
-		} else {
-			p, err = fs.Proc(pid)
-		}
-		if err == nil {
-			if mounts, err = p.MountInfo(); err == nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading mounts: %w", err)
 	}
 	sb := sysBlock{sysRoot}
 	byDev := map[string][]string{}
