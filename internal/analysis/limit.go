@@ -28,6 +28,9 @@ const (
 	cpuBound = 85
 	// largeBlock is where bandwidth, not IOPS, is the likely cap.
 	largeBlock = 64 << 10
+	// flatCV: a rate this steady second to second (0.5%) is paced by a
+	// throttle; a saturated device wanders by more.
+	flatCV = 0.005
 )
 
 // dirFacts is what the limit inference reads of one direction of a result.
@@ -248,6 +251,14 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 			maxBW = math.Max(maxBW, p.d.BWBytes)
 		}
 		return setCap(large && bw >= (1-capTolerance)*maxBW, heldWhy())
+	}
+
+	// Part of the IO held above the device, the rest in it (a throttle in
+	// front of a device with latency of its own), at a rate flat to a
+	// fraction of a percent: a throttle paces it.
+	if f.qd >= 4 && !f.full() && f.devQueue >= 0 && f.cv1s >= 0 && f.cv1s <= flatCV {
+		why := fmt.Sprintf("the rate is flat to %.2f%% second to second with the device's queue at %.1f of %d: a throttle pacing IO", 100*f.cv1s, f.devQueue, f.qd)
+		return setCap(large, why)
 	}
 
 	// A deeper queue of the same pattern did much more: latency binds.
