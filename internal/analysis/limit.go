@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/iolens/iolens/internal/fio"
@@ -46,6 +47,10 @@ type dirFacts struct {
 	fioCPU     float64 // usr+sys of fio's busiest job, % of one CPU; -1 unknown
 	hostBusy   float64 // mean host CPU busy %, -1 unknown
 	cv1s       float64 // CV of the IOPS series in 1 s windows; -1 unknown
+	// spread1s is the median distance of the 1 s windows from their
+	// median, over the median: like cv1s, but one start-up transient (a
+	// throttle's first budget) does not move it. -1 unknown.
+	spread1s float64
 }
 
 func factsOf(r *result.Result, dir string) (dirFacts, bool) {
@@ -54,7 +59,7 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 		return dirFacts{}, false
 	}
 	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
-		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1}
+		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1}
 	if f.bs <= 0 {
 		f.bs = int64(d.BWBytes / d.IOPS)
 	}
@@ -92,14 +97,16 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 			}
 		}
 	}
-	f.cv1s = secondCV(Series(r), r.Interval())
+	f.cv1s, f.spread1s = secondCV(Series(r), r.Interval())
 	return f, true
 }
 
-// secondCV is the coefficient of variation of a series summed into 1 s
-// windows: finer windows alias with a throttle's dispatch slices (a cgroup
+// secondCV returns the coefficient of variation of a series summed into
+// 1 s windows, and the windows' median relative spread (see spread1s):
+// finer windows alias with a throttle's dispatch slices (a cgroup
 // throttle releases IO every 100 ms), which says nothing about the level.
-func secondCV(pts []Point, iv float64) float64 {
+// Both are -1 with fewer than three windows.
+func secondCV(pts []Point, iv float64) (cv, spread float64) {
 	k := max(1, int(math.Round(1/iv)))
 	var xs []float64
 	for i := k; i+k <= len(pts); i += k { // the first second holds the start
@@ -110,9 +117,28 @@ func secondCV(pts []Point, iv float64) float64 {
 		xs = append(xs, s/float64(k))
 	}
 	if len(xs) < 3 {
-		return -1
+		return -1, -1
 	}
-	return Describe(xs).CV
+	med := median(xs)
+	if med <= 0 {
+		return Describe(xs).CV, -1
+	}
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x-med) / med
+	}
+	return Describe(xs).CV, median(dev)
+}
+
+// median of xs (not modified).
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // held reports IO waiting above the device: fio keeps qd outstanding but
@@ -256,8 +282,8 @@ func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
 	// Part of the IO held above the device, the rest in it (a throttle in
 	// front of a device with latency of its own), at a rate flat to a
 	// fraction of a percent: a throttle paces it.
-	if f.qd >= 4 && !f.full() && f.devQueue >= 0 && f.cv1s >= 0 && f.cv1s <= flatCV {
-		why := fmt.Sprintf("the rate is flat to %.2f%% second to second with the device's queue at %.1f of %d: a throttle pacing IO", 100*f.cv1s, f.devQueue, f.qd)
+	if f.qd >= 4 && !f.full() && f.devQueue >= 0 && f.spread1s >= 0 && f.spread1s <= flatCV {
+		why := fmt.Sprintf("the rate is flat to %.2f%% second to second with the device's queue at %.1f of %d: a throttle pacing IO", 100*f.spread1s, f.devQueue, f.qd)
 		return setCap(large, why)
 	}
 
