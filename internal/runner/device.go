@@ -23,7 +23,7 @@ type DeviceRefusal struct {
 }
 
 func (e *DeviceRefusal) Error() string {
-	return fmt.Sprintf("refusing to write to %s: %s", e.Device, e.Reason)
+	return fmt.Sprintf("refusing to test %s: %s", e.Device, e.Reason)
 }
 
 // Hint says what would make the run acceptable.

@@ -523,6 +523,9 @@ func checkSize(v string, lo, hi int64) (int64, error) {
 		var ve *units.ValueError
 		if asValueError(err, &ve) {
 			ve.Want = want
+			if strings.HasPrefix(ve.Why, "too large") {
+				ve.Why = "out of range" // the range is this option's, in Want
+			}
 		}
 		return 0, err
 	}
