@@ -159,6 +159,9 @@ func ParseVolume(s string) (Volume, error) {
 		}
 		return Volume{}, fmt.Errorf("%q: %w", s, err)
 	}
+	if err := CheckName("storage class", parts[0]); err != nil {
+		return Volume{}, fmt.Errorf("%q: %w", s, err)
+	}
 	v := Volume{StorageClass: parts[0], Size: sizes[0]}
 	if len(parts) == 3 {
 		switch strings.ToLower(parts[2]) {
