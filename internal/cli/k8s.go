@@ -164,11 +164,11 @@ type k8sRunOptions struct {
 	targets        []string
 	suite          string
 	jobFile        string
-	runtime        float64
-	ramp           float64
+	runtime        units.Duration
+	ramp           units.Duration
 	untilSteady    bool
-	minRuntime     float64
-	maxRuntime     float64
+	minRuntime     units.Duration
+	maxRuntime     units.Duration
 	repeat         int
 	fileSize       string
 	volumeMode     string
@@ -204,11 +204,12 @@ type k8sRunOptions struct {
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
-	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test (default: the suite's own)")
-	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring (default: each suite's own)")
+	f.Var(&o.runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
+	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
-	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
-	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most (default: the test's runtime)")
+	o.minRuntime = units.Duration(20 * time.Second)
+	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: the least each test runs")
+	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
 	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
@@ -287,9 +288,9 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
 func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
-	a := k8s.AgentArgs{RuntimeS: o.runtime, Repeat: o.repeat, FileSize: o.fileSize, RampS: o.ramp, RampSet: o.rampSet}
+	a := k8s.AgentArgs{RuntimeS: seconds(o.runtime), Repeat: o.repeat, FileSize: o.fileSize, RampS: seconds(o.ramp), RampSet: o.rampSet}
 	if o.untilSteady {
-		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, o.minRuntime, o.maxRuntime
+		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, seconds(o.minRuntime), seconds(o.maxRuntime)
 	}
 	if err := a.CheckTimes(); err != nil {
 		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
@@ -670,10 +671,10 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 
 type agentOptions struct {
 	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
-	runtime, ramp                                                float64
+	runtime, ramp                                                units.Duration
 	repeat                                                       int
 	untilSteady                                                  bool
-	minRuntime, maxRuntime                                       float64
+	minRuntime, maxRuntime                                       units.Duration
 	gateConfigMap, gateKey                                       string
 	gateTimeout                                                  time.Duration
 	diagnose                                                     bool
@@ -698,12 +699,13 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&o.suite, "suite", "quick", "built-in suite")
 	f.StringVar(&o.jobEnv, "job-env", "", "environment variable holding a fio job file")
 	f.StringVar(&o.jobName, "job-name", "job", "name of that job file")
-	f.Float64Var(&o.runtime, "runtime", 0, "seconds per time-based test")
-	f.Float64Var(&o.ramp, "ramp", 0, "seconds of warm-up before measuring")
+	f.Var(&o.runtime, "runtime", "time per time-based test")
+	f.Var(&o.ramp, "ramp", "warm-up before measuring")
 	f.IntVar(&o.repeat, "repeat", 1, "repetitions")
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
-	f.Float64Var(&o.minRuntime, "min-runtime", 20, "with --until-steady: seconds each test runs at least")
-	f.Float64Var(&o.maxRuntime, "max-runtime", 0, "with --until-steady: seconds each test runs at most")
+	o.minRuntime = units.Duration(20 * time.Second)
+	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: the least each test runs")
+	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size")
 	f.StringVar(&o.runID, "run-id", "", "run id")
 	f.StringVar(&o.target, "target", "", "target id")
@@ -718,8 +720,8 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 
 func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
 	a := &k8s.Agent{Dir: o.dir, Device: o.device, Suite: o.suite, JobEnv: o.jobEnv, JobName: o.jobName, FileSize: o.fileSize,
-		RunID: o.runID, RuntimeS: o.runtime, RampS: o.ramp, RampSet: rampSet, Repeat: o.repeat, UntilSteady: o.untilSteady,
-		MinRuntimeS: o.minRuntime, MaxRuntimeS: o.maxRuntime, GateConfigMap: o.gateConfigMap, GateKey: o.gateKey,
+		RunID: o.runID, RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat, UntilSteady: o.untilSteady,
+		MinRuntimeS: seconds(o.minRuntime), MaxRuntimeS: seconds(o.maxRuntime), GateConfigMap: o.gateConfigMap, GateKey: o.gateKey,
 		GateTimeout: o.gateTimeout, Diagnose: o.diagnose, Budget: o.budget, Precision: o.precision, Version: Version}
 	return a.Run(ctx, streams.Out)
 }

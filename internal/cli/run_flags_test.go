@@ -172,3 +172,19 @@ func TestHostileFlagsRefused(t *testing.T) {
 		t.Error("a refused run created its target directory")
 	}
 }
+
+// TestK8sTimeFlagsTakeDurations: k8s run's times take the same spellings
+// as run's; a bad one is a usage error naming the flag.
+func TestK8sTimeFlagsTakeDurations(t *testing.T) {
+	none := filepath.Join(t.TempDir(), "none")
+	for _, args := range [][]string{{"--runtime", "90s"}, {"--runtime", "90"}, {"--ramp", "1500ms"}, {"--until-steady", "--max-runtime", "5m", "--min-runtime", "20s"}} {
+		_, stderr, code := execute(t, append([]string{"k8s", "run", "--storage-class", "fast", "--kubeconfig", none}, args...)...)
+		if code == 2 || strings.Contains(stderr, "invalid argument") {
+			t.Errorf("%q refused: exit %d\n%s", args, code, stderr)
+		}
+	}
+	_, stderr, code := execute(t, "k8s", "run", "--storage-class", "fast", "--kubeconfig", none, "--runtime", "-5s")
+	if code != 2 || !strings.Contains(stderr, "--runtime") {
+		t.Errorf("--runtime -5s: exit %d\n%s", code, stderr)
+	}
+}
