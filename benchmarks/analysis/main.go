@@ -5,8 +5,8 @@
 // --until-steady with fixed 60 s runs on the same emulated disk, in
 // alternating pairs (steady.go; needs root).
 //
-//	go run ./bench/analysis -rows 10000000
-//	go run ./bench/analysis -rows 0 -emulated-iops 1000 -pairs 3   (as root)
+//	go run ./benchmarks/analysis -rows 10000000
+//	go run ./benchmarks/analysis -rows 0 -emulated-iops 1000 -pairs 3   (as root)
 package main
 
 import (

@@ -4,7 +4,7 @@
 // the extra CPU time iolens spends (1 s device sampling, status parsing,
 // logging). It also times "iolens run --suite quick" end to end.
 //
-//	go run ./bench/overhead -dir /mnt/data -pairs 5 -runtime 10
+//	go run ./benchmarks/overhead -dir /mnt/data -pairs 5 -runtime 10
 package main
 
 import (

@@ -9,8 +9,8 @@
 // emulator's event log (root, fio; see delay.go).
 //
 //	go build -o bin/iolens ./cmd/iolens
-//	go run ./bench/watch -iolens bin/iolens -duration 30s -repeat 3
-//	sudo go run ./bench/watch -iolens bin/iolens -delay -repeat 5
+//	go run ./benchmarks/watch -iolens bin/iolens -duration 30s -repeat 3
+//	sudo go run ./benchmarks/watch -iolens bin/iolens -delay -repeat 5
 package main
 
 import (

@@ -100,7 +100,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	budget := time.Duration(o.budget)
 	if budget < 30*time.Second || budget > 24*time.Hour {
-		return &UsageError{Err: fmt.Errorf("--budget %s", budget), Help: "give between 30s and 24h; 3m is the default"}
+		return &UsageError{Err: fmt.Errorf("--budget %s is outside 30s to 24h", budget), Help: "give between 30s and 24h; 3m is the default"}
 	}
 	if dir != "" && o.device != "" {
 		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}

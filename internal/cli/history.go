@@ -278,7 +278,7 @@ type renderOptions struct {
 
 func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
-	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output (required for html)")
+	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output")
 }
 
 func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {

@@ -168,13 +168,14 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		fmt.Fprintf(w, "hint: %s\n", h.Hint())
 	}
 	var u *UsageError
+	var us *runner.UnknownSuiteError
 	var st interface{ ExitStatus() int }
 	switch {
 	case errors.As(err, &st):
 		return st.ExitStatus() // a command iolens ran for the user, e.g. emulate exec
 	case interrupted:
 		return 130
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, &us):
 		return 2
 	case errors.Is(err, ErrFindings):
 		return 4

@@ -20,6 +20,9 @@ func TestUsageMistakesExit2(t *testing.T) {
 		{[]string{"run", "a", "b"}, "see 'iolens run --help'"},
 		{[]string{"history", "show"}, "see 'iolens history show --help'"},
 		{[]string{"nosuch"}, "unknown command"},
+		{[]string{"suites", "nope"}, "valid suites: quick"},
+		{[]string{"run", "--suite", "nope", "--no-save", "/nonexistent/iolens-usage-test"}, "valid suites: quick"},
+		{[]string{"diagnose", "--budget", "3", "--no-save", "/nonexistent/iolens-usage-test"}, "outside 30s to 24h"},
 	} {
 		_, errs, code := execute(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint:") && c.args[0] != "nosuch" {
