@@ -82,7 +82,7 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "--suite", "nope", dir}, 1, "valid suites: quick"},
+		{[]string{"run", "--suite", "nope", dir}, 2, "valid suites: quick"},
 		{[]string{"run", "-o", "xml", dir}, 2, "valid formats: text, json, ndjson, csv, md"},
 		{[]string{"run", "--repeat", "0", dir}, 2, "--repeat"},
 		{[]string{"run", "--device", "/dev/null", dir}, 2, "either DIR or --device"},
@@ -91,7 +91,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--label", "novalue", dir}, 2, "key=value"},
 		{[]string{"run", "--fio", "/nonexistent/fio", dir}, 1, "apt-get install fio"},
 		{[]string{"run", "--no-such-flag"}, 2, "unknown flag"},
-		{[]string{"suites", "nope"}, 1, "valid suites"},
+		{[]string{"suites", "nope"}, 2, "valid suites"},
 		{[]string{"report", filepath.Join(dir, "missing.ndjson")}, 1, "no such file"},
 	}
 	for _, tt := range tests {
