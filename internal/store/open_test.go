@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -361,4 +362,21 @@ func readNDJSON(t *testing.T, path string) []result.Result {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
 	return out
+}
+
+// TestOpenDirectoryPath: a --db that names a directory is refused before
+// anything is created.
+func TestOpenDirectoryPath(t *testing.T) {
+	base := t.TempDir()
+	for _, p := range []string{filepath.Join(base, "new-dir") + "/", base} {
+		if s, err := Open(context.Background(), p); err == nil || !strings.Contains(err.Error(), "is a directory") {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "new-dir")); err == nil {
+		t.Error("a refused path left a directory behind")
+	}
 }

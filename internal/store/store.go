@@ -141,6 +141,9 @@ func openAt(ctx context.Context, path string, o Options, version int) (*Store, e
 			return nil, &NoDatabaseError{Path: path}
 		}
 	}
+	if fi, err := os.Stat(path); strings.HasSuffix(path, string(filepath.Separator)) || err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("database path %s is a directory: give a file, such as %s", path, filepath.Join(path, "history.db"))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the history directory: %w", err)
 	}
