@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iolens/iolens/internal/metrics/pushtest"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -41,45 +40,10 @@ func TestPushFlag(t *testing.T) {
 	}
 }
 
-// startPushgateway runs the Debian package's Pushgateway on a free
-// loopback port for the test, or skips.
-func startPushgateway(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus-pushgateway")
-	if err != nil {
-		t.Skip("no Pushgateway: install the Debian package prometheus-pushgateway ('make deps' does)")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "--web.listen-address="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return "http://" + addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Pushgateway on %s not ready", addr)
-		}
-	}
-}
-
 // 'k8s run --push' sends what the run measured to a real Pushgateway, by
 // storage class, without the run id.
 func TestPushK8sResults(t *testing.T) {
-	url := startPushgateway(t)
+	url := pushtest.Start(t)
 	mk := func(class, node string, iops float64) result.Result {
 		return result.Result{Schema: result.SchemaV1, RunID: "20240501-120000-abcdef", Suite: "quick", Status: "ok", Repeat: 1,
 			Test:   result.TestSpec{Name: "randread-4k"},

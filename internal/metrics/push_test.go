@@ -4,61 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/iolens/iolens/internal/metrics/pushtest"
 	"github.com/iolens/iolens/internal/result"
 	dto "github.com/prometheus/client_model/go"
 )
-
-// pushgateway starts a real Pushgateway (Debian package
-// prometheus-pushgateway) on a free loopback port, stopped when the test
-// ends, and returns its URL; it skips the test without one.
-func pushgateway(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus-pushgateway")
-	if err != nil {
-		if bin, err = exec.LookPath("pushgateway"); err != nil {
-			t.Skip("no Pushgateway: install the Debian package prometheus-pushgateway ('make deps' does)")
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "--web.listen-address="+addr)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	url := "http://" + addr
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(url + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Pushgateway on %s not ready: %v\n%s", addr, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // k8sResult is a result of 'iolens k8s run' for a class, size and node.
 func k8sResult(class, node string, iops float64) result.Result {
@@ -78,7 +32,7 @@ var pushKey = map[string]string{"node": "k8s.node", "size": "k8s.size-requested"
 // run id, and a later run of a class replaces its figures instead of
 // adding series.
 func TestPush(t *testing.T) {
-	url := pushgateway(t)
+	url := pushtest.Start(t)
 	ctx := context.Background()
 	rs := []result.Result{k8sResult("premium", "n1", 2300), k8sResult("premium", "n2", 2100), k8sResult("standard", "n1", 500)}
 	if err := Push(ctx, url, testBuild, GroupBy(rs, "storage_class", "k8s.storage-class", pushKey)); err != nil {
