@@ -123,10 +123,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	if err := o.files.resolve(o.output, streams.ErrOut, false); err != nil {
-		return err
-	}
-	out, closeOut, err := openOut(o.files.out)
+	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)
 	if err != nil {
 		return err
 	}

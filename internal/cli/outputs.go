@@ -46,6 +46,16 @@ func (o *outputFiles) resolve(format string, errOut io.Writer, renamed bool) err
 	return nil
 }
 
+// openCopy resolves the files for a command that runs tests (run,
+// diagnose) and opens --out, to which each result is appended as it
+// completes; the returned writer is nil without --out.
+func (o *outputFiles) openCopy(format string, errOut io.Writer) (io.Writer, func(), error) {
+	if err := o.resolve(format, errOut, false); err != nil {
+		return nil, nil, err
+	}
+	return openOut(o.out)
+}
+
 // stdout reports whether the report still goes to standard output.
 func (o *outputFiles) stdout() bool { return !o.pageOnly }
 

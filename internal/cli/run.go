@@ -178,10 +178,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 
-	if err := o.files.resolve(o.output, streams.ErrOut, false); err != nil {
-		return err
-	}
-	out, closeOut, err := openOut(o.files.out)
+	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)
 	if err != nil {
 		return err
 	}
