@@ -49,7 +49,7 @@ func Series(r *result.Result) []Point {
 		byK[k] = s
 		last = max(last, k)
 	}
-	if rt := runtimeS(r); rt > 0 && rt/iv < float64(math.MaxInt32) {
+	if rt := r.RuntimeS(); rt > 0 && rt/iv < float64(math.MaxInt32) {
 		// fio often writes no row for the last window when the job ends on
 		// its boundary: only windows before it count as missing.
 		last = max(last, int(math.Floor(rt/iv+0.25))-1)
@@ -82,16 +82,6 @@ func Series(r *result.Result) []Point {
 		out = append(out, p)
 	}
 	return out
-}
-
-func runtimeS(r *result.Result) float64 {
-	var ms int64
-	for _, d := range []*result.DirResult{r.Read, r.Write} {
-		if d != nil {
-			ms = max(ms, d.RuntimeMs)
-		}
-	}
-	return float64(ms) / 1000
 }
 
 // primaryDevice picks the series of the target's own device, else the
@@ -283,7 +273,7 @@ func WritebackFindings(r *result.Result) []result.Finding {
 	if dev == nil || len(dev.Samples) == 0 {
 		return nil
 	}
-	rt := runtimeS(r)
+	rt := r.RuntimeS()
 	var during float64
 	for i, s := range dev.Samples {
 		if s.T > 0 && s.T <= rt+0.5 {

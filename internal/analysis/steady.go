@@ -174,7 +174,7 @@ func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float6
 			continue
 		}
 		tests++
-		m := runtimeS(r)
+		m := r.RuntimeS()
 		measuredS += m
 		limitS += r.Test.RuntimeS
 		if m < r.Test.RuntimeS-1 {

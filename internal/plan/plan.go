@@ -349,7 +349,7 @@ func (p *planner) burst(ctx context.Context) error {
 		}
 		if !cliff {
 			p.note("burst: no cliff in %s of sustained 4k writes (after the layout's): a burst bucket or write cache lasting longer would not show; run 'iolens run --suite sustained-write' to look further",
-				units.FormatSeconds(runtimeS(&res)))
+				units.FormatSeconds(res.RuntimeS()))
 		}
 	}
 	return nil

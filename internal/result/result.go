@@ -102,6 +102,18 @@ func (r *Result) Interval() float64 {
 	return 1
 }
 
+// RuntimeS is how long fio measured, in seconds: the longer of the read
+// and write runtimes.
+func (r *Result) RuntimeS() float64 {
+	var ms int64
+	for _, d := range []*DirResult{r.Read, r.Write} {
+		if d != nil {
+			ms = max(ms, d.RuntimeMs)
+		}
+	}
+	return float64(ms) / 1000
+}
+
 // Target describes what was measured.
 type Target struct {
 	// Kind is "dir", "device", "file" (re-reported fio output) or "pvc".
