@@ -359,15 +359,8 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if err != nil {
 		return k8sUsage("run", "--pvc-size: %v", err)
 	}
-	for _, c := range o.classes {
-		if err := k8s.CheckName("storage class", c); err != nil {
-			return k8sUsage("run", "--storage-class: %v", err)
-		}
-	}
-	for _, n := range o.nodes {
-		if err := k8s.CheckName("node", n); err != nil {
-			return k8sUsage("run", "--nodes: %v", err)
-		}
+	if err := (k8s.Matrix{StorageClasses: o.classes, Nodes: o.nodes}).CheckNames(); err != nil {
+		return k8sUsage("run", "%v", err)
 	}
 	var extra []k8s.Volume
 	for _, s := range o.targets {

@@ -71,25 +71,35 @@ type Matrix struct {
 	VolumesPerNode int
 }
 
+// CheckNames refuses class and node names the API server would refuse,
+// before anything asks it (the classes and nodes known so far: a command
+// may add nodes it discovers later, and Expand checks again).
+func (m Matrix) CheckNames() error {
+	for _, sc := range m.StorageClasses {
+		if err := CheckName("storage class", sc); err != nil {
+			return err
+		}
+	}
+	for _, v := range m.Volumes {
+		if err := CheckName("storage class", v.StorageClass); err != nil {
+			return err
+		}
+	}
+	for _, n := range m.Nodes {
+		if err := CheckName("node", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Expand returns the targets of the matrix: classes × sizes, then the
 // extra volumes not already in that product, each × nodes × volumes per
 // node, in that nesting order, so that a sequential run goes through one
 // class at a time as seed 001 compares them.
 func (m Matrix) Expand() ([]Target, error) {
-	for _, sc := range m.StorageClasses {
-		if err := CheckName("storage class", sc); err != nil {
-			return nil, err
-		}
-	}
-	for _, v := range m.Volumes {
-		if err := CheckName("storage class", v.StorageClass); err != nil {
-			return nil, err
-		}
-	}
-	for _, n := range m.Nodes {
-		if err := CheckName("node", n); err != nil {
-			return nil, err
-		}
+	if err := m.CheckNames(); err != nil {
+		return nil, err
 	}
 	var vols []Volume
 	if len(m.StorageClasses) > 0 || len(m.Volumes) == 0 {
