@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
@@ -46,7 +47,7 @@ selection); with fewer than two on either side it says "not enough data".`,
 			case errors.As(err, &oe) && oe.Usage:
 				return &UsageError{Err: oe.Err, Help: oe.Hint}
 			case errors.As(err, &oe):
-				return &hintError{oe.Err, oe.Hint}
+				return &hint.Error{Err: oe.Err, Advice: oe.Hint}
 			case err != nil:
 				return err
 			}

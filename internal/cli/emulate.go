@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -295,8 +296,8 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 				return err
 			}
 			if st := d.Status(); !st.CgroupOK || !st.Mounted {
-				return &emulate.HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", d.Name, strings.Join(st.Broken, ", ")),
-					Help: "remove it with 'iolens emulate rm " + d.Name + "' and create it again"}
+				return &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", d.Name, strings.Join(st.Broken, ", ")),
+					Advice: "remove it with 'iolens emulate rm " + d.Name + "' and create it again"}
 			}
 			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
 				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)

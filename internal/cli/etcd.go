@@ -7,6 +7,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/etcdmetrics"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -134,7 +135,7 @@ also fails on warn and undecided) or a member could not be read, as
 // analyze's terms.
 func etcdExit(rep *etcdmetrics.Report, failOn string) error {
 	if bad := rep.Unreadable(); bad > 0 {
-		return &hintError{err: fmt.Errorf("%d of %d etcd members could not be read", bad, len(rep.Members)), hint: "see each member's error and hint above"}
+		return &hint.Error{Err: fmt.Errorf("%d of %d etcd members could not be read", bad, len(rep.Members)), Advice: "see each member's error and hint above"}
 	}
 	lim, _ := analysis.SeverityRank(failOn)
 	if got, _ := analysis.SeverityRank(etcdmetrics.Severity(rep.Verdict)); lim > 0 && got >= lim {

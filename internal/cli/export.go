@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/store"
@@ -55,7 +56,7 @@ rename), as the collector requires.`,
 				return lookupErr(err)
 			}
 			if len(rs) == 0 {
-				return &hintError{fmt.Errorf("no saved results to export"), "'iolens history' lists the saved runs"}
+				return &hint.Error{Err: fmt.Errorf("no saved results to export"), Advice: "'iolens history' lists the saved runs"}
 			}
 			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},

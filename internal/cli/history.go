@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -40,20 +41,20 @@ func openHistory(ctx context.Context, path string, o store.Options) (*store.Stor
 	if path == "" {
 		var err error
 		if path, err = store.DefaultPath(); err != nil {
-			return nil, &hintError{err, "give the database with --db PATH or " + store.EnvDB}
+			return nil, &hint.Error{Err: err, Advice: "give the database with --db PATH or " + store.EnvDB}
 		}
 	}
 	s, err := store.OpenWith(ctx, path, o)
 	if err != nil {
-		hint := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
+		advice := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
 		var nd *store.NoDatabaseError
 		switch {
 		case errors.As(err, &nd):
-			hint = nd.Hint()
+			advice = nd.Hint()
 		case errors.Is(err, store.ErrNewerSchema):
-			hint = "upgrade iolens, or use another database with --db"
+			advice = "upgrade iolens, or use another database with --db"
 		}
-		return nil, &hintError{fmt.Errorf("history database: %w", err), hint}
+		return nil, &hint.Error{Err: fmt.Errorf("history database: %w", err), Advice: advice}
 	}
 	return s, nil
 }
@@ -64,7 +65,7 @@ func lookupErr(err error) error {
 	var amb *store.AmbiguousError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return &hintError{err, "'iolens history' lists the stored runs"}
+		return &hint.Error{Err: err, Advice: "'iolens history' lists the stored runs"}
 	case errors.Is(err, store.ErrEmptyID):
 		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
@@ -314,9 +315,9 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
-			var se *hintError
+			var se *hint.Error
 			if errors.As(err, &se) {
-				se.hint += ", or run with --no-save"
+				se.Advice += ", or run with --no-save"
 			}
 			return nil, err
 		}

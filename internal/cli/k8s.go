@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -46,7 +47,7 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
 	var ke *k8s.KubeconfigError
 	if errors.As(err, &ke) {
-		return nil, "", "", &hintError{err: ke, hint: ke.Hint()}
+		return nil, "", "", &hint.Error{Err: ke, Advice: ke.Hint()}
 	}
 	return c, ns, ctxName, err
 }
@@ -566,7 +567,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			cfg.Namespace, cfg.Context = ns, ctxName
 			ctx := cmd.Context()
 			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
-				return &hintError{err: fmt.Errorf("node %s: %w", args[0], err), hint: "list the nodes with 'kubectl get nodes'"}
+				return &hint.Error{Err: fmt.Errorf("node %s: %w", args[0], err), Advice: "list the nodes with 'kubectl get nodes'"}
 			}
 			cfg.HostPath = path
 			if cmd.Flags().Changed("run-as-user") {
@@ -657,7 +658,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 		fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
 	}
 	if err != nil {
-		return &hintError{err: fmt.Errorf("cleanup: %w", err), hint: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
+		return &hint.Error{Err: fmt.Errorf("cleanup: %w", err), Advice: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
 	}
 	if n := left.Objects(); n > 0 {
 		return fmt.Errorf("cleanup: %d objects still there: %v %v %v %v", n, left.Jobs, left.Pods, left.PVCs, left.ConfigMaps)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
@@ -57,11 +58,11 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	}
 	running, err := k8s.RunningPods(ctx, c.CS, o.namespace, o.selector)
 	if err != nil {
-		return &hintError{err: fmt.Errorf("listing watch pods: %w", err), hint: "check the cluster connection and that you may list pods in " + o.namespace}
+		return &hint.Error{Err: fmt.Errorf("listing watch pods: %w", err), Advice: "check the cluster connection and that you may list pods in " + o.namespace}
 	}
 	if len(running) == 0 {
-		return &hintError{err: fmt.Errorf("no running iolens watch pod in namespace %s (selector %s)", o.namespace, o.selector),
-			hint: "deploy it: kubectl apply -f deploy/watch-daemonset.yaml"}
+		return &hint.Error{Err: fmt.Errorf("no running iolens watch pod in namespace %s (selector %s)", o.namespace, o.selector),
+			Advice: "deploy it: kubectl apply -f deploy/watch-daemonset.yaml"}
 	}
 	st := watch.NewClusterState()
 	ctx, cancel := context.WithCancel(ctx)
@@ -84,8 +85,8 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 		case <-deadline:
 			n := st.Reported()
 			watch.WriteCluster(streams.Out, st, false)
-			return &hintError{err: fmt.Errorf("only %d of %d watch pods reported within %s", n, len(running), o.timeout),
-				hint: "check the pods: kubectl -n " + o.namespace + " logs -l " + o.selector}
+			return &hint.Error{Err: fmt.Errorf("only %d of %d watch pods reported within %s", n, len(running), o.timeout),
+				Advice: "check the pods: kubectl -n " + o.namespace + " logs -l " + o.selector}
 		case <-tick.C:
 			n := st.Reported()
 			if o.once {

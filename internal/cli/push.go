@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -46,7 +47,7 @@ func pushK8sResults(ctx context.Context, errOut io.Writer, url string, rs []resu
 	if err := metrics.Push(pctx, url, buildOf(), groups); err != nil {
 		var pe *metrics.PushError
 		if errors.As(err, &pe) {
-			return &hintError{err: err, hint: pe.Hint()}
+			return &hint.Error{Err: err, Advice: pe.Hint()}
 		}
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics/pushtest"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/common/expfmt"
@@ -89,7 +90,7 @@ func TestPushK8sResults(t *testing.T) {
 	}
 	// A gateway that is gone: an error with a hint, after the results.
 	err = pushK8sResults(context.Background(), &errOut, "http://127.0.0.1:1", rs)
-	var he *hintError
+	var he *hint.Error
 	if !errors.As(err, &he) || he.Hint() == "" {
 		t.Errorf("push to a closed port: %v", err)
 	}

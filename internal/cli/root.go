@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
 )
@@ -42,9 +43,8 @@ of any storage class; every saved result can be re-read, compared and exported.`
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A value's own parser says what it accepts; else the help.
 		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
-		var h interface{ Hint() string }
-		if errors.As(err, &h) && h.Hint() != "" {
-			help = h.Hint()
+		if h := hint.Of(err); h != "" {
+			help = h
 		}
 		return &UsageError{Err: err, Help: help}
 	})
@@ -131,17 +131,6 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Hint says what to do instead.
 func (e *UsageError) Hint() string { return e.Help }
 
-// hintError is a failure (exit status 1) with what to do next: the
-// history's errors, the cluster's, a listener's.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
-
 // ErrFindings is a verdict, not a failure: --fail-on found findings as
 // severe as asked. It exits with its own status (4), so CI can tell it
 // from a crash.
@@ -163,9 +152,8 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(w, "iolens: error: %v\n", err)
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" {
-		fmt.Fprintf(w, "hint: %s\n", h.Hint())
+	if h := hint.Of(err); h != "" {
+		fmt.Fprintf(w, "hint: %s\n", h)
 	}
 	var u *UsageError
 	var us *runner.UnknownSuiteError

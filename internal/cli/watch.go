@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/units"
 
@@ -121,7 +122,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	if len(args) > 0 {
 		devs, err := watch.ResolveArgs(args, o.procRoot, o.sysRoot)
 		if err != nil {
-			return &hintError{err: err, hint: "name a device (vdb, /dev/vdb) or a directory on a block device; 'lsblk' lists devices"}
+			return &hint.Error{Err: err, Advice: "name a device (vdb, /dev/vdb) or a directory on a block device; 'lsblk' lists devices"}
 		}
 		cfg.Devices = devs
 	}
@@ -164,7 +165,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	w, err := watch.New(cfg)
 	if err != nil {
 		if errors.Is(err, watch.ErrNoDevices) {
-			return &hintError{err: err, hint: "no mounted filesystem is on a disk here; name a device: iolens watch vdb"}
+			return &hint.Error{Err: err, Advice: "no mounted filesystem is on a disk here; name a device: iolens watch vdb"}
 		}
 		return err
 	}
@@ -178,7 +179,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	var file *os.File
 	if o.out != "" {
 		if file, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return &hintError{err: err, hint: "choose a file you can write"}
+			return &hint.Error{Err: err, Advice: "choose a file you can write"}
 		}
 		defer file.Close()
 		enc := json.NewEncoder(file)
@@ -189,7 +190,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		feed := watch.NewMetrics(reg, o.node).Feed(w, &cfg)
 		srv, err := metrics.Serve(o.metricsAddr, reg)
 		if err != nil {
-			return &hintError{err: err, hint: "pick a free port: --metrics-addr :9101"}
+			return &hint.Error{Err: err, Advice: "pick a free port: --metrics-addr :9101"}
 		}
 		defer srv.Close()
 		sinks = append(sinks, feed)

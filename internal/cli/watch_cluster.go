@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,7 +28,7 @@ func inClusterExpect(node string, creditStart float64) (*k8s.NodeExpect, error) 
 	}
 	rc, err := rest.InClusterConfig()
 	if err != nil {
-		return nil, &hintError{err: fmt.Errorf("in-cluster config: %w", err), hint: "the pod needs its service account token (automountServiceAccountToken)"}
+		return nil, &hint.Error{Err: fmt.Errorf("in-cluster config: %w", err), Advice: "the pod needs its service account token (automountServiceAccountToken)"}
 	}
 	rc.Timeout = 10 * time.Second
 	cs, err := kubernetes.NewForConfig(rc)

@@ -10,19 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/hint"
 )
-
-// HintError is an error that says what the user can do about it.
-type HintError struct {
-	Err  error
-	Help string
-}
-
-func (e *HintError) Error() string { return e.Err.Error() }
-func (e *HintError) Unwrap() error { return e.Err }
-
-// Hint says what to do next.
-func (e *HintError) Hint() string { return e.Help }
 
 // ErrNoThrottle is returned when neither cgroup interface can throttle
 // block IO here.
@@ -128,14 +118,14 @@ func PickHierarchy(hs []Hierarchy, mode CgroupMode) (Hierarchy, error) {
 	}
 	switch mode {
 	case CgroupV2:
-		return Hierarchy{}, &HintError{Err: fmt.Errorf("%w: the io controller is not available on cgroup v2", ErrNoThrottle),
-			Help: "it is bound to a cgroup v1 hierarchy or not enabled; use --cgroup v1, or boot with systemd.unified_cgroup_hierarchy=1"}
+		return Hierarchy{}, &hint.Error{Err: fmt.Errorf("%w: the io controller is not available on cgroup v2", ErrNoThrottle),
+			Advice: "it is bound to a cgroup v1 hierarchy or not enabled; use --cgroup v1, or boot with systemd.unified_cgroup_hierarchy=1"}
 	case CgroupV1:
-		return Hierarchy{}, &HintError{Err: fmt.Errorf("%w: no cgroup v1 blkio hierarchy with throttling", ErrNoThrottle),
-			Help: "use --cgroup v2, or mount one: mount -t cgroup -o blkio none /sys/fs/cgroup/blkio"}
+		return Hierarchy{}, &hint.Error{Err: fmt.Errorf("%w: no cgroup v1 blkio hierarchy with throttling", ErrNoThrottle),
+			Advice: "use --cgroup v2, or mount one: mount -t cgroup -o blkio none /sys/fs/cgroup/blkio"}
 	}
-	return Hierarchy{}, &HintError{Err: fmt.Errorf("%w: neither a cgroup v2 io controller nor a v1 blkio hierarchy is mounted", ErrNoThrottle),
-		Help: "the kernel needs CONFIG_BLK_DEV_THROTTLING; on cgroup v2 enable the io controller, on v1 mount the blkio controller"}
+	return Hierarchy{}, &hint.Error{Err: fmt.Errorf("%w: neither a cgroup v2 io controller nor a v1 blkio hierarchy is mounted", ErrNoThrottle),
+		Advice: "the kernel needs CONFIG_BLK_DEV_THROTTLING; on cgroup v2 enable the io controller, on v1 mount the blkio controller"}
 }
 
 // cgroup is one emulated disk's cgroup.
@@ -163,8 +153,8 @@ func (c cgroup) create() error {
 				continue
 			}
 			if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+io"), 0); err != nil {
-				return &HintError{Err: fmt.Errorf("enabling the io controller in %s: %w", d, err),
-					Help: "a cgroup v2 parent with processes in it cannot delegate controllers; run iolens where the io controller can be enabled (e.g. a host shell), or use --cgroup v1"}
+				return &hint.Error{Err: fmt.Errorf("enabling the io controller in %s: %w", d, err),
+					Advice: "a cgroup v2 parent with processes in it cannot delegate controllers; run iolens where the io controller can be enabled (e.g. a host shell), or use --cgroup v1"}
 			}
 		}
 	}

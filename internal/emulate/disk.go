@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"golang.org/x/sys/unix"
 )
 
@@ -246,7 +247,7 @@ var ErrNotFound = errors.New("no such emulated disk")
 // only, so that it can still be removed.
 func OpenIn(root, name string) (*Disk, error) {
 	notFound := func() error {
-		return &HintError{Err: fmt.Errorf("%w: %q in %s", ErrNotFound, name, root), Help: "list them with 'iolens emulate ls'"}
+		return &hint.Error{Err: fmt.Errorf("%w: %q in %s", ErrNotFound, name, root), Advice: "list them with 'iolens emulate ls'"}
 	}
 	if !nameRE.MatchString(name) {
 		return nil, notFound()
@@ -269,8 +270,8 @@ func OpenIn(root, name string) (*Disk, error) {
 		return nil, err
 	}
 	if !hasMarker(dir, name) {
-		return nil, &HintError{Err: fmt.Errorf("%w: %s is not an iolens emulated disk (no %s marker)", ErrNotFound, dir, markerName),
-			Help: "iolens only touches directories it made; remove it yourself if it is yours"}
+		return nil, &hint.Error{Err: fmt.Errorf("%w: %s is not an iolens emulated disk (no %s marker)", ErrNotFound, dir, markerName),
+			Advice: "iolens only touches directories it made; remove it yourself if it is yours"}
 	}
 	b, err := readBounded(filepath.Join(dir, stateName))
 	if errors.Is(err, os.ErrNotExist) {
@@ -283,8 +284,8 @@ func OpenIn(root, name string) (*Disk, error) {
 	}
 	d, err := decodeState(b, root, name)
 	if err != nil {
-		return nil, &HintError{Err: fmt.Errorf("state of %q: %w", name, err),
-			Help: "remove the disk with 'iolens emulate rm " + name + "': teardown finds its parts by name"}
+		return nil, &hint.Error{Err: fmt.Errorf("state of %q: %w", name, err),
+			Advice: "remove the disk with 'iolens emulate rm " + name + "': teardown finds its parts by name"}
 	}
 	d.checkParts()
 	return d, nil
@@ -383,7 +384,7 @@ var ErrNotRoot = errors.New("emulated disks need root")
 
 func needRoot() error {
 	if os.Geteuid() != 0 {
-		return &HintError{Err: ErrNotRoot, Help: "run as root (sudo): iolens attaches a loop device, mounts a file system and writes cgroup limits"}
+		return &hint.Error{Err: ErrNotRoot, Advice: "run as root (sudo): iolens attaches a loop device, mounts a file system and writes cgroup limits"}
 	}
 	return nil
 }
@@ -437,7 +438,7 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	for _, tool := range []string{"losetup", "mkfs." + spec.FS} {
 		if _, err := exec.LookPath(tool); err != nil {
 			pkg := map[string]string{"losetup": "util-linux", "mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs"}[tool]
-			return nil, &HintError{Err: fmt.Errorf("%s not found", tool), Help: "install " + pkg}
+			return nil, &hint.Error{Err: fmt.Errorf("%s not found", tool), Advice: "install " + pkg}
 		}
 	}
 	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
@@ -454,8 +455,8 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	dir := diskDir(root, spec.Name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, &HintError{Err: fmt.Errorf("emulated disk %q already exists", spec.Name),
-				Help: fmt.Sprintf("pick another name, or remove it: iolens emulate rm %s", spec.Name)}
+			return nil, &hint.Error{Err: fmt.Errorf("emulated disk %q already exists", spec.Name),
+				Advice: fmt.Sprintf("pick another name, or remove it: iolens emulate rm %s", spec.Name)}
 		}
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
@@ -656,8 +657,8 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 		return err
 	}
 	if !hasMarker(own.Dir, name) {
-		return &HintError{Err: fmt.Errorf("not removing %s: it has no %s marker, so iolens did not make it", own.Dir, markerName),
-			Help: "remove it yourself if it is yours"}
+		return &hint.Error{Err: fmt.Errorf("not removing %s: it has no %s marker, so iolens did not make it", own.Dir, markerName),
+			Advice: "remove it yourself if it is yours"}
 	}
 	latMount := filepath.Join(own.Dir, latencyMountName)
 	cgs := ownCgroups(own.Dir, name)
@@ -677,8 +678,8 @@ func (d *Disk) destroy(ctx context.Context, force bool) error {
 	if isMountPoint(own.Mount) {
 		if err := unix.Unmount(own.Mount, 0); err != nil {
 			if errors.Is(err, unix.EBUSY) {
-				return &HintError{Err: fmt.Errorf("unmounting %s: %w", own.Mount, err),
-					Help: "a process outside the emulator uses it (a shell's working directory?); find it with: fuser -vm " + own.Mount}
+				return &hint.Error{Err: fmt.Errorf("unmounting %s: %w", own.Mount, err),
+					Advice: "a process outside the emulator uses it (a shell's working directory?); find it with: fuser -vm " + own.Mount}
 			}
 			return fmt.Errorf("unmounting %s: %w", own.Mount, err)
 		}
@@ -766,8 +767,8 @@ func RemoveAll(ctx context.Context, root string, force bool) (removed []string, 
 	}
 	for _, d := range disks {
 		if d.partial {
-			errs = append(errs, &HintError{Err: fmt.Errorf("%s: no state file; not removed by --all", d.Name),
-				Help: "remove it by name: iolens emulate rm " + d.Name})
+			errs = append(errs, &hint.Error{Err: fmt.Errorf("%s: no state file; not removed by --all", d.Name),
+				Advice: "remove it by name: iolens emulate rm " + d.Name})
 			continue
 		}
 		if err := d.destroy(ctx, force); err != nil {

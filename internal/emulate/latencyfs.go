@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/iolens/iolens/internal/hint"
 	"golang.org/x/sys/unix"
 )
 
@@ -219,8 +220,8 @@ func serveLatency(backing, mnt string, lat Latency, logw io.Writer) (*latencySer
 	})
 	if err != nil {
 		f.Close()
-		return nil, &HintError{Err: fmt.Errorf("mounting the latency layer on %s: %w", mnt, err),
-			Help: "the latency layer needs FUSE (/dev/fuse, modprobe fuse) and root"}
+		return nil, &hint.Error{Err: fmt.Errorf("mounting the latency layer on %s: %w", mnt, err),
+			Advice: "the latency layer needs FUSE (/dev/fuse, modprobe fuse) and root"}
 	}
 	lfs.calibrating.Store(true)
 	go srv.Serve()

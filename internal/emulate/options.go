@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -174,8 +175,8 @@ func RunTarget(name, dir string) (string, []string, string, error) {
 	}
 	st := d.Status()
 	if !st.Mounted || !st.CgroupOK {
-		return "", nil, "", &HintError{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
-			Help: "remove it with 'iolens emulate rm " + name + "' and create it again"}
+		return "", nil, "", &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
+			Advice: "remove it with 'iolens emulate rm " + name + "' and create it again"}
 	}
 	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
 	if d.Spec.Profile != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/limits"
 )
 
@@ -70,7 +71,7 @@ func LookupProfile(name string) (Profile, error) {
 	if err != nil {
 		var se *limits.SpecError
 		if errors.As(err, &se) {
-			return Profile{}, &HintError{Err: fmt.Errorf("profile %w", err), Help: se.Hint + "; 'iolens catalog list' lists the disks"}
+			return Profile{}, &hint.Error{Err: fmt.Errorf("profile %w", err), Advice: se.Hint + "; 'iolens catalog list' lists the disks"}
 		}
 		return Profile{}, fmt.Errorf("profile %q: %w", name, err)
 	}

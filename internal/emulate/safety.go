@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // A state file is input like any other: anyone who can edit it could
@@ -38,20 +40,20 @@ func checkOwned(path string, follow bool) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return &HintError{Err: fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, path),
-			Help: "point --state-dir (or $IOLENS_EMULATE_DIR) at a directory of your own"}
+		return &hint.Error{Err: fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, path),
+			Advice: "point --state-dir (or $IOLENS_EMULATE_DIR) at a directory of your own"}
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fmt.Errorf("%w: cannot read the owner of %s", ErrUnsafeDir, path)
 	}
 	if uid := uint32(os.Geteuid()); st.Uid != uid && st.Uid != 0 {
-		return &HintError{Err: fmt.Errorf("%w: %s belongs to uid %d, not to you (uid %d) or root", ErrUnsafeDir, path, st.Uid, uid),
-			Help: "use a state directory of your own: --state-dir DIR"}
+		return &hint.Error{Err: fmt.Errorf("%w: %s belongs to uid %d, not to you (uid %d) or root", ErrUnsafeDir, path, st.Uid, uid),
+			Advice: "use a state directory of your own: --state-dir DIR"}
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
-		return &HintError{Err: fmt.Errorf("%w: %s is writable by others (mode %v)", ErrUnsafeDir, path, fi.Mode().Perm()),
-			Help: "remove their write access (chmod go-w " + path + "), or use another --state-dir"}
+		return &hint.Error{Err: fmt.Errorf("%w: %s is writable by others (mode %v)", ErrUnsafeDir, path, fi.Mode().Perm()),
+			Advice: "remove their write access (chmod go-w " + path + "), or use another --state-dir"}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -169,10 +170,10 @@ func scrapeAll(ctx context.Context, c *Client, endpoints []string) []scraped {
 func (m *Member) fail(err error) {
 	m.Verdict = VerdictError
 	m.Error = err.Error()
-	var e *Error
+	var e *hint.Error
 	if errors.As(err, &e) {
 		m.Error = e.Err.Error()
-		m.Hint = e.Help
+		m.Hint = e.Advice
 	}
 	m.Reason = m.Error
 	m.Findings = append(m.Findings, result.Finding{Kind: result.KindEtcd, Code: result.CodeEtcdScrape, Severity: Severity(VerdictError),
@@ -205,8 +206,8 @@ func (m *Member) sinceStart(s *Snapshot) {
 func (m *Member) between(a, b *Snapshot) {
 	m.describe(b)
 	if a.MemberID != "" && b.MemberID != "" && a.MemberID != b.MemberID {
-		m.fail(&Error{Endpoint: m.Endpoint, Err: fmt.Errorf("member %s answered the first scrape and member %s the second", a.MemberID, b.MemberID),
-			Help: "the endpoint reaches several members (a load balancer or VIP): give each member's own address"})
+		m.fail(&hint.Error{Err: fmt.Errorf("member %s answered the first scrape and member %s the second", a.MemberID, b.MemberID),
+			Advice: "the endpoint reaches several members (a load balancer or VIP): give each member's own address"})
 		return
 	}
 	m.Over = OverInterval
@@ -223,8 +224,8 @@ func (m *Member) between(a, b *Snapshot) {
 			case errors.Is(err, ErrReset):
 				restarted = true
 			case errors.Is(err, ErrLayout):
-				m.fail(&Error{Endpoint: m.Endpoint, Err: fmt.Errorf("%w, though the process did not restart (another etcd behind the same address?)", err),
-					Help: "give each member's own address"})
+				m.fail(&hint.Error{Err: fmt.Errorf("%w, though the process did not restart (another etcd behind the same address?)", err),
+					Advice: "give each member's own address"})
 				return
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // DefaultMaxBytes caps a /metrics body. An etcd member's page is a few
@@ -52,25 +54,25 @@ type Client struct {
 // NewClient loads the TLS files and builds the client.
 func NewClient(o ClientOptions) (*Client, error) {
 	if (o.Cert == "") != (o.Key == "") {
-		return nil, &Error{Err: errors.New("--cert and --key go together"), Help: "give both the client certificate and its key"}
+		return nil, &hint.Error{Err: errors.New("--cert and --key go together"), Advice: "give both the client certificate and its key"}
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify}
 	if o.CACert != "" {
 		pem, err := os.ReadFile(o.CACert)
 		if err != nil {
-			return nil, &Error{Err: fmt.Errorf("--cacert: %w", err), Help: "name the CA certificate etcd's serving certificate is signed with (PEM)"}
+			return nil, &hint.Error{Err: fmt.Errorf("--cacert: %w", err), Advice: "name the CA certificate etcd's serving certificate is signed with (PEM)"}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &Error{Err: fmt.Errorf("--cacert %s: no PEM certificate in it", o.CACert), Help: "give a PEM file with -----BEGIN CERTIFICATE-----"}
+			return nil, &hint.Error{Err: fmt.Errorf("--cacert %s: no PEM certificate in it", o.CACert), Advice: "give a PEM file with -----BEGIN CERTIFICATE-----"}
 		}
 		tc.RootCAs = pool
 	}
 	if o.Cert != "" {
 		kp, err := tls.LoadX509KeyPair(o.Cert, o.Key)
 		if err != nil {
-			return nil, &Error{Err: fmt.Errorf("--cert %s / --key %s: %w", o.Cert, o.Key, err),
-				Help: "give a PEM client certificate and its unencrypted private key (etcdctl's --cert and --key)"}
+			return nil, &hint.Error{Err: fmt.Errorf("--cert %s / --key %s: %w", o.Cert, o.Key, err),
+				Advice: "give a PEM client certificate and its unencrypted private key (etcdctl's --cert and --key)"}
 		}
 		tc.Certificates = []tls.Certificate{kp}
 	}
@@ -139,29 +141,15 @@ func MetricsURL(endpoint string, tlsGiven bool) (string, error) {
 	return u.String(), nil
 }
 
-// Error is a failed scrape, with what to do about it.
-type Error struct {
-	Endpoint string
-	Err      error
-	Help     string
-}
-
-// Error is the message, which names the URL where it matters.
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hint says what to do next.
-func (e *Error) Hint() string { return e.Help }
-
 // Scrape reads one member's /metrics.
 func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error) {
 	u, err := MetricsURL(endpoint, c.hasTLS)
 	if err != nil {
-		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("endpoint %q: %w", endpoint, err), Help: "give etcd's client URL as etcdctl takes it, e.g. https://10.0.0.1:2379"}
+		return nil, &hint.Error{Err: fmt.Errorf("endpoint %q: %w", endpoint, err), Advice: "give etcd's client URL as etcdctl takes it, e.g. https://10.0.0.1:2379"}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, &Error{Endpoint: endpoint, Err: err}
+		return nil, &hint.Error{Err: err}
 	}
 	// The text format only: the parser reads nothing else, and some
 	// servers would otherwise answer in protobuf or OpenMetrics.
@@ -180,8 +168,8 @@ func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error)
 	}
 	at := time.Now()
 	if int64(len(body)) > c.maxBytes {
-		return nil, &Error{Endpoint: endpoint, Err: fmt.Errorf("%s: the answer is larger than %s", u, sizeText(c.maxBytes)),
-			Help: "an etcd member's /metrics is a few hundred KiB: check the URL is etcd's client URL"}
+		return nil, &hint.Error{Err: fmt.Errorf("%s: the answer is larger than %s", u, sizeText(c.maxBytes)),
+			Advice: "an etcd member's /metrics is a few hundred KiB: check the URL is etcd's client URL"}
 	}
 	s, err := Parse(bytes.NewReader(body))
 	if err != nil {
@@ -192,7 +180,7 @@ func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error)
 }
 
 func pageError(endpoint, u string, resp *http.Response, err error) error {
-	e := &Error{Endpoint: endpoint, Err: err}
+	e := &hint.Error{Err: err}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	var fe *FormatError
@@ -200,16 +188,16 @@ func pageError(endpoint, u string, resp *http.Response, err error) error {
 	switch {
 	case errors.As(err, &fe) && mt != "" && mt != "text/plain":
 		e.Err = fmt.Errorf("%s answered with %s, not Prometheus metrics: %w", u, printable(ct, 80), err)
-		e.Help = "give etcd's client URL (https://HOST:2379) or its --listen-metrics-urls address (kubeadm: http://127.0.0.1:2381)"
+		e.Advice = "give etcd's client URL (https://HOST:2379) or its --listen-metrics-urls address (kubeadm: http://127.0.0.1:2381)"
 	case errors.As(err, &fe):
 		e.Err = fmt.Errorf("%s: %w", u, err)
-		e.Help = "this is not a metrics page: give etcd's client URL (https://HOST:2379) or its --listen-metrics-urls address"
+		e.Advice = "this is not a metrics page: give etcd's client URL (https://HOST:2379) or its --listen-metrics-urls address"
 	case errors.As(err, &ne) && ne.OtherEtcd:
 		e.Err = fmt.Errorf("%s: %w", u, err)
-		e.Help = "scrape each etcd member's own client URL, not a proxy or an aggregate"
+		e.Advice = "scrape each etcd member's own client URL, not a proxy or an aggregate"
 	case errors.As(err, &ne):
 		e.Err = fmt.Errorf("%s is not an etcd member's metrics: %w", u, err)
-		e.Help = "give etcd's client URL (https://HOST:2379, as in etcdctl --endpoints) or its --listen-metrics-urls address"
+		e.Advice = "give etcd's client URL (https://HOST:2379, as in etcdctl --endpoints) or its --listen-metrics-urls address"
 	default:
 		e.Err = fmt.Errorf("%s: %w", u, err)
 	}
@@ -217,23 +205,23 @@ func pageError(endpoint, u string, resp *http.Response, err error) error {
 }
 
 func statusError(endpoint, u string, resp *http.Response) error {
-	e := &Error{Endpoint: endpoint}
+	e := &hint.Error{}
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	text := printable(strings.TrimSpace(string(snippet)), 120)
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		loc := printable(resp.Header.Get("Location"), 200)
 		e.Err = fmt.Errorf("%s redirects (%s) to %q; iolens does not follow redirects", u, resp.Status, loc)
-		e.Help = "give the URL it points to, if that is etcd"
+		e.Advice = "give the URL it points to, if that is etcd"
 	case resp.StatusCode == http.StatusBadRequest && strings.Contains(text, "HTTPS"):
 		e.Err = fmt.Errorf("%s: %s: %s", u, resp.Status, text)
-		e.Help = "the port speaks TLS: use https:// (with --cacert, and --cert and --key if etcd wants client certificates)"
+		e.Advice = "the port speaks TLS: use https:// (with --cacert, and --cert and --key if etcd wants client certificates)"
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		e.Err = fmt.Errorf("%s: %s", u, resp.Status)
-		e.Help = "etcd's /metrics wants a client certificate: set --cert and --key"
+		e.Advice = "etcd's /metrics wants a client certificate: set --cert and --key"
 	case resp.StatusCode == http.StatusNotFound:
 		e.Err = fmt.Errorf("%s: %s", u, resp.Status)
-		e.Help = "etcd serves /metrics on its client URLs and --listen-metrics-urls; check the path"
+		e.Advice = "etcd serves /metrics on its client URLs and --listen-metrics-urls; check the path"
 	default:
 		e.Err = fmt.Errorf("%s: %s", u, resp.Status)
 		if text != "" {
@@ -246,7 +234,7 @@ func statusError(endpoint, u string, resp *http.Response) error {
 // explain turns a transport error into what went wrong and which flag
 // fixes it.
 func (c *Client) explain(endpoint, u string, err error) error {
-	e := &Error{Endpoint: endpoint, Err: err}
+	e := &hint.Error{Err: err}
 	host := u
 	if pu, perr := url.Parse(u); perr == nil {
 		host = pu.Host
@@ -263,43 +251,43 @@ func (c *Client) explain(endpoint, u string, err error) error {
 		e.Err = fmt.Errorf("%s: interrupted", u)
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		e.Err = fmt.Errorf("%s: no answer within %s", u, c.opts.Timeout)
-		e.Help = "check the address and port (etcd's client port is usually 2379) and that no firewall drops the connection"
+		e.Advice = "check the address and port (etcd's client port is usually 2379) and that no firewall drops the connection"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Err = fmt.Errorf("%s: connection refused: nothing listens on %s", u, host)
-		e.Help = "check the port: etcd's client URLs (--listen-client-urls, usually :2379) or --listen-metrics-urls (kubeadm: 127.0.0.1:2381)"
+		e.Advice = "check the port: etcd's client URLs (--listen-client-urls, usually :2379) or --listen-metrics-urls (kubeadm: 127.0.0.1:2381)"
 	case errors.As(err, &dnsErr):
 		e.Err = fmt.Errorf("%s: %w", u, dnsErr)
-		e.Help = "check the host name, or give the member's IP address"
+		e.Advice = "check the host name, or give the member's IP address"
 	case errors.As(err, &unknownCA):
 		e.Err = fmt.Errorf("%s: the server's certificate is signed by a CA iolens does not trust (%s)", u, certName(unknownCA.Cert))
-		e.Help = "set --cacert to the CA that signed etcd's serving certificate (kubeadm: /etc/kubernetes/pki/etcd/ca.crt)"
+		e.Advice = "set --cacert to the CA that signed etcd's serving certificate (kubeadm: /etc/kubernetes/pki/etcd/ca.crt)"
 		if c.opts.CACert != "" {
-			e.Help = "--cacert " + c.opts.CACert + " did not sign etcd's serving certificate: give etcd's --trusted-ca-file CA"
+			e.Advice = "--cacert " + c.opts.CACert + " did not sign etcd's serving certificate: give etcd's --trusted-ca-file CA"
 		}
 	case errors.As(err, &hostErr):
 		e.Err = fmt.Errorf("%s: %w", u, hostErr)
-		e.Help = "connect by a name or address the certificate lists (its SANs), as etcd's --advertise-client-urls do"
+		e.Advice = "connect by a name or address the certificate lists (its SANs), as etcd's --advertise-client-urls do"
 	case errors.As(err, &invalid):
 		e.Err = fmt.Errorf("%s: %w", u, invalid)
-		e.Help = "the server's certificate is not valid (expired, or not for serving): renew it"
+		e.Advice = "the server's certificate is not valid (expired, or not for serving): renew it"
 	case errors.As(err, &alert) || strings.Contains(msg, "remote error: tls:"):
 		e.Err = fmt.Errorf("%s: the server refused the TLS handshake: %v", u, unwrapAll(err))
 		switch {
 		case c.opts.Cert == "":
-			e.Help = "etcd asks for a client certificate (--client-cert-auth): set --cert and --key (kubeadm: /etc/kubernetes/pki/etcd/healthcheck-client.crt and .key)"
+			e.Advice = "etcd asks for a client certificate (--client-cert-auth): set --cert and --key (kubeadm: /etc/kubernetes/pki/etcd/healthcheck-client.crt and .key)"
 		default:
-			e.Help = "etcd refused --cert " + c.opts.Cert + ": the client certificate must be signed by the CA in etcd's --trusted-ca-file, for client authentication"
+			e.Advice = "etcd refused --cert " + c.opts.Cert + ": the client certificate must be signed by the CA in etcd's --trusted-ca-file, for client authentication"
 		}
 	case errors.As(err, &recHdr) || strings.Contains(msg, "first record does not look like a TLS handshake"):
 		e.Err = fmt.Errorf("%s: the server does not speak TLS", u)
-		e.Help = "use http:// for this endpoint"
+		e.Advice = "use http:// for this endpoint"
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		e.Err = fmt.Errorf("%s: the server does not speak TLS", u)
-		e.Help = "use http:// for this endpoint"
+		e.Advice = "use http:// for this endpoint"
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "malformed HTTP response"):
 		e.Err = fmt.Errorf("%s: the server closed the connection without an HTTP answer (%v)", u, unwrapAll(err))
 		if strings.HasPrefix(u, "http://") {
-			e.Help = "the port may speak TLS: use https:// (with --cacert, and --cert and --key if etcd wants client certificates)"
+			e.Advice = "the port may speak TLS: use https:// (with --cacert, and --cert and --key if etcd wants client certificates)"
 		}
 	default:
 		e.Err = fmt.Errorf("%s: %v", u, unwrapAll(err))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics/etcdtest"
+	"github.com/iolens/iolens/internal/hint"
 )
 
 func TestMetricsURL(t *testing.T) {
@@ -78,15 +79,15 @@ func client(t *testing.T, o ClientOptions) *Client {
 }
 
 // wantScrapeError scrapes and checks the error and its hint.
-func wantScrapeError(t *testing.T, c *Client, url, msg, hint string) {
+func wantScrapeError(t *testing.T, c *Client, url, msg, wantHint string) {
 	t.Helper()
 	_, err := c.Scrape(context.Background(), url)
-	var e *Error
+	var e *hint.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("%s: error %v, want an *Error", url, err)
+		t.Fatalf("%s: error %v, want a *hint.Error", url, err)
 	}
-	if !strings.Contains(err.Error(), msg) || !strings.Contains(e.Hint(), hint) {
-		t.Errorf("%s:\n error %q\n hint  %q\nwant %q / %q", url, err, e.Hint(), msg, hint)
+	if !strings.Contains(err.Error(), msg) || !strings.Contains(e.Hint(), wantHint) {
+		t.Errorf("%s:\n error %q\n hint  %q\nwant %q / %q", url, err, e.Hint(), msg, wantHint)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // File is one host file copied into the image.
@@ -86,7 +87,7 @@ var epoch = time.Unix(0, 0).UTC()
 func Build(ctx context.Context, spec Spec) (*Built, error) {
 	a, ok := archInfo(spec.Arch)
 	if !ok {
-		return nil, &Error{Err: fmt.Errorf("unsupported architecture %q", spec.Arch), Advice: "use amd64 or arm64"}
+		return nil, &hint.Error{Err: fmt.Errorf("unsupported architecture %q", spec.Arch), Advice: "use amd64 or arm64"}
 	}
 	base, used, err := packageLayer(ctx, spec, a)
 	if err != nil {
@@ -177,7 +178,7 @@ func checkMachine(name string, b []byte, a arch) error {
 	}
 	defer f.Close()
 	if f.Machine != a.machine {
-		return &Error{Err: fmt.Errorf("%s is built for %s, the image is for %s (%s)", name, f.Machine, a.goarch, a.machine),
+		return &hint.Error{Err: fmt.Errorf("%s is built for %s, the image is for %s (%s)", name, f.Machine, a.goarch, a.machine),
 			Advice: "build it with GOARCH=" + a.goarch}
 	}
 	return nil
@@ -328,7 +329,7 @@ func (r *resolver) install(p, neededBy string) error {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if neededBy == "" {
-				return &Error{Err: fmt.Errorf("%s is in none of the packages pinned for %s", p, r.arch.goarch),
+				return &hint.Error{Err: fmt.Errorf("%s is in none of the packages pinned for %s", p, r.arch.goarch),
 					Advice: "check the path (packages are read in the merged /usr layout) and internal/image/debs.in"}
 			}
 			return &MissingLibraryError{Library: p, NeededBy: neededBy, Arch: r.arch.goarch}
@@ -491,10 +492,10 @@ func sortedKeys[V any](m map[string]V) []string {
 func ParseRef(ref string) (name.Tag, error) {
 	tag, err := name.NewTag(ref, name.StrictValidation)
 	if err != nil {
-		return name.Tag{}, &Error{Err: fmt.Errorf("image reference %q: %w", ref, err), Advice: "give a reference with a pinned tag, e.g. " + Reference("0.1.0")}
+		return name.Tag{}, &hint.Error{Err: fmt.Errorf("image reference %q: %w", ref, err), Advice: "give a reference with a pinned tag, e.g. " + Reference("0.1.0")}
 	}
 	if tag.TagStr() == "latest" {
-		return name.Tag{}, &Error{Err: errors.New("refusing the tag latest"), Advice: "pin the version: the tag is the iolens version"}
+		return name.Tag{}, &hint.Error{Err: errors.New("refusing the tag latest"), Advice: "pin the version: the tag is the iolens version"}
 	}
 	return tag, nil
 }
@@ -544,7 +545,7 @@ func WriteLayout(idx v1.ImageIndex, ref, dir string) error {
 		return err
 	}
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return &Error{Err: fmt.Errorf("%s is not empty", dir), Advice: "remove it first (make clean-dist)"}
+		return &hint.Error{Err: fmt.Errorf("%s is not empty", dir), Advice: "remove it first (make clean-dist)"}
 	}
 	p, err := layout.Write(dir, mutate.IndexMediaType(empty.Index, types.OCIImageIndex))
 	if err != nil {

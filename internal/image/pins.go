@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // DefaultMirror is where the pinned packages are fetched from; any Debian
@@ -53,7 +55,7 @@ func Pins(arch string) ([]Pin, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &Error{Err: fmt.Errorf("no packages pinned for %s", arch), Advice: "add the architecture to scripts/image-pins (ARCHES) and run it"}
+		return nil, &hint.Error{Err: fmt.Errorf("no packages pinned for %s", arch), Advice: "add the architecture to scripts/image-pins (ARCHES) and run it"}
 	}
 	return out, nil
 }
@@ -141,7 +143,7 @@ func CacheDir() (string, error) {
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", &Error{Err: err, Advice: "set IOLENS_CACHE to a directory for downloaded packages"}
+		return "", &hint.Error{Err: err, Advice: "set IOLENS_CACHE to a directory for downloaded packages"}
 	}
 	return filepath.Join(d, "iolens", "debs"), nil
 }
@@ -151,18 +153,6 @@ func CacheDir() (string, error) {
 func CachedPath(cache string, p Pin) string {
 	return filepath.Join(cache, p.SHA256+".deb")
 }
-
-// Error is a failure with advice on what to do next.
-type Error struct {
-	Err    error
-	Advice string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hint is what to do next, for the command that prints the error.
-func (e *Error) Hint() string { return e.Advice }
 
 // ErrChecksum is wrapped when a file does not match its pin.
 var ErrChecksum = errors.New("checksum mismatch")
@@ -188,12 +178,12 @@ func Fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", &Error{Err: fmt.Errorf("fetching %s %s (%s): %w", p.Package, p.Version, p.Arch, err),
+		return "", &hint.Error{Err: fmt.Errorf("fetching %s %s (%s): %w", p.Package, p.Version, p.Arch, err),
 			Advice: "check the network, or pass --mirror for a Debian mirror you can reach"}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := &Error{Err: fmt.Errorf("fetching %s: %s", u, resp.Status)}
+		e := &hint.Error{Err: fmt.Errorf("fetching %s: %s", u, resp.Status)}
 		if resp.StatusCode == http.StatusNotFound {
 			e.Advice = fmt.Sprintf("the archive no longer has %s %s; run scripts/image-pins to pin the current versions, and commit internal/image/debs.lock", p.Package, p.Version)
 		}
@@ -215,7 +205,7 @@ func Fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin
 		return "", fmt.Errorf("fetching %s: %w", u, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != p.Size || got != p.SHA256 {
-		return "", &Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, ErrChecksum, n, got, p.Size, p.SHA256),
+		return "", &hint.Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, ErrChecksum, n, got, p.Size, p.SHA256),
 			Advice: "the mirror served another file; try again or another --mirror. Never edit debs.lock by hand to match"}
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -56,10 +57,7 @@ func (o *Agent) Run(ctx context.Context, w io.Writer) error {
 	done := Record{Type: RecordDone}
 	if err != nil {
 		done.Error = err.Error()
-		var h interface{ Hint() string }
-		if errors.As(err, &h) {
-			done.Hint = h.Hint()
-		}
+		done.Hint = hint.Of(err)
 	}
 	if werr := fw.Write(done); werr != nil {
 		return errors.Join(err, werr)

@@ -10,23 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
-
-// HintError is an error with what to do next.
-type HintError struct {
-	Err  error
-	hint string
-}
-
-func (e *HintError) Error() string { return e.Err.Error() }
-func (e *HintError) Unwrap() error { return e.Err }
-
-// Hint says what to do next.
-func (e *HintError) Hint() string { return e.hint }
 
 // ErrNoDefaultClass means no storage class was named and the cluster has
 // no default one.
@@ -46,7 +35,7 @@ func DefaultClass(ctx context.Context, cs kubernetes.Interface) (string, error) 
 			return c.Name, nil
 		}
 	}
-	return "", &HintError{Err: ErrNoDefaultClass, hint: "name one with --storage-class ('iolens k8s classes' lists them)"}
+	return "", &hint.Error{Err: ErrNoDefaultClass, Advice: "name one with --storage-class ('iolens k8s classes' lists them)"}
 }
 
 // SchedulableNodes lists ready, uncordoned nodes matching sel whose
@@ -83,7 +72,7 @@ func SchedulableNodes(ctx context.Context, cs kubernetes.Interface, sel map[stri
 	}
 	sort.Strings(out)
 	if len(out) == 0 {
-		return nil, &HintError{Err: ErrNoNodes, hint: "check --node-selector, and add --tolerate for tainted nodes"}
+		return nil, &hint.Error{Err: ErrNoNodes, Advice: "check --node-selector, and add --tolerate for tainted nodes"}
 	}
 	return out, nil
 }

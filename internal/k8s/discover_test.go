@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,7 +91,7 @@ func TestSchedulableNodes(t *testing.T) {
 	} {
 		got, err := SchedulableNodes(context.Background(), cs, c.sel, c.tol)
 		if c.want == "" {
-			var he *HintError
+			var he *hint.Error
 			if !errors.Is(err, ErrNoNodes) || !errors.As(err, &he) || !strings.Contains(he.Hint(), "--tolerate") {
 				t.Errorf("%v: %v", c.sel, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -241,6 +242,6 @@ func CheckName(what, name string) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return &HintError{Err: fmt.Errorf("%s name %q is not valid: %s", what, name, errs[0]),
-		hint: "Kubernetes names are lower-case letters, digits, '-' (and '.' except for namespaces); 'kubectl get storageclass' lists the classes"}
+	return &hint.Error{Err: fmt.Errorf("%s name %q is not valid: %s", what, name, errs[0]),
+		Advice: "Kubernetes names are lower-case letters, digits, '-' (and '.' except for namespaces); 'kubectl get storageclass' lists the classes"}
 }

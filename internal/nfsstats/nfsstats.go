@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
 
 	"github.com/prometheus/procfs"
@@ -30,15 +31,6 @@ func (m Mount) SMB() bool { return m.FSType == "cifs" || m.FSType == "smb3" }
 // ErrNoClientStats is returned for a network share whose client keeps no
 // per-mount statistics in mountstats (SMB).
 var ErrNoClientStats = errors.New("no per-mount client statistics")
-
-// Error is a failure with a hint: what the user can do about it.
-type Error struct {
-	Err  error
-	Hint string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
 
 // Reader reads mountstats under a proc root.
 type Reader struct {
@@ -67,7 +59,7 @@ func (r Reader) mounts() ([]*procfs.Mount, error) {
 	}
 	ms, err := p.MountStats()
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("reading mountstats: %w", err), Hint: "mountstats is the kernel's; if it cannot be parsed, sample the share from the server side"}
+		return nil, &hint.Error{Err: fmt.Errorf("reading mountstats: %w", err), Advice: "mountstats is the kernel's; if it cannot be parsed, sample the share from the server side"}
 	}
 	return ms, nil
 }
@@ -89,7 +81,7 @@ func (r Reader) Find(path string) (Mount, error) {
 		}
 	}
 	if best == nil {
-		return Mount{}, &Error{Err: fmt.Errorf("%s is on no mount listed in mountstats", path), Hint: "give an absolute path"}
+		return Mount{}, &hint.Error{Err: fmt.Errorf("%s is on no mount listed in mountstats", path), Advice: "give an absolute path"}
 	}
 	return Mount{Device: best.Device, MountPoint: best.Mount, FSType: best.Type}, nil
 }
@@ -126,16 +118,16 @@ func (r Reader) Snapshot(mountPoint string, now time.Time) (Snapshot, error) {
 		}
 	}
 	if hit == nil {
-		return Snapshot{}, &Error{Err: fmt.Errorf("%s is not in mountstats", mountPoint), Hint: "was the share unmounted? give its mount point"}
+		return Snapshot{}, &hint.Error{Err: fmt.Errorf("%s is not in mountstats", mountPoint), Advice: "was the share unmounted? give its mount point"}
 	}
 	s := Snapshot{At: now, Mount: Mount{Device: hit.Device, MountPoint: hit.Mount, FSType: hit.Type}}
 	st, ok := hit.Stats.(*procfs.MountStatsNFS)
 	if !ok || st == nil {
 		if s.Mount.SMB() {
-			return s, &Error{Err: fmt.Errorf("%s (%s): %w", mountPoint, s.Mount.FSType, ErrNoClientStats),
-				Hint: "the kernel's SMB client keeps no per-mount statistics in mountstats; use the server's metrics, or run with --expect for the share's limits"}
+			return s, &hint.Error{Err: fmt.Errorf("%s (%s): %w", mountPoint, s.Mount.FSType, ErrNoClientStats),
+				Advice: "the kernel's SMB client keeps no per-mount statistics in mountstats; use the server's metrics, or run with --expect for the share's limits"}
 		}
-		return s, &Error{Err: fmt.Errorf("%s (%s) is not an NFS mount", mountPoint, s.Mount.FSType), Hint: "sample block devices with diskstats instead"}
+		return s, &hint.Error{Err: fmt.Errorf("%s (%s) is not an NFS mount", mountPoint, s.Mount.FSType), Advice: "sample block devices with diskstats instead"}
 	}
 	s.Age = st.Age
 	s.Bytes = st.Bytes

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // testdata/proc/100 and 101 are two mountstats taken 10 s apart, in the
@@ -130,8 +132,8 @@ func TestDiffIdleNFSv4(t *testing.T) {
 
 func TestSMBAndLocal(t *testing.T) {
 	_, err := fixture.Snapshot("/mnt/smb", t0)
-	var e *Error
-	if !errors.Is(err, ErrNoClientStats) || !errors.As(err, &e) || e.Hint == "" {
+	var e *hint.Error
+	if !errors.Is(err, ErrNoClientStats) || !errors.As(err, &e) || e.Hint() == "" {
 		t.Errorf("SMB: %v", err)
 	}
 	if _, err := fixture.Snapshot("/", t0); err == nil || errors.Is(err, ErrNoClientStats) {

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"golang.org/x/sys/unix"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
 )
 
@@ -54,7 +55,7 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 
 	sumsB, err := os.ReadFile(filepath.Join(spec.Dir, SumsFile))
 	if err != nil {
-		return nil, &Error{Err: err, Advice: "run 'make dist' first"}
+		return nil, &hint.Error{Err: err, Advice: "run 'make dist' first"}
 	}
 	sums, err := ParseSums(bytes.NewReader(sumsB))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
 )
 
@@ -65,7 +66,7 @@ func Dist(spec DistSpec) ([]string, error) {
 		for _, b := range []string{"iolens", "kubectl-iolens"} {
 			bi, err := buildinfo.ReadFile(filepath.Join(bd, b))
 			if err != nil {
-				return nil, &Error{Err: fmt.Errorf("%s: %w", filepath.Join(bd, b), err), Advice: "build the binaries first ('make dist' does)"}
+				return nil, &hint.Error{Err: fmt.Errorf("%s: %w", filepath.Join(bd, b), err), Advice: "build the binaries first ('make dist' does)"}
 			}
 			if arch := setting(bi, "GOARCH"); arch != a {
 				return nil, fmt.Errorf("%s was built for %s, not %s", filepath.Join(bd, b), arch, a)

@@ -15,19 +15,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/hint"
 )
-
-// Error is a failure with advice on what to do next.
-type Error struct {
-	Err    error
-	Advice string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hint is what to do next.
-func (e *Error) Hint() string { return e.Advice }
 
 // semver is what krew accepts as a plugin version: v, three numbers, an
 // optional pre-release and build metadata.
@@ -36,7 +26,7 @@ var semver = regexp.MustCompile(`^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-
 // CheckVersion refuses a version a release cannot carry.
 func CheckVersion(v string) error {
 	if !semver.MatchString(v) {
-		return &Error{Err: fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRE]", v),
+		return &hint.Error{Err: fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRE]", v),
 			Advice: "tag the commit (git tag v0.2.0) or pass VERSION=v0.2.0; untagged builds get v0.0.0-g<commit>"}
 	}
 	return nil

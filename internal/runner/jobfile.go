@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -53,9 +54,8 @@ func (e *JobOptionError) Hint() string {
 	if e.hint != "" {
 		return e.hint
 	}
-	var h interface{ Hint() string }
-	if errors.As(e.Err, &h) {
-		return h.Hint()
+	if h := hint.Of(e.Err); h != "" {
+		return h
 	}
 	return "fix the value"
 }
@@ -72,9 +72,8 @@ func (e *JobFileError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *JobFileError) Hint() string {
-	var h interface{ Hint() string }
-	if errors.As(e.Err, &h) && h.Hint() != "" {
-		return h.Hint()
+	if h := hint.Of(e.Err); h != "" {
+		return h
 	}
 	return "fix the job file; 'iolens suites' shows tests iolens runs as written"
 }
@@ -270,12 +269,7 @@ func CheckSpec(s result.TestSpec) error {
 			if errors.Is(err, errRefused) {
 				return bad(key, val, "refused: "+whyRefused(key), refusedHint(key))
 			}
-			var h interface{ Hint() string }
-			hint := ""
-			if errors.As(err, &h) {
-				hint = h.Hint()
-			}
-			return bad(key, val, err.Error(), hint)
+			return bad(key, val, err.Error(), hint.Of(err))
 		}
 		return nil
 	}

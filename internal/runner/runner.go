@@ -18,6 +18,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/nfsstats"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -681,22 +682,10 @@ func (r *runner) precondition(ctx context.Context) error {
 
 func explainFioError(err error, run *fio.Run) error {
 	if run != nil && strings.Contains(run.Stderr, "does not support direct") {
-		return &FioHintError{Err: err, hint: "the file system refused O_DIRECT; test a directory on a block-device file system, or use --job with direct=0 (results then include the page cache)"}
+		return &hint.Error{Err: err, Advice: "the file system refused O_DIRECT; test a directory on a block-device file system, or use --job with direct=0 (results then include the page cache)"}
 	}
 	return err
 }
-
-// FioHintError wraps an fio failure with advice.
-type FioHintError struct {
-	Err  error
-	hint string
-}
-
-func (e *FioHintError) Error() string { return e.Err.Error() }
-func (e *FioHintError) Unwrap() error { return e.Err }
-
-// Hint says what to do.
-func (e *FioHintError) Hint() string { return e.hint }
 
 // jobFile renders one test as a fio job file.
 // interval is the sampling period of test s.
