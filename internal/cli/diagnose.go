@@ -129,7 +129,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	defer closeOut()
 
-	prog := newProgressPrinter(streams.ErrOut, o.quiet)
+	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	suite := plan.Suite()
 	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
@@ -158,7 +158,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return snk.Add(ctx, r)
 	}
 	unknown, planErr := plan.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, emit, func(e plan.Event) {
-		prog.Line("diagnose: %s (%s of the budget left)", e.Message, clock(e.Left))
+		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
 	})
 	closeErr := s.Close(ctx)
 	prog.Done()
@@ -190,7 +190,7 @@ const EnvNoMetadata = "IOLENS_NO_METADATA"
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.
-func metadataExpect(ctx context.Context, prog *progressPrinter) func(*result.Result) {
+func metadataExpect(ctx context.Context, prog *runner.Progress) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}

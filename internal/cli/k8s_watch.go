@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
@@ -70,8 +69,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	defer k8s.FollowWatchers(ctx, c.CS, running, st)()
 	defer cancel()
 
-	f, ok := streams.Out.(*os.File)
-	tty := ok && isTerminal(f)
+	tty, _ := terminal(streams.Out)
 	var deadline <-chan time.Time
 	if o.once {
 		deadline = time.After(o.timeout)

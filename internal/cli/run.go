@@ -183,7 +183,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 	defer closeOut()
-	prog := newProgressPrinter(streams.ErrOut, o.quiet)
+	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	cfg := runner.Config{
 		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,

@@ -103,8 +103,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
 	mode := o.output
-	f, ok := streams.Out.(*os.File)
-	tty := ok && isTerminal(f)
+	tty, _ := terminal(streams.Out)
 	switch mode {
 	case "auto":
 		mode = "ndjson"
@@ -232,5 +231,3 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 	}
 	return c, nil
 }
-
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

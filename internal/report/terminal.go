@@ -1,11 +1,8 @@
-package cli
+package report
 
 import (
 	"bytes"
 	"io"
-	"os"
-
-	"golang.org/x/term"
 )
 
 // ANSI colours for what a reader must not miss: failures red, warnings
@@ -16,15 +13,23 @@ var severityColors = []struct{ token, color string }{
 	{"PASS", "\x1b[32m"},
 }
 
-// colorOut returns w itself, or, when w is a terminal and neither NO_COLOR
-// (https://no-color.org) nor TERM=dumb says otherwise, a writer that
-// colours severities in text reports.
-func colorOut(w io.Writer) io.Writer {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+// Out is where a report in format goes. Text, Markdown and CSV pass
+// through a filter that prints control characters as '?' (a label or
+// path in a result file can hold terminal control sequences); text is
+// then coloured when color is set (the caller knows whether w is a
+// terminal that wants colour). JSON escapes control characters itself,
+// and HTML its markup.
+func Out(w io.Writer, format string, color bool) io.Writer {
+	switch format {
+	case "text", "":
+		if color {
+			w = colorWriter{w}
+		}
+		return plainText{w}
+	case "json", "ndjson", "html":
 		return w
 	}
-	return colorWriter{w}
+	return plainText{w}
 }
 
 // colorWriter colours severity tokens in what passes through it. Reports
@@ -42,20 +47,6 @@ func (c colorWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// reportOut is where a report in format goes. Text, Markdown and CSV pass
-// through plainText (a label or path in a result file can hold terminal
-// control sequences), then, on a terminal, the colours for text. JSON
-// escapes control characters itself, and HTML its markup.
-func reportOut(w io.Writer, format string) io.Writer {
-	switch format {
-	case "text", "":
-		return plainText{colorOut(w)}
-	case "json", "ndjson", "html":
-		return w
-	}
-	return plainText{w}
 }
 
 // plainText replaces the control characters a terminal would obey (C0

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestOutColors(t *testing.T) {
+	line := "  [fail] t: etcd FAIL\n  [warn] u: x\n  [info] v: PASS\n"
+	var b bytes.Buffer
+	n, err := Out(&b, "text", true).Write([]byte(line))
+	if err != nil || n != len(line) {
+		t.Fatalf("wrote %d, %v", n, err)
+	}
+	got := b.String()
+	for _, want := range []string{"\x1b[1;31m[fail]\x1b[0m", "\x1b[1;31mFAIL\x1b[0m", "\x1b[33m[warn]\x1b[0m", "\x1b[32mPASS\x1b[0m", "[info] v"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in %q", want, got)
+		}
+	}
+	b.Reset()
+	_, _ = Out(&b, "text", false).Write([]byte(line))
+	if b.String() != line {
+		t.Errorf("no colour asked, got %q", b.String())
+	}
+}
+
+// TestOutPlainText: a label holding terminal control sequences reaches
+// text, Markdown and CSV reports as '?', JSON escaped, and the report's
+// own layout (newlines, tabs, UTF-8) untouched; the colours' own escapes
+// are not filtered away.
+func TestOutPlainText(t *testing.T) {
+	in := "label \x1b]0;title\a red\x1b[31m del\x7f c1\u009b é\ttab\n"
+	for _, f := range []string{"text", "md", "csv"} {
+		var b bytes.Buffer
+		if _, err := Out(&b, f, false).Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.String(), "label ?]0;title? red?[31m del? c1?? é\ttab\n"; got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+	var b bytes.Buffer
+	_, _ = Out(&b, "text", true).Write([]byte("\x1b[2J[fail]\n"))
+	if got, want := b.String(), "?[2J\x1b[1;31m[fail]\x1b[0m\n"; got != want {
+		t.Errorf("text with colour: %q, want %q", got, want)
+	}
+	b.Reset()
+	_, _ = Out(&b, "json", true).Write([]byte(in))
+	if b.String() != in {
+		t.Errorf("json changed: %q", b.String())
+	}
+}

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+)
+
+// Progress draws a run's events on W: on a terminal (TTY) one live line,
+// rewritten in place, and a line per finished test; elsewhere plain lines.
+// Quiet draws nothing. Summary says what a finished test's line shows.
+type Progress struct {
+	mu      sync.Mutex
+	W       io.Writer
+	TTY     bool
+	Width   int // of the terminal; 100 when 0
+	Quiet   bool
+	Summary func(*result.Result) string
+	live    bool
+}
+
+func (p *Progress) clearLive() {
+	if p.live {
+		fmt.Fprint(p.W, "\r\033[K")
+		p.live = false
+	}
+}
+
+// Line prints a message that stays, above any live line.
+func (p *Progress) Line(format string, args ...any) {
+	if p.Quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+	fmt.Fprintf(p.W, format+"\n", args...)
+}
+
+// Event draws one event (the callback Run and Open take).
+func (p *Progress) Event(e Event) {
+	if p.Quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case EventInfo, EventPrepare, EventCleanup:
+		p.clearLive()
+		fmt.Fprintf(p.W, "%s\n", e.Message)
+	case EventTestStart:
+		if !p.TTY {
+			eta := ""
+			if e.Total > 0 {
+				eta = ", about " + units.Clock(e.ETA) + " left"
+			}
+			fmt.Fprintf(p.W, "%s %s (%s) started, elapsed %s%s\n", place(e), e.Test.Name, e.Test.Summary(), units.Clock(e.Elapsed), eta)
+			return
+		}
+		p.drawLive(e)
+	case EventStatus:
+		if p.TTY {
+			p.drawLive(e)
+		}
+	case EventTestEnd:
+		p.clearLive()
+		summary := "done"
+		if p.Summary != nil {
+			summary = p.Summary(e.Result)
+		}
+		fmt.Fprintf(p.W, "%s %s: %s\n", place(e), e.Test.Name, summary)
+	}
+}
+
+// place is "[3/6]" in a suite, "[3]" in a plan that does not know its
+// total.
+func place(e Event) string {
+	if e.Index == 0 {
+		return ""
+	}
+	if e.Total > 0 {
+		return fmt.Sprintf("[%d/%d]", e.Index, e.Total)
+	}
+	return fmt.Sprintf("[%d]", e.Index)
+}
+
+func (p *Progress) drawLive(e Event) {
+	s := strings.TrimSpace(fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, units.Clock(e.Elapsed)))
+	if e.Total > 0 {
+		s += ", ETA " + units.Clock(e.ETA)
+	}
+	if e.Kind == EventStatus {
+		s += fmt.Sprintf("  %.0f IOPS  %.1f MB/s", e.IOPS, e.BWBytes/1e6)
+	}
+	width := p.Width
+	if width <= 20 {
+		width = 100
+	}
+	if len(s) > width-1 {
+		s = s[:width-1]
+	}
+	fmt.Fprint(p.W, "\r\033[K"+s)
+	p.live = true
+}
+
+// Done removes any live line.
+func (p *Progress) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+}

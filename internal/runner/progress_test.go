@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/result"
+)
+
+func TestProgress(t *testing.T) {
+	spec := result.TestSpec{Name: "randread-4k-qd1", RW: "randread", BlockSize: 4096, IODepth: 1, NumJobs: 1}
+	res := &result.Result{Status: "ok"}
+	sum := func(r *result.Result) string { return "IOPS " + r.Status }
+	events := []Event{
+		{Kind: EventInfo, Message: "preparing"},
+		{Kind: EventTestStart, Index: 2, Total: 6, Test: spec, Elapsed: 65 * time.Second, ETA: 3 * time.Minute},
+		{Kind: EventStatus, Index: 2, Total: 6, Test: spec, Elapsed: 70 * time.Second, IOPS: 412, BWBytes: 1.6e6},
+		{Kind: EventTestEnd, Index: 2, Total: 6, Test: spec, Result: res},
+	}
+
+	var b bytes.Buffer
+	p := &Progress{W: &b, Summary: sum}
+	for _, e := range events {
+		p.Event(e)
+	}
+	got := b.String()
+	for _, want := range []string{"preparing\n", "[2/6] randread-4k-qd1 (", "started, elapsed 01:05, about 03:00 left\n", "[2/6] randread-4k-qd1: IOPS ok\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plain: no %q in %q", want, got)
+		}
+	}
+	if strings.Contains(got, "\r") || strings.Contains(got, "412") {
+		t.Errorf("plain output has a live line: %q", got)
+	}
+
+	b.Reset()
+	p = &Progress{W: &b, TTY: true, Width: 40, Summary: sum}
+	for _, e := range events {
+		p.Event(e)
+	}
+	p.Line("note")
+	p.Done()
+	got = b.String()
+	if !strings.Contains(got, "\r\033[K[2/6] randread-4k-qd1  01:10, ETA 00:00") {
+		t.Errorf("tty: no live line in %q", got)
+	}
+	for _, l := range strings.Split(got, "\r\033[K") {
+		if first, _, _ := strings.Cut(l, "\n"); len(first) > 39 {
+			t.Errorf("live line %q is wider than the terminal", first)
+		}
+	}
+	if !strings.HasSuffix(got, "IOPS ok\nnote\n") {
+		t.Errorf("tty: the end line and note are not last: %q", got)
+	}
+
+	b.Reset()
+	p = &Progress{W: &b, Quiet: true}
+	for _, e := range events {
+		p.Event(e)
+	}
+	p.Line("x")
+	if b.Len() != 0 {
+		t.Errorf("quiet wrote %q", b.String())
+	}
+}
