@@ -160,38 +160,28 @@ func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
 // ---- run ----
 
 type k8sRunOptions struct {
-	classes        []string
-	sizes          []string
-	targets        []string
-	suite          string
-	jobFile        string
-	runtime        units.Duration
-	ramp           units.Duration
-	untilSteady    bool
-	minRuntime     units.Duration
-	maxRuntime     units.Duration
-	repeat         int
-	fileSize       string
-	volumeMode     string
-	accessMode     string
-	nodes          []string
-	allNodes       bool
-	nodeSelector   string
-	tolerate       []string
-	volumesPerNode int
-	parallel       bool
-	image          string
-	pullPolicy     string
-	keep           bool
-	timeouts       k8s.Timeouts
-	output         string
-	out            string
-	quiet          bool
-	runAsUser      int64
-	runID          string
-	agentSA        string
-	rampSet        bool
-	sizesSet       bool
+	req         k8s.Request
+	suite       string
+	jobFile     string
+	runtime     units.Duration
+	ramp        units.Duration
+	untilSteady bool
+	minRuntime  units.Duration
+	maxRuntime  units.Duration
+	repeat      int
+	fileSize    string
+	tolerate    []string
+	image       string
+	pullPolicy  string
+	keep        bool
+	timeouts    k8s.Timeouts
+	output      string
+	out         string
+	quiet       bool
+	runAsUser   int64
+	runID       string
+	agentSA     string
+	rampSet     bool
 	// render, if set, writes the report instead of the -o renderer.
 	render func(io.Writer, []result.Result) error
 	save   runSaveOptions
@@ -262,26 +252,26 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			}
 			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
 			o.rampSet = cmd.Flags().Changed("ramp")
-			o.sizesSet = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
+			o.req.SizesGiven = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
 			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.classes, "storage-class", nil, "storage classes to test, comma-separated (default: the default class)")
-	f.StringSliceVar(&o.sizes, "pvc-size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger); the test file's is --file-size")
+	f.StringSliceVar(&o.req.Classes, "storage-class", nil, "storage classes to test, comma-separated (default: the default class)")
+	f.StringSliceVar(&o.req.Sizes, "pvc-size", []string{"10Gi"}, "PVC sizes, comma-separated (cloud disks are faster when larger); the test file's is --file-size")
 	// The old name, kept for scripts: 'iolens run --size' sizes the test
 	// file, so the volume's has a name of its own.
-	f.StringSliceVar(&o.sizes, "size", []string{"10Gi"}, "")
+	f.StringSliceVar(&o.req.Sizes, "size", []string{"10Gi"}, "")
 	_ = f.MarkHidden("size")
-	f.StringArrayVar(&o.targets, "target", nil, "one more volume to test, CLASS:SIZE[:MODE] (repeatable), beside --storage-class × --pvc-size: for matrices that are not a product")
+	f.StringArrayVar(&o.req.Volumes, "target", nil, "one more volume to test, CLASS:SIZE[:MODE] (repeatable), beside --storage-class × --pvc-size: for matrices that are not a product")
 	f.StringVar(&o.suite, "suite", "quick", "built-in suite ('iolens suites' lists them)")
-	f.StringVar(&o.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
-	f.StringVar(&o.accessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
-	f.StringSliceVar(&o.nodes, "nodes", nil, "run on these nodes, comma-separated")
-	f.BoolVar(&o.allNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
-	f.StringVar(&o.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
-	f.IntVar(&o.volumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
-	f.BoolVar(&o.parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
+	f.StringVar(&o.req.VolumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
+	f.StringVar(&o.req.AccessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
+	f.StringSliceVar(&o.req.Nodes, "nodes", nil, "run on these nodes, comma-separated")
+	f.BoolVar(&o.req.AllNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
+	f.StringVar(&o.req.NodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
+	f.IntVar(&o.req.VolumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
+	f.BoolVar(&o.req.Parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)
 	return cmd
 }
@@ -356,93 +346,42 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if _, err := report.RendererFor(o.output); err != nil {
 		return &UsageError{Err: err, Help: "see 'iolens k8s run --help'"}
 	}
-	sizes, err := k8s.ParseSizes(o.sizes)
-	if err != nil {
-		return k8sUsage("run", "--pvc-size: %v", err)
-	}
-	if err := (k8s.Matrix{StorageClasses: o.classes, Nodes: o.nodes}).CheckNames(); err != nil {
-		return k8sUsage("run", "%v", err)
-	}
-	var extra []k8s.Volume
-	for _, s := range o.targets {
-		v, err := k8s.ParseVolume(s)
-		if err != nil {
-			return k8sUsage("run", "--target %v", err)
-		}
-		extra = append(extra, v)
-	}
-	mode, err := k8s.ParseVolumeMode(o.volumeMode)
-	if err != nil {
-		return k8sUsage("run", "%v", err)
-	}
-	access, err := k8s.ParseAccessMode(o.accessMode)
-	if err != nil {
-		return k8sUsage("run", "%v", err)
-	}
-	if o.volumesPerNode < 1 {
-		return k8sUsage("run", "--volumes-per-node must be at least 1")
-	}
-	if o.allNodes && len(o.nodes) > 0 {
-		return k8sUsage("run", "--nodes and --all-nodes are exclusive")
-	}
-	sel, err := k8s.ParseNodeSelector(o.nodeSelector)
-	if err != nil {
-		return k8sUsage("run", "%v", err)
-	}
 	cfg, err := o.baseConfig(suiteSet)
 	if err != nil {
 		return err
+	}
+	return o.runRequest(ctx, streams, kf, cfg, "run")
+}
+
+// runRequest checks o.req, connects, resolves the request's targets and
+// runs them: what 'k8s run' and 'k8s diagnose' share once cfg is set.
+func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string) error {
+	if err := o.req.Check(&cfg); err != nil {
+		return requestErr(cmd, err)
 	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
 		return err
 	}
 	cfg.Namespace, cfg.Context = ns, ctxName
-	cfg.VolumeMode, cfg.AccessMode, cfg.Parallel, cfg.NodeSelector = mode, access, o.parallel, sel
-	cfg.Disk = limits.FromStorageClass
-	classes := o.classes
-	if len(classes) == 0 && len(extra) > 0 && !o.sizesSet {
-		// Only --target: no product, and no default class.
-		sizes = nil
-	}
-	if len(classes) == 0 && (len(extra) == 0 || o.sizesSet) {
-		def, err := defaultClass(ctx, c, "run")
-		if err != nil {
-			return err
-		}
-		classes = []string{def}
-	}
-	nodes, err := o.targetNodes(ctx, c, &cfg)
+	targets, err := o.req.Targets(ctx, c.CS, &cfg)
 	if err != nil {
-		return err
-	}
-	targets, err := k8s.Matrix{StorageClasses: classes, Sizes: sizes, Volumes: extra, Nodes: nodes, VolumesPerNode: o.volumesPerNode}.Expand()
-	if err != nil {
-		return k8sUsage("run", "%v", err)
+		return requestErr(cmd, err)
 	}
 	return runTargets(ctx, streams, c, cfg, targets, o, nil)
 }
 
-// defaultClass is the cluster's default storage class; none is a usage
-// error of cmd.
-func defaultClass(ctx context.Context, c *k8s.Client, cmd string) (string, error) {
-	def, err := k8s.DefaultClass(ctx, c.CS)
-	if errors.Is(err, k8s.ErrNoDefaultClass) {
-		return "", k8sUsage(cmd, "%v", err)
+// requestErr makes a request's mistake a usage error of 'k8s cmd'.
+func requestErr(cmd string, err error) error {
+	var re *k8s.RequestError
+	if !errors.As(err, &re) {
+		return err
 	}
-	return def, err
-}
-
-// targetNodes are the nodes of --nodes, or with --all-nodes every ready,
-// schedulable node that cfg's selector and tolerations allow.
-func (o *k8sRunOptions) targetNodes(ctx context.Context, c *k8s.Client, cfg *k8s.Config) ([]string, error) {
-	if !o.allNodes {
-		return o.nodes, nil
+	help := hint.Of(err)
+	if help == "" {
+		help = "see 'iolens k8s " + cmd + " --help'"
 	}
-	nodes, err := k8s.SchedulableNodes(ctx, c.CS, cfg.NodeSelector, cfg.Tolerations)
-	// The nodes are named: the selector has done its job.
-	cfg.NodeSelector = nil
-	return nodes, err
+	return &UsageError{Err: err, Help: help}
 }
 
 // runTargets runs targets, draws progress, writes results and turns the

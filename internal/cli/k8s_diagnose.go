@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
-	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
@@ -48,13 +47,13 @@ neighbour, or a different disk).`,
 	f := cmd.Flags()
 	f.StringVar(&o.class, "storage-class", "", "storage class to diagnose (default: the default class)")
 	f.StringVar(&o.pvcSize, "pvc-size", "100Gi", "PVC size (cloud disks are faster when larger)")
-	f.StringSliceVar(&r.nodes, "nodes", nil, "diagnose on these nodes, comma-separated")
-	f.BoolVar(&r.allNodes, "all-nodes", false, "diagnose on every ready, schedulable node (matching --node-selector)")
-	f.StringVar(&r.nodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
-	f.BoolVar(&r.parallel, "parallel", true, "diagnose every node at once, their plans starting together (--parallel=false: one node after another)")
+	f.StringSliceVar(&r.req.Nodes, "nodes", nil, "diagnose on these nodes, comma-separated")
+	f.BoolVar(&r.req.AllNodes, "all-nodes", false, "diagnose on every ready, schedulable node (matching --node-selector)")
+	f.StringVar(&r.req.NodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
+	f.BoolVar(&r.req.Parallel, "parallel", true, "diagnose every node at once, their plans starting together (--parallel=false: one node after another)")
 	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
-	f.StringVar(&r.volumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
+	f.StringVar(&r.req.VolumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
 	f.StringVarP(&r.output, "output", "o", "text", "report format: text or json")
 	r.addPodFlags(f)
 	return cmd
@@ -73,21 +72,6 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if budget < 30*time.Second || budget > 24*time.Hour {
 		return k8sUsage("diagnose", "--budget %s: give between 30s and 24h", budget)
 	}
-	sizes, err := k8s.ParseSizes([]string{o.pvcSize})
-	if err != nil || len(sizes) != 1 {
-		return k8sUsage("diagnose", "--pvc-size %q: want one quantity such as 100Gi", o.pvcSize)
-	}
-	mode, err := k8s.ParseVolumeMode(r.volumeMode)
-	if err != nil {
-		return k8sUsage("diagnose", "%v", err)
-	}
-	if r.allNodes && len(r.nodes) > 0 {
-		return k8sUsage("diagnose", "--nodes and --all-nodes are exclusive")
-	}
-	sel, err := k8s.ParseNodeSelector(r.nodeSelector)
-	if err != nil {
-		return k8sUsage("diagnose", "%v", err)
-	}
 	cfg, err := r.podConfig("diagnose")
 	if err != nil {
 		return err
@@ -95,27 +79,10 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	// The plan replaces the suite; the run may take its budget, the
 	// layout and the pod's start and end.
 	cfg.Agent = k8s.AgentArgs{Diagnose: true, Budget: budget, Precision: precision, Planned: budget + time.Minute}
-	c, ns, ctxName, err := kf.client()
-	if err != nil {
-		return err
-	}
-	cfg.Namespace, cfg.Context = ns, ctxName
-	cfg.VolumeMode, cfg.Parallel, cfg.NodeSelector = mode, r.parallel, sel
-	cfg.Disk = limits.FromStorageClass
-	class := o.class
-	if class == "" {
-		if class, err = defaultClass(ctx, c, "diagnose"); err != nil {
-			return err
-		}
-	}
-	nodes, err := r.targetNodes(ctx, c, &cfg)
-	if err != nil {
-		return err
-	}
-	targets, err := k8s.Matrix{StorageClasses: []string{class}, Sizes: sizes, Nodes: nodes}.Expand()
-	if err != nil {
-		return k8sUsage("diagnose", "%v", err)
-	}
 	r.render = func(w io.Writer, rs []result.Result) error { return k8s.WriteNodeDiagnoses(w, r.output, rs) }
-	return runTargets(ctx, streams, c, cfg, targets, r, nil)
+	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1
+	if o.class != "" {
+		r.req.Classes = []string{o.class}
+	}
+	return r.runRequest(ctx, streams, kf, cfg, "diagnose")
 }
