@@ -11,7 +11,7 @@ endif
 ifeq ($(origin COMMIT),undefined)
 COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 endif
-LDFLAGS := -s -w -X github.com/iolens/iolens/internal/cli.Version=$(VERSION) -X github.com/iolens/iolens/internal/cli.Commit=$(COMMIT)
+LDFLAGS := -s -w -X github.com/iolens/iolens/internal/buildinfo.Version=$(VERSION) -X github.com/iolens/iolens/internal/buildinfo.Commit=$(COMMIT)
 SCRATCH ?= ./iolens-scratch
 # Debian packages: what 'make run' needs, and what the tests need on top
 # (file systems for the emulator, chromium for the HTML report tests in a

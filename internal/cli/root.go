@@ -6,13 +6,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iolens/iolens/internal/buildinfo"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X .../cli.Version=...".
-var Version = "0.1.0-dev"
+// Version is this build's version (buildinfo.Version, which -ldflags set).
+var Version = buildinfo.Version
 
 // IOStreams are the standard streams a command reads and writes. They are
 // injected so tests can capture output.

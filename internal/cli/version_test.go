@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -89,30 +88,5 @@ func TestVersionText(t *testing.T) {
 	var u *UsageError
 	if err := cmd.Execute(); !errors.As(err, &u) {
 		t.Errorf("-o yaml: got %v, want a usage error", err)
-	}
-}
-
-func TestBuildCommit(t *testing.T) {
-	info := &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}}
-	tests := []struct {
-		name, ldflag string
-		info         *debug.BuildInfo
-		ok           bool
-		want         string
-	}{
-		{"ldflags win", "def456", info, true, "def456"},
-		{"stamped, modified", "", info, true, "abc123-dirty"},
-		{"clean", "", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}}}, true, "abc123"},
-		{"no build info", "", nil, false, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			old := Commit
-			Commit = tc.ldflag
-			defer func() { Commit = old }()
-			if got := buildCommit(tc.info, tc.ok); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
 	}
 }
