@@ -11,6 +11,7 @@ import (
 	"github.com/iolens/iolens/internal/etcdmetrics"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 
@@ -389,8 +390,10 @@ func requestErr(cmd string, err error) error {
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
 	o *k8sRunOptions, after func([]result.Result)) error {
 	output, quiet := o.output, o.quiet
-	if err := checkPushURL(o.push); err != nil {
-		return err
+	if o.push != "" {
+		if err := metrics.CheckPushURL(o.push); err != nil {
+			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
+		}
 	}
 	render, _ := report.RendererFor(output)
 	if o.render != nil {
@@ -441,7 +444,10 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		after(results)
 	}
 	prog.Summary(sum)
-	pushErr := pushK8sResults(ctx, streams.ErrOut, o.push, results)
+	n, pushErr := k8s.PushResults(ctx, o.push, buildOf(), results)
+	if n > 0 && pushErr == nil {
+		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
+	}
 	var cnf *k8s.ClassNotFoundError
 	switch {
 	case runErr == nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -142,4 +143,14 @@ func GroupBy(rs []result.Result, groupLabel, by string, key map[string]string) [
 		out[i].Results = append(out[i].Results, r)
 	}
 	return out
+}
+
+// CheckPushURL refuses what cannot be a Pushgateway's URL, so that a
+// command can say so before a long run rather than after it.
+func CheckPushURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("--push %q: want the Pushgateway's http(s)://host:port", s)
+	}
+	return nil
 }
