@@ -358,7 +358,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 // runs them: what 'k8s run' and 'k8s diagnose' share once cfg is set.
 func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string) error {
 	if err := o.req.Check(&cfg); err != nil {
-		return requestErr(cmd, err)
+		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
@@ -367,20 +367,20 @@ func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *k
 	cfg.Namespace, cfg.Context = ns, ctxName
 	targets, err := o.req.Targets(ctx, c.CS, &cfg)
 	if err != nil {
-		return requestErr(cmd, err)
+		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 	return runTargets(ctx, streams, c, cfg, targets, o, nil)
 }
 
-// requestErr makes a request's mistake a usage error of 'k8s cmd'.
-func requestErr(cmd string, err error) error {
+// requestErr makes a request's mistake (a *k8s.RequestError) a usage
+// error, with its own hint or help.
+func requestErr(help string, err error) error {
 	var re *k8s.RequestError
 	if !errors.As(err, &re) {
 		return err
 	}
-	help := hint.Of(err)
-	if help == "" {
-		help = "see 'iolens k8s " + cmd + " --help'"
+	if h := hint.Of(err); h != "" {
+		help = h
 	}
 	return &UsageError{Err: err, Help: help}
 }

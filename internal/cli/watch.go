@@ -81,7 +81,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
 	f.BoolVar(&o.fromCluster, "expect-from-cluster", false, "in a pod: expect each volume's disk from its storage class and size, on the node's instance type "+
-		"(or the "+ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
+		"(or the "+k8s.ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
 	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
 	f.Float64Var(&o.creditStart, "burst-credit", 100, "burst credit (%) assumed when watching starts")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9101) at /metrics")
@@ -138,8 +138,8 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	var cluster *k8s.NodeExpect
 	if o.fromCluster {
 		var err error
-		if cluster, err = inClusterExpect(o.node, o.creditStart); err != nil {
-			return err
+		if cluster, err = k8s.InClusterNodeExpect(o.node, o.creditStart); err != nil {
+			return requestErr("see 'iolens watch --help'", err)
 		}
 	}
 	if cluster != nil {

@@ -115,16 +115,39 @@ func InClusterPodNamer(node string) *APIPodNamer {
 	if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		return nil
 	}
-	rc, err := rest.InClusterConfig()
-	if err != nil {
-		return nil
-	}
-	rc.Timeout = 3 * time.Second
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := inCluster(3 * time.Second)
 	if err != nil {
 		return nil
 	}
 	return NewAPIPodNamer(cs, node)
+}
+
+// inCluster connects with the pod's service account.
+func inCluster(timeout time.Duration) (kubernetes.Interface, error) {
+	rc, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, hint.Wrap(fmt.Errorf("in-cluster config: %w", err), "the pod needs its service account token (automountServiceAccountToken)")
+	}
+	rc.Timeout = timeout
+	return kubernetes.NewForConfig(rc)
+}
+
+// InClusterNodeExpect is NewNodeExpect in a pod, connected with its
+// service account. Not in a pod, or no node name, is a *RequestError.
+func InClusterNodeExpect(node string, creditStart float64) (*NodeExpect, error) {
+	if node == "" {
+		return nil, &RequestError{Err: hint.Wrap(errors.New("--expect-from-cluster needs the node's name"),
+			"pass --node, or set NODE_NAME from the downward API (deploy/watch-daemonset.yaml does)")}
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil, &RequestError{Err: hint.Wrap(errors.New("--expect-from-cluster runs in a pod"),
+			"deploy it with deploy/watch-daemonset.yaml; outside a cluster use --expect")}
+	}
+	cs, err := inCluster(10 * time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return NewNodeExpect(cs, node, creditStart), nil
 }
 
 // Pod returns the namespace, pod and container of a pod UID and container
