@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +56,7 @@ the cgroup; use direct IO there.`,
 
 type emulateCreateOptions struct {
 	emulate.SpecOptions
-	output string
+	output *format
 }
 
 // numberFlag is a float flag read with units.ParseNumber: NaN,
@@ -157,7 +156,7 @@ deep queues still reach the caps. --latency 0 adds the layer alone.`,
 	f.StringVar(&o.CacheBW, "cache-bw", "128MB/s", "cache bandwidth (default: Azure Standard_D8s_v3 cached limit)")
 	numberVar(f, &o.Scale, "scale", 1, 0, 1e6, "time scale: bucket and cache sizes are divided by it")
 	f.StringVar(&o.Cgroup, "cgroup", "auto", "cgroup interface: auto, v1 or v2")
-	f.StringVarP(&o.output, "output", "o", "text", "text or json")
+	o.output = formatFlag(f, "text", "text or json")
 	f.StringVar(&o.Latency, "latency", "", "least time of every read, write and flush: 2ms, 2ms±0.5ms or p50=1ms,p99=4ms")
 	f.StringVar(&o.ReadLatency, "read-latency", "", "read latency (overrides --latency)")
 	f.StringVar(&o.WriteLatency, "write-latency", "", "write latency (overrides --latency)")
@@ -177,9 +176,6 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	if err != nil {
 		return s, err
 	}
-	if o.output != "text" && o.output != "json" {
-		return s, emulateUsage("-o: text or json")
-	}
 	return s, nil
 }
 
@@ -195,7 +191,7 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 	spec.Dir = root
 	spec.Executable = exe
 	d, err := emulate.CreateWithProgress(ctx, spec, func(step string) {
-		if o.output == "text" && step != "done" {
+		if o.output.v == "text" && step != "done" {
 			fmt.Fprintf(streams.ErrOut, "create %s: %s\n", spec.Name, step)
 		}
 	})
@@ -208,24 +204,15 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		}
 		return err
 	}
-	if o.output == "json" {
-		return writeJSON(streams.Out, d)
-	}
-	emulate.WriteDisk(streams.Out, d)
-	fmt.Fprintf(streams.Out, "\nrun on it:   iolens emulate exec %s -- CMD...\n", d.Name)
-	fmt.Fprintf(streams.Out, "             iolens run --emulated %s\n", d.Name)
-	fmt.Fprintf(streams.Out, "remove it:   iolens emulate rm %s\n", d.Name)
-	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return o.output.print(streams.Out, d, func() error {
+		emulate.WriteDisk(streams.Out, d)
+		_, err := fmt.Fprintf(streams.Out, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
+		return err
+	})
 }
 
 func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Command {
-	var output string
+	var output *format
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
@@ -233,7 +220,7 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			disks, err := emulate.List(stateDir())
-			if output == "json" {
+			if output.v == "json" {
 				var st []emulate.Status
 				for _, d := range disks {
 					st = append(st, d.Status())
@@ -251,12 +238,12 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	output = formatFlag(cmd.Flags(), "text", "text or json")
 	return cmd
 }
 
 func newEmulateStatusCommand(streams IOStreams, stateDir func() string) *cobra.Command {
-	var output string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show an emulated disk's limits, credits and cache state",
@@ -267,14 +254,10 @@ func newEmulateStatusCommand(streams IOStreams, stateDir func() string) *cobra.C
 				return err
 			}
 			st := d.Status()
-			if output == "json" {
-				return writeJSON(streams.Out, st)
-			}
-			emulate.WriteStatus(streams.Out, d, st)
-			return nil
+			return output.print(streams.Out, st, func() error { emulate.WriteStatus(streams.Out, d, st); return nil })
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	output = formatFlag(cmd.Flags(), "text", "text or json")
 	return cmd
 }
 

@@ -40,7 +40,8 @@ func (o *etcdTLS) client(prefix string, timeout time.Duration) (*etcdmetrics.Cli
 
 func newEtcdCommand(streams IOStreams) *cobra.Command {
 	var tlsOpts etcdTLS
-	var output, failOn string
+	var failOn string
+	var output *format
 	interval := units.Duration(0)
 	timeout := units.Duration(etcdmetrics.DefaultTimeout)
 	cmd := &cobra.Command{
@@ -82,9 +83,6 @@ also fails on warn and undecided) or a member could not be read, as
 			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
-			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", output), Help: "valid formats: text, json"}
-			}
 			if interval < 0 || (interval > 0 && time.Duration(interval) < time.Second) {
 				return &UsageError{Err: fmt.Errorf("--interval %s", time.Duration(interval)), Help: "use 0 (one scrape) or 1s or more; 30s gives etcd time to write"}
 			}
@@ -109,13 +107,7 @@ also fails on warn and undecided) or a member could not be read, as
 			if err != nil {
 				return err
 			}
-			switch output {
-			case "json":
-				err = writeJSON(streams.Out, rep)
-			default:
-				err = etcdmetrics.WriteText(streams.Out, rep)
-			}
-			if err != nil {
+			if err := output.print(streams.Out, rep, func() error { return etcdmetrics.WriteText(streams.Out, rep) }); err != nil {
 				return err
 			}
 			return etcdExit(rep, failOn)
@@ -125,7 +117,7 @@ also fails on warn and undecided) or a member could not be read, as
 	f.Var(&interval, "interval", "scrape twice this far apart and judge only what happened in between (e.g. 30s); 0 judges since each member started")
 	f.Var(&timeout, "timeout", "bound on each scrape")
 	tlsOpts.addFlags(f, "")
-	f.StringVarP(&output, "output", "o", "text", "text or json (a verdict per member and overall)")
+	output = formatFlag(f, "text", "text or json (a verdict per member and overall)")
 	f.StringVar(&failOn, "fail-on", "fail", "exit 1 when the verdict is this severe: none, info (any), warn (warn, undecided, no data), fail")
 	return cmd
 }

@@ -100,7 +100,8 @@ func storedResults(ctx context.Context, db string, ids []string) ([]result.Resul
 }
 
 func newHistoryCommand(streams IOStreams) *cobra.Command {
-	var db, output, selector string
+	var db, selector string
+	var output *format
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -117,9 +118,6 @@ Run ids may be shortened to any unique prefix.`,
   iolens history rm 20240501-120000-ab12cd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
-			}
 			var opts store.ListOptions
 			if selector != "" {
 				sel, err := store.ParseSelector(selector)
@@ -145,18 +143,15 @@ Run ids may be shortened to any unique prefix.`,
 					return err
 				}
 			}
-			if output == "json" {
-				if runs == nil {
-					runs = []store.Run{}
-				}
-				return writeJSON(streams.Out, runs)
+			if runs == nil {
+				runs = []store.Run{}
 			}
-			return store.WriteRunList(streams.Out, runs)
+			return output.print(streams.Out, runs, func() error { return store.WriteRunList(streams.Out, runs) })
 		},
 	}
 	f := cmd.PersistentFlags()
 	dbFlag(f, &db)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), "text", "format: text, json")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "only runs with results matching this label selector")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show only the newest N runs")
 	cmd.AddCommand(newHistoryShowCommand(streams, &db), newHistoryRmCommand(streams, &db),

@@ -104,7 +104,8 @@ func skuAt(size resource.Quantity) k8s.SKUResolver {
 }
 
 func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
-	var output, sizeFlag string
+	var sizeFlag string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "classes",
 		Short: "List storage classes with the parameters that decide performance",
@@ -116,9 +117,6 @@ ceilings; cloud disks get faster as they get larger).`,
   iolens k8s classes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return k8sUsage("classes", "-o %q: want table or json", output)
-			}
 			sizeDeprecated(cmd, streams, "use --pvc-size")
 			size, err := resource.ParseQuantity(sizeFlag)
 			if err != nil || size.Sign() <= 0 {
@@ -132,16 +130,15 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return writeJSON(streams.Out, cls)
-			}
-			if len(cls) == 0 {
-				fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
-			}
-			return k8s.WriteClasses(streams.Out, cls, size.String())
+			return output.print(streams.Out, cls, func() error {
+				if len(cls) == 0 {
+					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
+				}
+				return k8s.WriteClasses(streams.Out, cls, size.String())
+			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	output = formatFlag(cmd.Flags(), "table", "table or json")
 	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
 	// The old name, kept for scripts: it sized the volume here and the
 	// test file in 'iolens run'.

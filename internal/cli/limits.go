@@ -50,7 +50,7 @@ func specError(err error) error {
 type limitsOptions struct {
 	expectFlags
 	ioSizes    []string
-	output     string
+	output     *format
 	targetIOPS float64
 	targetMBps float64
 	provider   string
@@ -93,9 +93,6 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
   iolens limits --target-iops 5000 --target-mbps 200 --provider azure --vm Standard_D8s_v3`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.output != "text" && o.output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", o.output), Help: "formats: text, json"}
-			}
 			c, err := o.catalog()
 			if err != nil {
 				return err
@@ -115,7 +112,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	o.expectFlags.add(cmd)
 	f := cmd.Flags()
 	f.StringSliceVar(&o.ioSizes, "io-size", []string{"4k", "16k", "256k", "1m"}, "IO sizes to show")
-	f.StringVarP(&o.output, "output", "o", "text", "format: text, json")
+	o.output = formatFlag(f, "text", "format: text, json")
 	f.Float64Var(&o.targetIOPS, "target-iops", 0, "find the smallest disk that sustains this many IOPS")
 	f.Float64Var(&o.targetMBps, "target-mbps", 0, "find the smallest disk that sustains this many MB/s (10^6 B/s)")
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
@@ -166,10 +163,7 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		return specError(err)
 	}
 	rep := c.NewReport(x, sizes, o.priceAsOf)
-	if o.output == "json" {
-		return writeJSON(w, rep)
-	}
-	return rep.WriteText(w)
+	return o.output.print(w, rep, func() error { return rep.WriteText(w) })
 }
 
 func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
@@ -184,14 +178,13 @@ func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	if err != nil {
 		return specError(err)
 	}
-	if o.output == "json" {
-		return writeJSON(w, opts)
-	}
-	return limits.WriteSizingText(w, o.provider, o.targetIOPS, o.targetMBps, vm, opts)
+	return o.output.print(w, opts, func() error {
+		return limits.WriteSizingText(w, o.provider, o.targetIOPS, o.targetMBps, vm, opts)
+	})
 }
 
 func newCatalogCommand(streams IOStreams) *cobra.Command {
-	var output string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "catalog [list|show ID]",
 		Short: "Browse the built-in catalog of cloud disk, share and VM limits and prices, with sources",
@@ -205,29 +198,20 @@ func newCatalogCommand(streams IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("-o %q", output), Help: "formats: text, json"}
-			}
 			switch {
 			case len(args) == 0 || args[0] == "list":
-				if output == "json" {
-					return writeJSON(streams.Out, c)
-				}
-				return c.WriteCatalogList(streams.Out)
+				return output.print(streams.Out, c, func() error { return c.WriteCatalogList(streams.Out) })
 			case args[0] == "show" && len(args) == 2:
 				ce := c.Entry(args[1])
 				if ce == nil {
 					return &UsageError{Err: fmt.Errorf("no catalog entry %q", args[1]), Help: "'iolens catalog list' shows the ids"}
 				}
-				if output == "json" {
-					return writeJSON(streams.Out, ce)
-				}
-				return ce.WriteText(streams.Out)
+				return output.print(streams.Out, ce, func() error { return ce.WriteText(streams.Out) })
 			}
 			return &UsageError{Err: fmt.Errorf("unknown catalog command %q", strings.Join(args, " ")), Help: "iolens catalog list | iolens catalog show ID"}
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), "text", "format: text, json")
 	return cmd
 }
 

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/pflag"
@@ -75,4 +77,41 @@ func (o *outputFiles) writeCopy(rs []result.Result) error {
 		return nil
 	}
 	return report.WriteOut(io.Discard, o.out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+}
+
+// format is -o of the commands that print text (or a table) or JSON,
+// checked as the flag is parsed.
+type format struct {
+	v, text string // the value, and the name of the text form
+}
+
+func formatFlag(f *pflag.FlagSet, text, usage string) *format {
+	o := &format{v: text, text: text}
+	f.VarP(o, "output", "o", usage)
+	return o
+}
+
+func (o *format) Set(s string) error {
+	if s != o.text && s != "json" {
+		return hint.Wrap(fmt.Errorf("want %s or json", o.text), "valid formats: "+o.text+", json")
+	}
+	o.v = s
+	return nil
+}
+
+func (o *format) String() string { return o.v }
+func (o *format) Type() string   { return "format" }
+
+// print writes v as indented JSON with -o json, and calls text otherwise.
+func (o *format) print(w io.Writer, v any, text func() error) error {
+	if o.v == "json" {
+		return writeJSON(w, v)
+	}
+	return text()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/result"
@@ -10,7 +11,7 @@ import (
 )
 
 func newSuitesCommand(streams IOStreams) *cobra.Command {
-	var output string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "suites [NAME]",
 		Short: "List the built-in suites and each test's parameters",
@@ -24,29 +25,27 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 				}
 				suites = []result.Suite{s}
 			}
-			switch output {
-			case "json":
-				return writeJSON(streams.Out, runner.SuiteViews(suites))
-			case "text":
-			default:
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
-			}
-			for i, s := range suites {
-				if i > 0 {
-					fmt.Fprintln(streams.Out)
-				}
-				fmt.Fprintf(streams.Out, "%s: %s\n", s.Name, s.Description)
-				tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
-				for _, t := range s.Tests {
-					fmt.Fprintf(tw, "  %s\t%s\n", t.Name, t.Summary())
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-			}
-			return nil
+			return output.print(streams.Out, runner.SuiteViews(suites), func() error { return writeSuites(streams.Out, suites) })
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	output = formatFlag(cmd.Flags(), "text", "text or json")
 	return cmd
+}
+
+// writeSuites lists suites and their tests.
+func writeSuites(w io.Writer, suites []result.Suite) error {
+	for i, s := range suites {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Description)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range s.Tests {
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, t.Summary())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

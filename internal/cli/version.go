@@ -14,7 +14,8 @@ func buildOf() metrics.Build {
 }
 
 func newVersionCommand(streams IOStreams) *cobra.Command {
-	var output, fioBinary string
+	var fioBinary string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of iolens, its source commit, Go and fio",
@@ -23,26 +24,22 @@ platform, and the version of the fio binary iolens would run (--fio). A
 missing fio is reported, not an error: iolens itself still has a version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: text, json"}
-			}
 			v := buildinfo.Read(cmd.Context(), fioBinary)
-			if output == "json" {
-				return writeJSON(streams.Out, v)
-			}
-			commit := v.Commit
-			if commit == "" {
-				commit = "unknown"
-			}
-			fv := v.Fio
-			if fv == "" {
-				fv = "not found (" + v.FioError + ")"
-			}
-			fmt.Fprintf(streams.Out, "iolens  %s\ncommit  %s\ngo      %s %s\nfio     %s\n", v.Version, commit, v.Go, v.Platform, fv)
-			return nil
+			return output.print(streams.Out, v, func() error {
+				commit := v.Commit
+				if commit == "" {
+					commit = "unknown"
+				}
+				fv := v.Fio
+				if fv == "" {
+					fv = "not found (" + v.FioError + ")"
+				}
+				_, err := fmt.Fprintf(streams.Out, "iolens  %s\ncommit  %s\ngo      %s %s\nfio     %s\n", v.Version, commit, v.Go, v.Platform, fv)
+				return err
+			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), "text", "format: text, json")
 	cmd.Flags().StringVar(&fioBinary, "fio", "fio", "the fio binary to ask")
 	return cmd
 }
