@@ -51,19 +51,20 @@ run:
 	@$(MAKE) --no-print-directory build
 	./$(BIN) diagnose $(SCRATCH)
 
-# test: every test: the unit tests first (they fail fast), then the whole
-# suite with the real-IO tests (emulated disks, loop devices, cgroups;
-# they skip, saying why, where those are not available). As root, it ends
-# with the Kubernetes end-to-end test on a real cluster of two nodes
-# (make e2e).
-# The whole suite runs one package at a time (-p 1): real-IO tests wait
+# test: every test: the unit tests of every package first (they fail
+# fast), then, in full, the packages whose tests -short cut short
+# (scripts/long-packages: real IO on emulated disks, loop devices and
+# cgroups, a browser; they skip, saying why, where those are not
+# available). As root, it ends with the Kubernetes end-to-end test on a
+# real cluster of two nodes (make e2e).
+# The second pass runs one package at a time (-p 1): real-IO tests wait
 # for each other anyway (realio), and a package's link or a browser test
 # running beside them would take the CPU their timings need.
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-unit
 	promtool test rules deploy/watch-prometheusrule-test.yaml
-	$(GO) test -count=1 -p 1 -timeout 30m ./...
+	$(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages)
 	GO=$(GO) scripts/fuzz $(FUZZTIME_TEST)
 	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
 	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi

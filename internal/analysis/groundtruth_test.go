@@ -18,7 +18,7 @@ import (
 
 // The ground truth: emulated disks whose controller logs when bursts and
 // stalls happen, measured with iolens's own runner, analysed as iolens
-// run analyses every result. About 100 s of IO in all.
+// run analyses every result. About a minute of IO in all.
 
 func groundTruthEnv(t *testing.T) {
 	t.Helper()
@@ -101,14 +101,15 @@ func write(name, rw string, bs int64, qd int, runtime float64) result.TestSpec {
 }
 
 // TestGroundTruthCreditBurst: a gp2-style bucket, scaled 30x, lasts about
-// 15 s at 1500 IOPS against a 300 IOPS baseline; the cliff's burst
-// end (the cliff) matches the controller's burst-end within 10%.
+// 8 s at 1500 IOPS against a 300 IOPS baseline; the cliff's burst end
+// (the cliff) matches the controller's burst-end within 10% (1.5 s at
+// least).
 func TestGroundTruthCreditBurst(t *testing.T) {
 	groundTruthEnv(t)
-	const base, burst, burstS, scale = 300, 1500, 15.0, 30
+	const base, burst, burstS, scale = 300, 1500, 8.0, 30
 	res, evs, origin := measure(t, emulate.Spec{Name: "gt-burst", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
 		BurstIOPS: burst, BucketIOs: (burst - base) * burstS * scale, Scale: scale},
-		write("burst", "randwrite", 4096, 16, 35))
+		write("burst", "randwrite", 4096, 16, 22))
 	var end time.Time
 	for _, e := range evs {
 		if e.Event == emulate.EventBurstEnd && e.Resource == emulate.ResourceIOPS && e.Time.After(origin) {
@@ -143,15 +144,15 @@ func TestGroundTruthCreditBurst(t *testing.T) {
 	}
 }
 
-// TestGroundTruthWriteCache: a readwrite cache of 300 MB taking 80 MB/s
-// in front of a 20 MB/s disk fills in about 5 s and stalls for about
-// 15 s. Every stall of the event log has its finding: start within 2 s,
+// TestGroundTruthWriteCache: a readwrite cache of 180 MB taking 80 MB/s
+// in front of a 20 MB/s disk fills in about 3 s and stalls for about
+// 9 s. Every stall of the event log has its finding: start within 2 s,
 // duration within 20%.
 func TestGroundTruthWriteCache(t *testing.T) {
 	groundTruthEnv(t)
 	res, evs, origin := measure(t, emulate.Spec{Name: "gt-cache", Limits: emulate.Limits{ReadBPS: 20e6, WriteBPS: 20e6},
-		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 300e6},
-		write("cache", "write", 1<<20, 4, 42))
+		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 180e6},
+		write("cache", "write", 1<<20, 4, 28))
 	rt := float64(res.Write.RuntimeMs) / 1000
 	type span struct{ start, dur float64 }
 	var truth []span
