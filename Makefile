@@ -31,7 +31,7 @@ APT_PKGS  := $(TEST_PKGS)
 # fuzz: every fuzz target of the module (scripts/fuzz finds them) for
 # FUZZTIME each; make test runs each for FUZZTIME_TEST.
 FUZZTIME      ?= 3m
-FUZZTIME_TEST ?= 3s
+FUZZTIME_TEST ?= 2s
 
 all: build
 

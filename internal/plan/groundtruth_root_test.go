@@ -85,7 +85,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 func TestDiagnoseStaticCaps(t *testing.T) {
 	const iops, bw = 2000, 60e6
 	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-static", Limits: emulate.Limits{ReadIOPS: iops, WriteIOPS: iops, ReadBPS: bw, WriteBPS: bw}},
-		45*time.Second)
+		60*time.Second)
 	for name, dir := range map[string]*diagnosis.Direction{"read": d.Disk.Read, "write": d.Disk.Write} {
 		if dir == nil {
 			t.Fatalf("%s: no model", name)
@@ -127,7 +127,7 @@ func TestDiagnoseStaticCaps(t *testing.T) {
 func TestDiagnoseCreditBurst(t *testing.T) {
 	const burst, base = 3000, 300
 	_, d := diagnoseOn(t, emulate.Spec{Name: "dg-burst", Limits: emulate.Limits{ReadIOPS: base, WriteIOPS: base},
-		BurstIOPS: burst, BurstSeconds: 6}, 75*time.Second)
+		BurstIOPS: burst, BurstSeconds: 6}, 100*time.Second)
 	b := d.Disk.Burst
 	if b == nil {
 		t.Fatal("no burst found")
@@ -152,7 +152,7 @@ func TestDiagnoseCreditBurst(t *testing.T) {
 // queue, IO spending its time in it: the device code, not a cap.
 func TestDiagnoseLatencyBound(t *testing.T) {
 	lat := emulate.Fixed(2 * time.Millisecond)
-	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-lat", RAM: true, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, 45*time.Second)
+	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-lat", RAM: true, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, 60*time.Second)
 	codes := map[string]string{}
 	for _, r := range rs {
 		for _, f := range r.Findings {
