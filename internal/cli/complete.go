@@ -29,7 +29,9 @@ func completeValues(root *cobra.Command) {
 		}
 		if fl := f.Lookup("output"); fl != nil && fl.Shorthand == "o" {
 			formats := report.Formats
-			if c.Name() == "diagnose" {
+			if fv, ok := fl.Value.(*format); ok {
+				formats = []string{fv.text, "json"}
+			} else if c.Name() == "diagnose" {
 				formats = []string{"text", "json", "md", "html"}
 			}
 			_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))

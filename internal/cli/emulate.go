@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -59,27 +58,10 @@ type emulateCreateOptions struct {
 	output *format
 }
 
-// numberFlag is a float flag read with units.ParseNumber: NaN,
-// infinities, negatives and out-of-range values are refused.
-type numberFlag struct {
-	v      *float64
-	lo, hi float64
-}
-
-func (n numberFlag) Set(s string) error {
-	v, err := units.ParseNumber(s, n.lo, n.hi)
-	if err != nil {
-		return err
-	}
-	*n.v = v
-	return nil
-}
-func (n numberFlag) String() string { return strconv.FormatFloat(*n.v, 'f', -1, 64) }
-func (n numberFlag) Type() string   { return "number" }
-
+// numberVar is a number flag (units.Number) with its default.
 func numberVar(f *pflag.FlagSet, v *float64, name string, def, lo, hi float64, usage string) {
 	*v = def
-	f.Var(numberFlag{v: v, lo: lo, hi: hi}, name, usage)
+	f.Var(&units.Number{P: v, Min: lo, Max: hi}, name, usage)
 }
 
 func emulateUsage(format string, args ...any) error {

@@ -28,35 +28,13 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 // only, never creating a file, never migrating a schema this build reads
 // as it is.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
-	return openHistory(ctx, path, store.Options{ReadOnly: true})
+	return store.OpenDefault(ctx, path, store.Options{ReadOnly: true})
 }
 
 // openStoreRW opens the history for the commands that write to it,
 // creating it if needed.
 func openStoreRW(ctx context.Context, path string) (*store.Store, error) {
-	return openHistory(ctx, path, store.Options{})
-}
-
-func openHistory(ctx context.Context, path string, o store.Options) (*store.Store, error) {
-	if path == "" {
-		var err error
-		if path, err = store.DefaultPath(); err != nil {
-			return nil, &hint.Error{Err: err, Advice: "give the database with --db PATH or " + store.EnvDB}
-		}
-	}
-	s, err := store.OpenWith(ctx, path, o)
-	if err != nil {
-		advice := "check the path and its permissions, or give another with --db PATH or " + store.EnvDB
-		var nd *store.NoDatabaseError
-		switch {
-		case errors.As(err, &nd):
-			advice = nd.Hint()
-		case errors.Is(err, store.ErrNewerSchema):
-			advice = "upgrade iolens, or use another database with --db"
-		}
-		return nil, &hint.Error{Err: fmt.Errorf("history database: %w", err), Advice: advice}
-	}
-	return s, nil
+	return store.OpenDefault(ctx, path, store.Options{})
 }
 
 // lookupErr gives the errors of a run id lookup their hint; an empty or
@@ -189,7 +167,7 @@ other run. Every id is checked before anything is removed.`,
 				return err
 			}
 			// Removing from a database that does not exist creates none.
-			s, err := openHistory(cmd.Context(), *db, store.Options{MustExist: true})
+			s, err := store.OpenDefault(cmd.Context(), *db, store.Options{MustExist: true})
 			if err != nil {
 				return err
 			}

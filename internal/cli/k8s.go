@@ -611,61 +611,42 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 
 // ---- agent (in the pod) ----
 
-type agentOptions struct {
-	dir, device, suite, jobEnv, jobName, fileSize, runID, target string
-	runtime, ramp                                                units.Duration
-	repeat                                                       int
-	untilSteady                                                  bool
-	minRuntime, maxRuntime                                       units.Duration
-	gateConfigMap, gateKey                                       string
-	gateTimeout                                                  time.Duration
-	diagnose                                                     bool
-	budget                                                       time.Duration
-	precision                                                    float64
-}
-
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
-	o := &agentOptions{}
+	a := &k8s.Agent{Version: Version}
+	var target string
 	cmd := &cobra.Command{
 		Use:    "agent",
 		Short:  "Run inside the benchmark pod: run the tests and write framed results to stdout",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), streams, cmd.Flags().Changed("ramp"))
+			a.RampSet = cmd.Flags().Changed("ramp")
+			return a.Run(cmd.Context(), streams.Out)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", "", "directory to test (the mounted volume)")
-	f.StringVar(&o.device, "device", "", "block device to test (Block mode)")
-	f.StringVar(&o.suite, "suite", "quick", "built-in suite")
-	f.StringVar(&o.jobEnv, "job-env", "", "environment variable holding a fio job file")
-	f.StringVar(&o.jobName, "job-name", "job", "name of that job file")
-	f.Var(&o.runtime, "runtime", "time per time-based test")
-	f.Var(&o.ramp, "ramp", "warm-up before measuring")
-	f.IntVar(&o.repeat, "repeat", 1, "repetitions")
-	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
-	o.minRuntime = units.Duration(20 * time.Second)
-	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: the least each test runs")
-	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs")
-	f.StringVar(&o.fileSize, "file-size", "", "test file size")
-	f.StringVar(&o.runID, "run-id", "", "run id")
-	f.StringVar(&o.target, "target", "", "target id")
-	f.StringVar(&o.gateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
-	f.StringVar(&o.gateKey, "gate-key", "", "key of the start time in that ConfigMap")
-	f.DurationVar(&o.gateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
-	f.BoolVar(&o.diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
-	f.DurationVar(&o.budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
-	f.Float64Var(&o.precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
+	f.StringVar(&a.Dir, "dir", "", "directory to test (the mounted volume)")
+	f.StringVar(&a.Device, "device", "", "block device to test (Block mode)")
+	f.StringVar(&a.Suite, "suite", "quick", "built-in suite")
+	f.StringVar(&a.JobEnv, "job-env", "", "environment variable holding a fio job file")
+	f.StringVar(&a.JobName, "job-name", "job", "name of that job file")
+	f.Var((*units.Seconds)(&a.RuntimeS), "runtime", "time per time-based test")
+	f.Var((*units.Seconds)(&a.RampS), "ramp", "warm-up before measuring")
+	f.IntVar(&a.Repeat, "repeat", 1, "repetitions")
+	f.BoolVar(&a.UntilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
+	a.MinRuntimeS = 20
+	f.Var((*units.Seconds)(&a.MinRuntimeS), "min-runtime", "with --until-steady: the least each test runs")
+	f.Var((*units.Seconds)(&a.MaxRuntimeS), "max-runtime", "with --until-steady: the most each test runs")
+	f.StringVar(&a.FileSize, "file-size", "", "test file size")
+	f.StringVar(&a.RunID, "run-id", "", "run id")
+	f.StringVar(&target, "target", "", "target id (in the pod's arguments for people reading them; unused)")
+	f.StringVar(&a.GateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
+	f.StringVar(&a.GateKey, "gate-key", "", "key of the start time in that ConfigMap")
+	f.DurationVar(&a.GateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
+	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
+	f.DurationVar(&a.Budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
+	f.Float64Var(&a.Precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
 	return cmd
-}
-
-func (o *agentOptions) run(ctx context.Context, streams IOStreams, rampSet bool) error {
-	a := &k8s.Agent{Dir: o.dir, Device: o.device, Suite: o.suite, JobEnv: o.jobEnv, JobName: o.jobName, FileSize: o.fileSize,
-		RunID: o.runID, RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat, UntilSteady: o.untilSteady,
-		MinRuntimeS: seconds(o.minRuntime), MaxRuntimeS: seconds(o.maxRuntime), GateConfigMap: o.gateConfigMap, GateKey: o.gateKey,
-		GateTimeout: o.gateTimeout, Diagnose: o.diagnose, Budget: o.budget, Precision: o.precision, Version: Version}
-	return a.Run(ctx, streams.Out)
 }
 
 // ---- node-dir (the node-check sidecar) ----

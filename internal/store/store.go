@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -509,4 +510,28 @@ func (s *Store) Delete(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	return full, tx.Commit()
+}
+
+// OpenDefault is OpenWith for a command line: path "" is DefaultPath, and
+// every error says what to do in its hint (a *hint.Error).
+func OpenDefault(ctx context.Context, path string, o Options) (*Store, error) {
+	if path == "" {
+		var err error
+		if path, err = DefaultPath(); err != nil {
+			return nil, hint.Wrap(err, "give the database with --db PATH or "+EnvDB)
+		}
+	}
+	s, err := OpenWith(ctx, path, o)
+	if err != nil {
+		advice := "check the path and its permissions, or give another with --db PATH or " + EnvDB
+		var nd *NoDatabaseError
+		switch {
+		case errors.As(err, &nd):
+			advice = nd.Hint()
+		case errors.Is(err, ErrNewerSchema):
+			advice = "upgrade iolens, or use another database with --db"
+		}
+		return nil, hint.Wrap(fmt.Errorf("history database: %w", err), advice)
+	}
+	return s, nil
 }

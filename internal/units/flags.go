@@ -22,7 +22,13 @@ func (d *Duration) Set(s string) error {
 	return nil
 }
 
-func (d *Duration) String() string { return time.Duration(*d).String() }
+// String is "" for zero, so that help shows no "(default 0s)".
+func (d *Duration) String() string {
+	if *d == 0 {
+		return ""
+	}
+	return time.Duration(*d).String()
+}
 
 // Type names the value in help text.
 func (d *Duration) Type() string { return "duration" }
@@ -70,3 +76,55 @@ func (c *Count) String() string { return strconv.FormatInt(c.N, 10) }
 
 // Type names the value in help text.
 func (c *Count) Type() string { return "int" }
+
+// Number is a flag value: a number within [Min, Max] (ParseNumber), kept
+// in *P.
+type Number struct {
+	P        *float64
+	Min, Max float64
+}
+
+// Set parses s with ParseNumber.
+func (n *Number) Set(s string) error {
+	v, err := ParseNumber(s, n.Min, n.Max)
+	if err != nil {
+		return err
+	}
+	*n.P = v
+	return nil
+}
+
+func (n *Number) String() string {
+	if n.P == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*n.P, 'f', -1, 64)
+}
+
+// Type names the value in help text.
+func (n *Number) Type() string { return "number" }
+
+// Seconds is a flag value: a duration (ParseDuration) kept as seconds,
+// for the structs that hold times as float seconds.
+type Seconds float64
+
+// Set parses v with ParseDuration.
+func (s *Seconds) Set(v string) error {
+	d, err := ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	*s = Seconds(d.Seconds())
+	return nil
+}
+
+// String is "" for zero, as Duration's.
+func (s *Seconds) String() string {
+	if *s == 0 {
+		return ""
+	}
+	return time.Duration(float64(*s) * float64(time.Second)).String()
+}
+
+// Type names the value in help text.
+func (s *Seconds) Type() string { return "duration" }

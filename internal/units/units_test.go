@@ -103,6 +103,26 @@ func TestFlags(t *testing.T) {
 	if err := c.Set("11"); err == nil {
 		t.Error("Count.Set(11) accepted")
 	}
+	var f float64
+	n := Number{P: &f, Max: 100}
+	if err := n.Set("2.5"); err != nil || f != 2.5 || n.String() != "2.5" {
+		t.Errorf("Number.Set(2.5) = %v, %v", f, err)
+	}
+	for _, bad := range []string{"NaN", "Inf", "-1", "101", "x"} {
+		if err := n.Set(bad); err == nil || f != 2.5 {
+			t.Errorf("Number.Set(%q) accepted (%v)", bad, f)
+		}
+	}
+	var sec Seconds
+	if err := sec.Set("1m30s"); err != nil || sec != 90 || sec.String() != "1m30s" {
+		t.Errorf("Seconds.Set(1m30s) = %v, %v", sec, err)
+	}
+	if err := sec.Set("20"); err != nil || sec != 20 {
+		t.Errorf("Seconds.Set(20) = %v, %v", sec, err)
+	}
+	if err := sec.Set("-1s"); err == nil {
+		t.Error("Seconds.Set(-1s) accepted")
+	}
 }
 
 // The parsers never panic and never return a value they were meant to
