@@ -20,16 +20,8 @@ func Annotate(rs []result.Result) {
 	for i := range rs {
 		ptrs[i] = &rs[i]
 	}
-	// Limits, across the other results of the same run.
-	for _, r := range ptrs {
-		var run []*result.Result
-		for _, o := range ptrs {
-			if o.RunID == r.RunID {
-				run = append(run, o)
-			}
-		}
-		r.Findings = append(r.Findings, LimitFindings(r, run)...)
-	}
+	// Limits and the disk model, across each run.
+	Revise(rs)
 	// QD sweeps, per run.
 	type gkey struct{ run, target, group string }
 	var order []gkey
@@ -82,6 +74,47 @@ func Annotate(rs []result.Result) {
 			}
 		}
 		last.Findings = append(last.Findings, fs...)
+	}
+}
+
+// Revise reads the limit of every result's directions again off the disk
+// model fitted over each whole run, and puts each curve's model on the
+// last result of the run that is on it. A run's results are analysed as
+// they come, each against the results before it; once the run is
+// complete (or read back from a file), Revise makes every test's limit
+// and the headline one statement over all of it. Other findings are kept.
+func Revise(rs []result.Result) {
+	var fs []dirFacts
+	for i := range rs {
+		fs = append(fs, allFacts(&rs[i])...)
+	}
+	m := fitFacts(fs)
+	last := map[CurveKey]int{}
+	for i := range rs {
+		r := &rs[i]
+		kept := r.Findings[:0:0]
+		for _, f := range r.Findings {
+			if f.Kind != result.KindLimit && f.Kind != result.KindModel {
+				kept = append(kept, f)
+			}
+		}
+		r.Findings = kept
+		for _, f := range fs {
+			if f.r != r {
+				continue
+			}
+			c, p := m.Curve(r, f.dir)
+			r.Findings = append(r.Findings, limitFinding(f, c, p))
+			if c != nil {
+				last[c.Key] = i
+			}
+		}
+	}
+	for i := range m.Curves {
+		c := &m.Curves[i]
+		if at, ok := last[c.Key]; ok {
+			rs[at].Findings = append(rs[at].Findings, ModelFinding(c))
+		}
 	}
 }
 
@@ -144,7 +177,15 @@ func NewPlanSession() *Session { return &Session{repeats: 1, closing: map[string
 // Add sets r's findings and remembers the figures later groups need.
 func (s *Session) Add(r *result.Result) {
 	r.Findings = append(r.Findings, ResultFindings(r)...)
-	r.Findings = append(r.Findings, limitFindings(r, s.facts)...)
+	lim, curves := limitFindings(r, s.facts)
+	r.Findings = append(r.Findings, lim...)
+	for _, c := range curves {
+		r.Findings = append(r.Findings, ModelFinding(c))
+	}
+	var sweepCurve *Curve
+	if len(curves) > 0 {
+		sweepCurve = curves[0]
+	}
 	// Keep the summary figures only: series and raw output are not
 	// needed again.
 	light := *r
@@ -157,7 +198,7 @@ func (s *Session) Add(r *result.Result) {
 	}
 	s.done = append(s.done, light)
 	for _, f := range allFacts(r) {
-		lr := &result.Result{RunID: r.RunID, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
+		lr := &result.Result{RunID: r.RunID, Suite: r.Suite, Status: r.Status, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
 		f.r = lr
 		s.facts = append(s.facts, f)
 	}
@@ -179,7 +220,7 @@ func (s *Session) Add(r *result.Result) {
 				others = append(others, d)
 			}
 		}
-		if sw, ok := AnalyzeSweep(strings.TrimPrefix(g, SweepPrefix), members, others); ok {
+		if sw, ok := analyzeSweep(strings.TrimPrefix(g, SweepPrefix), members, others, sweepCurve); ok {
 			r.Findings = append(r.Findings, SweepFinding(sw))
 		}
 	}

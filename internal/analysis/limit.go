@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -13,24 +13,31 @@ import (
 
 // Thresholds of the limit inference.
 const (
-	// capTolerance: two tests at the same IOPS (or MB/s) within 3% sit
+	// capTolerance: two curves at the same IOPS (or MB/s) within 3% sit
 	// at one ceiling. Throttles pace a test's mean to within a fraction
 	// of a percent; two points of a rising curve differ by far more.
 	capTolerance = 0.03
 	// heldFraction: IO is held above the device when the device's queue
-	// holds less than a quarter of what fio keeps outstanding.
-	heldFraction = 0.25
+	// holds less than 40% of what fio keeps outstanding: by Little's law,
+	// each IO then spends more than half its time above the device.
+	heldFraction = 0.4
 	// fullFraction: the device's own queue holds most of fio's IO.
 	fullFraction = 0.7
-	// latencyGain: a deeper queue of the same pattern doing 25% more
-	// means the shallower one was latency-bound.
-	latencyGain = 1.25
-	// cpuBound: fio's job used this share of a CPU.
+	// cpuBound: fio's job used this share of a CPU; hostBusy: the host's
+	// CPUs were this busy, and fio used at least cpuShare of one: a fio
+	// that waits for IO uses little CPU however busy its neighbours keep
+	// the host.
 	cpuBound = 85
+	hostBusy = 95
+	cpuShare = 30
+	// cpuNeed: on a busy host, fio using this much of a CPU with a rate
+	// that moves from depth to depth is starved of CPU.
+	cpuNeed = 10
 	// largeBlock is where bandwidth, not IOPS, is the likely cap.
 	largeBlock = 64 << 10
-	// flatCV: a rate this steady second to second (0.5%) is paced by a
-	// throttle; a saturated device wanders by more.
+	// flatCV: a rate this steady second to second (0.5%) may be paced by
+	// a throttle; a saturated device wanders by more unless its rate is
+	// so high that its own randomness averages out (see paced).
 	flatCV = 0.005
 )
 
@@ -39,8 +46,10 @@ type dirFacts struct {
 	r          *result.Result
 	dir        string
 	d          *result.DirResult
-	qd         int
+	qd         int // iodepth x numjobs
+	jobs       int
 	bs         int64
+	latNs      float64 // mean total latency (submission to completion)
 	devQueue   float64 // mean device queue (aqu-sz) while fio ran; -1 unknown
 	devAwaitMs float64
 	devUtil    float64
@@ -51,15 +60,20 @@ type dirFacts struct {
 	// median, over the median: like cv1s, but one start-up transient (a
 	// throttle's first budget) does not move it. -1 unknown.
 	spread1s float64
+	windows  int // 1 s windows behind cv1s
+	// serviceCV is the coefficient of variation of one IO's latency at
+	// the curve's base depth (set by the model; -1 unknown): how much a
+	// rate set by service times alone varies.
+	serviceCV float64
 }
 
 func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 	d := r.Dir(dir)
-	if r.Status != "ok" || d == nil || d.IOPS <= 0 || dir == "sync" {
+	if r.Status != "ok" || d == nil || d.IOPS <= 0 || dir == "sync" || math.IsNaN(d.IOPS) || math.IsInf(d.IOPS, 0) {
 		return dirFacts{}, false
 	}
-	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
-		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1}
+	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), jobs: max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
+		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1, serviceCV: -1, latNs: totalLatNs(r, dir, d)}
 	if f.bs <= 0 {
 		f.bs = int64(d.BWBytes / d.IOPS)
 	}
@@ -90,15 +104,80 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 	if nb > 0 {
 		f.hostBusy = busy / float64(nb)
 	}
+	f.fioCPU = fioCPUOf(r)
+	f.cv1s, f.spread1s, f.windows = secondCV(Series(r), r.Interval())
+	return f, true
+}
+
+// fioCPUOf is the usr+sys CPU of fio's busiest job, % of one CPU; -1
+// unknown.
+func fioCPUOf(r *result.Result) float64 {
+	cpu := -1.0
 	if len(r.FioJSON) > 0 {
 		if o, err := fio.Decode(r.FioJSON); err == nil {
 			for _, j := range o.AllJobs() {
-				f.fioCPU = math.Max(f.fioCPU, j.UsrCPU+j.SysCPU)
+				cpu = math.Max(cpu, j.UsrCPU+j.SysCPU)
 			}
 		}
 	}
-	f.cv1s, f.spread1s = secondCV(Series(r), r.Interval())
-	return f, true
+	return cpu
+}
+
+// meanErr is the relative half-width of the 95% interval of the mean rate,
+// from its 1 s windows (0 unknown).
+func (f dirFacts) meanErr() float64 {
+	if f.windows < 3 || f.cv1s < 0 {
+		return 0
+	}
+	return 1.96 * f.cv1s / math.Sqrt(float64(f.windows))
+}
+
+// paced says the rate is held to a pace: flat second to second, and far
+// flatter than IOs completing at the pace of their own service times
+// would be (their count over a window of N IOs varies by about
+// serviceCV / sqrt(N)).
+func (f dirFacts) paced() (bool, string) {
+	if f.spread1s < 0 || f.spread1s > flatCV {
+		return false, ""
+	}
+	why := fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
+	if f.serviceCV > 0 {
+		natural := 0.6745 * f.serviceCV / math.Sqrt(f.d.IOPS) // the median deviation of a normal
+		if f.spread1s > pacedRenewal*natural {
+			return false, ""
+		}
+		why += fmt.Sprintf(", %.0fx flatter than the device's own service times would make it", natural/math.Max(f.spread1s, 1e-5))
+	}
+	switch {
+	case f.held():
+		why += fmt.Sprintf(", with IO held above the device (its queue holds %.1f of %d): a throttle above the device (a cgroup or the VM)", f.devQueue, f.qd)
+	case f.full():
+		why += fmt.Sprintf(", with the device's queue full (%.1f of %d): a throttle inside the device or below the guest, as cloud disks enforce their caps", f.devQueue, f.qd)
+	default:
+		why += ": a throttle pacing IO"
+	}
+	return true, why
+}
+
+// cpuBound says fio or the host ran out of CPU: fio used most of a CPU,
+// or the host's CPUs were all busy while fio needed a fair share of one
+// (a fio that waits for its IO uses little CPU however busy its
+// neighbours keep the host) or its rate moved with the CPU it got
+// (unsteady). Not when the IO waited in a full device queue: a saturated
+// device beside busy neighbours.
+func (f dirFacts) cpuBound(unsteady bool) bool {
+	busyHost := f.hostBusy >= hostBusy && (f.fioCPU < 0 || f.fioCPU >= cpuShare || f.fioCPU >= cpuNeed && unsteady)
+	if f.fioCPU < cpuBound && !busyHost {
+		return false
+	}
+	return !(f.full() && f.devAwaitMs*1e6 >= 0.5*f.latNs)
+}
+
+func (f dirFacts) cpuWhy() string {
+	if f.fioCPU >= cpuBound {
+		return fmt.Sprintf("fio used %.0f%% of a CPU: the disk was not the limit; more fio jobs, io_uring, or a larger VM show what it can do", f.fioCPU)
+	}
+	return fmt.Sprintf("the host's CPUs were %.0f%% busy and fio used %.0f%% of one: the disk was not the limit; with the CPU free (or a larger VM) it may do more", f.hostBusy, math.Max(f.fioCPU, 0))
 }
 
 // secondCV returns the coefficient of variation of a series summed into
@@ -106,7 +185,7 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 // finer windows alias with a throttle's dispatch slices (a cgroup
 // throttle releases IO every 100 ms), which says nothing about the level.
 // Both are -1 with fewer than three windows.
-func secondCV(pts []Point, iv float64) (cv, spread float64) {
+func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 	k := max(1, int(math.Round(1/iv)))
 	var xs []float64
 	for i := k; i+k <= len(pts); i += k { // the first second holds the start
@@ -117,17 +196,17 @@ func secondCV(pts []Point, iv float64) (cv, spread float64) {
 		xs = append(xs, s/float64(k))
 	}
 	if len(xs) < 3 {
-		return -1, -1
+		return -1, -1, len(xs)
 	}
 	med := median(xs)
 	if med <= 0 {
-		return Describe(xs).CV, -1
+		return Describe(xs).CV, -1, len(xs)
 	}
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x-med) / med
 	}
-	return Describe(xs).CV, median(dev)
+	return Describe(xs).CV, median(dev), len(xs)
 }
 
 // median of xs (not modified).
@@ -157,21 +236,21 @@ func sameLevel(a, b float64) bool {
 	return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b)
 }
 
-// LimitFindings names, for each direction of r, the limit that binds it:
-// a flat IOPS or bandwidth ceiling, latency, the device itself, the CPU,
-// or unknown with why. others are the run's other results on the same
-// target (those known so far, when results are analysed as they come): the
-// inference is drawn across them, because one test alone cannot tell a
-// cap from latency: the same IOPS at QD1 and QD32 is a cap.
+// LimitFindings names, for each direction of r, the limit that binds it,
+// read off the disk model fitted over r and others (the run's other
+// results on the same target, or those known so far when results are
+// analysed as they come): one test alone cannot tell a cap from latency,
+// the curve over the depths can.
 func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
 	var peers []dirFacts
 	for _, o := range others {
-		if o == r || targetKey(o) != targetKey(r) {
+		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") {
 			continue
 		}
 		peers = append(peers, allFacts(o)...)
 	}
-	return limitFindings(r, peers)
+	fs, _ := limitFindings(r, peers)
+	return fs
 }
 
 // allFacts gathers the facts of every direction of r.
@@ -185,160 +264,128 @@ func allFacts(r *result.Result) []dirFacts {
 	return out
 }
 
-func limitFindings(r *result.Result, peers []dirFacts) []result.Finding {
+// limitFindings reads r's directions off the model fitted over peers and
+// r, and returns the curves r is on.
+func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Curve) {
+	own := allFacts(r)
+	m := fitFacts(append(append([]dirFacts(nil), peers...), own...))
 	var out []result.Finding
-	for _, f := range allFacts(r) {
-		var same []dirFacts
-		for _, p := range peers {
-			if p.dir == f.dir && targetKey(p.r) == targetKey(r) {
-				same = append(same, p)
-			}
+	var curves []*Curve
+	for _, f := range own {
+		c, p := m.Curve(r, f.dir)
+		if c != nil {
+			curves = append(curves, c)
 		}
-		out = append(out, limitFinding(f, same))
+		out = append(out, limitFinding(f, c, p))
 	}
-	return out
+	return out, curves
 }
 
-func limitFinding(f dirFacts, peers []dirFacts) result.Finding {
+// limitFinding states what binds one direction of one test: its point on
+// its curve, or (off any curve) its own evidence.
+func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
 	fd := result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Evidence: map[string]float64{
 		"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs),
-		"lat_mean_ns": f.d.Lat.MeanNs, "lat_p50_ns": f.d.Lat.P50Ns, "lat_p99_9_ns": f.d.Lat.P999Ns,
+		"lat_mean_ns": f.latNs, "lat_p50_ns": f.d.Lat.P50Ns, "lat_p99_9_ns": f.d.Lat.P999Ns,
 	}}
 	ev := fd.Evidence
 	for k, v := range map[string]float64{"device_queue": f.devQueue, "device_util_pct": f.devUtil, "fio_cpu_pct": f.fioCPU,
-		"host_cpu_busy_pct": f.hostBusy, "iops_cv_1s": f.cv1s} {
+		"host_cpu_busy_pct": f.hostBusy, "iops_cv_1s": f.cv1s, "iops_spread_1s": f.spread1s} {
 		if v >= 0 {
 			ev[k] = v
 		}
 	}
 	iops, bw := f.d.IOPS, f.d.BWBytes
 	rate := fmt.Sprintf("%s IOPS, %s MB/s", units.Figure(iops), units.Figure(bw/1e6))
-	how := fmt.Sprintf("%s at QD%d, %s", f.dir, f.qd, units.FormatSize(f.bs))
-	setCap := func(bandwidth bool, why string) result.Finding {
-		if bandwidth {
-			fd.Code, ev["limit_bw_bytes"] = result.CodeBandwidthCap, bw
-			fd.Summary = fmt.Sprintf("%s: a flat bandwidth ceiling binds at %s MB/s (%s); %s; more throughput needs a larger disk, tier or VM, not a deeper queue",
-				how, units.Figure(bw/1e6), rate, why)
-		} else {
-			fd.Code, ev["limit_iops"] = result.CodeIOPSCap, iops
-			fd.Summary = fmt.Sprintf("%s: a flat IOPS ceiling binds at %s IOPS (%s); %s; more IOPS need a larger disk, tier or VM, not a deeper queue",
-				how, units.Figure(iops), rate, why)
-		}
-		return fd
+	how := fmt.Sprintf("%s at QD%d, %s", f.dir, f.qd, units.IOSize(f.bs))
+	if f.jobs > 1 {
+		how = fmt.Sprintf("%s at QD%d (%d jobs), %s", f.dir, f.qd, f.jobs, units.IOSize(f.bs))
 	}
-	bimodal := f.d.Lat.P50Ns > 0 && f.d.Lat.P999Ns > 20*f.d.Lat.P50Ns
-	heldWhy := func() string {
-		s := fmt.Sprintf("IO held above the device (fio keeps %d outstanding, the device's queue holds %.1f)", f.qd, f.devQueue)
-		if bimodal {
-			s += fmt.Sprintf(", with latency p50 %s but p99.9 %s: a throttle pacing IO", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
-		}
-		return s
-	}
-
-	cpu := func(who string) result.Finding {
-		fd.Code, ev["limit_iops"] = result.CodeCPU, iops
-		fd.Summary = fmt.Sprintf("%s: the CPU binds at %s: %s, so the disk was not the limit; add numjobs, use io_uring, or test from a larger VM", how, rate, who)
-		return fd
-	}
-	if rt := float64(f.d.RuntimeMs) / 1000; rt > 0 && rt < 1 {
-		fd.Code = result.CodeUnknown
-		fd.Summary = fmt.Sprintf("%s: %s over %.2f s, too short to tell what binds it", how, rate, rt)
-		return fd
-	}
-	// fio's own CPU first: a disk cannot be judged through a saturated
-	// fio. (A busy host is judged last: other tenants keep a host busy
-	// while a throttle still sets the pace.)
-	if f.fioCPU >= cpuBound {
-		return cpu(fmt.Sprintf("fio used %.0f%% of a CPU", f.fioCPU))
-	}
-
-	// The same level at another depth or block size is a ceiling.
-	large := f.bs >= largeBlock
-	for _, p := range peers {
-		switch {
-		case large && p.bs != f.bs && sameLevel(p.d.BWBytes, bw):
-			return setCap(true, fmt.Sprintf("%s at %s gives the same MB/s", p.r.Test.Name, units.FormatSize(p.bs)))
-		case !large && p.bs == f.bs && p.qd != f.qd && sameLevel(p.d.IOPS, iops):
-			if f.full() && p.full() && f.cv1s > 0.1 {
-				break // a saturated device plateaus too, but not flat
-			}
-			why := fmt.Sprintf("%s at QD%d gives the same IOPS", p.r.Test.Name, p.qd)
-			if bimodal {
-				why += fmt.Sprintf("; latency p50 %s but p99.9 %s: a throttle pacing IO", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
-			}
-			return setCap(false, why)
-		}
-	}
-	if f.held() {
-		// Paced above the device: a cap at this level. Which one it is
-		// follows from the block size and what larger blocks reached.
-		maxBW := bw
-		for _, p := range peers {
-			maxBW = math.Max(maxBW, p.d.BWBytes)
-		}
-		return setCap(large && bw >= (1-capTolerance)*maxBW, heldWhy())
-	}
-
-	// Part of the IO held above the device, the rest in it (a throttle in
-	// front of a device with latency of its own), at a rate flat to a
-	// fraction of a percent: a throttle paces it.
-	if f.qd >= 4 && !f.full() && f.devQueue >= 0 && f.spread1s >= 0 && f.spread1s <= flatCV {
-		why := fmt.Sprintf("the rate is flat to %.2f%% second to second with the device's queue at %.1f of %d: a throttle pacing IO", 100*f.spread1s, f.devQueue, f.qd)
-		return setCap(large, why)
-	}
-
-	// A deeper queue of the same pattern did much more: latency binds.
-	var deeper *dirFacts
-	for i, p := range peers {
-		if p.bs == f.bs && p.qd > f.qd && p.d.IOPS >= latencyGain*iops && (deeper == nil || p.d.IOPS > deeper.d.IOPS) {
-			deeper = &peers[i]
-		}
-	}
-	perIO := f.d.Lat.MeanNs
-	syncNote := ""
-	if s := f.r.Sync; s != nil && f.r.Test.Fdatasync > 0 && s.Lat.MeanNs > 0 {
-		// Each write waits for its share of the syncs.
-		perIO += s.Lat.MeanNs / float64(f.r.Test.Fdatasync)
-		syncNote = fmt.Sprintf(" (the write and its fdatasync, %s)", units.Latency(s.Lat.MeanNs))
-	}
+	perIO := f.latNs
+	allowed := 0.0
 	if perIO > 0 {
-		allowed := float64(f.qd) / (perIO / 1e9)
+		allowed = float64(f.qd) / (perIO / 1e9)
 		ev["little_max_iops"] = allowed
-		if deeper != nil || f.qd <= 2 && !f.full() {
-			fd.Code, ev["limit_iops"] = result.CodeLatency, allowed
-			need := ""
-			if deeper != nil {
-				need = fmt.Sprintf("; %s at QD%d reached %s IOPS: raise queue depth or parallelism", deeper.r.Test.Name, deeper.qd, units.Figure(deeper.d.IOPS))
-			} else {
-				need = "; a deeper queue or more parallel clients would do more"
-			}
-			fd.Summary = fmt.Sprintf("%s: latency binds: %s per IO%s with %d outstanding allows %s IOPS (measured %s)%s",
-				how, units.Latency(perIO), syncNote, f.qd, units.Figure(allowed), units.Figure(iops), need)
-			return fd
-		}
 	}
-	// IO queued in the device and spending its time there: the device
-	// itself sets the pace. (Utilization says little on devices that
-	// serve requests in parallel, so it is evidence, not the test.)
-	if f.full() && f.devAwaitMs*1e6 >= 0.5*f.d.Lat.MeanNs {
-		fd.Code, ev["limit_iops"] = result.CodeDevice, iops
-		fd.Summary = fmt.Sprintf("%s: the device itself is saturated at %s: its queue held %.1f of %d IOs, each %.2f ms in the device (util %.0f%%), with no flat ceiling seen; a faster device or fewer competing IOs",
-			how, rate, f.devQueue, f.qd, f.devAwaitMs, f.devUtil)
+	if c == nil {
+		return offCurve(fd, f, how, rate)
+	}
+	ev["model_base_lat_ns"], ev["model_knee_qd"], ev["model_ceiling_iops"], ev["model_level_iops"] = c.BaseLatNs, c.Knee, c.Ceiling, c.Level
+	ev["model_plateau"] = b2f(c.State == StatePlateau)
+	fd.Code = c.PointCode(p)
+	if c.Kind == result.CodeUnknown && c.State == StateOneDepth && f.qd > 1 {
+		fd.Code = result.CodeUnknown
+	}
+	switch fd.Code {
+	case result.CodeLatency:
+		ev["limit_iops"] = allowed
+		var more string
+		switch c.State {
+		case StateLatency:
+			more = fmt.Sprintf("no ceiling up to QD%d (%s IOPS, latency still %s): a deeper queue or more parallel clients give more",
+				c.Deepest().QD, units.Figure(c.Deepest().IOPS), units.Latency(c.Deepest().LatNs))
+		case StateApproaching:
+			more = fmt.Sprintf("the curve still rises at QD%d (%s IOPS, +%.0f%% per doubling): its ceiling is above", c.Deepest().QD, units.Figure(c.Deepest().IOPS), 100*c.Gain)
+		case StatePlateau:
+			more = fmt.Sprintf("the plateau, %s IOPS (%s), is reached from about QD%s: a deeper queue gets there", units.Figure(c.Level), limitName(c.Kind), strconv.Itoa(int(math.Ceil(c.Knee))))
+		default:
+			more = "no deeper test of this shape"
+		}
+		fd.Summary = fmt.Sprintf("%s: latency binds: %s per IO with %d in flight allows %s IOPS (measured %s); %s",
+			how, units.Latency(perIO), f.qd, units.Figure(allowed), units.Figure(iops), more)
+	case result.CodeIOPSCap, result.CodeBandwidthCap:
+		if fd.Code == result.CodeBandwidthCap {
+			ev["limit_bw_bytes"] = c.LevelBW
+			fd.Summary = fmt.Sprintf("%s: a flat bandwidth ceiling binds at %s MB/s (%s): %s; more throughput needs a larger disk, tier or VM, not a deeper queue",
+				how, units.Figure(bw/1e6), rate, c.Why)
+		} else {
+			ev["limit_iops"] = c.Level
+			fd.Summary = fmt.Sprintf("%s: a flat IOPS ceiling binds at %s IOPS (%s): %s; more IOPS need a larger disk, tier or VM, not a deeper queue",
+				how, units.Figure(iops), rate, c.Why)
+		}
+	case result.CodeDevice:
+		ev["limit_iops"] = c.Level
+		fd.Summary = fmt.Sprintf("%s: the device itself saturates at %s: %s; a faster device, or less competing IO", how, rate, c.Why)
+	case result.CodeCPU:
+		ev["limit_iops"] = iops
+		fd.Summary = fmt.Sprintf("%s: the CPU binds at %s: %s", how, rate, c.Why)
+	default:
+		fd.Summary = fmt.Sprintf("%s: %s: %s", how, rate, c.Why)
+	}
+	return fd
+}
+
+// offCurve states the limit of a test that is on no curve (mixed,
+// buffered or syncing IO, a probe) from its own evidence.
+func offCurve(fd result.Finding, f dirFacts, how, rate string) result.Finding {
+	ev := fd.Evidence
+	t := f.r.Test
+	switch {
+	case t.Fdatasync > 0 && f.r.Sync != nil && f.r.Sync.Lat.MeanNs > 0:
+		// Each write waits for its share of the syncs.
+		perIO := f.latNs + f.r.Sync.Lat.MeanNs/float64(t.Fdatasync)
+		allowed := float64(f.qd) / (perIO / 1e9)
+		fd.Code, ev["limit_iops"], ev["little_max_iops"] = result.CodeLatency, allowed, allowed
+		fd.Summary = fmt.Sprintf("%s: latency binds: each write and its fdatasync take %s (the sync %s), which allows %s IOPS (measured %s); a WAL waits for every sync, so only lower sync latency helps",
+			how, units.Latency(perIO), units.Latency(f.r.Sync.Lat.MeanNs), units.Figure(allowed), units.Figure(f.d.IOPS))
+		return fd
+	case !t.Direct && t.Writes():
+		fd.Code = result.CodeUnknown
+		fd.Summary = fmt.Sprintf("%s: %s through the page cache (buffered IO): this measures memory and writeback, not the disk's limit", how, rate)
 		return fd
 	}
-	if f.hostBusy >= 97 {
-		return cpu(fmt.Sprintf("the host's CPUs were %.0f%% busy", f.hostBusy))
+	code, why := kindOf(f, nil)
+	fd.Code = code
+	switch code {
+	case result.CodeIOPSCap:
+		ev["limit_iops"] = f.d.IOPS
+	case result.CodeBandwidthCap:
+		ev["limit_bw_bytes"] = f.d.BWBytes
+	case result.CodeCPU, result.CodeDevice:
+		ev["limit_iops"] = f.d.IOPS
+	case result.CodeLatency:
+		ev["limit_iops"] = ev["little_max_iops"]
 	}
-	fd.Code = result.CodeUnknown
-	var why []string
-	if f.devQueue < 0 {
-		why = append(why, "no device samples")
-	} else {
-		why = append(why, fmt.Sprintf("device queue %.1f of %d", f.devQueue, f.qd))
-	}
-	if len(peers) == 0 {
-		why = append(why, "no other test to compare with")
-	}
-	fd.Summary = fmt.Sprintf("%s: no single limit explains %s (%s); diagnose measures the other depths and sizes that tell, or give --expect DISK", how, rate, strings.Join(why, ", "))
+	fd.Summary = fmt.Sprintf("%s: %s: %s: %s", how, rate, limitName(code), why)
 	return fd
 }

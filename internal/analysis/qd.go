@@ -124,6 +124,12 @@ func totals(r *result.Result) (iops, bw, latSum float64, n uint64, h *result.His
 // bandwidth cap when the sweep itself uses one block size. It returns
 // false with fewer than three depths.
 func AnalyzeSweep(name string, members, others []*result.Result) (Sweep, bool) {
+	return analyzeSweep(name, members, others, nil)
+}
+
+// analyzeSweep is AnalyzeSweep with the regime read off curve when the
+// caller has the run's model (nil: fitted here from members and others).
+func analyzeSweep(name string, members, others []*result.Result, curve *Curve) (Sweep, bool) {
 	type acc struct {
 		iops, bw, latSum float64
 		n                uint64
@@ -186,86 +192,48 @@ func AnalyzeSweep(name string, members, others []*result.Result) (Sweep, bool) {
 	if sw.LittleMax == 0 {
 		sw.LittleMin = 0
 	}
-	last := len(pts) - 1
-	if gainPerDoubling(pts[last-1], pts[last]) >= 0.10 && sw.Max.Outstanding == pts[last].Outstanding {
-		sw.Regime = RegimeLatencyBound
-		return sw, true
+	// The regime is the disk model's reading of the sweep's curve, so
+	// the sweep, the limit findings and the headline say one thing.
+	if curve == nil {
+		var fs []dirFacts
+		for _, r := range append(append([]*result.Result(nil), members...), others...) {
+			fs = append(fs, allFacts(r)...)
+		}
+		m := fitFacts(fs)
+		for _, dir := range []string{"read", "write"} {
+			if c, _ := m.Curve(members[len(members)-1], dir); c != nil && (curve == nil || len(c.Points) > len(curve.Points)) {
+				curve = c
+			}
+		}
 	}
-	for _, p := range pts {
+	sw.setRegime(curve)
+	return sw, true
+}
+
+// setRegime reads the sweep's regime and knee off its curve.
+func (sw *Sweep) setRegime(c *Curve) {
+	if c == nil || c.State == StateLatency || c.State == StateApproaching {
+		sw.Regime, sw.Knee = RegimeLatencyBound, 0
+		return
+	}
+	for _, p := range sw.Points {
 		if p.IOPS >= 0.9*sw.Max.IOPS {
 			sw.Knee = p.Outstanding
 			break
 		}
 	}
-	// The plateau's own limit findings say when it is not the disk's cap:
-	// the sweep's regime never contradicts them.
-	for _, r := range members {
-		if max(r.Test.IODepth, 1)*max(r.Test.NumJobs, 1) != sw.Max.Outstanding {
-			continue
-		}
-		for _, f := range r.Findings {
-			switch {
-			case f.Kind != result.KindLimit:
-			case f.Code == result.CodeCPU:
-				sw.Regime = RegimeCPU
-				return sw, true
-			case f.Code == result.CodeDevice:
-				sw.Regime = RegimeDevice
-				return sw, true
-			}
-		}
+	switch c.Kind {
+	case result.CodeIOPSCap:
+		sw.Regime = RegimeIOPSCapped
+	case result.CodeBandwidthCap:
+		sw.Regime = RegimeBWCapped
+	case result.CodeCPU:
+		sw.Regime = RegimeCPU
+	case result.CodeDevice:
+		sw.Regime = RegimeDevice
+	default:
+		sw.Regime = RegimeCapped
 	}
-	writes := members[0].Test.Writes()
-	var same []*result.Result
-	for _, r := range others {
-		if r.Test.Writes() == writes && r.Test.RW != "randrw" && r.Test.RW != "rw" {
-			same = append(same, r)
-		}
-	}
-	sw.Regime = capRegime(sw, same)
-	return sw, true
-}
-
-// capRegime tells an IOPS cap from a bandwidth cap: with an IOPS cap,
-// larger blocks move more bytes at the same IOPS; with a bandwidth cap,
-// bytes per second stay put.
-func capRegime(sw Sweep, others []*result.Result) string {
-	var plateau []SweepPoint
-	for _, p := range sw.Points {
-		if p.Outstanding >= sw.Knee {
-			plateau = append(plateau, p)
-		}
-	}
-	bsSet := map[int64]bool{}
-	for _, p := range plateau {
-		bsSet[p.BlockSize] = true
-	}
-	if len(bsSet) > 1 {
-		iops, bw := make([]float64, len(plateau)), make([]float64, len(plateau))
-		for i, p := range plateau {
-			iops[i], bw[i] = p.IOPS, p.BWBytes
-		}
-		if Describe(bw).CV < Describe(iops).CV {
-			return RegimeBWCapped
-		}
-		return RegimeIOPSCapped
-	}
-	// Compare with larger-block tests of the same direction.
-	best := 0.0
-	for _, r := range others {
-		if r.Status != "ok" || r.Test.BlockSize <= sw.Max.BlockSize*4 {
-			continue
-		}
-		_, bw, _, _, _ := totals(r)
-		best = math.Max(best, bw)
-	}
-	if best == 0 {
-		return RegimeCapped
-	}
-	if best <= 1.25*sw.Max.BWBytes {
-		return RegimeBWCapped
-	}
-	return RegimeIOPSCapped
 }
 
 // SweepFinding states a sweep's regime with its evidence.

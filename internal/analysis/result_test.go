@@ -215,7 +215,8 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 }
 
 // capped builds a sweep against a device capped at capIOPS with 0.5 ms
-// service time: IOPS = min(QD/0.5ms, cap), latency by Little's law.
+// service time: IOPS = min(QD/0.5ms, cap), latency by Little's law, each
+// test's rate flat second to second as a throttle paces it.
 func cappedSweep(capIOPS float64, bs int64) []*result.Result {
 	var out []*result.Result
 	for q := 1; q <= 64; q *= 2 {
@@ -223,15 +224,28 @@ func cappedSweep(capIOPS float64, bs int64) []*result.Result {
 		lat := float64(q) / iops * 1e9
 		h := result.Histogram{}
 		h.Add(uint64(lat), 1000)
-		out = append(out, &result.Result{Status: "ok", Index: q, Test: result.TestSpec{Name: fmt.Sprint("qd", q), RW: "randread", BlockSize: bs, IODepth: q, NumJobs: 1, Group: SweepPrefix + "x"},
-			Read: &result.DirResult{IOPS: iops, BWBytes: iops * float64(bs), Lat: result.Latency{N: 1000, MeanNs: lat}, Hist: h}})
+		out = append(out, &result.Result{Status: "ok", Index: q, Test: result.TestSpec{Name: fmt.Sprint("qd", q), RW: "randread", BlockSize: bs, IODepth: q, NumJobs: 1, Group: SweepPrefix + "x", Direct: true},
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * float64(bs), RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: lat}, Hist: h}, FioSeries: flatSeries(iops, bs, 10)})
+	}
+	return out
+}
+
+// flatSeries is n 1 s windows of a rate held to a pace.
+func flatSeries(iops float64, bs int64, n int) []result.FioSample {
+	var out []result.FioSample
+	for i := 1; i <= n; i++ {
+		v := iops * (1 + 1e-4*float64(i%2))
+		out = append(out, result.FioSample{T: float64(i), ReadIOPS: v, ReadBWBytes: v * float64(bs)})
 	}
 	return out
 }
 
 func TestQDSweepRegimes(t *testing.T) {
+	// A 1 MiB test at QD8, paced flat too.
 	big := func(bw float64) []*result.Result {
-		return []*result.Result{{Status: "ok", Test: result.TestSpec{RW: "read", BlockSize: 1 << 20}, Read: &result.DirResult{IOPS: bw / (1 << 20), BWBytes: bw}}}
+		iops := bw / (1 << 20)
+		return []*result.Result{{Status: "ok", Test: result.TestSpec{RW: "read", BlockSize: 1 << 20, IODepth: 8, NumJobs: 1, Direct: true},
+			Read: &result.DirResult{IOPS: iops, BWBytes: bw, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: 8 / iops * 1e9}}, FioSeries: flatSeries(iops, 1<<20, 10)}}
 	}
 	// 3000 IOPS cap = 12.3 MB/s of 4k.
 	for _, c := range []struct {
@@ -241,7 +255,7 @@ func TestQDSweepRegimes(t *testing.T) {
 	}{
 		{"1M reads move far more bytes", big(125e6), RegimeIOPSCapped},
 		{"1M reads no faster in bytes", big(13e6), RegimeBWCapped},
-		{"nothing to compare", nil, RegimeCapped},
+		{"nothing to compare: a flat cap at 4k is read as IOPS", nil, RegimeIOPSCapped},
 	} {
 		sw, ok := AnalyzeSweep("x", cappedSweep(3000, 4096), c.others)
 		if !ok || sw.Regime != c.want || sw.Knee != 2 || sw.Max.IOPS != 3000 {

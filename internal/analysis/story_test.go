@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
@@ -63,27 +64,27 @@ func TestStallsBesideACliff(t *testing.T) {
 	}
 }
 
-// A sweep whose plateau its own limit findings call CPU-bound is not an
-// IOPS cap: the sweep never contradicts the findings of its points.
-func TestSweepRegimeFollowsLimits(t *testing.T) {
+// A sweep whose plateau fio's CPU sets is CPU-bound, not an IOPS cap,
+// and its limit findings say the same: both are read off one model.
+func TestSweepRegimeFollowsTheModel(t *testing.T) {
 	var rs []*result.Result
 	for _, q := range []struct {
 		qd   int
 		iops float64
-		code string
-	}{{1, 14000, result.CodeLatency}, {2, 27000, result.CodeLatency}, {4, 55000, result.CodeLatency}, {8, 68000, result.CodeCPU}, {16, 70000, result.CodeCPU}} {
-		r := &result.Result{Status: "ok", Test: result.TestSpec{RW: "randread", BlockSize: 4096, IODepth: q.qd, NumJobs: 1},
-			Read:     &result.DirResult{IOPS: q.iops, BWBytes: q.iops * 4096, Lat: result.Latency{N: 1000, MeanNs: float64(q.qd) / q.iops * 1e9}},
-			Findings: []result.Finding{{Kind: result.KindLimit, Code: q.code, Dir: "read"}}}
+		cpu  float64
+	}{{1, 14000, 30}, {2, 27000, 55}, {4, 55000, 80}, {8, 68000, 97}, {16, 70000, 99}} {
+		r := &result.Result{RunID: "r", Status: "ok", Test: result.TestSpec{Name: fmt.Sprint("qd", q.qd), RW: "randread", BlockSize: 4096, IODepth: q.qd, NumJobs: 1, Direct: true},
+			Read:    &result.DirResult{IOPS: q.iops, BWBytes: q.iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(q.qd) / q.iops * 1e9}},
+			FioJSON: []byte(fmt.Sprintf(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","usr_cpu":%g,"sys_cpu":%g,"read":{"io_bytes":1,"iops":%g}}]}`, q.cpu/2, q.cpu/2, q.iops))}
 		rs = append(rs, r)
 	}
 	sw, ok := AnalyzeSweep("randread-4k", rs, nil)
 	if !ok || sw.Regime != RegimeCPU || sw.code() != result.CodeSweepCPU {
 		t.Errorf("regime %q (%v), want CPU-bound", sw.Regime, ok)
 	}
-	rs[4].Findings[0].Code = result.CodeIOPSCap
-	rs[3].Findings[0].Code = result.CodeIOPSCap
-	if sw, _ := AnalyzeSweep("randread-4k", rs, nil); sw.Regime == RegimeCPU {
-		t.Errorf("regime %q with a capped plateau", sw.Regime)
+	for _, r := range rs[3:] {
+		if fs := LimitFindings(r, rs); len(fs) != 1 || fs[0].Code != result.CodeCPU {
+			t.Errorf("%s: %+v, want cpu as the sweep says", r.Test.Name, fs)
+		}
 	}
 }

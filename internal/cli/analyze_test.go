@@ -67,9 +67,10 @@ func TestAnalyzeReplacesSavedFindings(t *testing.T) {
 			t.Errorf("stall %+v", f)
 		}
 	}
-	// Every result also names the limit that binds it.
-	if strings.Join(kinds, ",") != "steady,stall,limit" {
-		t.Errorf("findings %v, want steady,stall,limit", kinds)
+	// Every result also names the limit that binds it, and the disk
+	// model's curve it is on.
+	if strings.Join(kinds, ",") != "steady,stall,limit,model" {
+		t.Errorf("findings %v, want steady,stall,limit,model", kinds)
 	}
 	out, _, _ = execute(t, "analyze", path)
 	if !strings.Contains(out, "[warn] throughput stalled for 6 s from t=20s") {

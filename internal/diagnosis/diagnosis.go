@@ -10,6 +10,8 @@ package diagnosis
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -28,6 +30,12 @@ type Diagnosis struct {
 	// Verdict is the answer in a few lines, first in every report.
 	Verdict []string `json:"verdict"`
 	Disk    Disk     `json:"disk"`
+	// Curves is the disk model: IOPS and latency against queue depth,
+	// per direction and IO shape, as fitted over the run.
+	Curves []Curve `json:"curves"`
+	// Interrupted: the run was stopped before its plan ended; the
+	// figures are partial and no catalog disk is matched.
+	Interrupted bool `json:"interrupted"`
 	// Limits names the binding limit of every test and direction.
 	Limits []Limit `json:"limits"`
 	// CatalogMatch lists the catalog disks (and VM sizes) whose published
@@ -51,26 +59,78 @@ type Disk struct {
 	Stalls []Stall    `json:"stalls"`
 }
 
-// Direction is one direction's ceilings and what binds them.
+// Direction is one direction's ceilings and what binds them, read off the
+// disk model's curves (a small-block and a large-block curve).
 type Direction struct {
-	// IOPS is the most small-block IOPS measured, IOPSLimit the code of
-	// the limit that binds it (result.CodeIOPSCap...), IOPSTest the test.
+	// IOPS is the small-block figure: the curve's ceiling when it reached
+	// its plateau, else the most it measured (at IOPSQD). IOPSLimit is
+	// the code of the limit that binds it (result.CodeIOPSCap...),
+	// IOPSTest the test, IOPSLow..IOPSHigh the interval of the rate, and
+	// IOPSState the curve's state (result.StatePlateau...).
 	IOPS      float64 `json:"iops"`
 	IOPSLimit string  `json:"iops_limit"`
 	IOPSTest  string  `json:"iops_test"`
-	// BWBytes is the most bytes/s measured with large blocks.
+	IOPSLow   float64 `json:"iops_low"`
+	IOPSHigh  float64 `json:"iops_high"`
+	IOPSQD    int     `json:"iops_qd"`
+	IOPSState string  `json:"iops_state"`
+	IOPSWhy   string  `json:"iops_why"`
+	// BWBytes is the large-block figure in bytes/s, with the same
+	// companions.
 	BWBytes float64 `json:"bw_bytes"`
 	BWLimit string  `json:"bw_limit"`
 	BWTest  string  `json:"bw_test"`
+	BWLow   float64 `json:"bw_low"`
+	BWHigh  float64 `json:"bw_high"`
+	BWQD    int     `json:"bw_qd"`
+	BWState string  `json:"bw_state"`
+	BWWhy   string  `json:"bw_why"`
 	// QD1LatencyNs is the mean latency at one IO outstanding (0 when no
 	// QD1 test ran), QD1P99Ns its p99.
 	QD1LatencyNs float64 `json:"qd1_latency_ns"`
 	QD1P99Ns     float64 `json:"qd1_p99_ns"`
 	QD1IOPS      float64 `json:"qd1_iops"`
-	// KneeQD is the depth where IOPS stop growing (1 when QD1 already
-	// reaches the ceiling; 0 when not established).
+	// KneeQD is the depth where IOPS stop growing in proportion, from the
+	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
+	// the ceiling; 0 when no plateau was reached).
 	KneeQD int `json:"knee_qd"`
 }
+
+// Curve is one curve of the disk model as the diagnosis shows it.
+type Curve struct {
+	Dir         string  `json:"dir"`
+	IOSizeBytes int64   `json:"io_size_bytes"`
+	Random      bool    `json:"random"`
+	Buffered    bool    `json:"buffered,omitempty"`
+	State       string  `json:"state"`
+	Limit       string  `json:"limit"`
+	BaseLatNs   float64 `json:"base_lat_ns"`
+	BaseQD      int     `json:"base_qd"`
+	// CeilingIOPS is the fitted asymptote (0: the curve does not bend
+	// within what was measured); LevelIOPS the headline rate: the
+	// plateau's measured level, or the best rate measured.
+	CeilingIOPS float64 `json:"ceiling_iops"`
+	LevelIOPS   float64 `json:"level_iops"`
+	RateLow     float64 `json:"rate_low"`
+	RateHigh    float64 `json:"rate_high"`
+	KneeQD      float64 `json:"knee_qd"`
+	Residual    float64 `json:"residual"`
+	// Points are the depths the curve rests on.
+	Points []CurvePoint `json:"points"`
+	// Test is the result that carries the model (the curve's last).
+	Test    string `json:"test"`
+	Summary string `json:"summary"`
+}
+
+// CurvePoint is one depth of a curve.
+type CurvePoint struct {
+	QD    int     `json:"qd"`
+	IOPS  float64 `json:"iops"`
+	LatNs float64 `json:"lat_mean_ns"`
+}
+
+// Large says the curve measures bandwidth.
+func (c *Curve) Large() bool { return isLarge(c.IOSizeBytes) }
 
 // Fsync is the sync latency a WAL sees.
 type Fsync struct {
@@ -141,12 +201,15 @@ type Options struct {
 	Expected *Expected
 	// Unknown lists what a plan had no time or means to establish.
 	Unknown []string
+	// Interrupted: the run was stopped part way.
+	Interrupted bool
 }
 
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
 func Build(rs []result.Result, o Options) Diagnosis {
-	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string(nil), o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{}}
+	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string(nil), o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
+		Curves: []Curve{}, Interrupted: o.Interrupted}
 	d.Disk.Stalls = []Stall{}
 	ok := make([]*result.Result, 0, len(rs))
 	for i := range rs {
@@ -170,6 +233,8 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			case result.KindLimit:
 				d.Limits = append(d.Limits, Limit{Test: r.Test.Name, Dir: f.Dir, Code: f.Code,
 					CeilingIOPS: f.Evidence["limit_iops"], CeilingBWBytes: f.Evidence["limit_bw_bytes"], Summary: f.Summary})
+			case result.KindModel:
+				d.Curves = addCurve(d.Curves, curveOf(r, f))
 			case result.KindStall:
 				s := Stall{Test: r.Test.Name, Severity: f.Severity, Summary: f.Summary}
 				if f.StartS != nil && f.DurationS != nil {
@@ -198,8 +263,8 @@ func Build(rs []result.Result, o Options) Diagnosis {
 	if d.Disk.Burst == nil {
 		d.Disk.Burst = dropBetweenTests(ok)
 	}
-	d.Disk.Read, d.Disk.Write = direction(ok, "read"), direction(ok, "write")
-	if o.Match != nil {
+	d.Disk.Read, d.Disk.Write = direction(d.Curves, ok, "read"), direction(d.Curves, ok, "write")
+	if o.Match != nil && !o.Interrupted {
 		var capIOPS, capBW float64
 		for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 			if dir == nil {
@@ -225,70 +290,121 @@ func Build(rs []result.Result, o Options) Diagnosis {
 // isLarge is a block size whose tests measure bandwidth.
 func isLarge(bs int64) bool { return bs >= 64<<10 }
 
-func limitOf(r *result.Result, dir string) string {
-	for _, f := range r.Findings {
-		if f.Kind == result.KindLimit && f.Dir == dir {
-			return f.Code
-		}
-	}
-	return ""
-}
-
 // probe says a test probes something other than a ceiling.
 func probe(r *result.Result) bool {
 	return r.Test.Group == result.GroupLayout || r.Test.Group == result.GroupBurstCheck
 }
 
-func direction(rs []*result.Result, dir string) *Direction {
+// curveOf reads a model finding back.
+func curveOf(r *result.Result, f result.Finding) Curve {
+	ev := f.Evidence
+	c := Curve{Dir: f.Dir, IOSizeBytes: int64(ev["io_size_bytes"]), Random: ev["random"] == 1, Buffered: ev["buffered"] == 1,
+		State: result.StateName(ev["state"]), Limit: f.Code, BaseLatNs: ev["base_lat_ns"], BaseQD: int(ev["base_qd"]),
+		CeilingIOPS: ev["ceiling_iops"], LevelIOPS: ev["level_iops"], RateLow: ev["rate_low"], RateHigh: ev["rate_high"], KneeQD: ev["knee_qd"],
+		Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
+	for k, v := range ev {
+		var qd int
+		if n, err := fmt.Sscanf(k, "qd%d_iops", &qd); n == 1 && err == nil && qd > 0 && qd <= 1<<20 && k == fmt.Sprintf("qd%d_iops", qd) {
+			c.Points = append(c.Points, CurvePoint{QD: qd, IOPS: v, LatNs: ev[fmt.Sprintf("qd%d_lat_ns", qd)]})
+		}
+	}
+	sort.Slice(c.Points, func(i, j int) bool { return c.Points[i].QD < c.Points[j].QD })
+	return c
+}
+
+// addCurve keeps the latest model of each curve: a run's results carry
+// the model as it stood when each completed.
+func addCurve(cs []Curve, c Curve) []Curve {
+	for i := range cs {
+		if cs[i].Dir == c.Dir && cs[i].IOSizeBytes == c.IOSizeBytes && cs[i].Random == c.Random && cs[i].Buffered == c.Buffered {
+			cs[i] = c
+			return cs
+		}
+	}
+	return append(cs, c)
+}
+
+// headline picks the curve a direction's small-block (or large-block)
+// figure comes from: the direct IO curve with the best rate.
+func headline(cs []Curve, dir string, large bool) *Curve {
+	var best *Curve
+	for i := range cs {
+		c := &cs[i]
+		if c.Dir != dir || c.Buffered || c.Large() != large || len(c.Points) == 0 {
+			continue
+		}
+		if best == nil || rateOf(c, large) > rateOf(best, large) {
+			best = c
+		}
+	}
+	return best
+}
+
+// rateOf is the curve's headline figure: its ceiling on a plateau, else
+// the most it measured; bytes/s for large blocks.
+func rateOf(c *Curve, large bool) float64 {
+	v := c.LevelIOPS
+	if v <= 0 {
+		for _, p := range c.Points {
+			v = math.Max(v, p.IOPS)
+		}
+	}
+	if large {
+		return v * float64(c.IOSizeBytes)
+	}
+	return v
+}
+
+// deepestBest is the depth of the most IOPS the curve measured.
+func deepestBest(c *Curve) int {
+	qd, best := 0, -1.0
+	for _, p := range c.Points {
+		if p.IOPS > best {
+			qd, best = p.QD, p.IOPS
+		}
+	}
+	return qd
+}
+
+func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 	var out Direction
 	seen := false
-	var qd1 *result.Result
-	// Probes count only when no ceiling test measured the direction.
-	ceilings := false
-	for _, r := range rs {
-		ceilings = ceilings || !probe(r) && r.Dir(dir) != nil && r.Test.Fdatasync == 0 && r.Test.Direct
+	if c := headline(cs, dir, false); c != nil {
+		seen = true
+		out.IOPS, out.IOPSLimit, out.IOPSTest, out.IOPSState, out.IOPSWhy = rateOf(c, false), c.Limit, c.Test, c.State, c.Summary
+		out.IOPSLow, out.IOPSHigh, out.IOPSQD = c.RateLow, c.RateHigh, deepestBest(c)
+		if c.State == result.StatePlateau && c.KneeQD > 0 {
+			out.KneeQD = int(math.Ceil(c.KneeQD - 1e-9))
+		}
+		if c.Points[0].QD == 1 && c.Random {
+			out.QD1LatencyNs, out.QD1IOPS = c.Points[0].LatNs, c.Points[0].IOPS
+			if out.KneeQD == 0 && c.State == result.StatePlateau {
+				out.KneeQD = 1
+			}
+		}
 	}
+	if c := headline(cs, dir, true); c != nil {
+		seen = true
+		out.BWBytes, out.BWLimit, out.BWTest, out.BWState, out.BWWhy = rateOf(c, true), c.Limit, c.Test, c.State, c.Summary
+		bs := float64(c.IOSizeBytes)
+		out.BWLow, out.BWHigh, out.BWQD = c.RateLow*bs, c.RateHigh*bs, deepestBest(c)
+	}
+	// The QD1 p99 (and QD1 from a test no curve holds) from the results.
 	for _, r := range rs {
 		d := r.Dir(dir)
-		if d == nil || d.IOPS <= 0 || r.Test.Fdatasync > 0 || !r.Test.Direct || ceilings && probe(r) {
+		if d == nil || r.Test.Fdatasync > 0 || !r.Test.Direct || probe(r) || isLarge(r.Test.BlockSize) ||
+			max(1, r.Test.IODepth)*max(1, r.Test.NumJobs) != 1 || !strings.HasPrefix(r.Test.RW, "rand") {
 			continue
 		}
-		seen = true
-		qd := max(1, r.Test.IODepth) * max(1, r.Test.NumJobs)
-		if isLarge(r.Test.BlockSize) {
-			if d.BWBytes > out.BWBytes {
-				out.BWBytes, out.BWTest, out.BWLimit = d.BWBytes, r.Test.Name, limitOf(r, dir)
-			}
-			continue
+		if out.QD1P99Ns == 0 || d.Lat.N > 0 {
+			out.QD1P99Ns = d.Lat.P99Ns
 		}
-		if d.IOPS > out.IOPS {
-			out.IOPS, out.IOPSTest, out.IOPSLimit = d.IOPS, r.Test.Name, limitOf(r, dir)
-		}
-		if qd == 1 && (qd1 == nil || r.Dir(dir).Lat.N > qd1.Dir(dir).Lat.N) {
-			qd1 = r
+		if out.QD1LatencyNs == 0 {
+			out.QD1LatencyNs, out.QD1IOPS = d.Lat.MeanNs, d.IOPS
 		}
 	}
 	if !seen {
 		return nil
-	}
-	if qd1 != nil {
-		q := qd1.Dir(dir)
-		out.QD1LatencyNs, out.QD1P99Ns, out.QD1IOPS = q.Lat.MeanNs, q.Lat.P99Ns, q.IOPS
-		if limitOf(qd1, dir) == result.CodeIOPSCap {
-			out.KneeQD = 1 // QD1 already reaches the ceiling
-		}
-	}
-	for _, r := range rs {
-		if r.Dir(dir) == nil {
-			continue
-		}
-		for _, f := range r.Findings {
-			if f.Kind == result.KindQD && strings.HasPrefix(r.Test.RW, map[string]string{"read": "randread", "write": "randwrite"}[dir]) {
-				if k := int(f.Evidence["knee_qd"]); k > 0 {
-					out.KneeQD = k
-				}
-			}
-		}
 	}
 	return &out
 }
@@ -296,6 +412,9 @@ func direction(rs []*result.Result, dir string) *Direction {
 // verdict says the model in a few lines, most important first.
 func verdict(d *Diagnosis) []string {
 	var out []string
+	if d.Interrupted {
+		out = append(out, "interrupted: the run was stopped part way; the figures below are partial and no catalog disk is matched")
+	}
 	for _, x := range []struct {
 		name string
 		dir  *Direction
@@ -305,13 +424,13 @@ func verdict(d *Diagnosis) []string {
 		}
 		var parts []string
 		if x.dir.IOPS > 0 {
-			parts = append(parts, fmt.Sprintf("%s IOPS (%s)", units.Figure(x.dir.IOPS), limitWords(x.dir.IOPSLimit)))
+			parts = append(parts, figureWords(units.Figure(x.dir.IOPS)+" IOPS", x.dir.IOPSLow, x.dir.IOPSHigh, x.dir.IOPS, x.dir.IOPSState, x.dir.IOPSLimit, x.dir.IOPSQD))
 		}
 		if x.dir.BWBytes > 0 {
-			parts = append(parts, fmt.Sprintf("%s MB/s (%s)", units.Figure(x.dir.BWBytes/1e6), limitWords(x.dir.BWLimit)))
+			parts = append(parts, figureWords(units.Figure(x.dir.BWBytes/1e6)+" MB/s", x.dir.BWLow, x.dir.BWHigh, x.dir.BWBytes, x.dir.BWState, x.dir.BWLimit, x.dir.BWQD))
 		}
 		if x.dir.QD1LatencyNs > 0 {
-			s := fmt.Sprintf("QD1 %s per IO, %s IOPS", units.Latency(x.dir.QD1LatencyNs), units.Figure(x.dir.QD1IOPS))
+			s := fmt.Sprintf("QD1 %s per IO (%s IOPS)", units.Latency(x.dir.QD1LatencyNs), units.Figure(x.dir.QD1IOPS))
 			if x.dir.KneeQD > 0 {
 				s += fmt.Sprintf(", knee at QD%d", x.dir.KneeQD)
 			}
@@ -356,10 +475,33 @@ func verdict(d *Diagnosis) []string {
 		}
 		out = append(out, s+" ("+e.Source+")")
 	}
-	if todo := advice(d); todo != "" {
-		out = append(out, "to change: "+todo)
+	for i, a := range Advice(d) {
+		if i == 0 {
+			out = append(out, "to change: "+a)
+		} else {
+			out = append(out, "           "+a)
+		}
 	}
 	return out
+}
+
+// figureWords says one headline figure: its value, how sure it is, and
+// what binds it.
+func figureWords(fig string, lo, hi, v float64, state, code string, qd int) string {
+	if lo > 0 && hi > lo && v > 0 {
+		if e := math.Max(hi-v, v-lo) / v; e >= 0.0005 {
+			fig += " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
+		}
+	}
+	switch state {
+	case result.StateLatency:
+		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)
+	case result.StateApproaching:
+		return fmt.Sprintf("%s at QD%d (no plateau yet: the ceiling is higher)", fig, qd)
+	case result.StateOneDepth:
+		return fmt.Sprintf("%s at QD%d (%s; one depth measured)", fig, qd, limitWords(code))
+	}
+	return fmt.Sprintf("%s (%s)", fig, limitWords(code))
 }
 
 func limitWords(code string) string {
@@ -387,8 +529,9 @@ func rateWords(v float64, unit string) string {
 	return units.Figure(v/1e6) + " MB/s"
 }
 
-// advice says what to change, from what binds.
-func advice(d *Diagnosis) string {
+// Advice says what to change, from what binds: one short line per thing,
+// none contradicting another.
+func Advice(d *Diagnosis) []string {
 	var says []string
 	add := func(s string) {
 		for _, x := range says {
@@ -398,29 +541,36 @@ func advice(d *Diagnosis) string {
 		}
 		says = append(says, s)
 	}
+	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
 	for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 		if dir == nil {
 			continue
 		}
-		for _, code := range []string{dir.IOPSLimit, dir.BWLimit} {
-			switch code {
-			case result.CodeIOPSCap, result.CodeBandwidthCap:
-				add("the caps are the disk's or the VM's: a larger disk, a higher tier or a larger VM raises them; a deeper queue does not")
-			case result.CodeCPU:
-				add("the CPU binds: more fio jobs, io_uring, or a larger VM before judging the disk")
-			case result.CodeDevice:
+		for _, x := range []struct{ code, state string }{{dir.IOPSLimit, dir.IOPSState}, {dir.BWLimit, dir.BWState}} {
+			switch {
+			case x.state == result.StateLatency || x.state == result.StateApproaching:
+				s := "more IOs in flight (a deeper queue, more clients) give more: no ceiling was reached"
+				if etcdAtRisk {
+					s = "more IOs in flight give more throughput (not etcd's WAL: it syncs one write at a time)"
+				}
+				add(s)
+			case x.code == result.CodeIOPSCap, x.code == result.CodeBandwidthCap:
+				add("a larger disk, a higher tier or a larger VM raises the caps; a deeper queue does not")
+			case x.code == result.CodeCPU:
+				add("the CPU binds: more fio jobs or a larger VM show what the disk itself can do")
+			case x.code == result.CodeDevice:
 				add("the device saturates: a faster device, or less competing IO")
 			}
 		}
-		if dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS {
-			add(fmt.Sprintf("one IO at a time gets %s IOPS of %s: applications need %d or more IOs in flight to reach the ceiling",
+		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS {
+			add(fmt.Sprintf("one IO at a time gets %s of %s IOPS: %d or more in flight reach the ceiling",
 				units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), int(math.Ceil(dir.IOPS/math.Max(dir.QD1IOPS, 1)))))
 		}
 	}
 	if f := d.Disk.Fsync; f != nil && f.Etcd == "fail" {
-		add("fsync p99 is above etcd's 10 ms: put etcd's WAL on a faster disk (premium or provisioned-IOPS SSD, no host write cache)")
+		add("fsync p99 is above etcd's 10 ms: etcd's WAL needs a faster disk, with no host write cache")
 	}
-	return strings.Join(says, "; ")
+	return says
 }
 
 func contains(s []string, x string) bool {

@@ -71,21 +71,41 @@ func TestQuickOnCappedDisk(t *testing.T) {
 	}
 }
 
-// The verdict only restates the findings: a result whose limit finding
-// says latency is latency in the model too.
+// The verdict only restates the findings: the direction's figures come
+// from the model finding of its curve, the per-test limits from the limit
+// findings, and the advice from what the model says binds.
 func TestVerdictFollowsFindings(t *testing.T) {
 	mk := func(name string, qd int, iops float64, code string) result.Result {
 		return result.Result{RunID: "r", Status: "ok", Test: result.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
 			Read:     &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: float64(qd) / iops * 1e9}},
 			Findings: []result.Finding{{Kind: result.KindLimit, Code: code, Dir: "read"}}}
 	}
-	d := Build([]result.Result{mk("qd32", 32, 16000, result.CodeIOPSCap), mk("qd1", 1, 500, result.CodeLatency)}, Options{})
-	if d.Disk.Read.IOPSLimit != result.CodeIOPSCap || d.Disk.Read.KneeQD != 0 || d.Disk.Read.QD1IOPS != 500 {
-		t.Errorf("read %+v", d.Disk.Read)
+	qd1, qd32 := mk("qd1", 1, 500, result.CodeLatency), mk("qd32", 32, 16000, result.CodeIOPSCap)
+	qd32.Findings = append(qd32.Findings, result.Finding{Kind: result.KindModel, Code: result.CodeIOPSCap, Dir: "read", Evidence: map[string]float64{
+		"io_size_bytes": 4096, "random": 1, "state": float64(result.StateNumber(result.StatePlateau)), "base_lat_ns": 2e6, "base_qd": 1,
+		"level_iops": 16000, "ceiling_iops": 16000, "rate_low": 15900, "rate_high": 16100, "knee_qd": 32,
+		"qd1_iops": 500, "qd1_lat_ns": 2e6, "qd32_iops": 16000, "qd32_lat_ns": 2e6}})
+	d := Build([]result.Result{qd32, qd1}, Options{})
+	r := d.Disk.Read
+	if r == nil || r.IOPSLimit != result.CodeIOPSCap || r.IOPS != 16000 || r.KneeQD != 32 || r.QD1IOPS != 500 || r.IOPSState != result.StatePlateau {
+		t.Fatalf("read %+v", r)
+	}
+	if len(d.Curves) != 1 || len(d.Curves[0].Points) != 2 || d.Curves[0].Points[0].QD != 1 {
+		t.Errorf("curves %+v", d.Curves)
+	}
+	if len(d.Limits) != 2 || d.Limits[0].Code != result.CodeIOPSCap || d.Limits[1].Code != result.CodeLatency {
+		t.Errorf("limits %+v", d.Limits)
 	}
 	v := strings.Join(d.Verdict, "\n")
-	if !strings.Contains(v, "32 or more IOs in flight") {
-		t.Errorf("verdict:\n%s", v)
+	for _, want := range []string{"16,000 IOPS ±0.7% (a flat IOPS cap)", "32 or more in flight", "a deeper queue does not"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, v)
+		}
+	}
+	for _, line := range d.Verdict {
+		if len(line) > 140 {
+			t.Errorf("verdict line of %d characters: %s", len(line), line)
+		}
 	}
 	if d.Disk.Write != nil || d.Disk.Fsync != nil || len(d.CatalogMatch) != 0 {
 		t.Errorf("model has what was not measured: %+v", d.Disk)

@@ -29,12 +29,23 @@ func diskResults() []result.Result {
 	rr := mk(1, "randread-4k-qd32", "randread", 4096, 32,
 		result.Finding{Kind: result.KindLimit, Code: result.CodeIOPSCap, Dir: "read", Severity: "info", Summary: "a flat IOPS cap binds at 1,100 IOPS",
 			Evidence: map[string]float64{"limit_iops": 1100}}, steady(result.CodeSteady))
-	rr.Read = &result.DirResult{IOPS: 1100, BWBytes: 1100 * 4096, Lat: result.Latency{N: 1000, MeanNs: 29e6, P99Ns: 32e6}}
+	// Both rates held flat second to second, as a throttle paces them.
+	flat := func(iops float64, bs int64) []result.FioSample {
+		var out []result.FioSample
+		for i := 1; i <= 10; i++ {
+			v := iops * (1 + 1e-4*float64(i%2))
+			out = append(out, result.FioSample{T: float64(i), ReadIOPS: v, ReadBWBytes: v * float64(bs)})
+		}
+		return out
+	}
+	rr.Read = &result.DirResult{IOPS: 1100, BWBytes: 1100 * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: 29e6, P99Ns: 32e6}}
+	rr.FioSeries = flat(1100, 4096)
 	seq := mk(2, "read-1m-qd8", "read", 1<<20, 8,
 		result.Finding{Kind: result.KindLimit, Code: result.CodeBandwidthCap, Dir: "read", Severity: "info", Summary: "a flat bandwidth cap binds at 125 MB/s",
 			Evidence: map[string]float64{"limit_bw_bytes": 125e6}}, steady(result.CodeNotSteady),
 		result.Finding{Kind: "writeback", Severity: "warn", Summary: "a 9 s writeback tail"})
-	seq.Read = &result.DirResult{IOPS: 119.2, BWBytes: 125e6, Lat: result.Latency{N: 1000, MeanNs: 67e6, P99Ns: 80e6}}
+	seq.Read = &result.DirResult{IOPS: 119.2, BWBytes: 125e6, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: 67e6, P99Ns: 80e6}}
+	seq.FioSeries = flat(119.2, 1<<20)
 	sync := mk(3, "fdatasync-2300", "write", 2300, 1,
 		result.Finding{Kind: result.KindEtcd, Code: result.CodeEtcdFail, Severity: "fail", Summary: "fdatasync p99 15 ms against the 10 ms limit: fail",
 			Evidence: map[string]float64{"p99_ns": 15e6, "syncs": 2000}}, steady(result.CodeNotJudged))
@@ -181,7 +192,9 @@ func TestHTMLFindingsWorstFirstFolded(t *testing.T) {
 	}
 	// fail (etcd), warn (writeback), then the infos: as the text report.
 	var want []string
-	for _, fl := range findingLines(diskResults()) {
+	rs := diskResults()
+	Diagnose(rs, nil) // the limits read off the model, as the page does
+	for _, fl := range findingLines(rs) {
 		want = append(want, fl.Severity)
 	}
 	if strings.Join(sev, ",") != strings.Join(want, ",") || sev[0] != "fail" || sev[1] != "warn" {

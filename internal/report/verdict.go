@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
@@ -17,6 +18,10 @@ import (
 // disk the results were compared with (the expect labels --expect, a
 // storage class or cloud metadata put on them).
 func Diagnose(rs []result.Result, unknown []string) diagnosis.Diagnosis {
+	// The limits of every test and the curves, read off the model of
+	// each whole run (results analysed as they came were each read
+	// against the results before them).
+	analysis.Revise(rs)
 	o := diagnosis.Options{Unknown: unknown}
 	if c, err := limits.Default(); err == nil {
 		o.Match = func(iops, bw float64) []diagnosis.Match {
@@ -68,6 +73,9 @@ func findingLines(rs []result.Result) []findingLine {
 		r := &rs[ri]
 		for fi := range r.Findings {
 			f := &r.Findings[fi]
+			if f.Kind == result.KindLimit && f.Evidence["model_base_lat_ns"] > 0 && hasModel(rs) {
+				continue // on a curve: its model's line says it, with the other depths
+			}
 			if f.Kind == result.KindSteady {
 				switch f.Code {
 				case result.CodeSteady:
@@ -97,6 +105,18 @@ func findingLines(rs []result.Result) []findingLine {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return sevRank(out[i].Severity) < sevRank(out[j].Severity) })
 	return out
+}
+
+// hasModel says the results carry the disk model's curves.
+func hasModel(rs []result.Result) bool {
+	for i := range rs {
+		for _, f := range rs[i].Findings {
+			if f.Kind == result.KindModel {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func uniq(s []string) []string {

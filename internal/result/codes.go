@@ -17,7 +17,54 @@ const (
 	// KindLimit names the limit that binds a result's direction, from the
 	// measurements alone.
 	KindLimit = "limit"
+	// KindModel is the disk model of one direction and IO shape fitted
+	// over a run's tests (its code is the limit that binds the curve's
+	// best rate), on the result that last changed it.
+	KindModel = "model"
 )
+
+// States of a disk model's curve (a KindModel finding's "state"
+// evidence holds StateNumber).
+const (
+	// StateLatency: latency stays at the base up to the deepest depth
+	// measured: a deeper queue gives more.
+	StateLatency = "latency-bound"
+	// StateApproaching: latency has started to grow and each doubling
+	// gives less, but the rate still rises: the ceiling is above.
+	StateApproaching = "approaching"
+	// StatePlateau: a deeper queue gave no more; latency grows with it.
+	StatePlateau = "plateau"
+	// StateOneDepth: one depth only; the plateau's kind is read from
+	// that test alone.
+	StateOneDepth = "one-depth"
+)
+
+// StateNumber is a curve state as a number (0 one depth, 1
+// latency-bound, 2 approaching, 3 plateau); StateName reads it back.
+func StateNumber(state string) int {
+	switch state {
+	case StateLatency:
+		return 1
+	case StateApproaching:
+		return 2
+	case StatePlateau:
+		return 3
+	}
+	return 0
+}
+
+// StateName is the state StateNumber gave n.
+func StateName(n float64) string {
+	switch n {
+	case 1:
+		return StateLatency
+	case 2:
+		return StateApproaching
+	case 3:
+		return StatePlateau
+	}
+	return StateOneDepth
+}
 
 // Finding codes: a stable, machine-readable name for what a finding says,
 // beside its numbers. Scripts and alerts match on these, never on the

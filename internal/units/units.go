@@ -185,6 +185,18 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + units[u]
 }
 
+// IOSize prints an IO size for people, exactly and with its unit: 4 KiB,
+// 1 MiB, 2,300 B.
+func IOSize(n int64) string {
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	u := 0
+	for u < len(names)-1 && n != 0 && n%1024 == 0 {
+		n /= 1024
+		u++
+	}
+	return Commas(n) + " " + names[u]
+}
+
 // HumanBytes prints a byte count rounded, in binary units, for people.
 func HumanBytes(n float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}

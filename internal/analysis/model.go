@@ -1,0 +1,752 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+)
+
+// The disk model. For one run and target, each direction and IO shape
+// (block size, random or sequential) gets a curve: the IOPS and mean
+// latency fio measured against the IOs it kept in flight (iodepth x
+// numjobs). Little's law makes IOPS = QD / latency at every depth, so a
+// curve has one of three shapes (docs/architecture.md, "The disk model"):
+// latency-bound (IOPS grow with the queue, latency stays), a plateau
+// (IOPS flat, latency grows with the queue), or the knee between. The fit
+// is IOPS(q) = min(q / L0, C): L0 the base latency, C the ceiling, and
+// q* = L0 x C the knee. What sets the plateau is read from the plateau's
+// own tests: a rate paced flat (a throttle, above or inside the device),
+// fio's or the host's CPU, or a saturated device. Every limit finding of a
+// test is read off its curve, so the headline, the per-test findings and
+// the advice say one thing.
+
+// Curve states (result.State*).
+const (
+	StateLatency     = result.StateLatency
+	StateApproaching = result.StateApproaching
+	StatePlateau     = result.StatePlateau
+	StateOneDepth    = result.StateOneDepth
+)
+
+// Model thresholds.
+const (
+	// inflationFlat: latency within 30% of the base is not queueing.
+	inflationFlat = 1.3
+	// inflationPlateau: latency four times the base: the depth is far
+	// past the knee, so the rate there is the ceiling even where the knee
+	// is gradual (a single-server queue gives 80% of its ceiling there).
+	inflationPlateau = 4.0
+	// plateauGain: a doubling that adds less than 10% is on the plateau.
+	plateauGain = 0.10
+	// onCeiling: points within 10% of the ceiling rest on it.
+	onCeiling = 0.9
+	// bwTolerance: two block sizes within 10% in MB/s share a bandwidth
+	// cap (an IOPS cap gives small blocks a small fraction of the bytes).
+	bwTolerance = 0.10
+	// unsteadyPlateau: a plateau whose level moves by more than 5% from
+	// depth to depth is not held by a throttle or a device.
+	unsteadyPlateau = 0.05
+	// pacedRenewal: a rate paced by a token bucket varies far less than
+	// IOs completing at the pace of their own service times would. A
+	// plateau whose 1 s windows vary less than this share of what the
+	// service time's spread predicts is paced.
+	pacedRenewal = 0.5
+)
+
+// CurveKey names a curve.
+type CurveKey struct {
+	RunID, Target, Dir string
+	BlockSize          int64
+	Random             bool
+	// Buffered: through the page cache (fio's direct=0).
+	Buffered bool
+}
+
+func (k CurveKey) String() string {
+	pat := "seq"
+	if k.Random {
+		pat = "rand"
+	}
+	s := fmt.Sprintf("%s %s %s", k.Dir, pat, units.IOSize(k.BlockSize))
+	if k.Buffered {
+		s += " buffered"
+	}
+	return s
+}
+
+// CurvePoint is one depth of a curve; repeats of a test are merged.
+type CurvePoint struct {
+	QD    int    `json:"qd"`
+	Jobs  int    `json:"jobs"`
+	Test  string `json:"test"`
+	Tests []string
+	IOPS  float64 `json:"iops"`
+	BW    float64 `json:"bw_bytes"`
+	LatNs float64 `json:"lat_mean_ns"`
+	// Fit is the model's IOPS at this depth, Inflation the mean latency
+	// over the base.
+	Fit       float64 `json:"fit_iops"`
+	Inflation float64 `json:"inflation"`
+	// CPUBound: fio's job or the host ran out of CPU in this test.
+	CPUBound bool `json:"cpu_bound"`
+
+	facts []dirFacts
+}
+
+// Curve is the fitted model of one direction and IO shape.
+type Curve struct {
+	Key    CurveKey
+	Points []CurvePoint
+	// BaseLatNs is L0, the mean latency at the shallowest depth (BaseQD).
+	BaseLatNs float64
+	BaseQD    int
+	// Ceiling is the fitted C in IOPS (0 when the curve does not bend
+	// within what was measured), CeilingLow..CeilingHigh the range of
+	// the fits about as good, Sharpness the knee's (1 gradual, large a
+	// sharp corner); CeilingBW is C in bytes/s.
+	Ceiling, CeilingBW      float64
+	CeilingLow, CeilingHigh float64
+	Sharpness               float64
+	// Level is the headline rate (IOPS): the plateau's measured level, or
+	// the best rate measured; LevelBW the same in bytes/s, RateLow and
+	// RateHigh its interval.
+	Level, LevelBW    float64
+	RateLow, RateHigh float64
+	// Knee is q* = L0 x C, the depth where IOPS stop growing in
+	// proportion (0 when the curve does not bend).
+	Knee float64
+	// State is StateLatency, StateApproaching, StatePlateau or
+	// StateOneDepth; Kind is the limit code that binds the curve's best
+	// rate, Why the evidence for it in words.
+	State string
+	Kind  string
+	Why   string
+	// Unsteady is how far the plateau's level moves between its depths,
+	// (max - min) / level.
+	Unsteady float64
+	// Residual is the root mean square of ln(measured / fitted) over the
+	// points.
+	Residual float64
+	// Gain is the relative IOPS gain per doubling between the two
+	// deepest points (0 with one point).
+	Gain float64
+	// CPURetry, when the plan ran the deepest depth again with more jobs:
+	// the rate with one job and with more.
+	CPURetry *CPURetry
+}
+
+// CPURetry compares one depth with one fio job and with more.
+type CPURetry struct {
+	QD             int
+	OneJob, More   float64
+	Jobs           int
+	FioWasTheLimit bool
+}
+
+// Deepest is the deepest point.
+func (c *Curve) Deepest() *CurvePoint { return &c.Points[len(c.Points)-1] }
+
+// Best is the point with the most IOPS.
+func (c *Curve) Best() *CurvePoint {
+	b := &c.Points[0]
+	for i := range c.Points {
+		if c.Points[i].IOPS > b.IOPS {
+			b = &c.Points[i]
+		}
+	}
+	return b
+}
+
+// Large says the curve measures bandwidth (large blocks).
+func (c *Curve) Large() bool { return c.Key.BlockSize >= largeBlock }
+
+// Model is every curve of a set of results.
+type Model struct {
+	Curves []Curve
+}
+
+// Curve finds the curve holding r's direction dir.
+func (m *Model) Curve(r *result.Result, dir string) (*Curve, *CurvePoint) {
+	k, ok := curveKey(r, dir)
+	if !ok {
+		return nil, nil
+	}
+	for i := range m.Curves {
+		c := &m.Curves[i]
+		if c.Key != k {
+			continue
+		}
+		for j := range c.Points {
+			for _, f := range c.Points[j].facts {
+				if f.r == r {
+					return c, &c.Points[j]
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// curveKey is the curve r's direction belongs to; false when the test is
+// not on a curve (mixed, buffered, syncing, failed, or a probe).
+func curveKey(r *result.Result, dir string) (CurveKey, bool) {
+	t := r.Test
+	if r.Status != "ok" || dir == "sync" || t.Fdatasync > 0 || t.Group == result.GroupLayout || t.Group == result.GroupBurstCheck {
+		return CurveKey{}, false
+	}
+	var random bool
+	switch t.RW {
+	case "randread", "randwrite", "randtrim":
+		random = true
+	case "read", "write", "trim":
+	default:
+		return CurveKey{}, false
+	}
+	bs := t.BlockSize
+	if bs <= 0 {
+		return CurveKey{}, false
+	}
+	run, target := r.RunID, targetKey(r)
+	if r.Suite == "fio" {
+		// Plain fio output, often a file per depth: one curve across
+		// the files, as Annotate reads them as one sweep.
+		run, target = "fio", ""
+	}
+	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: !t.Direct}, true
+}
+
+// FitModel fits a curve per direction and IO shape over rs. Results of
+// several runs or targets give curves of their own.
+func FitModel(rs []*result.Result) Model {
+	var fs []dirFacts
+	for _, r := range rs {
+		fs = append(fs, allFacts(r)...)
+	}
+	return fitFacts(fs)
+}
+
+func fitFacts(fs []dirFacts) Model {
+	byKey := map[CurveKey][]dirFacts{}
+	var order []CurveKey
+	for _, f := range fs {
+		k, ok := curveKey(f.r, f.dir)
+		if !ok {
+			continue
+		}
+		if _, seen := byKey[k]; !seen {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], f)
+	}
+	var m Model
+	for _, k := range order {
+		m.Curves = append(m.Curves, fitCurve(k, byKey[k]))
+	}
+	crossSizes(&m)
+	return m
+}
+
+// point merges the tests of one depth: the mean rate, latency weighted by
+// IOs. Tests of the same depth with more jobs (a CPU retry) are kept apart
+// by fitCurve.
+func point(fs []dirFacts) CurvePoint {
+	p := CurvePoint{QD: fs[0].qd, Jobs: fs[0].jobs, Test: fs[0].r.Test.Name, facts: fs}
+	var latSum, n float64
+	for _, f := range fs {
+		p.IOPS += f.d.IOPS
+		p.BW += f.d.BWBytes
+		w := math.Max(float64(f.d.Lat.N), 1)
+		latSum += f.latNs * w
+		n += w
+		p.CPUBound = p.CPUBound || f.cpuBound(false)
+		if !containsString(p.Tests, f.r.Test.Name) {
+			p.Tests = append(p.Tests, f.r.Test.Name)
+		}
+	}
+	p.IOPS /= float64(len(fs))
+	p.BW /= float64(len(fs))
+	if n > 0 {
+		p.LatNs = latSum / n
+	}
+	if p.LatNs <= 0 && p.IOPS > 0 {
+		p.LatNs = float64(p.QD) / p.IOPS * 1e9 // Little's law, when fio gave no latency
+	}
+	return p
+}
+
+func containsString(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func fitCurve(k CurveKey, fs []dirFacts) Curve {
+	c := Curve{Key: k}
+	type qj struct{ q, jobs int }
+	groups := map[qj][]dirFacts{}
+	for _, f := range fs {
+		groups[qj{f.qd, f.jobs}] = append(groups[qj{f.qd, f.jobs}], f)
+	}
+	// One point per depth: with several job counts at one depth (the
+	// plan's CPU retry), the curve takes the faster, and says so.
+	byQD := map[int]CurvePoint{}
+	for key, g := range groups {
+		p := point(g)
+		prev, ok := byQD[key.q]
+		if !ok {
+			byQD[key.q] = p
+			continue
+		}
+		lo, hi := prev, p
+		if lo.IOPS > hi.IOPS {
+			lo, hi = hi, lo
+		}
+		byQD[key.q] = hi
+		if lo.Jobs != hi.Jobs && (c.CPURetry == nil || key.q > c.CPURetry.QD) {
+			one, more := lo, hi
+			if one.Jobs > more.Jobs {
+				one, more = more, one
+			}
+			c.CPURetry = &CPURetry{QD: key.q, OneJob: one.IOPS, More: more.IOPS, Jobs: more.Jobs,
+				FioWasTheLimit: more.IOPS >= (1+plateauGain)*one.IOPS}
+		}
+	}
+	for _, p := range byQD {
+		c.Points = append(c.Points, p)
+	}
+	sort.Slice(c.Points, func(i, j int) bool { return c.Points[i].QD < c.Points[j].QD })
+	pts := c.Points
+	c.BaseQD, c.BaseLatNs = pts[0].QD, pts[0].LatNs
+	for _, p := range pts {
+		// Latency cannot fall as the queue deepens but for noise: the
+		// least latency of the shallow points is the base.
+		if p.QD <= 2*c.BaseQD && p.LatNs > 0 && p.LatNs < c.BaseLatNs {
+			c.BaseLatNs = p.LatNs
+		}
+	}
+	svc := -1.0
+	for _, f := range pts[0].facts {
+		if cv := histCV(&f.d.Hist); cv > 0 {
+			svc = cv
+		}
+	}
+	for i := range c.Points {
+		if c.BaseLatNs > 0 {
+			c.Points[i].Inflation = c.Points[i].LatNs / c.BaseLatNs
+		}
+		for j := range c.Points[i].facts {
+			c.Points[i].facts[j].serviceCV = svc
+		}
+	}
+	c.fitShape()
+	deep := c.Deepest()
+	// The points past the knee (latency grown): how much each doubling
+	// of the queue still adds there, by least squares on log IOPS.
+	var past []CurvePoint
+	for _, p := range pts {
+		if p.Inflation >= inflationFlat {
+			past = append(past, p)
+		}
+	}
+	if len(past) >= 2 {
+		c.Gain = gainOver(past)
+	} else if len(pts) >= 2 {
+		c.Gain = gainPerDoubling(SweepPoint{Outstanding: pts[len(pts)-2].QD, IOPS: pts[len(pts)-2].IOPS},
+			SweepPoint{Outstanding: deep.QD, IOPS: deep.IOPS})
+	}
+	switch {
+	case len(pts) == 1:
+		c.State = StateOneDepth
+	case len(past) == 0:
+		c.State = StateLatency
+	case len(past) >= 2 && c.Gain < plateauGain:
+		c.State = StatePlateau
+	case len(past) == 1 && past[0].Inflation >= inflationPlateau && past[0].QD == deep.QD:
+		// Only the deepest is past the knee, and so far past it that its
+		// rate is the ceiling: the plateau rests on that one point.
+		c.State = StatePlateau
+	default:
+		c.State = StateApproaching
+	}
+	c.setLevel()
+	c.Kind, c.Why = c.plateauKind()
+	return c
+}
+
+// gainOver is the relative IOPS gain per doubling of the queue, fitted by
+// least squares over pts (log IOPS against log2 depth).
+func gainOver(pts []CurvePoint) float64 {
+	var sx, sy, sxx, sxy, n float64
+	for _, p := range pts {
+		if p.IOPS <= 0 {
+			continue
+		}
+		x, y := math.Log2(float64(p.QD)), math.Log(p.IOPS)
+		sx, sy, sxx, sxy, n = sx+x, sy+y, sxx+x*x, sxy+x*y, n+1
+	}
+	den := n*sxx - sx*sx
+	if n < 2 || den <= 0 {
+		return 0
+	}
+	return math.Exp((n*sxy-sx*sy)/den) - 1
+}
+
+// Sharpnesses the fit tries: 1 is a gradual knee (a device whose queue
+// grows as in M/M/1), large values the sharp corner of a token bucket.
+var sharpnesses = [...]float64{1, 1.5, 2, 3, 4, 6, 8, 16, 64}
+
+// fitIOPS is the model at depth q: the smooth minimum of q / L0 (latency
+// bound) and C (the ceiling), with sharpness p, in logs to keep large
+// powers finite.
+func fitIOPS(q, l0s, ceiling, p float64) float64 {
+	a := -p * math.Log(q/l0s)
+	if ceiling <= 0 || math.IsInf(ceiling, 1) {
+		return q / l0s
+	}
+	b := -p * math.Log(ceiling)
+	m := math.Max(a, b)
+	return math.Exp(-(m + math.Log(math.Exp(a-m)+math.Exp(b-m))) / p)
+}
+
+// fitShape fits C and the knee's sharpness over the curve's points by
+// least squares on log IOPS, with L0 the measured base latency, and sets
+// each point's fitted rate and the residual. No bend (the best fit has
+// no finite ceiling) leaves Ceiling 0.
+func (c *Curve) fitShape() {
+	l0 := c.BaseLatNs / 1e9
+	if l0 <= 0 || len(c.Points) == 0 {
+		return
+	}
+	xmax := c.Best().IOPS
+	sse := func(ceiling, p float64) float64 {
+		var s float64
+		for _, pt := range c.Points {
+			if pt.IOPS > 0 {
+				d := math.Log(pt.IOPS / fitIOPS(float64(pt.QD), l0, ceiling, p))
+				s += d * d
+			}
+		}
+		return s
+	}
+	type fit struct{ ceiling, p, sse float64 }
+	var fits []fit
+	for _, p := range sharpnesses {
+		// Golden section over log C; a ceiling 50 times the best rate
+		// is no ceiling within what was measured.
+		lo, hi := math.Log(0.5*xmax), math.Log(50*xmax)
+		g := (math.Sqrt(5) - 1) / 2
+		x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
+		f1, f2 := sse(math.Exp(x1), p), sse(math.Exp(x2), p)
+		for i := 0; i < 60; i++ {
+			if f1 <= f2 {
+				hi, x2, f2 = x2, x1, f1
+				x1 = hi - g*(hi-lo)
+				f1 = sse(math.Exp(x1), p)
+			} else {
+				lo, x1, f1 = x1, x2, f2
+				x2 = lo + g*(hi-lo)
+				f2 = sse(math.Exp(x2), p)
+			}
+		}
+		cc := math.Exp((lo + hi) / 2)
+		fits = append(fits, fit{cc, p, sse(cc, p)})
+	}
+	none := sse(0, 1)
+	best := fit{0, 0, none}
+	for _, f := range fits {
+		if f.sse < best.sse-1e-12 {
+			best = f
+		}
+	}
+	n := float64(len(c.Points))
+	if best.ceiling >= 40*xmax || best.p == 0 {
+		best = fit{0, 0, none}
+	}
+	c.Ceiling, c.Sharpness = best.ceiling, best.p
+	// The ceiling's interval: every sharpness that fits about as well (a
+	// few percent per point).
+	c.CeilingLow, c.CeilingHigh = c.Ceiling, c.Ceiling
+	if c.Ceiling > 0 {
+		for _, f := range fits {
+			if f.sse <= best.sse+n*0.03*0.03 && f.ceiling < 40*xmax {
+				c.CeilingLow, c.CeilingHigh = math.Min(c.CeilingLow, f.ceiling), math.Max(c.CeilingHigh, f.ceiling)
+			}
+		}
+		c.Knee = math.Max(1, l0*c.Ceiling)
+	}
+	var ss float64
+	for i := range c.Points {
+		pt := &c.Points[i]
+		pt.Fit = fitIOPS(float64(pt.QD), l0, c.Ceiling, math.Max(c.Sharpness, 1))
+		if pt.IOPS > 0 {
+			d := math.Log(pt.IOPS / pt.Fit)
+			ss += d * d
+		}
+	}
+	c.Residual = math.Sqrt(ss / n)
+}
+
+// setLevel sets the curve's headline rate: on a plateau, the points that
+// reached it (within 10% of the best, with latency grown); otherwise the
+// best point. RateLow..RateHigh is its interval: the spread of those
+// points and each one's own second-to-second spread over its length.
+func (c *Curve) setLevel() {
+	best := c.Best()
+	on := []*CurvePoint{best}
+	if c.State == StatePlateau {
+		on = on[:0]
+		for i := range c.Points {
+			p := &c.Points[i]
+			if p.IOPS >= onCeiling*best.IOPS && (p.Inflation >= inflationFlat || p == best) {
+				on = append(on, p)
+			}
+		}
+	}
+	var logSum float64
+	lo, hi := math.Inf(1), 0.0
+	for _, p := range on {
+		logSum += math.Log(p.IOPS)
+		lo, hi = math.Min(lo, p.IOPS), math.Max(hi, p.IOPS)
+		for _, f := range p.facts {
+			if e := f.meanErr(); e > 0 {
+				lo, hi = math.Min(lo, p.IOPS*(1-e)), math.Max(hi, p.IOPS*(1+e))
+			}
+		}
+	}
+	c.Level = math.Exp(logSum / float64(len(on)))
+	// How much the plateau moves from depth to depth: a throttle or a
+	// device holds its level, CPU shared with other work does not.
+	if c.State == StatePlateau {
+		first := best.QD
+		for _, p := range on {
+			first = min(first, p.QD)
+		}
+		lo, hi := math.Inf(1), 0.0
+		for _, p := range c.Points {
+			if p.QD >= first {
+				lo, hi = math.Min(lo, p.IOPS), math.Max(hi, p.IOPS)
+			}
+		}
+		c.Unsteady = (hi - lo) / c.Level
+	}
+	c.LevelBW = c.Level * float64(c.Key.BlockSize)
+	c.RateLow, c.RateHigh = lo, hi
+	if c.State == StateOneDepth || c.Ceiling == 0 && c.State == StatePlateau {
+		c.Ceiling = c.Level
+	}
+	c.CeilingBW = c.Ceiling * float64(c.Key.BlockSize)
+}
+
+// plateauKind says what binds the curve's best rate, with why.
+func (c *Curve) plateauKind() (string, string) {
+	deep := c.Deepest()
+	switch c.State {
+	case StateLatency:
+		return result.CodeLatency, fmt.Sprintf("latency stays at %s per IO up to QD%d (%s at QD%d): a deeper queue gives more",
+			units.Latency(c.BaseLatNs), deep.QD, units.Latency(deep.LatNs), deep.QD)
+	case StateApproaching:
+		return result.CodeLatency, fmt.Sprintf("still rising %.0f%% per doubling at QD%d, latency %.1fx the base: the ceiling is above %s IOPS; a deeper queue gives more",
+			100*c.Gain, deep.QD, deep.Inflation, units.Figure(deep.IOPS))
+	}
+	// On the plateau (or one depth): read the plateau's deepest test
+	// with a series long enough to judge.
+	var ev *dirFacts
+	for i := len(c.Points) - 1; i >= 0 && ev == nil; i-- {
+		p := &c.Points[i]
+		if p.IOPS < onCeiling*c.Best().IOPS {
+			continue
+		}
+		for j := range p.facts {
+			if ev == nil || p.facts[j].windows > ev.windows {
+				ev = &p.facts[j]
+			}
+		}
+	}
+	if ev == nil {
+		ev = &deep.facts[0]
+	}
+	if c.CPURetry != nil && c.CPURetry.FioWasTheLimit && c.State == StatePlateau && deep.Jobs > 1 && deep.CPUBound {
+		return result.CodeCPU, fmt.Sprintf("with %d jobs the rate rose from %s to %s IOPS and the CPU is spent again", c.CPURetry.Jobs,
+			units.Figure(c.CPURetry.OneJob), units.Figure(c.CPURetry.More))
+	}
+	return kindOf(*ev, c)
+}
+
+// kindOf reads what binds one test on a plateau (or the only test of a
+// curve) from its own evidence: a paced rate is a throttle, a spent CPU
+// the CPU, IO held above the device a throttle there, IO queued in the
+// device with latency grown in proportion a saturated device.
+func kindOf(f dirFacts, c *Curve) (string, string) {
+	capCode := result.CodeIOPSCap
+	if f.bs >= largeBlock {
+		capCode = result.CodeBandwidthCap
+	}
+	if rt := float64(f.d.RuntimeMs) / 1000; rt > 0 && rt < 1 {
+		return result.CodeUnknown, fmt.Sprintf("%.2f s of IO is too short to tell what binds it", rt)
+	}
+	if paced, why := f.paced(); paced {
+		return capCode, why
+	}
+	if f.cpuBound(c != nil && c.Unsteady > unsteadyPlateau) {
+		return result.CodeCPU, f.cpuWhy()
+	}
+	if f.held() {
+		s := fmt.Sprintf("IO is held above the device: fio keeps %d in flight, the device's queue holds %.1f", f.qd, f.devQueue)
+		if f.d.Lat.P50Ns > 0 && f.d.Lat.P999Ns > 20*f.d.Lat.P50Ns {
+			s += fmt.Sprintf(", with latency p50 %s but p99.9 %s: a throttle releasing IO in slices", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
+		}
+		return capCode, s
+	}
+	if c != nil && c.State == StatePlateau && f.devQueue >= 0 && !f.held() {
+		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate varies %.1f%% second to second, as the device's own service does, not a throttle's pace",
+			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, 100*math.Max(f.spread1s, 0))
+		if f.full() {
+			s += fmt.Sprintf("; its queue holds %.1f of %d IOs (util %.0f%%)", f.devQueue, f.qd, f.devUtil)
+		}
+		return result.CodeDevice, s
+	}
+	if c != nil && c.State == StatePlateau && f.devQueue < 0 {
+		return result.CodeUnknown, fmt.Sprintf("a plateau at %s IOPS, but with no device samples or time series a throttle cannot be told from a saturated device",
+			units.Figure(c.Best().IOPS))
+	}
+	if f.qd == 1 {
+		return result.CodeLatency, fmt.Sprintf("one IO at a time: %s per IO allows %s IOPS; no deeper test to compare", units.Latency(f.latNs), units.Figure(1e9/f.latNs))
+	}
+	return result.CodeUnknown, fmt.Sprintf("one depth only (QD%d, %s per IO): latency cannot be told from a ceiling without a test at another depth (diagnose runs them)",
+		f.qd, units.Latency(f.latNs))
+}
+
+// crossSizes tells bandwidth caps from IOPS caps across block sizes: two
+// capped curves of one direction at the same MB/s are one bandwidth cap;
+// at the same IOPS, one IOPS cap.
+func crossSizes(m *Model) {
+	for i := range m.Curves {
+		a := &m.Curves[i]
+		if a.Kind != result.CodeIOPSCap && a.Kind != result.CodeBandwidthCap {
+			continue
+		}
+		for j := range m.Curves {
+			b := &m.Curves[j]
+			if i == j || b.Key.RunID != a.Key.RunID || b.Key.Target != a.Key.Target || b.Key.Dir != a.Key.Dir || b.Key.BlockSize == a.Key.BlockSize ||
+				b.Kind != result.CodeIOPSCap && b.Kind != result.CodeBandwidthCap {
+				continue
+			}
+			switch {
+			case a.LevelBW > 0 && b.LevelBW > 0 && math.Min(a.LevelBW, b.LevelBW) >= (1-bwTolerance)*math.Max(a.LevelBW, b.LevelBW):
+				// Small blocks at the MB/s of large ones: IOPS caps give
+				// small blocks far fewer bytes.
+				if a.Kind != result.CodeBandwidthCap {
+					a.Kind, a.Why = result.CodeBandwidthCap, a.Why+fmt.Sprintf("; %s moves the same %s MB/s: the cap is on bandwidth", b.Key, units.Figure(b.LevelBW/1e6))
+				}
+			case sameLevel(a.Level, b.Level):
+				if a.Kind != result.CodeIOPSCap {
+					a.Kind, a.Why = result.CodeIOPSCap, a.Why+fmt.Sprintf("; %s runs at the same %s IOPS: the cap is on IOPS", b.Key, units.Figure(b.Level))
+				}
+			}
+		}
+	}
+}
+
+// PointCode is what binds one point of a curve: latency below the knee,
+// the curve's kind on the plateau.
+func (c *Curve) PointCode(p *CurvePoint) string {
+	if c.State == StateLatency || c.State == StateApproaching {
+		return result.CodeLatency
+	}
+	if c.State == StatePlateau && p.Inflation < inflationFlat && p.IOPS < onCeiling*c.Level {
+		return result.CodeLatency
+	}
+	return c.Kind
+}
+
+// Summary says the curve in one line.
+func (c *Curve) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", c.Key)
+	qds := make([]string, len(c.Points))
+	for i, p := range c.Points {
+		qds[i] = fmt.Sprintf("QD%d %s", p.QD, units.Figure(p.IOPS))
+	}
+	switch c.State {
+	case StateLatency:
+		fmt.Fprintf(&b, "latency-bound up to QD%d: %s per IO at every depth measured, a deeper queue gives more", c.Deepest().QD, units.Latency(c.BaseLatNs))
+	case StateApproaching:
+		fmt.Fprintf(&b, "no plateau by QD%d: %s", c.Deepest().QD, c.Why)
+	case StatePlateau:
+		fmt.Fprintf(&b, "plateau at %s IOPS (%s MB/s, %s to %s) from about QD%s, base latency %s; %s: %s", units.Figure(c.Level), units.Figure(c.LevelBW/1e6),
+			units.Figure(c.RateLow), units.Figure(c.RateHigh), strconv.Itoa(int(math.Ceil(c.Knee))), units.Latency(c.BaseLatNs), limitName(c.Kind), c.Why)
+	case StateOneDepth:
+		fmt.Fprintf(&b, "one depth: %s: %s", limitName(c.Kind), c.Why)
+	}
+	fmt.Fprintf(&b, " [%s; fit residual %.2f]", strings.Join(qds, ", "), c.Residual)
+	return b.String()
+}
+
+// limitName is a limit code in words.
+func limitName(code string) string {
+	switch code {
+	case result.CodeIOPSCap:
+		return "a flat IOPS cap"
+	case result.CodeBandwidthCap:
+		return "a flat bandwidth cap"
+	case result.CodeLatency:
+		return "latency"
+	case result.CodeDevice:
+		return "the device saturates"
+	case result.CodeCPU:
+		return "the CPU"
+	}
+	return "unknown"
+}
+
+// ModelFinding records a curve's fit on the result that completed it:
+// its parameters, how well it fits and the points it rests on.
+func ModelFinding(c *Curve) result.Finding {
+	ev := map[string]float64{"io_size_bytes": float64(c.Key.BlockSize), "base_lat_ns": c.BaseLatNs, "base_qd": float64(c.BaseQD),
+		"ceiling_iops": c.Ceiling, "ceiling_bw_bytes": c.CeilingBW, "ceiling_low": c.CeilingLow, "ceiling_high": c.CeilingHigh,
+		"sharpness": c.Sharpness, "level_iops": c.Level, "rate_low": c.RateLow, "rate_high": c.RateHigh,
+		"knee_qd": c.Knee, "residual": c.Residual, "points": float64(len(c.Points)), "deepest_qd": float64(c.Deepest().QD),
+		"deepest_iops": c.Deepest().IOPS, "best_iops": c.Best().IOPS, "gain_per_doubling": c.Gain,
+		"state": float64(result.StateNumber(c.State)), "random": b2f(c.Key.Random), "buffered": b2f(c.Key.Buffered)}
+	for _, p := range c.Points {
+		ev[fmt.Sprintf("qd%d_iops", p.QD)] = p.IOPS
+		ev[fmt.Sprintf("qd%d_lat_ns", p.QD)] = p.LatNs
+	}
+	if r := c.CPURetry; r != nil {
+		ev["cpu_retry_qd"], ev["cpu_retry_one_job"], ev["cpu_retry_more"], ev["cpu_retry_jobs"] = float64(r.QD), r.OneJob, r.More, float64(r.Jobs)
+	}
+	return result.Finding{Kind: result.KindModel, Code: c.Kind, Severity: SevInfo, Dir: c.Key.Dir, Summary: c.Summary(), Evidence: ev}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// histCV is a latency histogram's coefficient of variation (0 when it
+// holds fewer than 100 IOs).
+func histCV(h *result.Histogram) float64 {
+	if h.Count() < 100 {
+		return 0
+	}
+	mean := h.Mean()
+	if mean <= 0 {
+		return 0
+	}
+	var ss float64
+	for _, b := range h.Buckets() {
+		d := float64(b.Ns) - mean
+		ss += float64(b.Count) * d * d
+	}
+	return math.Sqrt(ss/float64(h.Count())) / mean
+}
