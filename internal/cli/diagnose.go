@@ -99,8 +99,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return &UsageError{Err: err, Help: "e.g. --precision 2% or --precision 0.05"}
 	}
 	budget := time.Duration(o.budget)
-	if budget < 30*time.Second || budget > 24*time.Hour {
-		return &UsageError{Err: fmt.Errorf("--budget %s is outside 30s to 24h", budget), Help: "give between 30s and 24h; 3m is the default"}
+	if least := plan.MinBudget(); budget < least || budget > 24*time.Hour {
+		return &UsageError{Err: fmt.Errorf("--budget %s is outside %s to 24h", budget, least),
+			Help: fmt.Sprintf("the plan's core tests and fsync need at least %s; 3m (the default) also fits the burst check and the QD curves", least)}
 	}
 	if dir != "" && o.device != "" {
 		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
@@ -69,8 +70,8 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 		return k8sUsage("diagnose", "--precision: %v", err)
 	}
 	budget := time.Duration(o.budget)
-	if budget < 30*time.Second || budget > 24*time.Hour {
-		return k8sUsage("diagnose", "--budget %s: give between 30s and 24h", budget)
+	if least := plan.MinBudget(); budget < least || budget > 24*time.Hour {
+		return k8sUsage("diagnose", "--budget %s: give between %s (the plan's core tests and fsync) and 24h", budget, least)
 	}
 	cfg, err := r.podConfig("diagnose")
 	if err != nil {

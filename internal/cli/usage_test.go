@@ -22,7 +22,8 @@ func TestUsageMistakesExit2(t *testing.T) {
 		{[]string{"nosuch"}, "unknown command"},
 		{[]string{"suites", "nope"}, "valid suites: quick"},
 		{[]string{"run", "--suite", "nope", "--no-save", "/nonexistent/iolens-usage-test"}, "valid suites: quick"},
-		{[]string{"diagnose", "--budget", "3", "--no-save", "/nonexistent/iolens-usage-test"}, "outside 30s to 24h"},
+		{[]string{"diagnose", "--budget", "3", "--no-save", "/nonexistent/iolens-usage-test"}, "outside 1m0s to 24h"},
+		{[]string{"diagnose", "--budget", "45s", "--no-save", "/nonexistent/iolens-usage-test"}, "need at least 1m0s"},
 	} {
 		_, errs, code := execute(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint:") && c.args[0] != "nosuch" {

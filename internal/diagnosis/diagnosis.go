@@ -225,6 +225,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			if u, found := strings.CutPrefix(n, result.NoteNotEstablished); found && !contains(d.Unknown, u) {
 				d.Unknown = append(d.Unknown, u)
 			}
+			d.Interrupted = d.Interrupted || n == result.NoteInterrupted
 		}
 	}
 	for _, r := range ok {
@@ -264,7 +265,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 		d.Disk.Burst = dropBetweenTests(ok)
 	}
 	d.Disk.Read, d.Disk.Write = direction(d.Curves, ok, "read"), direction(d.Curves, ok, "write")
-	if o.Match != nil && !o.Interrupted {
+	if o.Match != nil && !d.Interrupted {
 		var capIOPS, capBW float64
 		for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 			if dir == nil {

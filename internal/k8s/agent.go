@@ -153,8 +153,8 @@ func (o *Agent) bench(ctx context.Context, fw *FrameWriter) error {
 // the target, the agent waits for its gate, then the plan runs within its
 // budget, every gated volume starting it together.
 func (o *Agent) diagnoseVolume(ctx context.Context, fw *FrameWriter) error {
-	if o.Budget < 30*time.Second || o.Precision <= 0 || o.Precision > 0.5 || math.IsNaN(o.Precision) {
-		return fmt.Errorf("--budget %s, --precision %g: want at least 30s and a precision in (0, 0.5]", o.Budget, o.Precision)
+	if o.Budget < plan.MinBudget() || o.Precision <= 0 || o.Precision > 0.5 || math.IsNaN(o.Precision) {
+		return fmt.Errorf("--budget %s, --precision %g: want at least %s and a precision in (0, 0.5]", o.Budget, o.Precision, plan.MinBudget())
 	}
 	cfg := runner.Config{Suite: plan.Suite(), Dir: o.Dir, NoPrecondition: true, Plan: true, RunID: o.RunID, IolensVersion: o.Version,
 		Labels: map[string]string{"k8s.agent-started": time.Now().UTC().Format(time.RFC3339Nano)}}

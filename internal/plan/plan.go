@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -82,7 +83,20 @@ func Plan(ctx context.Context, s *runner.Session, o Options, emit func(r result.
 	}
 	p := &planner{s: s, o: o, emit: emit, progress: progress, deadline: o.Clock().Add(o.Budget)}
 	unknown, err := p.run(ctx)
+	if ctx.Err() != nil && p.held != nil {
+		// The last result says the run was cut short, so every report
+		// and the history mark it partial.
+		p.held.Notes = append(p.held.Notes, result.NoteInterrupted)
+	}
 	return unknown, errors.Join(err, p.flush())
+}
+
+// MinBudget is the least budget the plan's core tests and fsync fit in
+// (the burst check and the extra depths are skipped, and said so, below
+// about twice it).
+func MinBudget() time.Duration {
+	s := 10 + float64(len(coreSteps()))*(rampS+rateMinS+overheadS) + 10 + overheadS
+	return time.Duration(math.Ceil(s/10)*10) * time.Second
 }
 
 type planner struct {
@@ -99,10 +113,14 @@ type planner struct {
 	held     *result.Result
 	heldEnds string
 	noted    int // unknowns already attached
+	// done are the results so far: the model the next depth is chosen
+	// from.
+	done []result.Result
 }
 
 // hold emits the result held so far and holds r instead.
 func (p *planner) hold(r result.Result, endsGroup string) error {
+	p.done = append(p.done, r)
 	err := p.flush()
 	p.held, p.heldEnds = &r, endsGroup
 	return err
@@ -136,6 +154,9 @@ func (p *planner) say(step, format string, a ...any) {
 func (p *planner) test(ctx context.Context, spec result.TestSpec, stop runner.StopRule, endsGroup string) (result.Result, error) {
 	p.index++
 	res := p.s.Test(ctx, spec, runner.TestOptions{Index: p.index, Repeat: 1, N: p.index, Stop: stop})
+	if res.Status != "ok" && ctx.Err() == nil {
+		p.note("%s: the test failed (%s)", spec.Name, firstLine(res.Error))
+	}
 	if err := p.hold(res, endsGroup); err != nil {
 		return res, err
 	}
@@ -154,15 +175,89 @@ func Suite() result.Suite {
 // Specs lists every test the plan may run (the layout aside), in its
 // longest form: what a target must have room for.
 func Specs() []result.TestSpec {
-	out := []result.TestSpec{
-		rate("randread-4k-qd32", "randread", 4096, 32, rateMaxS), rate("randwrite-4k-qd32", "randwrite", 4096, 32, rateMaxS),
-		rate("read-1m-qd8", "read", 1<<20, 8, rateMaxS), rate("write-1m-qd8", "write", 1<<20, 8, rateMaxS),
-		rate("randread-4k-qd1", "randread", 4096, 1, rateMaxS), fsyncSpec(fsyncMaxS), burstSpec(burstMaxS),
+	out := []result.TestSpec{fsyncSpec(fsyncMaxS), burstSpec(burstMaxS)}
+	for _, st := range coreSteps() {
+		out = append(out, st.spec)
 	}
-	for _, qd := range []int{2, 4, 8, 16, 64} {
-		out = append(out, rate(fmt.Sprintf("randread-4k-qd%d", qd), "randread", 4096, qd, sweepMaxS))
+	for _, sh := range shapes() {
+		for qd := 1; qd <= sh.maxQD; qd *= 2 {
+			out = append(out, sh.spec(qd, 1, sweepMaxS))
+		}
+		out = append(out, sh.spec(sh.maxQD, cpuRetryJobs, sweepMaxS))
+	}
+	return dedupe(out)
+}
+
+// dedupe keeps the first test of each name.
+func dedupe(ts []result.TestSpec) []result.TestSpec {
+	seen := map[string]bool{}
+	var out []result.TestSpec
+	for _, t := range ts {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t)
+		}
 	}
 	return out
+}
+
+// shape is one curve the plan measures: a pattern and block size whose
+// IOPS and latency it follows across queue depths.
+type shape struct {
+	rw    string
+	bs    int64
+	group string
+	// maxQD is the deepest queue the plan tries; steps the most depths
+	// it adds to the core tests.
+	maxQD, steps int
+}
+
+// shapes are the curves, most important first: the budget left after the
+// core tests goes to them in this order.
+func shapes() []shape {
+	return []shape{
+		{"randread", 4096, sweepGroup, 256, 6},
+		{"randwrite", 4096, "", 256, 3},
+		{"read", 1 << 20, "", 64, 2},
+		{"write", 1 << 20, "", 64, 2},
+	}
+}
+
+func (sh shape) dir() string {
+	if sh.rw == "randwrite" || sh.rw == "write" {
+		return "write"
+	}
+	return "read"
+}
+
+// spec is the shape's test at qd outstanding IOs over jobs fio jobs.
+func (sh shape) spec(qd, jobs int, maxS float64) result.TestSpec {
+	name := fmt.Sprintf("%s-%s-qd%d", sh.rw, strings.ToLower(units.FormatSize(sh.bs)), qd)
+	if jobs > 1 {
+		name += fmt.Sprintf("-%djobs", jobs)
+	}
+	spec := rate(name, sh.rw, sh.bs, max(1, qd/jobs), maxS)
+	spec.NumJobs, spec.Group = jobs, sh.group
+	return spec
+}
+
+type coreStep struct {
+	spec  result.TestSpec
+	group string
+}
+
+// coreSteps are the tests every plan runs after the burst check: each
+// curve's deep end and its base (QD1 for small blocks).
+func coreSteps() []coreStep {
+	sh := shapes()
+	return []coreStep{
+		{sh[0].spec(32, 1, rateMaxS), sweepGroup},
+		{sh[1].spec(32, 1, rateMaxS), ""},
+		{sh[2].spec(8, 1, rateMaxS), ""},
+		{sh[3].spec(8, 1, rateMaxS), ""},
+		{sh[0].spec(1, 1, rateMaxS), sweepGroup},
+		{sh[1].spec(1, 1, rateMaxS), ""},
+	}
 }
 
 func fsyncSpec(maxS float64) result.TestSpec {
@@ -203,23 +298,15 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 	if err := p.burst(ctx); err != nil {
 		return p.unknown, err
 	}
-	type rateStep struct {
-		spec  result.TestSpec
-		group string
-	}
-	steps := []rateStep{
-		{rate("randread-4k-qd32", "randread", 4096, 32, rateMaxS), sweepGroup},
-		{rate("randwrite-4k-qd32", "randwrite", 4096, 32, rateMaxS), ""},
-		{rate("read-1m-qd8", "read", 1<<20, 8, rateMaxS), ""},
-		{rate("write-1m-qd8", "write", 1<<20, 8, rateMaxS), ""},
-		{rate("randread-4k-qd1", "randread", 4096, 1, rateMaxS), sweepGroup},
-	}
-	// What the later steps need at least, so the ceilings never eat it.
-	var qd32, qd1 *result.Result
+	steps := coreSteps()
+	// What the later steps need at least, so the core tests never eat it.
 	reserve := func(after int) float64 {
 		return float64(len(steps)-after-1)*(rampS+rateMinS+overheadS) + 10 + overheadS // and fsync's least
 	}
 	for i, st := range steps {
+		if ctx.Err() != nil {
+			return p.unknown, ctx.Err()
+		}
 		maxS := math.Min(rateMaxS, p.left()-reserve(i)-rampS-overheadS)
 		if maxS < rateMinS {
 			p.note("%s: no time left in the budget", st.spec.Name)
@@ -227,25 +314,19 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		}
 		st.spec.RuntimeS, st.spec.Group = math.Ceil(maxS), st.group
 		p.say(st.spec.Name, "%s until its rate is known to %.0f%% (at most %.0f s)", st.spec.Name, p.o.Precision*100, maxS)
-		ends := ""
-		if st.spec.IODepth == 1 && p.left() < sweepMinS*2+reserve(len(steps)-1) {
-			ends = sweepGroup // no time for a sweep after QD1
-		}
-		res, err := p.test(ctx, st.spec, Converged(rateMinS, p.o.Precision), ends)
-		if err != nil {
+		if _, err := p.test(ctx, st.spec, Converged(rateMinS, p.o.Precision), ""); err != nil {
 			return p.unknown, err
-		}
-		switch st.spec.Name {
-		case "randread-4k-qd32":
-			qd32 = &res
-		case "randread-4k-qd1":
-			qd1 = &res
 		}
 	}
 	if err := p.fsync(ctx); err != nil {
 		return p.unknown, err
 	}
-	return p.unknown, p.sweep(ctx, qd1, qd32)
+	for _, sh := range shapes() {
+		if err := p.finish(ctx, sh); err != nil {
+			return p.unknown, err
+		}
+	}
+	return p.unknown, nil
 }
 
 // fsync measures etcd's pattern until its p99 is certainly on one side
@@ -270,62 +351,127 @@ func (p *planner) fsync(ctx context.Context) error {
 	return nil
 }
 
-// sweep doubles the queue depth of 4k random reads between QD1 and QD32
-// until two doublings add nothing, or QD1 already reaches the QD32 rate.
-func (p *planner) sweep(ctx context.Context, qd1, qd32 *result.Result) error {
-	if qd1 == nil || qd32 == nil || qd1.Read == nil || qd32.Read == nil {
-		p.note("QD sweep: needs the QD1 and QD32 reads")
-		return nil
-	}
-	top := qd32.Read.IOPS
-	if qd1.Read.IOPS >= top*(1-2*p.o.Precision) {
-		return nil // flat from QD1: knee at 1, the QD1 result ended the group
-	}
-	prev, flat := qd1.Read.IOPS, 0
-	depths := []int{2, 4, 8, 16, 64}
-	for i, qd := range depths {
-		maxS := math.Min(sweepMaxS, p.left()-burstMinS-overheadS-rampS)
-		if maxS < sweepMinS {
-			p.note("QD sweep: stopped at QD%d for lack of time; the knee is not established", qd/2)
+// cpuRetryJobs is how many fio jobs the plan splits a CPU-bound depth
+// into, to see whether the device has more to give than one fio job can
+// ask of it.
+const cpuRetryJobs = 2
+
+// finish measures more depths of one shape until its curve shows what
+// binds it: deeper while latency stays at its base (up to maxQD), between
+// the base and the plateau until the knee is bracketed within a doubling,
+// and, where one fio job ran out of CPU, the same depth with more jobs.
+// It stops with a note when the budget runs out first.
+func (p *planner) finish(ctx context.Context, sh shape) error {
+	defer p.endGroup(sh.group)
+	for n := 0; n < sh.steps+1; n++ {
+		c := p.curve(sh)
+		if c == nil {
+			return nil // its core tests did not run
+		}
+		qd, jobs, why := nextDepth(c, sh)
+		if qd == 0 {
 			return nil
 		}
-		if qd == 64 && prev < top*(1-2*p.o.Precision) {
-			break // QD32 is above QD16 and the sweep has it
+		if n == sh.steps {
+			p.note("%s curve: %s, but the plan's %d extra depths are spent", sh.name(), why, sh.steps)
+			return nil
 		}
-		spec := rate(fmt.Sprintf("randread-4k-qd%d", qd), "randread", 4096, qd, maxS)
-		spec.RuntimeS, spec.Group = math.Ceil(maxS), sweepGroup
-		ends := ""
-		last := i == len(depths)-1 || depths[i+1] == 64 && prev >= top
-		p.say(spec.Name, "QD sweep: %s (at most %.0f s)", spec.Name, maxS)
-		// Whether this depth ends the sweep is known only from its
-		// figure, which the analysis needs before it is emitted: the
-		// step runs first, then decides.
-		p.index++
-		res := p.s.Test(ctx, spec, runner.TestOptions{Index: p.index, Repeat: 1, N: p.index, Stop: Converged(sweepMinS, p.o.Precision)})
-		iops := 0.0
-		if res.Read != nil {
-			iops = res.Read.IOPS
+		maxS := math.Min(sweepMaxS, p.left()-overheadS-rampS)
+		if maxS < sweepMinS {
+			p.note("%s curve: %s; no time left in the budget", sh.name(), why)
+			return nil
 		}
-		if iops <= prev*(1+2*p.o.Precision) {
-			flat++
-		} else {
-			flat = 0
-		}
-		if last || flat >= flatDoubling || iops >= top*(1-p.o.Precision) || res.Status != "ok" {
-			ends = sweepGroup
-		}
-		if err := p.hold(res, ends); err != nil {
+		spec := sh.spec(qd, jobs, maxS)
+		spec.RuntimeS = math.Ceil(maxS)
+		p.say(spec.Name, "%s: %s (at most %.0f s)", spec.Name, why, maxS)
+		if _, err := p.test(ctx, spec, Converged(sweepMinS, p.o.Precision), ""); err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if ends != "" {
-			return nil
-		}
-		prev = math.Max(prev, iops)
 	}
 	return nil
+}
+
+func (sh shape) name() string {
+	return fmt.Sprintf("%s %s", sh.rw, units.IOSize(sh.bs))
+}
+
+// curve is the model's curve of sh over the results so far.
+func (p *planner) curve(sh shape) *analysis.Curve {
+	rs := make([]*result.Result, len(p.done))
+	for i := range p.done {
+		rs[i] = &p.done[i]
+	}
+	m := analysis.FitModel(rs)
+	for i := range m.Curves {
+		c := &m.Curves[i]
+		if c.Key.Dir == sh.dir() && c.Key.BlockSize == sh.bs && c.Key.Random == strings.HasPrefix(sh.rw, "rand") && !c.Key.Buffered {
+			return c
+		}
+	}
+	return nil
+}
+
+// nextDepth is the depth (and fio jobs) that tells most about c next,
+// with why; 0 when the curve says what binds it.
+func nextDepth(c *analysis.Curve, sh shape) (qd, jobs int, why string) {
+	have := map[int]bool{}
+	for _, p := range c.Points {
+		have[p.QD] = true
+	}
+	deep := c.Deepest()
+	switch c.State {
+	case analysis.StateOneDepth:
+		if !have[1] {
+			return 1, 1, "its latency at one IO in flight"
+		}
+		return 0, 0, ""
+	case analysis.StateLatency, analysis.StateApproaching:
+		if deep.QD*2 > sh.maxQD {
+			return 0, 0, ""
+		}
+		if c.State == analysis.StateLatency {
+			return deep.QD * 2, 1, fmt.Sprintf("latency still %s at QD%d: a deeper queue", units.Latency(deep.LatNs), deep.QD)
+		}
+		return deep.QD * 2, 1, fmt.Sprintf("still rising %.0f%% per doubling at QD%d: a deeper queue", 100*c.Gain, deep.QD)
+	}
+	// On the plateau: one fio job out of CPU gets a second job.
+	if c.Kind == result.CodeCPU && c.CPURetry == nil {
+		for _, p := range c.Points {
+			if p.QD == deep.QD && p.Jobs == 1 && p.CPUBound && deep.QD >= cpuRetryJobs {
+				return deep.QD, cpuRetryJobs, fmt.Sprintf("one fio job ran out of CPU at QD%d: %d jobs", deep.QD, cpuRetryJobs)
+			}
+		}
+	}
+	// Bracket the knee within a doubling: the deepest depth below it and
+	// the shallowest on the plateau.
+	below, onIt := 0, 0
+	for _, p := range c.Points {
+		if c.PointCode(&p) == result.CodeLatency && p.QD > below {
+			below = p.QD
+		}
+	}
+	for _, p := range c.Points {
+		if p.QD > below && (onIt == 0 || p.QD < onIt) {
+			onIt = p.QD
+		}
+	}
+	if below > 0 && onIt > 2*below {
+		q := below * 2
+		for have[q] && q < onIt {
+			q *= 2
+		}
+		if q < onIt && !have[q] {
+			return q, 1, fmt.Sprintf("the knee is between QD%d and QD%d", below, onIt)
+		}
+	}
+	return 0, 0, ""
+}
+
+// endGroup marks the held result as the last of group (when it is in it).
+func (p *planner) endGroup(group string) {
+	if group != "" && p.held != nil && p.held.Test.Group == group {
+		p.heldEnds = group
+	}
 }
 
 // burst writes until a cliff shows and its lower plateau has lasted, or
@@ -355,12 +501,11 @@ func (p *planner) burst(ctx context.Context) error {
 	return nil
 }
 
-func runtimeS(r *result.Result) float64 {
-	var ms int64
-	for _, d := range []*result.DirResult{r.Read, r.Write} {
-		if d != nil {
-			ms = max(ms, d.RuntimeMs)
-		}
+// firstLine is the first line of s, at most 200 characters.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
 	}
-	return float64(ms) / 1000
+	return s
 }

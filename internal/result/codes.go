@@ -199,6 +199,10 @@ func v1Code(f *Finding) string {
 // diagnose) could not establish, so that the run's report says so too.
 const NoteNotEstablished = "not established: "
 
+// NoteInterrupted is the note on the last result of a run that was stopped
+// before it ended (Ctrl-C, SIGTERM): its figures are partial.
+const NoteInterrupted = "interrupted: the run was stopped before it ended; its figures are partial"
+
 // Groups of a plan's tests that probe something other than a ceiling:
 // their figures are not the disk's ceilings (a layout is short and
 // size-based; a burst check's mean mixes the burst and the baseline).
