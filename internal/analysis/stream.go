@@ -224,6 +224,25 @@ type StallDetector struct {
 	refAt float64 // reference level when the stall began
 	minV  float64
 	dev   devAcc
+	// tail holds the dip's latest windows: when they settle at a level
+	// of their own, the rate has fallen to a new plateau (a burst or a
+	// cache ran out) and stalls are judged against it from then on.
+	tail []float64
+	// pend is the level before the dip settled, kept until it returns
+	// (then the whole span was one stall against it) or the series ends
+	// (then it was a burst, and the new level is the rate's own).
+	pend *pending
+}
+
+// pending is a dip that settled at a lower level, while the level before
+// it may still come back.
+type pending struct {
+	ref, start, last, sum, minV float64
+	cnt                         int
+	stalls                      int // stalls found at the new level
+	hist                        levelHist
+	top                         [3]float64
+	dev                         devAcc
 }
 
 // devAcc sums what the device did during a stall.
@@ -285,6 +304,19 @@ func (d *StallDetector) Add(t, v float64, dev *result.DeviceSample) []result.Fin
 }
 
 func (d *StallDetector) add(t, v float64, dev *result.DeviceSample, dt float64) []result.Finding {
+	if p := d.pend; p != nil {
+		if v >= d.cfg.Frac*p.ref {
+			// The level from before the dip is back: the whole span was
+			// one stall against it.
+			d.pend = nil
+			d.ref, d.top = p.hist, p.top
+			d.in, d.start, d.last, d.refAt, d.minV, d.sum, d.cnt, d.dev = true, p.start, p.last, p.ref, p.minV, p.sum, p.cnt, p.dev
+			out := d.end(false)
+			return append(out, d.add(t, v, dev, dt)...)
+		}
+		p.last, p.sum, p.cnt, p.minV = t, p.sum+v, p.cnt+1, math.Min(p.minV, v)
+		p.dev.add(dev, dt)
+	}
 	for i := range d.top {
 		if v > d.top[i] {
 			copy(d.top[i+1:], d.top[i:len(d.top)-1])
@@ -302,7 +334,7 @@ func (d *StallDetector) add(t, v float64, dev *result.DeviceSample, dt float64) 
 	low := d.ref.n >= 2 && v < d.cfg.Frac*ref
 	switch {
 	case low && !d.in:
-		d.in, d.start, d.refAt, d.minV, d.dev, d.sum, d.cnt = true, t-dt, ref, v, devAcc{}, 0, 0
+		d.in, d.start, d.refAt, d.minV, d.dev, d.sum, d.cnt, d.tail = true, t-dt, ref, v, devAcc{}, 0, 0, d.tail[:0]
 		fallthrough
 	case low:
 		d.last = t
@@ -310,22 +342,100 @@ func (d *StallDetector) add(t, v float64, dev *result.DeviceSample, dt float64) 
 		d.sum += v
 		d.cnt++
 		d.dev.add(dev, dt)
-		return nil
+		return d.settle(t, v, dt)
 	case d.in:
 		return d.end(false)
 	}
 	return nil
 }
 
-// Flush reports a stall still going on at the end of the series.
-func (d *StallDetector) Flush() []result.Finding {
-	if !d.in {
+// Settling: a dip whose last settleS seconds hold within settleSpread of
+// their median, at no less than newLevelFloor of the level before it, is
+// the rate's new level, not a stall.
+const (
+	settleS       = 5
+	settleSpread  = 0.25
+	newLevelFloor = 0.01
+)
+
+// settle re-bases the reference when the dip has settled at a level of
+// its own: what came before the settled windows is a stall only if it
+// fell below Frac of the new level too.
+func (d *StallDetector) settle(t, v, dt float64) []result.Finding {
+	k := max(3, int(math.Round(settleS/math.Max(d.clk.interval, 1e-3))))
+	d.tail = append(d.tail, v)
+	if len(d.tail) > k {
+		d.tail = append(d.tail[:0], d.tail[len(d.tail)-k:]...)
+	}
+	if len(d.tail) < k {
 		return nil
 	}
-	return d.end(true)
+	m := median(d.tail)
+	if m <= 0 || m < newLevelFloor*d.refAt {
+		return nil
+	}
+	for _, x := range d.tail {
+		if math.Abs(x-m) > settleSpread*m {
+			return nil
+		}
+	}
+	if d.pend == nil {
+		d.pend = &pending{ref: d.refAt, start: d.start, last: t, sum: d.sum, cnt: d.cnt, minV: d.minV, hist: d.ref, top: d.top, dev: d.dev}
+	}
+	var tailSum float64
+	for _, x := range d.tail {
+		tailSum += x
+	}
+	var out []result.Finding
+	if n := d.cnt - k; n > 0 && float64(n)*dt >= d.cfg.MinS-1e-9 && (d.sum-tailSum)/float64(n) < d.cfg.Frac*m {
+		// The part before the new level collapsed below it too: a stall
+		// between two levels.
+		d.last, d.refAt = t-float64(k)*dt, m
+		out = d.end(false)
+	}
+	d.in = false
+	d.ref = levelHist{}
+	d.top = [3]float64{}
+	for _, x := range d.tail {
+		d.ref.add(x)
+		for i := range d.top {
+			if x > d.top[i] {
+				copy(d.top[i+1:], d.top[i:len(d.top)-1])
+				d.top[i] = x
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Flush reports a stall still going on at the end of the series.
+func (d *StallDetector) Flush() []result.Finding {
+	var out []result.Finding
+	if d.in {
+		out = d.end(true)
+	}
+	if p := d.pend; p != nil && p.stalls == 0 && len(out) == 0 {
+		// Settled low and never back, with no stall of its own at the
+		// new level: the series ended in one long stall (a cliff, if the
+		// cliff detector finds a plateau there, tells it instead).
+		d.pend = nil
+		d.in, d.start, d.last, d.refAt, d.minV, d.sum, d.cnt, d.dev = true, p.start, p.last, p.ref, p.minV, p.sum, p.cnt, p.dev
+		out = d.end(true)
+	}
+	return out
 }
 
 func (d *StallDetector) end(open bool) []result.Finding {
+	out := d.finding(open)
+	if d.pend != nil && len(out) > 0 {
+		d.pend.stalls++
+	}
+	return out
+}
+
+// finding is the stall that just ended, if it lasted.
+func (d *StallDetector) finding(open bool) []result.Finding {
 	d.in = false
 	dur := d.last - d.start
 	if dur < d.cfg.MinS-1e-9 {

@@ -270,3 +270,41 @@ func TestCliffDetectorWarmUp(t *testing.T) {
 	}
 	t.Logf("%s", c.Summary)
 }
+
+// A short burst at host speed, then a write cache's cycles: 10 s at its
+// drain rate, 15 s stalled, four times. Each stall is judged against the
+// level it falls from and returns to (the drain rate), not the burst's
+// seconds: four stalls of 15 s, not one of 100 s.
+func TestStallsAfterABurstCycle(t *testing.T) {
+	s := flat(6, 3708e6)
+	for range 4 {
+		s = cat(s, flat(10, 150e6).noisy(0.03, uint64(len(s))), flat(15, 0.1e6))
+	}
+	s = cat(s, flat(10, 150e6))
+	stalls, _ := runDetectors(s, nil)
+	if len(stalls) != 4 {
+		t.Fatalf("want 4 stalls, got %d: %+v", len(stalls), stalls)
+	}
+	for k, f := range stalls {
+		if want := float64(16 + 25*k); math.Abs(*f.StartS-want) > 1 || math.Abs(*f.DurationS-15) > 1 {
+			t.Errorf("stall %d: %v s from %v, want 15 s from %v", k, *f.DurationS, *f.StartS, want)
+		}
+		if ref := f.Evidence["reference"]; ref < 120e6 || ref > 180e6 {
+			t.Errorf("stall %d judged against %.0f MB/s, want the 150 MB/s it fell from", k, ref/1e6)
+		}
+	}
+	// The whole story of such a result: one burst, then one stall a cycle.
+	pts := make([]Point, len(s))
+	for i, v := range s {
+		pts[i] = Point{T: float64(i + 1), BWBytes: v, IOPS: v / 4096}
+	}
+	var n int
+	for _, f := range seriesFindings(pts, 1, true) {
+		if f.Kind == KindStall {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d stalls in the result's findings, want 4", n)
+	}
+}
