@@ -163,6 +163,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	})
 	closeErr := s.Close(ctx)
 	prog.Done()
+	snk.Revise(ctx)
 	keeper.Finish(ctx)
 	results := snk.Results()
 	if len(results) > 0 {

@@ -216,6 +216,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
+	snk.Revise(ctx)
 	results := snk.Results()
 	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
 		prog.Line("%s", note)

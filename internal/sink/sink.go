@@ -73,3 +73,43 @@ func (s *Sink) Add(ctx context.Context, r result.Result) error {
 
 // Results are the collected results, in the order they came.
 func (s *Sink) Results() []result.Result { return s.results }
+
+// Revise reads the limits of the collected results again off the disk
+// model of the whole run (each was read against the results before it as
+// it came), and saves again, in place, those whose findings changed. The
+// NDJSON copies keep what each result said when it completed; 'iolens
+// analyze' reads them again the same way.
+func (s *Sink) Revise(ctx context.Context) {
+	if s.Analysis == nil || len(s.results) == 0 {
+		return
+	}
+	before := make([][]result.Finding, len(s.results))
+	for i := range s.results {
+		before[i] = s.results[i].Findings
+	}
+	analysis.Revise(s.results)
+	if s.Keep == nil {
+		return
+	}
+	for i := range s.results {
+		if sameFindings(s.results[i].Findings, before[i]) {
+			continue
+		}
+		if err := s.Keep.Add(ctx, s.results[i]); err != nil && s.Warn != nil {
+			s.Warn(&s.results[i], err)
+		}
+	}
+}
+
+// sameFindings says two lists of findings say the same.
+func sameFindings(a, b []result.Finding) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].Code != b[i].Code || a[i].Dir != b[i].Dir || a[i].Severity != b[i].Severity || a[i].Summary != b[i].Summary {
+			return false
+		}
+	}
+	return true
+}

@@ -79,3 +79,35 @@ func TestOutErrorStops(t *testing.T) {
 		t.Errorf("err %v, %d collected", err, len(s.Results()))
 	}
 }
+
+// At the end of a run, each result's limit is read again over the whole
+// run, and a result whose findings changed is saved again: the history
+// holds what the report says.
+func TestReviseSavesWhatChanged(t *testing.T) {
+	mk := func(i, qd int, iops float64) result.Result {
+		return result.Result{RunID: "r", Status: "ok", Index: i, Repeat: 1,
+			Test:  result.TestSpec{Name: "randread-4k-qd" + string(rune('0'+qd)), RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
+			Read:  &result.DirResult{IOPS: iops, BWBytes: iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(qd) / iops * 1e9}}}
+	}
+	var saved []string
+	s := Sink{Analysis: analysis.NewPlanSession(), Collect: true,
+		Keep: keeperFunc(func(_ context.Context, r result.Result) error { saved = append(saved, r.Test.Name); return nil })}
+	ctx := context.Background()
+	// QD8 first, alone: one depth, its limit unknown; then QD1 makes the
+	// curve latency-bound, which QD8's saved record must then say.
+	for _, r := range []result.Result{mk(1, 8, 8000), mk(2, 1, 1000)} {
+		if err := s.Add(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved = nil
+	s.Revise(ctx)
+	if len(saved) != 1 || saved[0] != "randread-4k-qd8" {
+		t.Errorf("saved again %v, want QD8 alone (QD1 said the whole run's model already)", saved)
+	}
+	for _, f := range s.Results()[0].Findings {
+		if f.Kind == result.KindLimit && f.Code != result.CodeLatency {
+			t.Errorf("QD8 after the run: %s %s", f.Code, f.Summary)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package analysis_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
+)
+
+// The disk model against disks whose truth the emulator's parameters
+// give, each measured the way diagnose measures a curve (4 KiB random
+// reads at a few depths, a few seconds each), each of a kind the model's
+// rules were not tuned on: what binds must come out of the curve.
+
+// sweep measures 4 KiB random reads at each depth on a fresh emulated disk
+// and returns the results, analysed as a run is, and the read curve.
+func sweep(t *testing.T, spec emulate.Spec, depths []int, runtime float64) ([]result.Result, *analysis.Curve) {
+	t.Helper()
+	groundTruthEnv(t)
+	spec.Dir = t.TempDir()
+	if spec.SizeBytes == 0 {
+		spec.SizeBytes = 1 << 30
+	}
+	ctx := context.Background()
+	d, err := emulate.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("emulate: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.ForceDestroy(context.Background()); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	var tests []result.TestSpec
+	for _, qd := range depths {
+		ts := write(fmt.Sprintf("randread-4k-qd%d", qd), "randread", 4096, qd, runtime)
+		ts.RampS = 1
+		tests = append(tests, ts)
+	}
+	cfg := runner.Config{Suite: result.Suite{Name: "model", Tests: tests}, Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(),
+		SizeBytes: 128 << 20}
+	var rs []result.Result
+	session := analysis.NewSession(cfg.Suite, 1)
+	if err := runner.Run(ctx, cfg, func(r result.Result) error {
+		session.Add(&r)
+		rs = append(rs, r)
+		return nil
+	}, nil); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	analysis.Revise(rs)
+	ptrs := make([]*result.Result, len(rs))
+	for i := range rs {
+		ptrs[i] = &rs[i]
+		if rs[i].Status != "ok" {
+			t.Fatalf("%s: %s", rs[i].Test.Name, rs[i].Error)
+		}
+	}
+	m := analysis.FitModel(ptrs)
+	if len(m.Curves) != 1 {
+		t.Fatalf("%d curves, want the one read curve", len(m.Curves))
+	}
+	c := &m.Curves[0]
+	t.Logf("%s", c.Summary())
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindLimit {
+				t.Logf("%s [%s] %s", r.Test.Name, f.Code, f.Summary)
+			}
+		}
+	}
+	return rs, c
+}
+
+// limitCodes are the read limit codes of rs by test name.
+func limitCodes(rs []result.Result) map[string]string {
+	out := map[string]string{}
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindLimit && f.Dir == "read" {
+				out[r.Test.Name] = f.Code
+			}
+		}
+	}
+	return out
+}
+
+// consistent checks that every test's limit is its point's reading of the
+// curve: the findings never contradict the headline.
+func consistent(t *testing.T, rs []result.Result, c *analysis.Curve) {
+	t.Helper()
+	codes := limitCodes(rs)
+	for i := range c.Points {
+		p := &c.Points[i]
+		for _, name := range p.Tests {
+			if got, want := codes[name], c.PointCode(p); got != want {
+				t.Errorf("%s: finding says %q, its curve %q", name, got, want)
+			}
+		}
+	}
+}
+
+// A network-like disk: 4 ms per IO whatever the depth, no cap and no
+// limit on IOs served at once. Up to QD32 latency stays at its base, so
+// the curve is latency-bound and says a deeper queue gives more; nothing
+// calls it a saturated device or a cap.
+func TestModelLatencyBoundEveryDepth(t *testing.T) {
+	lat := emulate.Fixed(4 * time.Millisecond)
+	rs, c := sweep(t, emulate.Spec{Name: "m-net", RAM: true, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, []int{1, 4, 16, 32}, 3)
+	if c.State != analysis.StateLatency {
+		t.Errorf("state %q, want %q", c.State, analysis.StateLatency)
+	}
+	for name, code := range limitCodes(rs) {
+		if code != result.CodeLatency {
+			t.Errorf("%s called %q on a disk that only has latency", name, code)
+		}
+	}
+	if got := c.BaseLatNs; got < 4e6 || got > 6e6 {
+		t.Errorf("base latency %.2f ms, want about 4 ms", got/1e6)
+	}
+	if !strings.Contains(c.Summary(), "latency-bound up to QD32") {
+		t.Errorf("summary %q", c.Summary())
+	}
+	consistent(t, rs, c)
+}
+
+// A throttle above the device (the cgroup caps reads at 1,500 IOPS) over
+// a device with 1 ms of its own: QD1 is latency-bound near 1,000 IOPS,
+// deeper queues reach the cap, and the plateau is a cap, with its level
+// within 3% of the truth and the knee near 1 ms x 1,500 = 1.5.
+func TestModelThrottleAboveDevice(t *testing.T) {
+	const capIOPS = 1500
+	lat := emulate.Fixed(time.Millisecond)
+	rs, c := sweep(t, emulate.Spec{Name: "m-cg", RAM: true, Limits: emulate.Limits{ReadIOPS: capIOPS, WriteIOPS: capIOPS},
+		Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, []int{1, 4, 16, 32}, 4)
+	if c.State != analysis.StatePlateau || c.Kind != result.CodeIOPSCap {
+		t.Errorf("state %q kind %q, want a plateau at an iops-cap", c.State, c.Kind)
+	}
+	if c.Level > capIOPS*1.03 || c.Level < capIOPS*0.95 {
+		t.Errorf("level %.0f IOPS, want %d", c.Level, capIOPS)
+	}
+	if c.Knee < 1 || c.Knee > 4 {
+		t.Errorf("knee at QD%.1f, want about 1.5", c.Knee)
+	}
+	consistent(t, rs, c)
+}
+
+// A RAM-backed disk with no cap and no latency layer: nothing binds but
+// the CPU (fio's, or the host's on this small machine).
+func TestModelRAMDiskIsCPU(t *testing.T) {
+	rs, c := sweep(t, emulate.Spec{Name: "m-ram", RAM: true}, []int{1, 8, 32, 64}, 3)
+	if c.State == analysis.StatePlateau && c.Kind != result.CodeCPU {
+		t.Errorf("a RAM disk's plateau called %q (%s), want cpu", c.Kind, c.Why)
+	}
+	for name, code := range limitCodes(rs) {
+		if code == result.CodeIOPSCap || code == result.CodeBandwidthCap || code == result.CodeDevice {
+			t.Errorf("%s on a RAM disk called %q", name, code)
+		}
+	}
+	consistent(t, rs, c)
+}
