@@ -86,8 +86,8 @@ func TestOutErrorStops(t *testing.T) {
 func TestReviseSavesWhatChanged(t *testing.T) {
 	mk := func(i, qd int, iops float64) result.Result {
 		return result.Result{RunID: "r", Status: "ok", Index: i, Repeat: 1,
-			Test:  result.TestSpec{Name: "randread-4k-qd" + string(rune('0'+qd)), RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
-			Read:  &result.DirResult{IOPS: iops, BWBytes: iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(qd) / iops * 1e9}}}
+			Test: result.TestSpec{Name: "randread-4k-qd" + string(rune('0'+qd)), RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(qd) / iops * 1e9}}}
 	}
 	var saved []string
 	s := Sink{Analysis: analysis.NewPlanSession(), Collect: true,
