@@ -427,6 +427,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
 	sum, runErr := r.Run(ctx, targets)
+	snk.Revise(ctx)
 	results := snk.Results()
 	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
 		prog.Line("%s", note)

@@ -80,7 +80,7 @@ func (s *Sink) Results() []result.Result { return s.results }
 // NDJSON copies keep what each result said when it completed; 'iolens
 // analyze' reads them again the same way.
 func (s *Sink) Revise(ctx context.Context) {
-	if s.Analysis == nil || len(s.results) == 0 {
+	if len(s.results) == 0 {
 		return
 	}
 	before := make([][]result.Finding, len(s.results))
