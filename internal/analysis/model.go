@@ -105,6 +105,9 @@ type Curve struct {
 	// BaseLatNs is L0, the mean latency at the shallowest depth (BaseQD).
 	BaseLatNs float64
 	BaseQD    int
+	// ServiceLatNs is the fit's L0: the latency with no queueing at all,
+	// at or below BaseLatNs (a gradual knee queues a little even there).
+	ServiceLatNs float64
 	// Ceiling is the fitted C in IOPS (0 when the curve does not bend
 	// within what was measured), CeilingLow..CeilingHigh the range of
 	// the fits about as good, Sharpness the knee's (1 gradual, large a
@@ -350,12 +353,14 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 	deep := c.Deepest()
 	// The points past the knee (latency grown): how much each doubling
 	// of the queue still adds there, by least squares on log IOPS.
-	var past []CurvePoint
-	for _, p := range pts {
-		if p.Inflation >= inflationFlat {
-			past = append(past, p)
-		}
+	// They are the deepest points whose latency has grown, all of them: a
+	// middle point slowed by noise, with deeper ones back at the base, is
+	// not past the knee.
+	from := len(pts)
+	for from > 0 && pts[from-1].Inflation >= inflationFlat {
+		from--
 	}
+	past := pts[from:]
 	if len(past) >= 2 {
 		c.Gain = gainOver(past)
 	} else if len(pts) >= 2 {
@@ -421,16 +426,37 @@ func fitIOPS(q, l0s, ceiling, p float64) float64 {
 // each point's fitted rate and the residual. No bend (the best fit has
 // no finite ceiling) leaves Ceiling 0.
 func (c *Curve) fitShape() {
-	l0 := c.BaseLatNs / 1e9
-	if l0 <= 0 || len(c.Points) == 0 {
+	l0m := c.BaseLatNs / 1e9
+	if l0m <= 0 || len(c.Points) == 0 {
 		return
 	}
+	base := c.Points[0]
+	for _, p := range c.Points {
+		if p.LatNs > 0 && p.LatNs/1e9 <= l0m*1.0001 && p.QD <= 2*c.BaseQD {
+			base = p
+		}
+	}
 	xmax := c.Best().IOPS
+	// l0 is the latency with no queueing that puts the fit through the
+	// base point: with a gradual knee, even the base depth queues a
+	// little, so its measured latency is above it.
+	l0 := func(ceiling, p float64) float64 {
+		xb := base.IOPS
+		if ceiling <= 0 || xb <= 0 || ceiling <= xb*(1+1e-6) {
+			return l0m
+		}
+		v := math.Pow(xb, -p) - math.Pow(ceiling, -p)
+		if v <= 0 {
+			return l0m
+		}
+		return float64(base.QD) * math.Pow(v, 1/p)
+	}
 	sse := func(ceiling, p float64) float64 {
 		var s float64
+		l := l0(ceiling, p)
 		for _, pt := range c.Points {
 			if pt.IOPS > 0 {
-				d := math.Log(pt.IOPS / fitIOPS(float64(pt.QD), l0, ceiling, p))
+				d := math.Log(pt.IOPS / fitIOPS(float64(pt.QD), l, ceiling, p))
 				s += d * d
 			}
 		}
@@ -471,6 +497,7 @@ func (c *Curve) fitShape() {
 		best = fit{0, 0, none}
 	}
 	c.Ceiling, c.Sharpness = best.ceiling, best.p
+	c.ServiceLatNs = l0(c.Ceiling, math.Max(c.Sharpness, 1)) * 1e9
 	// The ceiling's interval: every sharpness that fits about as well (a
 	// few percent per point).
 	c.CeilingLow, c.CeilingHigh = c.Ceiling, c.Ceiling
@@ -480,12 +507,12 @@ func (c *Curve) fitShape() {
 				c.CeilingLow, c.CeilingHigh = math.Min(c.CeilingLow, f.ceiling), math.Max(c.CeilingHigh, f.ceiling)
 			}
 		}
-		c.Knee = math.Max(1, l0*c.Ceiling)
+		c.Knee = math.Max(1, c.ServiceLatNs/1e9*c.Ceiling)
 	}
 	var ss float64
 	for i := range c.Points {
 		pt := &c.Points[i]
-		pt.Fit = fitIOPS(float64(pt.QD), l0, c.Ceiling, math.Max(c.Sharpness, 1))
+		pt.Fit = fitIOPS(float64(pt.QD), c.ServiceLatNs/1e9, c.Ceiling, math.Max(c.Sharpness, 1))
 		if pt.IOPS > 0 {
 			d := math.Log(pt.IOPS / pt.Fit)
 			ss += d * d
@@ -711,7 +738,7 @@ func limitName(code string) string {
 // its parameters, how well it fits and the points it rests on.
 func ModelFinding(c *Curve) result.Finding {
 	ev := map[string]float64{"io_size_bytes": float64(c.Key.BlockSize), "base_lat_ns": c.BaseLatNs, "base_qd": float64(c.BaseQD),
-		"ceiling_iops": c.Ceiling, "ceiling_bw_bytes": c.CeilingBW, "ceiling_low": c.CeilingLow, "ceiling_high": c.CeilingHigh,
+		"service_lat_ns": c.ServiceLatNs, "ceiling_iops": c.Ceiling, "ceiling_bw_bytes": c.CeilingBW, "ceiling_low": c.CeilingLow, "ceiling_high": c.CeilingHigh,
 		"sharpness": c.Sharpness, "level_iops": c.Level, "rate_low": c.RateLow, "rate_high": c.RateHigh,
 		"knee_qd": c.Knee, "residual": c.Residual, "points": float64(len(c.Points)), "deepest_qd": float64(c.Deepest().QD),
 		"deepest_iops": c.Deepest().IOPS, "best_iops": c.Best().IOPS, "gain_per_doubling": c.Gain,

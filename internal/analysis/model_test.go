@@ -1,0 +1,176 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/iolens/iolens/internal/result"
+)
+
+// pt is one test of a synthetic curve: its depth, its rate, its mean
+// latency, and what the machine showed meanwhile.
+type pt struct {
+	qd     int
+	jobs   int
+	iops   float64
+	latNs  float64 // 0: by Little's law
+	spread float64 // relative noise of the 1 s windows
+	queue  float64 // device queue (aqu-sz); -1 none
+	fioCPU float64 // usr+sys of the busiest job, % of a CPU
+	busy   float64 // host CPU busy %
+}
+
+// curveOf builds the results of one 4 KiB random read curve.
+func curveOf(pts ...pt) []*result.Result {
+	var rs []*result.Result
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i, p := range pts {
+		jobs := max(p.jobs, 1)
+		lat := p.latNs
+		if lat == 0 {
+			lat = float64(p.qd) / p.iops * 1e9
+		}
+		name := fmt.Sprintf("randread-4k-qd%d", p.qd)
+		if jobs > 1 {
+			name += fmt.Sprintf("-%djobs", jobs)
+		}
+		r := &result.Result{RunID: "r", Status: "ok", Index: i + 1, Repeat: 1, Target: result.Target{Kind: "dir", Path: "/x", Device: "vdb"},
+			Test: result.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: p.qd / jobs, NumJobs: jobs, Direct: true},
+			Read: &result.DirResult{IOPS: p.iops, BWBytes: p.iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 10000, MeanNs: lat}},
+			FioJSON: []byte(fmt.Sprintf(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","usr_cpu":%g,"sys_cpu":%g,"read":{"io_bytes":1,"iops":%g}}]}`,
+				p.fioCPU/2, p.fioCPU/2, p.iops))}
+		h := result.Histogram{}
+		h.Add(uint64(lat*0.5), 5000)
+		h.Add(uint64(lat*1.5), 5000) // a service time that varies: CV 0.5
+		r.Read.Hist = h
+		dev := result.DeviceSeries{Device: "vdb", Role: "direct"}
+		for s := 1; s <= 10; s++ {
+			v := p.iops * (1 + p.spread*rng.NormFloat64())
+			r.FioSeries = append(r.FioSeries, result.FioSample{T: float64(s), ReadIOPS: v, ReadBWBytes: v * 4096})
+			if p.queue >= 0 {
+				dev.Samples = append(dev.Samples, result.DeviceSample{T: float64(s), ReadIOPS: v, QueueSize: p.queue, UtilPct: 100,
+					ReadAwaitMs: p.queue / p.iops * 1e3})
+			}
+			r.System = append(r.System, result.SystemSample{T: float64(s), CPUBusyPct: p.busy})
+		}
+		if p.queue >= 0 {
+			r.Devices = []result.DeviceSeries{dev}
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func fitOne(t *testing.T, rs []*result.Result) *Curve {
+	t.Helper()
+	m := FitModel(rs)
+	if len(m.Curves) != 1 {
+		t.Fatalf("%d curves", len(m.Curves))
+	}
+	c := &m.Curves[0]
+	t.Logf("%s", c.Summary())
+	return c
+}
+
+// Each disk kind's curve, with the noise a loaded machine adds: the state
+// and the kind come out of the whole curve, and every test's limit is its
+// point's reading of it.
+func TestModelKinds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		pts   []pt
+		state string
+		kind  string
+		level float64 // 0: not checked
+	}{
+		{"network-like, latency-bound at every depth, one slow middle point", []pt{
+			{qd: 1, iops: 347, spread: 0.02, queue: 1, fioCPU: 2, busy: 30}, {qd: 4, iops: 1000, latNs: 4e6, spread: 0.02, queue: 4, fioCPU: 3, busy: 40},
+			{qd: 16, iops: 5612, spread: 0.02, queue: 16, fioCPU: 8, busy: 50}, {qd: 32, iops: 11328, spread: 0.02, queue: 31, fioCPU: 15, busy: 60},
+		}, StateLatency, result.CodeLatency, 0},
+		{"a few channels: saturates near QD4, latency in proportion past it", []pt{
+			{qd: 1, iops: 500, spread: 0.03, queue: 1, fioCPU: 2, busy: 20}, {qd: 4, iops: 1900, spread: 0.03, queue: 4, fioCPU: 3, busy: 20},
+			{qd: 16, iops: 2000, spread: 0.03, queue: 16, fioCPU: 3, busy: 20}, {qd: 32, iops: 2010, spread: 0.03, queue: 32, fioCPU: 3, busy: 20},
+		}, StatePlateau, result.CodeDevice, 2000},
+		{"a throttle inside the device: the guest's queue full, the rate paced", []pt{
+			{qd: 1, iops: 700, spread: 0.01, queue: 1, fioCPU: 2, busy: 20}, {qd: 4, iops: 2490, spread: 0.0005, queue: 4, fioCPU: 3, busy: 20},
+			{qd: 16, iops: 2490, spread: 0.0005, queue: 16, fioCPU: 3, busy: 20}, {qd: 32, iops: 2491, spread: 0.0005, queue: 31.5, fioCPU: 3, busy: 20},
+		}, StatePlateau, result.CodeIOPSCap, 2490},
+		{"a throttle above the device on a busy host: IO held, fio idle", []pt{
+			{qd: 1, iops: 1097, spread: 0.2, queue: 0.9, fioCPU: 3, busy: 100}, {qd: 4, iops: 2496, spread: 0.05, queue: 2, fioCPU: 3, busy: 100},
+			{qd: 32, iops: 2486, spread: 0.05, queue: 9, fioCPU: 3, busy: 100}, {qd: 128, iops: 2485, spread: 0.05, queue: 40, fioCPU: 2, busy: 100},
+		}, StatePlateau, result.CodeIOPSCap, 2490},
+		{"a RAM disk: fio's CPU spent", []pt{
+			{qd: 1, iops: 33000, spread: 0.02, queue: 0.4, fioCPU: 60, busy: 70}, {qd: 8, iops: 120000, spread: 0.02, queue: 1, fioCPU: 98, busy: 100},
+			{qd: 32, iops: 125000, spread: 0.02, queue: 1, fioCPU: 99, busy: 100},
+		}, StatePlateau, result.CodeCPU, 0},
+		{"a RAM disk beside other work: fio gets part of a CPU, the rate moves", []pt{
+			{qd: 1, iops: 20000, spread: 0.1, queue: 0.4, fioCPU: 35, busy: 100}, {qd: 8, iops: 70000, spread: 0.1, queue: 1, fioCPU: 50, busy: 100},
+			{qd: 16, iops: 80000, spread: 0.1, queue: 1, fioCPU: 45, busy: 100}, {qd: 32, iops: 72000, spread: 0.1, queue: 1, fioCPU: 40, busy: 100},
+		}, StatePlateau, result.CodeCPU, 0},
+		{"still rising past the knee", []pt{
+			{qd: 1, iops: 4835, queue: 0.3, fioCPU: 5, busy: 30}, {qd: 4, iops: 8082, queue: 0.5, fioCPU: 8, busy: 30},
+			{qd: 16, iops: 13641, queue: 2, fioCPU: 10, busy: 30}, {qd: 64, iops: 28045, queue: 15, fioCPU: 15, busy: 30},
+		}, StateApproaching, result.CodeLatency, 0},
+		{"QD1 and QD32 only, a P15-like cap far past the knee", []pt{
+			{qd: 1, iops: 400, spread: 0.01, queue: 1, fioCPU: 1, busy: 10}, {qd: 32, iops: 1100, spread: 0.001, queue: 31, fioCPU: 1, busy: 10},
+		}, StatePlateau, result.CodeIOPSCap, 1100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := curveOf(c.pts...)
+			cv := fitOne(t, rs)
+			if cv.State != c.state || cv.Kind != c.kind {
+				t.Errorf("state %q kind %q (%s), want %q %q", cv.State, cv.Kind, cv.Why, c.state, c.kind)
+			}
+			if c.level > 0 && math.Abs(cv.Level-c.level) > 0.02*c.level {
+				t.Errorf("level %.0f, want %.0f", cv.Level, c.level)
+			}
+			// The headline's curve and every test say one thing.
+			for _, r := range rs {
+				fs := LimitFindings(r, rs)
+				_, p := (&Model{Curves: []Curve{*cv}}).Curve(r, "read")
+				if len(fs) != 1 || p == nil || fs[0].Code != cv.PointCode(p) {
+					t.Errorf("%s: %+v, its point says %q", r.Test.Name, fs, cv.PointCode(p))
+				}
+			}
+		})
+	}
+}
+
+// A depth that ran out of fio's CPU, run again with two jobs that give
+// more: the curve takes the faster point and says the retry.
+func TestModelCPURetry(t *testing.T) {
+	rs := curveOf(pt{qd: 1, iops: 30000, queue: 0.3, fioCPU: 60, busy: 60}, pt{qd: 32, iops: 70000, queue: 2, fioCPU: 99, busy: 60},
+		pt{qd: 32, jobs: 2, iops: 110000, queue: 4, fioCPU: 95, busy: 100})
+	c := fitOne(t, rs)
+	if c.CPURetry == nil || !c.CPURetry.FioWasTheLimit || c.Best().IOPS != 110000 {
+		t.Fatalf("retry %+v, best %v", c.CPURetry, c.Best().IOPS)
+	}
+	if c.Kind != result.CodeCPU {
+		t.Errorf("kind %q, want cpu: two jobs spend the host's CPU again", c.Kind)
+	}
+}
+
+// The fit recovers a token bucket's sharp corner and a device queue's
+// gradual knee from their curves.
+func TestFitShape(t *testing.T) {
+	l0, ceiling := 2e-3, 2000.0
+	var sharp, smooth []pt
+	for _, q := range []int{1, 2, 4, 8, 16, 32, 64} {
+		x := math.Min(float64(q)/l0, ceiling)
+		sharp = append(sharp, pt{qd: q, iops: x, queue: float64(q), busy: 10})
+		y := float64(q) / (l0 + float64(q)/ceiling) // M/M/1-like
+		smooth = append(smooth, pt{qd: q, iops: y, queue: float64(q), busy: 10})
+	}
+	a, b := fitOne(t, curveOf(sharp...)), fitOne(t, curveOf(smooth...))
+	if math.Abs(a.Ceiling-ceiling) > 0.01*ceiling || a.Sharpness < 8 || a.Residual > 0.01 {
+		t.Errorf("sharp: C %.0f, sharpness %v, residual %.3f", a.Ceiling, a.Sharpness, a.Residual)
+	}
+	if math.Abs(b.Ceiling-ceiling) > 0.05*ceiling || b.Sharpness > 1.5 || b.Residual > 0.02 {
+		t.Errorf("gradual: C %.0f, sharpness %v, residual %.3f", b.Ceiling, b.Sharpness, b.Residual)
+	}
+	if math.Abs(a.Knee-4) > 0.2 {
+		t.Errorf("knee at QD%.2f, want 4 (2 ms x 2,000)", a.Knee)
+	}
+}
