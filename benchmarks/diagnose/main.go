@@ -39,6 +39,12 @@ type scenario struct {
 	etcd string
 	// suites: also time these 'iolens run' suites on the same disk
 	suites [][]string
+	// headline: direction -> "iops"/"bw" -> the limit code that is right
+	// for the verdict's figure
+	headline map[string]map[string]string
+	// host: diagnose a directory on the host's own disk instead (truth
+	// unknown: every headline figure must name a limit or say why not)
+	host bool
 }
 
 func capCodes(qd1Cap bool) map[string]map[string]string {
@@ -66,6 +72,20 @@ func scenarios() []scenario {
 		{name: "latency", args: []string{"--iops", "5000", "--latency", "2ms"}, readIOPS: 5000, writeIOPS: 5000,
 			codes: map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeIOPSCap}}},
 		{name: "slow-fsync", args: []string{"--write-iops", "60"}, etcd: "fail", suites: [][]string{{"--suite", "etcd"}}},
+		// Disks whose kind the rules were not tuned on.
+		{name: "network", args: []string{"--latency", "p50=3ms,p99=5ms"},
+			codes:    map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeLatency}},
+			headline: map[string]map[string]string{"read": {"iops": result.CodeLatency}}},
+		{name: "channels", args: []string{"--channels", "4", "--latency", "p50=2ms,p99=6ms"},
+			codes:    map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeDevice}},
+			headline: map[string]map[string]string{"read": {"iops": result.CodeDevice}, "write": {"iops": result.CodeDevice}}},
+		{name: "in-device", args: []string{"--throttle-at", "device", "--iops", "2500", "--bw", "100MB/s", "--latency", "0.5ms"},
+			readIOPS: 2500, writeIOPS: 2500, readBW: 100e6, writeBW: 100e6, codes: capCodes(false),
+			headline: map[string]map[string]string{"read": {"iops": result.CodeIOPSCap, "bw": result.CodeBandwidthCap},
+				"write": {"iops": result.CodeIOPSCap, "bw": result.CodeBandwidthCap}}},
+		{name: "ram", args: []string{"--ram", "--size", "2G"},
+			headline: map[string]map[string]string{"read": {"iops": result.CodeCPU}}},
+		{name: "host", host: true},
 	}
 }
 
@@ -90,20 +110,31 @@ func main() {
 	os.Setenv("IOLENS_EMULATE_DIR", *stateDir)
 	os.Setenv("IOLENS_NO_METADATA", "1")
 	defer func() { _ = exec.Command(*bin, "emulate", "rm", "--all", "--force").Run() }()
-	var rows, timing, codes []string
-	right, total := 0, 0
+	var rows, timing, codes, heads []string
+	right, total, hRight, hTotal, contra := 0, 0, 0, 0, 0
 	for _, sc := range scenarios() {
 		if *only != "" && !strings.Contains(","+*only+",", ","+sc.name+",") {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "== %s: iolens emulate create %s\n", sc.name, strings.Join(sc.args, " "))
-		if out, err := run(append([]string{"emulate", "create", "bench-" + sc.name}, sc.args...)...); err != nil {
-			fmt.Fprintf(os.Stderr, "   skipped: %v: %s\n", err, firstLine(out))
-			rows = append(rows, fmt.Sprintf("| %s | skipped: the emulator refused `%s` (%s) |", sc.name, strings.Join(sc.args, " "), firstLine(out)))
-			continue
+		target := []string{"--emulated", "bench-" + sc.name}
+		if sc.host {
+			dir, err := os.MkdirTemp("/var/tmp", "iolens-bench-host-")
+			if err != nil {
+				fail(err)
+			}
+			defer os.RemoveAll(dir)
+			target = []string{dir}
+			fmt.Fprintf(os.Stderr, "== %s: %s on the host's own disk\n", sc.name, dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "== %s: iolens emulate create %s\n", sc.name, strings.Join(sc.args, " "))
+			if out, err := run(append([]string{"emulate", "create", "bench-" + sc.name}, sc.args...)...); err != nil {
+				fmt.Fprintf(os.Stderr, "   skipped: %v: %s\n", err, firstLine(out))
+				rows = append(rows, fmt.Sprintf("| %s | skipped: the emulator refused `%s` (%s) |", sc.name, strings.Join(sc.args, " "), firstLine(out)))
+				continue
+			}
 		}
 		t0 := time.Now()
-		out, err := run("diagnose", "--emulated", "bench-"+sc.name, "--budget", *budget, "--no-save", "-q", "-o", "json")
+		out, err := run(append(append([]string{"diagnose"}, target...), "--budget", *budget, "--no-save", "-q", "-o", "json")...)
 		took := time.Since(t0)
 		if err != nil {
 			fail(fmt.Errorf("%s: diagnose: %v: %s", sc.name, err, out))
@@ -117,6 +148,12 @@ func main() {
 		r, n, lines := checkCodes(sc, d)
 		right, total = right+r, total+n
 		codes = append(codes, lines...)
+		r, n, lines = checkHeadline(sc, d)
+		hRight, hTotal = hRight+r, hTotal+n
+		heads = append(heads, lines...)
+		c, lines := contradictions(sc, d)
+		contra += c
+		heads = append(heads, lines...)
 		rows = append(rows, events(sc, d)...)
 		if sc.etcd != "" {
 			rows = append(rows, etcdRow(sc, d))
@@ -149,6 +186,13 @@ func main() {
 	fmt.Println("|---|---|---:|---:|---:|")
 	for _, r := range rows {
 		fmt.Println(r)
+	}
+	fmt.Println()
+	fmt.Printf("Headline limits right: %d of %d; headlines that contradict a finding: %d\n\n", hRight, hTotal, contra)
+	fmt.Println("| scenario | figure | want | got | the verdict's line |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, h := range heads {
+		fmt.Println(h)
 	}
 	fmt.Println()
 	fmt.Printf("Limit codes right: %d of %d\n\n", right, total)
@@ -197,6 +241,87 @@ func checkCodes(sc scenario, d diagnosis.Diagnosis) (right, total int, lines []s
 				right++
 			}
 			lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s |", sc.name, test, dir, want, got))
+		}
+	}
+	return
+}
+
+// checkHeadline compares each verdict figure's limit with the truth; on
+// the host, where the truth is unknown, a figure is right when it names a
+// limit, or says why it cannot.
+func checkHeadline(sc scenario, d diagnosis.Diagnosis) (right, total int, lines []string) {
+	for _, dir := range []string{"read", "write"} {
+		x := d.Disk.Read
+		if dir == "write" {
+			x = d.Disk.Write
+		}
+		if x == nil {
+			continue
+		}
+		for _, fig := range []struct{ name, code, why string }{{"iops", x.IOPSLimit, x.IOPSWhy}, {"bw", x.BWLimit, x.BWWhy}} {
+			if fig.code == "" {
+				continue
+			}
+			want, ok := sc.headline[dir][fig.name]
+			switch {
+			case sc.host:
+				want = "a limit, or unknown with why"
+				ok = true
+			case !ok:
+				continue
+			}
+			good := fig.code == want || sc.host && (fig.code != result.CodeUnknown || fig.why != "")
+			total++
+			if good {
+				right++
+			}
+			lines = append(lines, fmt.Sprintf("| %s | %s %s | %s | %s | %s |", sc.name, dir, fig.name, want, fig.code, verdictLine(d, dir)))
+		}
+	}
+	return
+}
+
+func verdictLine(d diagnosis.Diagnosis, dir string) string {
+	for _, l := range d.Verdict {
+		if strings.HasPrefix(l, dir+":") {
+			return strings.ReplaceAll(strings.TrimSpace(strings.TrimPrefix(l, dir+":")), "|", "/")
+		}
+	}
+	return ""
+}
+
+// contradictions counts verdict figures whose limit differs from the limit
+// finding of the test the figure was measured by.
+func contradictions(sc scenario, d diagnosis.Diagnosis) (n int, lines []string) {
+	for _, dir := range []string{"read", "write"} {
+		x := d.Disk.Read
+		if dir == "write" {
+			x = d.Disk.Write
+		}
+		if x == nil {
+			continue
+		}
+		for _, fig := range []struct {
+			code  string
+			qd    int
+			large bool
+		}{{x.IOPSLimit, x.IOPSQD, false}, {x.BWLimit, x.BWQD, true}} {
+			if fig.code == "" {
+				continue
+			}
+			for _, r := range d.Results {
+				dd := r.Dir(dir)
+				if dd == nil || r.Status != "ok" || !r.Test.Direct || r.Test.Fdatasync > 0 || (r.Test.BlockSize >= 64<<10) != fig.large ||
+					r.Test.IODepth*max(1, r.Test.NumJobs) != fig.qd || r.Test.Group == result.GroupBurstCheck || r.Test.Group == result.GroupLayout {
+					continue
+				}
+				for _, f := range r.Findings {
+					if f.Kind == result.KindLimit && f.Dir == dir && f.Code != fig.code {
+						n++
+						lines = append(lines, fmt.Sprintf("| %s | contradiction | %s | %s says %s | |", sc.name, fig.code, r.Test.Name, f.Code))
+					}
+				}
+			}
 		}
 	}
 	return
