@@ -62,13 +62,20 @@ type iolens struct {
 	t    *testing.T
 	exe  string
 	root string
+	// timeout ends a command that runs longer (default 3 minutes).
+	timeout time.Duration
 }
 
 func (c iolens) run(args ...string) (string, string, int) {
 	c.t.Helper()
 	// The state dir goes before any "--", or the command would get it.
 	argv := append([]string{args[0], "--state-dir", c.root}, args[1:]...)
-	cmd := exec.Command(c.exe, argv...)
+	if c.timeout == 0 {
+		c.timeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.exe, argv...)
 	cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -118,7 +125,7 @@ func TestCLILifecycle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
 	}
-	for _, want := range []string{"TIME SCALED", "x100", "300 IOPS", "3000 IOPS for 20 s", "/life/mnt"} {
+	for _, want := range []string{"TIME SCALED", "x100", "300 IOPS", "3,000 IOPS for 20 s", "/life/mnt"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("create output lacks %q:\n%s", want, out)
 		}
@@ -221,6 +228,17 @@ func TestCLIErrors(t *testing.T) {
 		{"emulate", "create", "x", "--latency", "2ms±3ms"},
 		{"emulate", "create", "x", "--flush-latency", "p50=4ms,p99=1ms"},
 		{"emulate", "create", "x", "--read-latency", "-1ms"},
+		{"emulate", "create", "bad", "--iops", "1100", "--bw", "125"},
+		{"emulate", "create", "x", "--total-bw", "125"},
+		{"emulate", "create", "x", "--throttle-at", "hypervisor"},
+		{"emulate", "create", "x", "--total-iops", "3000"},
+		{"emulate", "create", "x", "--throttle-at", "device", "--profile", "azure:P4"},
+		{"emulate", "create", "x", "--channels", "4"},
+		{"emulate", "create", "x", "--channels", "4", "--flush-latency", "1ms"},
+		{"emulate", "create", "x", "--channels", "300", "--latency", "1ms"},
+		{"emulate", "create", "x", "--channels", "-1", "--latency", "1ms"},
+		{"emulate", "create", "x", "--read-latency", "hit=1ms,miss=8ms,hitratio=1"},
+		{"emulate", "create", "x", "--write-latency", "hit=8ms,miss=1ms,hitratio=0.5"},
 	} {
 		_, errOut, code := c.run(args...)
 		if code != 2 || !strings.Contains(errOut, "hint:") {
@@ -354,5 +372,36 @@ func TestCLIRmAllLeavesForeignDirectories(t *testing.T) {
 	}
 	if b, err := os.ReadFile(photo); err != nil || string(b) != "cat" {
 		t.Errorf("photos/cat.jpg: %q, %v", b, err)
+	}
+}
+
+// TestCLIStateFIFO: 'emulate status' and 'emulate ls' on a disk whose
+// state.json is a FIFO hung in open(2), deaf to SIGINT and SIGTERM. They
+// now refuse it at once and say how to remove it.
+func TestCLIStateFIFO(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir(), timeout: 15 * time.Second}
+	dir := filepath.Join(c.root, "fifo")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".iolens-emulated-disk"), []byte("iolens emulated disk fifo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "state.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"emulate", "status", "fifo"}, {"emulate", "ls"}, {"emulate", "events", "fifo"}} {
+		start := time.Now()
+		_, errOut, code := c.run(args...)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%v took %v", args, took)
+		}
+		if code == 0 || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("%v: exit %d, %q; want a refusal naming the FIFO", args, code, errOut)
+		}
 	}
 }

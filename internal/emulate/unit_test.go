@@ -131,6 +131,21 @@ func TestValidate(t *testing.T) {
 	if err := ok.withDefaults().Validate(); err != nil {
 		t.Fatal(err)
 	}
+	for what, s := range map[string]Spec{
+		"device throttle":          {Name: "d", ThrottleAt: ThrottleDevice, Limits: Limits{TotalIOPS: 2500, TotalBPS: 125e6, ReadIOPS: 2000}},
+		"readonly cache at device": {Name: "d", ThrottleAt: ThrottleDevice, Cache: CacheReadOnly, Limits: Limits{TotalIOPS: 500}},
+		"channels":                 {Name: "d", Channels: 4, Latency: &Latency{Read: Fixed(2 * ms)}},
+		"bimodal":                  {Name: "d", Latency: &Latency{Flush: Dist{Hit: ms, Miss: 9 * ms, HitRatio: 0.9}}},
+		"ram alone":                {Name: "d", RAM: true},
+	} {
+		if err := s.withDefaults().Validate(); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// The device throttle brings the layer along.
+	if s := (Spec{Name: "d", ThrottleAt: ThrottleDevice}).withDefaults(); s.Latency == nil {
+		t.Error("a device throttle without the latency layer")
+	}
 	for what, mod := range map[string]func(*Spec){
 		"bad name":             func(s *Spec) { s.Name = "../etc" },
 		"upper name":           func(s *Spec) { s.Name = "Disk" },
@@ -144,6 +159,19 @@ func TestValidate(t *testing.T) {
 		"cache mode":           func(s *Spec) { s.Cache = "writeback" },
 		"rw cache no drain":    func(s *Spec) { s.Cache, s.Limits = CacheReadWrite, Limits{} },
 		"cgroup":               func(s *Spec) { s.Cgroup = "v3" },
+		"throttle at":          func(s *Spec) { s.ThrottleAt = "hypervisor" },
+		"total at cgroup":      func(s *Spec) { s.Limits.TotalIOPS = 500 },
+		"total bw at cgroup":   func(s *Spec) { s.Limits.TotalBPS = 1e6 },
+		"total NaN":            func(s *Spec) { s.ThrottleAt, s.Limits.TotalIOPS = ThrottleDevice, math.NaN() },
+		"burst at device": func(s *Spec) {
+			s.ThrottleAt, s.BurstIOPS, s.BurstSeconds, s.Limits.WriteIOPS = ThrottleDevice, 500, 10, 100
+		},
+		"rw cache at device":   func(s *Spec) { s.ThrottleAt, s.Cache = ThrottleDevice, CacheReadWrite },
+		"channels no latency":  func(s *Spec) { s.Channels = 4 },
+		"channels zero lat":    func(s *Spec) { s.Channels, s.Latency = 4, &Latency{Flush: Fixed(ms)} },
+		"channels negative":    func(s *Spec) { s.Channels, s.Latency = -1, &Latency{Read: Fixed(ms)} },
+		"channels above limit": func(s *Spec) { s.Channels, s.Latency = MaxChannels+1, &Latency{Read: Fixed(ms)} },
+		"bimodal bad ratio":    func(s *Spec) { s.Latency = &Latency{Read: Dist{Hit: ms, Miss: 2 * ms, HitRatio: 1}} },
 	} {
 		s := ok
 		mod(&s)
@@ -253,5 +281,34 @@ func TestStalls(t *testing.T) {
 	got := Stalls(evs)
 	if len(got) != 1 || !got[0].Start.Equal(at(5)) || !got[0].End.Equal(at(20)) {
 		t.Errorf("got %+v, want one stall from 5 to 20 (an end without a start and an open stall left out)", got)
+	}
+}
+
+// TestFits: a sparse disk may take what is free less a reserve of 5% of
+// the store, at least 1 GiB.
+func TestFits(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		size         int64
+		avail, total uint64
+		ok           bool
+	}{
+		{4 * gib, 100 * gib, 200 * gib, true},
+		{90 * gib, 100 * gib, 200 * gib, true},  // reserve 10 GiB
+		{91 * gib, 100 * gib, 200 * gib, false}, //
+		{3 * gib, 4 * gib, 10 * gib, true},      // reserve 1 GiB
+		{3*gib + 1, 4 * gib, 10 * gib, false},   //
+		{64 << 20, 512 << 20, 1 * gib, false},   // less free than the reserve
+		{1 << 50, 1 << 45, 1 << 46, false},      // 1 PiB
+		{4 * gib, 0, 200 * gib, false},          // full
+	} {
+		err := fits(c.size, c.avail, c.total, "the file system of /x", "or elsewhere")
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrNoSpace) {
+			t.Errorf("fits(%d, %d, %d) = %v, want ok=%v", c.size, c.avail, c.total, err, c.ok)
+		}
+		var h interface{ Hint() string }
+		if err != nil && (!errors.As(err, &h) || !strings.Contains(h.Hint(), "--size")) {
+			t.Errorf("fits(%d, ...): no hint with a size: %v", c.size, err)
+		}
 	}
 }
