@@ -405,3 +405,147 @@ func TestCLIStateFIFO(t *testing.T) {
 		}
 	}
 }
+
+// leftovers lists what a disk under root left behind: entries of the
+// state root, mounts under it, loop devices on its files.
+func leftovers(root string) []string {
+	var out []string
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		out = append(out, "file "+e.Name())
+	}
+	if mountedUnder(root) {
+		out = append(out, "a mount")
+	}
+	sys, _ := os.ReadDir("/sys/block")
+	for _, e := range sys {
+		b, _ := os.ReadFile(filepath.Join("/sys/block", e.Name(), "loop", "backing_file"))
+		if strings.HasPrefix(strings.TrimSpace(string(b)), root+"/") {
+			out = append(out, "loop device "+e.Name())
+		}
+	}
+	return out
+}
+
+// TestCLICreateOutputFails: 'emulate create ... | head -1' died of
+// SIGPIPE (exit 141) part way, leaving a broken disk. A reader that is
+// gone, or an output that cannot be written (/dev/full), now makes create
+// undo the disk and fail: nothing is left behind.
+func TestCLICreateOutputFails(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), root, true) })
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	for _, c := range []struct {
+		name   string
+		closed bool // stdout and stderr are pipes whose reader is gone
+		args   []string
+	}{{"pipe", true, []string{"--latency", "1ms"}}, {"full", false, nil}} {
+		cmd := exec.Command(exe, append([]string{"emulate", "create", "out-" + c.name, "--state-dir", root, "--size", "128M"}, c.args...)...)
+		cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+		if c.closed {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			cmd.Stdout, cmd.Stderr = w, w
+			err = cmd.Run()
+			w.Close()
+		} else {
+			var errb strings.Builder
+			cmd.Stdout, cmd.Stderr = full, &errb
+			err = cmd.Run()
+			if !strings.Contains(errb.String(), "nothing left behind") {
+				t.Errorf("%s: stderr %q does not say the disk was removed", c.name, errb.String())
+			}
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s: create ended with %v, want exit status 1", c.name, err)
+		}
+		if l := leftovers(root); len(l) > 0 {
+			t.Errorf("%s: left behind: %v", c.name, l)
+		}
+	}
+}
+
+// TestCLIDaemonDescriptors: the controller kept the caller's fd 3 (a
+// lock file) open until 'emulate rm'. The daemons now hold none of the
+// caller's descriptors, and their stdin is /dev/null.
+func TestCLIDaemonDescriptors(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	lock, err := os.Create(filepath.Join(t.TempDir(), "caller.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	cmd := exec.Command(exe, "emulate", "create", "fds", "--state-dir", root, "--size", "128M", "--latency", "1ms")
+	cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+	cmd.ExtraFiles = []*os.File{lock} // fd 3 in create
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("create: %v: %s", err, out)
+	}
+	d, err := emulate.OpenIn(root, "fds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	for what, pid := range map[string]int{"controller": d.ControllerPID, "latency": d.FusePID} {
+		if pid <= 0 {
+			t.Fatalf("no %s daemon", what)
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			target, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name()))
+			if target == lock.Name() {
+				t.Errorf("the %s daemon holds the caller's %s as fd %s", what, lock.Name(), fd.Name())
+			}
+			if fd.Name() == "0" && target != "/dev/null" {
+				t.Errorf("the %s daemon's stdin is %s", what, target)
+			}
+		}
+	}
+}
+
+// TestCLISpaceCheck: a disk larger than the state directory's free space
+// (less a reserve) is refused before anything is made, with the size
+// that would fit.
+func TestCLISpaceCheck(t *testing.T) {
+	if r := emulate.Unavailable(); r != "" {
+		t.Skip(r)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(c.root, &st); err != nil {
+		t.Fatal(err)
+	}
+	size := st.Bavail*uint64(st.Bsize) + 1<<30
+	_, errOut, code := c.run("emulate", "create", "huge", "--size", strconv.FormatUint(size>>20, 10)+"M")
+	if code != 1 || !strings.Contains(errOut, "not enough space") || !strings.Contains(errOut, "--size") {
+		t.Errorf("create beyond the free space: exit %d, %q", code, errOut)
+	}
+	if l := leftovers(c.root); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}

@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -310,5 +311,85 @@ func TestFits(t *testing.T) {
 		if err != nil && (!errors.As(err, &h) || !strings.Contains(h.Hint(), "--size")) {
 			t.Errorf("fits(%d, ...): no hint with a size: %v", c.size, err)
 		}
+	}
+}
+
+// TestSpecOptionsDevice: the flags of the device: a profile's caps become
+// caps on reads and writes together inside the device; --channels,
+// --total-iops and --total-bw reach the spec.
+func TestSpecOptionsDevice(t *testing.T) {
+	given := func(flags ...string) func(string) bool {
+		return func(n string) bool {
+			for _, f := range flags {
+				if f == n {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	base := SpecOptions{Size: "1G", Scale: 1, Cgroup: "auto", Cache: "none"}
+	o := base
+	o.Profile, o.ThrottleAt, o.Set = "azure:P30", "device", given()
+	s, err := o.Spec("p30", "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{TotalIOPS: 5000, TotalBPS: 200e6}); s.Limits != want || s.ThrottleAt != ThrottleDevice {
+		t.Errorf("azure:P30 inside the device: %+v at %q, want %+v", s.Limits, s.ThrottleAt, want)
+	}
+	o = base
+	o.ThrottleAt, o.TotalIOPS, o.TotalBW, o.ReadIOPS = "device", 2500, "125MB/s", 2000
+	o.Channels.N, o.Latency = 4, "p50=1ms,p99=4ms"
+	o.Set = given("total-iops", "total-bw", "read-iops", "latency")
+	if s, err = o.Spec("ebs", "/x"); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{ReadIOPS: 2000, TotalIOPS: 2500, TotalBPS: 125e6}); s.Limits != want || s.Channels != 4 || s.Latency == nil || s.Latency.Read.Pct != 99 {
+		t.Errorf("spec %+v channels %d latency %+v", s.Limits, s.Channels, s.Latency)
+	}
+	if err := s.withDefaults().Validate(); err != nil {
+		t.Error(err)
+	}
+	o = base
+	o.ThrottleAt, o.Set = "beside", given()
+	if _, err := o.Spec("x", "/x"); err == nil {
+		t.Error("--throttle-at beside accepted")
+	}
+	o = base
+	o.BW, o.Set = "125", given("bw")
+	if _, err := o.Spec("x", "/x"); err == nil {
+		t.Error("--bw 125 (no unit) accepted")
+	}
+}
+
+// TestStateRoundTrip: what a disk of the device's kinds records in its
+// state comes back whole, and valid.
+func TestStateRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	d := validState(root, "dev")
+	d.Spec.ThrottleAt, d.Spec.Channels = ThrottleDevice, 8
+	d.Spec.Limits = Limits{TotalIOPS: 2500, TotalBPS: 125e6, WriteIOPS: 2000}
+	d.Spec.Latency = &Latency{Read: Dist{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7},
+		Write: Dist{Median: ms, Pct: 99, Tail: 4 * ms}, Flush: Dist{Median: 2 * ms, Jitter: ms}}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeState(b, root, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Limits != d.Spec.Limits || got.Spec.Channels != 8 || got.Spec.ThrottleAt != ThrottleDevice || *got.Spec.Latency != *d.Spec.Latency {
+		t.Errorf("state round trip: %+v, want %+v", got.Spec, d.Spec)
+	}
+	if got.LatencyMount == "" {
+		t.Error("no latency layer for a disk with a device throttle")
+	}
+	// A state that no create would write is refused.
+	d.Spec.ThrottleAt = "nowhere"
+	b, _ = json.Marshal(d)
+	if _, err := decodeState(b, root, "dev"); !errors.Is(err, ErrBadState) {
+		t.Errorf("a state with throttle_at \"nowhere\": %v", err)
 	}
 }
