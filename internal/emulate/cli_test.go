@@ -215,6 +215,8 @@ func TestCLIErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	// Should one be accepted after all, as root it makes a disk.
+	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), c.root, true) })
 	for _, args := range [][]string{
 		{"emulate", "create", "x", "--bw", "25M"},
 		{"emulate", "create", "x", "--profile", "azure:P99"},
@@ -451,10 +453,11 @@ func TestCLICreateOutputFails(t *testing.T) {
 	}{{"pipe", true, []string{"--latency", "1ms"}}, {"full", false, nil}} {
 		cmd := exec.Command(exe, append([]string{"emulate", "create", "out-" + c.name, "--state-dir", root, "--size", "128M"}, c.args...)...)
 		cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+		var err error
 		if c.closed {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
+			r, w, perr := os.Pipe()
+			if perr != nil {
+				t.Fatal(perr)
 			}
 			r.Close()
 			cmd.Stdout, cmd.Stderr = w, w
