@@ -5,9 +5,11 @@
 // their ratio; per-IO latency (QD1 percentiles against the configured
 // latency, QD1 and QD32 IOPS under a cap and a latency, fdatasync under a
 // flush latency) and the latency layer's own cost against the plain loop
-// device. It also reports the controller daemon's CPU use. Needs root.
+// device; the device inside the layer (channels, the throttle inside the
+// device against the cgroup's, hit/miss latencies) and a RAM disk. It also
+// reports the controller daemon's CPU use. Needs root.
 //
-//	make build && flock / go run ./benchmarks/emulate -iolens bin/iolens [-only latency]
+//	make build && flock / go run ./benchmarks/emulate -iolens bin/iolens [-only latency|device]
 package main
 
 import (
@@ -32,7 +34,7 @@ var (
 	stateDir  = flag.String("state-dir", "/var/tmp/iolens-bench-emulate", "state root for the emulated disks (removed afterwards)")
 	repeat    = flag.Int("repeat", 3, "runs per static-cap and latency figure (median reported)")
 	runtime   = flag.Int("runtime", 10, "seconds per static-cap or latency run")
-	only      = flag.String("only", "", "run one part: caps, burst, stall, latency or overhead (default: all)")
+	only      = flag.String("only", "", "run one part: caps, burst, stall, latency, device or overhead (default: all)")
 )
 
 type row struct {
@@ -72,6 +74,7 @@ func main() {
 	part("burst", burst)
 	part("stall", stall)
 	part("latency", latencyRows)
+	part("device", deviceRows)
 	var overheadRows []string
 	part("overhead", func() []string { overheadRows = overhead(); return nil })
 	fmt.Println("| test | figure | configured | measured | unit | ratio |")

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
@@ -34,10 +37,15 @@ With --latency, each read, write and flush also takes at least that long:
 a FUSE layer under the loop device answers every IO after its latency,
 many at once, so deep queues still reach the caps.
 
-Not emulated: a single cap over reads and writes together (the kernel caps
-each direction apart). On cgroup v1 buffered
-writes are not capped: the kernel's flusher threads write them back outside
-the cgroup; use direct IO there.`,
+With --throttle-at device the caps are enforced inside the device instead,
+as a cloud hypervisor does, where a cap over reads and writes together is
+possible (--total-iops); --channels limits how many IOs the device serves
+at once.
+
+On the default cgroup throttle a cap covers one direction (the kernel has
+no combined cap), and on cgroup v1 buffered writes are not capped: the
+kernel's flusher threads write them back outside the cgroup; use direct
+IO there.`,
 		Example: `  iolens emulate create pg --profile azure:P4 --cache readwrite --scale 10
   iolens emulate create etcd --iops 3000 --bw 125MB/s --latency 1ms --flush-latency p50=2ms,p99=8ms
   iolens emulate exec pg -- fio --name=w --directory=/var/lib/iolens/emulate/pg/mnt --rw=write --bs=1M --size=1G --direct=1
@@ -100,14 +108,39 @@ Latency: --latency sets the least time every read, write and flush takes;
 --read-latency, --write-latency and --flush-latency override it for one
 kind. A value is fixed (2ms), uniform (2ms±0.5ms, or 2ms+-0.5ms: between
 1.5 and 2.5 ms), or log-normal from two percentiles (p50=1ms,p99=4ms).
-IOs wait out their latency side by side: QD1 gets about 1/latency IOPS,
-deep queues still reach the caps. --latency 0 adds the layer alone.`,
+A hit/miss value (hit=0.2ms,miss=8ms,hitratio=0.7, the ratio also as 70%)
+is a cache in front of slower media: that share of IOs takes the hit
+latency, the rest the miss latency. IOs wait out their latency side by
+side: QD1 gets about 1/latency IOPS, deep queues still reach the caps.
+--latency 0 adds the layer alone.
+
+Inside the device: --channels N lets the device serve at most N IOs at
+once, each holding its channel for its read or write latency: it
+saturates near QD N at about N / mean latency IOPS, and past that the
+latency grows in proportion to the queue depth while the rate varies as
+the latencies drawn do (give a spread for a real device's variation).
+--throttle-at device enforces the caps inside the device, as a cloud
+hypervisor does: a token bucket paces IOs in the device, so its queue
+fills and await grows with QD while the rate stays flat. There
+--total-iops and --total-bw cap reads and writes together, as cloud caps
+are (a --profile's caps become such caps). The default, --throttle-at
+cgroup, is the kernel's throttle above the device: IO waits before the
+device and its queue stays short. The device throttle takes static caps
+only (no bursting or host cache).
+
+--ram keeps the backing file in RAM. With no caps and no latency the
+disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 		Example: `  iolens emulate create p4 --profile azure:P4
   iolens emulate create seed003 --profile azure:P4 --cache readwrite
   iolens emulate create gp2 --profile aws:gp2:100GiB --scale 100
   iolens emulate create fixed --iops 500 --bw 20MB/s --fs xfs
   iolens emulate create net --iops 5000 --latency 2ms
-  iolens emulate create etcd --iops 3000 --latency 1ms --flush-latency p50=2ms,p99=8ms`,
+  iolens emulate create etcd --iops 3000 --latency 1ms --flush-latency p50=2ms,p99=8ms
+  iolens emulate create ssd --channels 4 --latency p50=0.2ms,p99=1ms
+  iolens emulate create ebs --throttle-at device --total-iops 3000 --total-bw 125MB/s --latency 0.5ms
+  iolens emulate create p30 --profile azure:P30 --throttle-at device --latency 2ms
+  iolens emulate create cached --read-latency hit=0.2ms,miss=8ms,hitratio=0.7
+  iolens emulate create mem --ram --size 2G`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := o.spec(cmd.Flags(), args[0], stateDir())
@@ -144,6 +177,11 @@ deep queues still reach the caps. --latency 0 adds the layer alone.`,
 	f.StringVar(&o.WriteLatency, "write-latency", "", "write latency (overrides --latency)")
 	f.StringVar(&o.FlushLatency, "flush-latency", "", "flush (fsync) latency (overrides --latency)")
 	f.BoolVar(&o.RAM, "ram", false, "keep the backing file in RAM (a tmpfs): the host's disk plays no part, memory is used for what is written")
+	numberVar(f, &o.TotalIOPS, "total-iops", 0, 0, 1e9, "IOPS cap for reads and writes together (needs --throttle-at device)")
+	f.StringVar(&o.TotalBW, "total-bw", "", "bandwidth cap for reads and writes together (needs --throttle-at device)")
+	f.StringVar(&o.ThrottleAt, "throttle-at", string(emulate.ThrottleCgroup), "where the caps are enforced: cgroup (the kernel's throttle, above the device) or device (inside it, as a cloud hypervisor)")
+	o.Channels = units.Count{Min: 0, Max: emulate.MaxChannels}
+	f.Var(&o.Channels, "channels", "IOs the device serves at once, each for its latency (0: no limit)")
 	return cmd
 }
 
@@ -172,9 +210,15 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 	}
 	spec.Dir = root
 	spec.Executable = exe
+	// A reader that goes away (| head -1) must not kill create half way:
+	// with SIGPIPE caught, writes to a closed pipe fail with EPIPE instead,
+	// progress lines are then dropped, and a failed final write undoes the
+	// disk like any other error of create. It stays caught until the
+	// process ends, so that the error about it is not a SIGPIPE either.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	d, err := emulate.CreateWithProgress(ctx, spec, func(step string) {
 		if o.output.v == "text" && step != "done" {
-			fmt.Fprintf(streams.ErrOut, "create %s: %s\n", spec.Name, step)
+			_, _ = fmt.Fprintf(streams.ErrOut, "create %s: %s\n", spec.Name, step)
 		}
 	})
 	if err != nil {
@@ -186,11 +230,34 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		}
 		return err
 	}
-	return o.output.print(streams.Out, d, func() error {
-		emulate.WriteDisk(streams.Out, d)
-		_, err := fmt.Fprintf(streams.Out, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
+	// The whole output goes in one write: the disk is kept only if its
+	// description reached the reader.
+	var out bytes.Buffer
+	err = o.output.print(&out, d, func() error {
+		emulate.WriteDisk(&out, d)
+		_, err := fmt.Fprintf(&out, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
 		return err
 	})
+	if err == nil {
+		if _, werr := streams.Out.Write(out.Bytes()); werr != nil {
+			err = fmt.Errorf("writing the new disk's description: %w", werr)
+		}
+	}
+	if err != nil {
+		return undoCreate(ctx, d, err)
+	}
+	return nil
+}
+
+// undoCreate removes a disk that create made but could not hand over
+// (why), even after Ctrl-C.
+func undoCreate(ctx context.Context, d *emulate.Disk, why error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := d.ForceDestroy(cctx); err != nil {
+		return errors.Join(why, fmt.Errorf("removing %s again: %w (remove it with 'iolens emulate rm %s')", d.Name, err, d.Name))
+	}
+	return fmt.Errorf("%w (disk %s removed again: nothing left behind)", why, d.Name)
 }
 
 func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Command {

@@ -62,13 +62,20 @@ type iolens struct {
 	t    *testing.T
 	exe  string
 	root string
+	// timeout ends a command that runs longer (default 3 minutes).
+	timeout time.Duration
 }
 
 func (c iolens) run(args ...string) (string, string, int) {
 	c.t.Helper()
 	// The state dir goes before any "--", or the command would get it.
 	argv := append([]string{args[0], "--state-dir", c.root}, args[1:]...)
-	cmd := exec.Command(c.exe, argv...)
+	if c.timeout == 0 {
+		c.timeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.exe, argv...)
 	cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -118,7 +125,7 @@ func TestCLILifecycle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
 	}
-	for _, want := range []string{"TIME SCALED", "x100", "300 IOPS", "3000 IOPS for 20 s", "/life/mnt"} {
+	for _, want := range []string{"TIME SCALED", "x100", "300 IOPS", "3,000 IOPS for 20 s", "/life/mnt"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("create output lacks %q:\n%s", want, out)
 		}
@@ -208,6 +215,8 @@ func TestCLIErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	// Should one be accepted after all, as root it makes a disk.
+	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), c.root, true) })
 	for _, args := range [][]string{
 		{"emulate", "create", "x", "--bw", "25M"},
 		{"emulate", "create", "x", "--profile", "azure:P99"},
@@ -221,6 +230,17 @@ func TestCLIErrors(t *testing.T) {
 		{"emulate", "create", "x", "--latency", "2ms±3ms"},
 		{"emulate", "create", "x", "--flush-latency", "p50=4ms,p99=1ms"},
 		{"emulate", "create", "x", "--read-latency", "-1ms"},
+		{"emulate", "create", "bad", "--iops", "1100", "--bw", "125"},
+		{"emulate", "create", "x", "--total-bw", "125"},
+		{"emulate", "create", "x", "--throttle-at", "hypervisor"},
+		{"emulate", "create", "x", "--total-iops", "3000"},
+		{"emulate", "create", "x", "--throttle-at", "device", "--profile", "azure:P4"},
+		{"emulate", "create", "x", "--channels", "4"},
+		{"emulate", "create", "x", "--channels", "4", "--flush-latency", "1ms"},
+		{"emulate", "create", "x", "--channels", "300", "--latency", "1ms"},
+		{"emulate", "create", "x", "--channels", "-1", "--latency", "1ms"},
+		{"emulate", "create", "x", "--read-latency", "hit=1ms,miss=8ms,hitratio=1"},
+		{"emulate", "create", "x", "--write-latency", "hit=8ms,miss=1ms,hitratio=0.5"},
 	} {
 		_, errOut, code := c.run(args...)
 		if code != 2 || !strings.Contains(errOut, "hint:") {
@@ -354,5 +374,181 @@ func TestCLIRmAllLeavesForeignDirectories(t *testing.T) {
 	}
 	if b, err := os.ReadFile(photo); err != nil || string(b) != "cat" {
 		t.Errorf("photos/cat.jpg: %q, %v", b, err)
+	}
+}
+
+// TestCLIStateFIFO: 'emulate status' and 'emulate ls' on a disk whose
+// state.json is a FIFO hung in open(2), deaf to SIGINT and SIGTERM. They
+// now refuse it at once and say how to remove it.
+func TestCLIStateFIFO(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir(), timeout: 15 * time.Second}
+	dir := filepath.Join(c.root, "fifo")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".iolens-emulated-disk"), []byte("iolens emulated disk fifo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "state.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"emulate", "status", "fifo"}, {"emulate", "ls"}, {"emulate", "events", "fifo"}} {
+		start := time.Now()
+		_, errOut, code := c.run(args...)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%v took %v", args, took)
+		}
+		if code == 0 || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("%v: exit %d, %q; want a refusal naming the FIFO", args, code, errOut)
+		}
+	}
+}
+
+// leftovers lists what a disk under root left behind: entries of the
+// state root, mounts under it, loop devices on its files.
+func leftovers(root string) []string {
+	var out []string
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		out = append(out, "file "+e.Name())
+	}
+	if mountedUnder(root) {
+		out = append(out, "a mount")
+	}
+	sys, _ := os.ReadDir("/sys/block")
+	for _, e := range sys {
+		b, _ := os.ReadFile(filepath.Join("/sys/block", e.Name(), "loop", "backing_file"))
+		if strings.HasPrefix(strings.TrimSpace(string(b)), root+"/") {
+			out = append(out, "loop device "+e.Name())
+		}
+	}
+	return out
+}
+
+// TestCLICreateOutputFails: 'emulate create ... | head -1' died of
+// SIGPIPE (exit 141) part way, leaving a broken disk. A reader that is
+// gone, or an output that cannot be written (/dev/full), now makes create
+// undo the disk and fail: nothing is left behind.
+func TestCLICreateOutputFails(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), root, true) })
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	for _, c := range []struct {
+		name   string
+		closed bool // stdout and stderr are pipes whose reader is gone
+		args   []string
+	}{{"pipe", true, []string{"--latency", "1ms"}}, {"full", false, nil}} {
+		cmd := exec.Command(exe, append([]string{"emulate", "create", "out-" + c.name, "--state-dir", root, "--size", "128M"}, c.args...)...)
+		cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+		var err error
+		if c.closed {
+			r, w, perr := os.Pipe()
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			r.Close()
+			cmd.Stdout, cmd.Stderr = w, w
+			err = cmd.Run()
+			w.Close()
+		} else {
+			var errb strings.Builder
+			cmd.Stdout, cmd.Stderr = full, &errb
+			err = cmd.Run()
+			if !strings.Contains(errb.String(), "nothing left behind") {
+				t.Errorf("%s: stderr %q does not say the disk was removed", c.name, errb.String())
+			}
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s: create ended with %v, want exit status 1", c.name, err)
+		}
+		if l := leftovers(root); len(l) > 0 {
+			t.Errorf("%s: left behind: %v", c.name, l)
+		}
+	}
+}
+
+// TestCLIDaemonDescriptors: the controller kept the caller's fd 3 (a
+// lock file) open until 'emulate rm'. The daemons now hold none of the
+// caller's descriptors, and their stdin is /dev/null.
+func TestCLIDaemonDescriptors(t *testing.T) {
+	needRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	lock, err := os.Create(filepath.Join(t.TempDir(), "caller.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	cmd := exec.Command(exe, "emulate", "create", "fds", "--state-dir", root, "--size", "128M", "--latency", "1ms")
+	cmd.Env = append(os.Environ(), "IOLENS_TEST_AS_CLI=1")
+	cmd.ExtraFiles = []*os.File{lock} // fd 3 in create
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("create: %v: %s", err, out)
+	}
+	d, err := emulate.OpenIn(root, "fds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	for what, pid := range map[string]int{"controller": d.ControllerPID, "latency": d.FusePID} {
+		if pid <= 0 {
+			t.Fatalf("no %s daemon", what)
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			target, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name()))
+			if target == lock.Name() {
+				t.Errorf("the %s daemon holds the caller's %s as fd %s", what, lock.Name(), fd.Name())
+			}
+			if fd.Name() == "0" && target != "/dev/null" {
+				t.Errorf("the %s daemon's stdin is %s", what, target)
+			}
+		}
+	}
+}
+
+// TestCLISpaceCheck: a disk larger than the state directory's free space
+// (less a reserve) is refused before anything is made, with the size
+// that would fit.
+func TestCLISpaceCheck(t *testing.T) {
+	if r := emulate.Unavailable(); r != "" {
+		t.Skip(r)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iolens{t: t, exe: exe, root: t.TempDir()}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(c.root, &st); err != nil {
+		t.Fatal(err)
+	}
+	size := st.Bavail*uint64(st.Bsize) + 1<<30
+	_, errOut, code := c.run("emulate", "create", "huge", "--size", strconv.FormatUint(size>>20, 10)+"M")
+	if code != 1 || !strings.Contains(errOut, "not enough space") || !strings.Contains(errOut, "--size") {
+		t.Errorf("create beyond the free space: exit %d, %q", code, errOut)
+	}
+	if l := leftovers(c.root); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }

@@ -96,11 +96,14 @@ func runController(ctx context.Context, d *Disk, ready chan<- error) (err error)
 	start := time.Now()
 	m := NewModel(d.Spec, start)
 	applied := m.Limits()
-	if err := cg.set(d.MajMin, applied); err != nil {
+	if err := cg.set(d.MajMin, d.Spec.cgroupLimits(applied)); err != nil {
 		return fail(err)
 	}
-	ev := Event{Time: start, Event: EventStart, Scale: d.Spec.scale(),
-		Message: fmt.Sprintf("cgroup v%d %s, device %s (%s)", d.CgroupVersion, d.Cgroup, d.Device, d.MajMin)}
+	msg := fmt.Sprintf("cgroup v%d %s, device %s (%s)", d.CgroupVersion, d.Cgroup, d.Device, d.MajMin)
+	if d.Spec.ThrottleAt == ThrottleDevice {
+		msg += "; caps enforced inside the device, the cgroup has none"
+	}
+	ev := Event{Time: start, Event: EventStart, Scale: d.Spec.scale(), Message: msg}
 	ev.setLimits(applied)
 	if err := log.write(ev); err != nil {
 		return fail(err)
@@ -138,7 +141,7 @@ func runController(ctx context.Context, d *Disk, ready chan<- error) (err error)
 		evs := m.Step(now, usageBetween(prev, cur))
 		prev = cur
 		if l := m.Limits(); l != applied {
-			if err := cg.set(d.MajMin, l); err != nil {
+			if err := cg.set(d.MajMin, d.Spec.cgroupLimits(l)); err != nil {
 				if !cg.exists() {
 					why = "cgroup gone"
 					return nil
@@ -184,7 +187,7 @@ func (d *Disk) startController(ctx context.Context) error {
 		d.inproc = ic
 		return nil
 	}
-	logf, err := os.OpenFile(filepath.Join(d.Dir, controllerLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logf, err := openRegular(filepath.Join(d.Dir, controllerLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -195,6 +198,7 @@ func (d *Disk) startController(ctx context.Context) error {
 	// outlives the command that created it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
+	inheritNothing()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting controller: %w", err)
 	}
@@ -213,7 +217,7 @@ func (d *Disk) startController(ctx context.Context) error {
 		}
 		select {
 		case <-exited:
-			tail := strings.TrimSpace(readString(filepath.Join(d.Dir, controllerLog)))
+			tail := strings.TrimSpace(logTail(filepath.Join(d.Dir, controllerLog)))
 			return fmt.Errorf("controller exited at start: %s", tail)
 		case <-deadline.C:
 			return errors.New("controller did not start within 10 s")

@@ -371,12 +371,23 @@ func (d *Disk) save() error {
 	return writeAtomic(filepath.Join(d.Dir, stateName), append(b, '\n'))
 }
 
+// writeAtomic replaces path with b through a new file of its own (not a
+// fixed name, which could be a FIFO someone made), so readers see the old
+// content or the new, whole.
 func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(b)
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // ErrNotRoot is returned when creating or destroying without root.
@@ -452,6 +463,9 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 		return nil, err
 	}
 	spec.Dir = root
+	if err := checkSpace(spec, root); err != nil {
+		return nil, err
+	}
 	dir := diskDir(root, spec.Name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, os.ErrExist) {
@@ -592,7 +606,7 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	if err := cg.create(); err != nil {
 		return d, err
 	}
-	if err := cg.set(d.MajMin, NewModel(spec, time.Now()).Limits()); err != nil {
+	if err := cg.set(d.MajMin, spec.cgroupLimits(NewModel(spec, time.Now()).Limits())); err != nil {
 		return d, err
 	}
 

@@ -28,8 +28,9 @@ const (
 )
 
 // Event is one line of the event log (NDJSON). Limit fields are the
-// throttle values in force after the event, for the emulated disk's
-// cgroup: IOs per second and bytes per second, 0 meaning no cap.
+// throttle values in force after the event, wherever the disk enforces
+// them (its cgroup, or inside the device): IOs per second and bytes per
+// second, 0 meaning no cap.
 type Event struct {
 	Time  time.Time `json:"time"`
 	Event string    `json:"event"`
@@ -39,6 +40,10 @@ type Event struct {
 	WriteIOPS float64 `json:"write_iops"`
 	ReadBPS   float64 `json:"read_bps"`
 	WriteBPS  float64 `json:"write_bps"`
+	// TotalIOPS and TotalBPS cap reads and writes together (a throttle
+	// inside the device).
+	TotalIOPS float64 `json:"total_iops,omitempty"`
+	TotalBPS  float64 `json:"total_bps,omitempty"`
 	// Resource is "iops" or "bw" on burst events: each has its own bucket.
 	Resource string `json:"resource,omitempty"`
 	// Credits left in that bucket: IOs for iops, bytes for bw.
@@ -54,11 +59,12 @@ type Event struct {
 
 // Limits returns the event's throttle values.
 func (e Event) Limits() Limits {
-	return Limits{ReadIOPS: e.ReadIOPS, WriteIOPS: e.WriteIOPS, ReadBPS: e.ReadBPS, WriteBPS: e.WriteBPS}
+	return Limits{ReadIOPS: e.ReadIOPS, WriteIOPS: e.WriteIOPS, ReadBPS: e.ReadBPS, WriteBPS: e.WriteBPS, TotalIOPS: e.TotalIOPS, TotalBPS: e.TotalBPS}
 }
 
 func (e *Event) setLimits(l Limits) {
 	e.ReadIOPS, e.WriteIOPS, e.ReadBPS, e.WriteBPS = l.ReadIOPS, l.WriteIOPS, l.ReadBPS, l.WriteBPS
+	e.TotalIOPS, e.TotalBPS = l.TotalIOPS, l.TotalBPS
 }
 
 // ReadEvents parses an event log. A torn last line (the controller killed
@@ -90,7 +96,7 @@ func ReadEvents(r io.Reader) ([]Event, error) {
 
 // ReadEventFile reads the event log at path.
 func ReadEventFile(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +112,7 @@ type eventLog struct {
 }
 
 func openEventLog(path string) (*eventLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := openRegular(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,9 @@ func TestParseDist(t *testing.T) {
 		{"p99=4ms, p50=1ms", Dist{Median: ms, Pct: 99, Tail: 4 * ms}},
 		{"p50=1ms,p99.9=10ms", Dist{Median: ms, Pct: 99.9, Tail: 10 * ms}},
 		{"p50=3ms", Dist{Median: 3 * ms}},
+		{"hit=0.2ms,miss=8ms,hitratio=0.7", Dist{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7}},
+		{"miss=8ms, hitratio=70%, hit=200us", Dist{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7}},
+		{"hit=0,miss=1ms,hitratio=0.5", Dist{Miss: ms, HitRatio: 0.5}},
 	} {
 		got, err := ParseDist(c.in)
 		if err != nil || got != c.want {
@@ -39,7 +42,11 @@ func TestParseDist(t *testing.T) {
 	}
 	for _, bad := range []string{"", "-1ms", "NaN", "Inf", "2ms±3ms", "2ms±-1ms", "11s", "2furlongs", "p99=4ms",
 		"p50=4ms,p99=1ms", "p50=1ms,p40=0.5ms", "p50=1ms,p100=2ms", "p50=1ms,p90=2ms,p99=4ms", "p50=1ms,p50=2ms",
-		"pNaN=1ms,p50=1ms", "p50", "p50=0,p99=1ms", "9s±5s", strings.Repeat("1", 200) + "ms"} {
+		"pNaN=1ms,p50=1ms", "p50", "p50=0,p99=1ms", "9s±5s", strings.Repeat("1", 200) + "ms",
+		"hit=1ms,miss=8ms", "hit=1ms,hitratio=0.5", "hit=8ms,miss=1ms,hitratio=0.5", "hit=1ms,miss=1ms,hitratio=0.5",
+		"hit=1ms,miss=8ms,hitratio=1", "hit=1ms,miss=8ms,hitratio=0", "hit=1ms,miss=8ms,hitratio=100%", "hit=1ms,miss=8ms,hitratio=1.5",
+		"hit=1ms,miss=8ms,hitratio=NaN", "hit=1ms,miss=11s,hitratio=0.5", "hit=-1ms,miss=8ms,hitratio=0.5", "hit=1ms,miss=8ms,hitratio=0.5,hit=2ms",
+		"hit=1ms,miss=8ms,ratio=0.5", "hit=1ms,miss=8ms,hitratio=0.5,p50=1ms"} {
 		if d, err := ParseDist(bad); err == nil {
 			t.Errorf("ParseDist(%q) = %+v, accepted", bad, d)
 		}
@@ -82,11 +89,54 @@ func TestDistSamples(t *testing.T) {
 	if s[len(s)-1] > MaxLatency || s[0] <= 0 {
 		t.Errorf("log-normal drew %v..%v", s[0], s[len(s)-1])
 	}
+	// Bimodal: the hit share within 1% (3.5 sigma at 200,000 draws);
+	// nothing but the two values.
+	b := Dist{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7}
+	s = draw(b)
+	hits := 0
+	for _, v := range s {
+		switch v {
+		case b.Hit:
+			hits++
+		case b.Miss:
+		default:
+			t.Fatalf("bimodal drew %v", v)
+		}
+	}
+	if got := float64(hits) / float64(len(s)); math.Abs(got-0.7) > 0.01 {
+		t.Errorf("bimodal hit share %.4f, want 0.7", got)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, b.Hit}, {0.7, b.Hit}, {0.71, b.Miss}, {0.99, b.Miss}} {
+		if got := b.Quantile(c.q); got != c.want {
+			t.Errorf("bimodal Quantile(%g) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestDistMean: the mean that QD1 IOPS and channel rates follow, against
+// the mean of draws.
+func TestDistMean(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []Dist{Fixed(2 * ms), {Median: 2 * ms, Jitter: ms}, {Median: ms, Pct: 99, Tail: 4 * ms},
+		{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7}} {
+		var sum float64
+		const n = 400000
+		for i := 0; i < n; i++ {
+			sum += float64(d.Sample(r))
+		}
+		if got := sum / n; math.Abs(got/float64(d.Mean())-1) > 0.01 {
+			t.Errorf("%s: mean of draws %v, Mean() %v", d, time.Duration(got), d.Mean())
+		}
+	}
 }
 
 func FuzzParseDist(f *testing.F) {
 	for _, s := range []string{"2ms", "2ms±0.5ms", "2ms+-0.5ms", "p50=1ms,p99=4ms", "p50=1ms,p99.9=10ms", "0", "NaN", "-1ms",
-		"p50=1ms,p100=2ms", "2ms±3ms", "p50=9s,p99=10s", "9s±5s", "1e308ms", "p50=1ms,p50.000000000000001=2ms"} {
+		"p50=1ms,p100=2ms", "2ms±3ms", "p50=9s,p99=10s", "9s±5s", "1e308ms", "p50=1ms,p50.000000000000001=2ms",
+		"hit=0.2ms,miss=8ms,hitratio=0.7", "hit=0,miss=10s,hitratio=33.3333333%", "hit=1ms,miss=2ms,hitratio=0.000001"} {
 		f.Add(s)
 	}
 	r := rand.New(rand.NewPCG(3, 4))

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -28,7 +27,9 @@ import (
 // request is served on its own goroutine, and the kernel may keep
 // fuseMaxBackground asynchronous direct IOs in flight, so a latency
 // delays IOs without serialising them: QD32 still reaches a disk's IOPS
-// cap. The backing file is read and written through the host's page
+// cap. The device (device.go) adds what a disk does inside: a limit on
+// how many IOs it serves at once, and a throttle that paces them. The
+// backing file is read and written through the host's page
 // cache and never synced to the host's disk: the emulated disk's speed is
 // the configured latency and caps, not the host's (and it does not
 // survive a host crash).
@@ -44,14 +45,13 @@ const (
 	fileNode          = 2
 )
 
-// latencyFS serves one file with the configured latency.
+// latencyFS serves one file as the emulated device: with its latencies,
+// channels and throttle.
 type latencyFS struct {
 	fuse.RawFileSystem
 	f    *os.File
 	size int64
-	lat  Latency
-	mu   sync.Mutex
-	rng  *rand.Rand
+	dev  *device
 	// early is how much sooner than its latency a request may answer: 90%
 	// of the least round trip through the kernel's FUSE path measured at
 	// mount, which every IO pays on top of the wait. It keeps a 1 ms
@@ -63,18 +63,16 @@ type latencyFS struct {
 
 func (l *latencyFS) String() string { return "iolens-latency" }
 
-// wait sleeps until start plus a latency drawn from d. It sleeps in
-// nanosleep on its own thread with the timer slack at its least: the Go
-// runtime's timers and the default 50 µs slack each overshoot by more
-// than a tenth of a millisecond, which would be a tenth of a 1 ms latency.
-func (l *latencyFS) wait(start time.Time, d Dist) {
-	if d.Zero() || l.calibrating.Load() {
+// wait sleeps until the device answers an IO of kind k and size bytes
+// that reached the layer at start. It sleeps in nanosleep on its own
+// thread with the timer slack at its least: the Go runtime's timers and
+// the default 50 µs slack each overshoot by more than a tenth of a
+// millisecond, which would be a tenth of a 1 ms latency.
+func (l *latencyFS) wait(k ioKind, size int, start time.Time) {
+	if l.calibrating.Load() {
 		return
 	}
-	l.mu.Lock()
-	lat := d.Sample(l.rng)
-	l.mu.Unlock()
-	rest := time.Until(start.Add(lat - min(time.Duration(l.early.Load()), lat)))
+	rest := time.Until(l.dev.schedule(k, size, start, time.Duration(l.early.Load())))
 	if rest <= 0 {
 		return
 	}
@@ -137,7 +135,7 @@ func (l *latencyFS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.R
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fuse.ToStatus(err)
 	}
-	l.wait(start, l.lat.Read)
+	l.wait(ioRead, int(in.Size), start)
 	return fuse.ReadResultData(buf[:n]), fuse.OK
 }
 
@@ -150,14 +148,14 @@ func (l *latencyFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uin
 	if err != nil {
 		return uint32(n), fuse.ToStatus(err)
 	}
-	l.wait(start, l.lat.Write)
+	l.wait(ioWrite, len(data), start)
 	return uint32(n), fuse.OK
 }
 
 // Fsync is a flush of the emulated disk. The host's disk is not synced:
 // the emulated disk's flush costs its configured latency, not the host's.
 func (l *latencyFS) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	l.wait(time.Now(), l.lat.Flush)
+	l.wait(ioFlush, 0, time.Now())
 	return fuse.OK
 }
 
@@ -187,10 +185,17 @@ type latencyServer struct {
 	mnt string
 }
 
-// serveLatency mounts the latency layer at mnt, serving backing, and
-// serves it until it is unmounted.
-func serveLatency(backing, mnt string, lat Latency, logw io.Writer) (*latencyServer, error) {
-	f, err := os.OpenFile(backing, os.O_RDWR, 0)
+// serveLatency mounts the latency layer at mnt, serving backing as the
+// device spec describes (its latencies, channels, and the throttle if it
+// is inside the device), until it is unmounted.
+func serveLatency(backing, mnt string, spec Spec, logw io.Writer) (*latencyServer, error) {
+	spec = spec.withDefaults()
+	lat := *spec.Latency
+	var caps Limits
+	if spec.ThrottleAt == ThrottleDevice {
+		caps = NewModel(spec, time.Now()).Limits()
+	}
+	f, err := openRegular(backing, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +208,8 @@ func serveLatency(backing, mnt string, lat Latency, logw io.Writer) (*latencySer
 		f.Close()
 		return nil, err
 	}
-	lfs := &latencyFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, size: fi.Size(), lat: lat,
-		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	lfs := &latencyFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, size: fi.Size(),
+		dev: newDevice(lat, caps, spec.Channels, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))}
 	if logw == nil {
 		logw = io.Discard
 	}
@@ -232,8 +237,8 @@ func serveLatency(backing, mnt string, lat Latency, logw io.Writer) (*latencySer
 	}
 	lfs.early.Store(int64(roundTrip(filepath.Join(mnt, latencyFileName)) * 9 / 10))
 	lfs.calibrating.Store(false)
-	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s; answers %v before its latency (90%% of the FUSE round trip)\n",
-		mnt, lat.Read, lat.Write, lat.Flush, time.Duration(lfs.early.Load()))
+	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s, channels %d, throttle %s; answers up to %v early (90%% of the FUSE round trip)\n",
+		mnt, lat.Read, lat.Write, lat.Flush, spec.Channels, LimitsLine(caps), time.Duration(lfs.early.Load()))
 	return &latencyServer{srv: srv, fs: lfs, mnt: mnt}, nil
 }
 
@@ -280,7 +285,7 @@ func RunLatency(ctx context.Context, root, name string) error {
 	if d.LatencyMount == "" || d.Spec.Latency == nil {
 		return fmt.Errorf("emulated disk %q has no latency layer", name)
 	}
-	s, err := serveLatency(d.Backing, d.LatencyMount, *d.Spec.Latency, os.Stderr)
+	s, err := serveLatency(d.Backing, d.LatencyMount, d.Spec, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -303,14 +308,14 @@ func RunLatency(ctx context.Context, root, name string) error {
 // Spec.Executable is set, else in this process.
 func (d *Disk) startLatency(ctx context.Context) error {
 	if d.Spec.Executable == "" {
-		s, err := serveLatency(d.Backing, d.LatencyMount, *d.Spec.Latency, nil)
+		s, err := serveLatency(d.Backing, d.LatencyMount, d.Spec, nil)
 		if err != nil {
 			return err
 		}
 		d.infuse = s
 		return nil
 	}
-	logf, err := os.OpenFile(filepath.Join(d.Dir, latencyLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logf, err := openRegular(filepath.Join(d.Dir, latencyLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -319,6 +324,7 @@ func (d *Disk) startLatency(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
+	inheritNothing()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the latency layer: %w", err)
 	}
@@ -334,7 +340,7 @@ func (d *Disk) startLatency(ctx context.Context) error {
 	for !isMountPoint(d.LatencyMount) {
 		select {
 		case <-exited:
-			return fmt.Errorf("latency layer exited at start: %s", strings.TrimSpace(readString(filepath.Join(d.Dir, latencyLog))))
+			return fmt.Errorf("latency layer exited at start: %s", strings.TrimSpace(logTail(filepath.Join(d.Dir, latencyLog))))
 		case <-deadline.C:
 			return errors.New("latency layer did not mount within 10 s")
 		case <-ctx.Done():

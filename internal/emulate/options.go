@@ -29,7 +29,14 @@ type SpecOptions struct {
 	Latency, ReadLatency       string
 	WriteLatency, FlushLatency string
 	RAM                        bool
-	Set                        func(name string) bool
+	// TotalIOPS and TotalBW cap reads and writes together; ThrottleAt is
+	// "cgroup" or "device"; Channels is how many IOs the device serves
+	// at once (0: no limit).
+	TotalIOPS  float64
+	TotalBW    string
+	ThrottleAt string
+	Channels   units.Count
+	Set        func(name string) bool
 }
 
 // OptionError is a mistake in SpecOptions, with what to give instead.
@@ -51,13 +58,27 @@ func optionErr(format string, args ...any) error {
 // Spec builds the spec of disk name in stateDir: the profile's, then
 // the options given over it. Mistakes in the options are *OptionError.
 func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
-	s := Spec{Name: name, Dir: stateDir, FS: o.FS, Scale: o.Scale, Cache: CacheMode(o.Cache), RAM: o.RAM}
+	s := Spec{Name: name, Dir: stateDir, FS: o.FS, Scale: o.Scale, Cache: CacheMode(o.Cache), RAM: o.RAM,
+		Channels: int(o.Channels.N)}
+	switch o.ThrottleAt {
+	case "", string(ThrottleCgroup), string(ThrottleDevice):
+		s.ThrottleAt = ThrottleAt(o.ThrottleAt)
+	default:
+		return s, optionErr("--throttle-at %q: cgroup (the kernel's throttle, above the device) or device (inside it, as a cloud hypervisor's)", o.ThrottleAt)
+	}
 	if o.Profile != "" {
 		p, err := LookupProfile(o.Profile)
 		if err != nil {
 			return s, &OptionError{Err: err, Help: "see 'iolens emulate profiles'"}
 		}
 		p.Apply(&s)
+		if s.ThrottleAt == ThrottleDevice {
+			// A cloud disk's caps count reads and writes together; inside
+			// the device they can.
+			l := &s.Limits
+			l.TotalIOPS, l.TotalBPS = l.ReadIOPS, l.ReadBPS
+			l.ReadIOPS, l.WriteIOPS, l.ReadBPS, l.WriteBPS = 0, 0, 0, 0
+		}
 	}
 	size, err := units.ParseSize(o.Size)
 	if err != nil {
@@ -88,6 +109,7 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 	num("iops", o.IOPS, &l.ReadIOPS, &l.WriteIOPS)
 	num("read-iops", o.ReadIOPS, &l.ReadIOPS)
 	num("write-iops", o.WriteIOPS, &l.WriteIOPS)
+	num("total-iops", o.TotalIOPS, &l.TotalIOPS)
 	num("burst-iops", o.BurstIOPS, &s.BurstIOPS)
 	num("burst-seconds", o.BurstSeconds, &s.BurstSeconds)
 	if o.Set("burst-credits") {
@@ -98,7 +120,8 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 		flag, v string
 		dst     []*float64
 	}{{"bw", o.BW, []*float64{&l.ReadBPS, &l.WriteBPS}}, {"read-bw", o.ReadBW, []*float64{&l.ReadBPS}},
-		{"write-bw", o.WriteBW, []*float64{&l.WriteBPS}}, {"burst-bw", o.BurstBW, []*float64{&s.BurstBPS}}} {
+		{"write-bw", o.WriteBW, []*float64{&l.WriteBPS}}, {"burst-bw", o.BurstBW, []*float64{&s.BurstBPS}},
+		{"total-bw", o.TotalBW, []*float64{&l.TotalBPS}}} {
 		if err := rate(r.flag, r.v, r.dst...); err != nil {
 			return s, err
 		}
@@ -150,7 +173,7 @@ func (o SpecOptions) latencies(s *Spec) error {
 		}
 		d, err := ParseDist(x.v)
 		if err != nil {
-			return &OptionError{Err: fmt.Errorf("--%s: %w", x.flag, err), Help: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms or p50=1ms,p99=4ms"}
+			return &OptionError{Err: fmt.Errorf("--%s: %w", x.flag, err), Help: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms, p50=1ms,p99=4ms or hit=0.2ms,miss=8ms,hitratio=0.7"}
 		}
 		for _, p := range x.dst {
 			*p = d

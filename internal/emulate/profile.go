@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Profile is a cloud disk's published limits, enough to emulate it.
@@ -79,7 +80,7 @@ func LookupProfile(name string) (Profile, error) {
 		IOPS: d.Read.IOPS, BPS: d.Read.BWBytes}
 	var notes []string
 	if d.Write != d.Read {
-		notes = append(notes, fmt.Sprintf("writes are capped like reads (the disk's write limits: %.0f IOPS, %s)", d.Write.IOPS, FormatRate(d.Write.BWBytes)))
+		notes = append(notes, fmt.Sprintf("writes are capped like reads (the disk's write limits: %.0f IOPS, %s)", d.Write.IOPS, units.FormatRate(d.Write.BWBytes)))
 	}
 	if b := d.Burst; b != nil && !b.OptIn {
 		if b.IOPS > p.IOPS {

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/iolens/iolens/internal/hint"
+	"golang.org/x/sys/unix"
 )
 
 // A state file is input like any other: anyone who can edit it could
@@ -63,13 +66,46 @@ func checkStateRoot(root string) error { return checkOwned(root, true) }
 
 // hasMarker says whether dir carries the marker of the disk called name.
 func hasMarker(dir, name string) bool {
-	p := filepath.Join(dir, markerName)
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 256 {
+	f, err := openRegular(filepath.Join(dir, markerName), os.O_RDONLY, 0)
+	if err != nil {
 		return false
 	}
-	b, err := os.ReadFile(p)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 257))
 	return err == nil && string(b) == marker(name)
+}
+
+// ErrNotRegular is wrapped by the errors about a state directory's file
+// that is not a regular file (a FIFO, a device, a symlink).
+var ErrNotRegular = errors.New("not a regular file")
+
+// openRegular opens path (os.OpenFile's flag and perm) only if it is a
+// regular file, without following a symlink and without blocking: a FIFO
+// planted in a state directory would otherwise hang the open, for a
+// reader until a writer comes and for a writer until a reader does.
+func openRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := unix.Open(path, flag|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) {
+			err = fmt.Errorf("%w (a symlink or a FIFO)", ErrNotRegular)
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	// O_NONBLOCK means nothing to a regular file; clear it all the same.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 func writeMarker(dir, name string) error {
@@ -144,10 +180,40 @@ func decodeState(b []byte, root, name string) (*Disk, error) {
 	return &d, nil
 }
 
+// inheritNothing marks every descriptor above stderr close-on-exec, so
+// that a daemon started next gets stdin, stdout and stderr only: not what
+// this process inherited from its caller (a lock file, a pipe's end),
+// which the daemon would otherwise hold open for its whole life. Go opens
+// its own files close-on-exec already.
+func inheritNothing() {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// logTail is the end of a daemon's log (at most 2 KiB), for an error.
+func logTail(path string) string {
+	b, _ := readBounded(path)
+	if len(b) > 2048 {
+		b = b[len(b)-2048:]
+	}
+	return string(b)
+}
+
 // readBounded reads at most maxStateBytes+1 of path, so a huge file is
-// refused without being loaded.
+// refused without being loaded; anything but a regular file is refused
+// without blocking (ErrBadState).
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path, os.O_RDONLY, 0)
+	if errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -329,3 +329,89 @@ func FuzzDecodeState(f *testing.F) {
 		}
 	})
 }
+
+// TestStateFIFO: a state.json (or status.json, or event log) that is a
+// FIFO hung 'emulate status' and 'emulate ls' in open(2). It is refused
+// at once, as a bad state, and rm by name still finds the disk's parts.
+func TestStateFIFO(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "fifo")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarker(dir, "fifo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, stateName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := OpenIn(root, "fifo"); !errors.Is(err, ErrBadState) || !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenIn with a FIFO state: %v", err)
+		}
+		if disks, err := List(root); len(disks) != 0 || !errors.Is(err, ErrBadState) {
+			t.Errorf("List with a FIFO state: %v %v", disks, err)
+		}
+		if d, err := OpenForRemoval(root, "fifo"); err != nil || d.Dir != dir {
+			t.Errorf("OpenForRemoval with a FIFO state: %v", err)
+		}
+		for _, f := range []string{eventsName, statusName} {
+			p := filepath.Join(dir, f)
+			if err := unix.Mkfifo(p, 0o644); err != nil {
+				t.Error(err)
+				continue
+			}
+			if _, err := ReadEventFile(p); !errors.Is(err, ErrNotRegular) {
+				t.Errorf("ReadEventFile of a FIFO: %v", err)
+			}
+			if _, err := openEventLog(p); !errors.Is(err, ErrNotRegular) {
+				t.Errorf("openEventLog of a FIFO: %v", err)
+			}
+		}
+		// A FIFO marker is no marker.
+		other := filepath.Join(root, "other")
+		if err := os.Mkdir(other, 0o755); err != nil {
+			t.Error(err)
+		} else if err := unix.Mkfifo(filepath.Join(other, markerName), 0o644); err != nil {
+			t.Error(err)
+		} else if hasMarker(other, "other") {
+			t.Error("a FIFO passes for the marker")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a disk whose files are FIFOs hangs")
+	}
+}
+
+// TestWriteAtomicFIFO: the state is written through a new file, never a
+// fixed temporary name that could be a FIFO (writing one blocks until a
+// reader comes).
+func TestWriteAtomicFIFO(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, stateName)
+	for _, n := range []string{p + ".tmp", filepath.Join(dir, "."+stateName+".tmp")} {
+		if err := unix.Mkfifo(n, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- writeAtomic(p, []byte("{}")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("writeAtomic blocks on a FIFO")
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "{}" {
+		t.Errorf("state: %q %v", b, err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("state mode: %v %v", fi, err)
+	}
+}

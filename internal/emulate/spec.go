@@ -8,15 +8,38 @@ import (
 	"time"
 )
 
-// Limits are block throttle caps for one emulated disk: IOs per second
-// and bytes per second, each direction apart (the kernel throttle has no
-// combined read+write cap). 0 means no cap.
+// Limits are throttle caps for one emulated disk: IOs per second and
+// bytes per second, each direction apart, and for reads and writes
+// together (as a cloud disk's caps are; only the throttle inside the
+// device has those: the kernel's has no combined cap). 0 means no cap.
 type Limits struct {
 	ReadIOPS  float64 `json:"read_iops"`
 	WriteIOPS float64 `json:"write_iops"`
 	ReadBPS   float64 `json:"read_bps"`
 	WriteBPS  float64 `json:"write_bps"`
+	TotalIOPS float64 `json:"total_iops,omitempty"`
+	TotalBPS  float64 `json:"total_bps,omitempty"`
 }
+
+// ThrottleAt is where an emulated disk's caps are enforced.
+type ThrottleAt string
+
+const (
+	// ThrottleCgroup: the kernel's block throttle in the disk's cgroup,
+	// above the device. IO waits before it reaches the device, whose
+	// queue stays short.
+	ThrottleCgroup ThrottleAt = "cgroup"
+	// ThrottleDevice: a token bucket inside the device (the latency
+	// layer), as a hypervisor or a storage backend enforces a cloud
+	// disk's caps. IO waits in the device, whose queue fills: await grows
+	// with the queue depth while the rate stays flat. Caps are static
+	// here (no bursting, no host cache).
+	ThrottleDevice ThrottleAt = "device"
+)
+
+// MaxChannels bounds Spec.Channels: the kernel lets the latency layer
+// have at most that many requests in flight anyway.
+const MaxChannels = fuseMaxBackground
 
 // CacheMode is the host cache in front of the emulated disk.
 type CacheMode string
@@ -106,8 +129,21 @@ type Spec struct {
 	RAM bool `json:"ram,omitempty"`
 	// Latency, if set, puts the latency layer under the loop device: each
 	// read, write and flush takes at least the time drawn from its
-	// distribution. Nil: no layer, the host's own latency.
+	// distribution. Nil: no layer, the host's own latency (and, with
+	// RAM, a disk that runs at memory speed: the CPU binds).
 	Latency *Latency `json:"latency,omitempty"`
+	// Channels, if above 0, is how many IOs the device serves at once
+	// (its internal parallelism, in the latency layer): an IO that finds
+	// every channel busy waits for one, then holds it for its drawn read
+	// or write latency. Past QD = Channels the IOPS stay at about
+	// Channels / mean latency while the latency grows in proportion to
+	// the queue depth; the rate varies as the drawn latencies do. Needs
+	// a read or write latency. 0: no limit (up to 256 in flight).
+	Channels int `json:"channels,omitempty"`
+	// ThrottleAt is where Limits are enforced (default ThrottleCgroup).
+	// ThrottleDevice puts the latency layer in (at zero latency if
+	// Latency is nil).
+	ThrottleAt ThrottleAt `json:"throttle_at,omitempty"`
 	// Executable, if set, is the iolens binary that runs the disk's
 	// daemons detached ("iolens emulate controller NAME", and "iolens
 	// emulate latency NAME" for the latency layer), so the disk outlives
@@ -164,7 +200,22 @@ func (s Spec) withDefaults() Spec {
 	if s.Tick == 0 {
 		s.Tick = DefaultTick
 	}
+	if s.ThrottleAt == "" {
+		s.ThrottleAt = ThrottleCgroup
+	}
+	if s.ThrottleAt == ThrottleDevice && s.Latency == nil {
+		s.Latency = &Latency{}
+	}
 	return s
+}
+
+// cgroupLimits are the caps for the kernel throttle when the model wants
+// l: none when the device throttles.
+func (s Spec) cgroupLimits(l Limits) Limits {
+	if s.ThrottleAt == ThrottleDevice {
+		return Limits{}
+	}
+	return l
 }
 
 // ErrSpec is wrapped by every validation error.
@@ -186,11 +237,23 @@ func (s Spec) Validate() error {
 		return specErr("size %d bytes: at least 64 MiB", s.SizeBytes)
 	}
 	l := s.Limits
-	for _, v := range []float64{l.ReadIOPS, l.WriteIOPS, l.ReadBPS, l.WriteBPS, s.BurstIOPS, s.BurstBPS, s.BurstSeconds,
+	for _, v := range []float64{l.ReadIOPS, l.WriteIOPS, l.ReadBPS, l.WriteBPS, l.TotalIOPS, l.TotalBPS, s.BurstIOPS, s.BurstBPS, s.BurstSeconds,
 		s.BucketIOs, s.BucketBytes, s.CacheIOPS, s.CacheBPS, s.CacheBytes, s.Scale} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e18 {
 			return specErr("limits, rates and sizes must be finite, 0 or more and at most 1e18")
 		}
+	}
+	switch s.ThrottleAt {
+	case ThrottleCgroup:
+		if l.TotalIOPS > 0 || l.TotalBPS > 0 {
+			return specErr("a cap on reads and writes together needs the throttle inside the device (--throttle-at device): the kernel's caps each direction apart")
+		}
+	case ThrottleDevice:
+		if s.Dynamic() {
+			return specErr("the throttle inside the device takes static caps: bursting and host caches move the cgroup throttle (--throttle-at cgroup), or drop them (--burst-iops 0 --burst-bw 0 --cache none)")
+		}
+	default:
+		return specErr("throttle at %q: cgroup or device", s.ThrottleAt)
 	}
 	if s.BurstIOPS > 0 {
 		if l.ReadIOPS != l.WriteIOPS || l.ReadIOPS == 0 {
@@ -246,6 +309,12 @@ func (s Spec) Validate() error {
 	}
 	if s.SizeBytes > 1<<50 {
 		return specErr("size %d bytes: at most 1 PiB", s.SizeBytes)
+	}
+	if s.Channels < 0 || s.Channels > MaxChannels {
+		return specErr("channels %d: 0 (no limit) to %d", s.Channels, MaxChannels)
+	}
+	if s.Channels > 0 && (s.Latency == nil || s.Latency.Read.Zero() && s.Latency.Write.Zero()) {
+		return specErr("channels need a read or write latency: it is how long an IO holds its channel (--latency)")
 	}
 	return nil
 }

@@ -3,15 +3,22 @@ package emulate
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // LimitsLine is a disk's caps on one line.
 func LimitsLine(l Limits) string {
-	return fmt.Sprintf("read %s, %s; write %s, %s", FormatIOPS(l.ReadIOPS), FormatRate(l.ReadBPS),
-		FormatIOPS(l.WriteIOPS), FormatRate(l.WriteBPS))
+	line := fmt.Sprintf("read %s, %s; write %s, %s", iopsText(l.ReadIOPS), units.FormatRate(l.ReadBPS),
+		iopsText(l.WriteIOPS), units.FormatRate(l.WriteBPS))
+	if l.TotalIOPS > 0 || l.TotalBPS > 0 {
+		line += fmt.Sprintf("; reads and writes together %s, %s", iopsText(l.TotalIOPS), units.FormatRate(l.TotalBPS))
+	}
+	return line
 }
 
 // WriteDisk writes what a disk is and how it behaves, saying plainly
@@ -24,7 +31,10 @@ func WriteDisk(w io.Writer, d *Disk) {
 		fmt.Fprintf(tw, "profile\t%s\n", s.Profile)
 	}
 	dio := "direct IO on"
-	if !d.DirectIO {
+	switch {
+	case !d.DirectIO && s.RAM && s.Latency == nil:
+		dio = "through the tmpfs's page cache (memory speed: the CPU binds)"
+	case !d.DirectIO:
 		dio = "direct IO OFF (the backing file's file system refused it)"
 	}
 	fmt.Fprintf(tw, "mount\t%s\n", d.Mount)
@@ -32,11 +42,19 @@ func WriteDisk(w io.Writer, d *Disk) {
 	if s.RAM {
 		where = "sparse, in RAM"
 	}
-	fmt.Fprintf(tw, "device\t%s (%s), %s %s %s, %s\n", d.Device, d.MajMin, s.FS, FormatBytes(float64(s.SizeBytes)), where, dio)
-	fmt.Fprintf(tw, "throttle\tcgroup v%d %s\n", d.CgroupVersion, d.Cgroup)
+	fmt.Fprintf(tw, "device\t%s (%s), %s %s %s, %s\n", d.Device, d.MajMin, s.FS, units.HumanBytes(float64(s.SizeBytes)), where, dio)
+	if s.ThrottleAt == ThrottleDevice {
+		fmt.Fprintf(tw, "throttle\tinside the device (token buckets in the FUSE layer): IO waits in the device's queue; cgroup v%d %s has no caps\n", d.CgroupVersion, d.Cgroup)
+	} else {
+		fmt.Fprintf(tw, "throttle\tcgroup v%d %s (above the device)\n", d.CgroupVersion, d.Cgroup)
+	}
 	fmt.Fprintf(tw, "disk limits\t%s\n", LimitsLine(s.Limits))
 	if l := s.Latency; l != nil {
 		fmt.Fprintf(tw, "latency\tread %s, write %s, flush %s (FUSE layer at %s)\n", distText(l.Read), distText(l.Write), distText(l.Flush), d.LatencyMount)
+		if s.Channels > 0 {
+			fmt.Fprintf(tw, "channels\t%d: at most %d IOs served at once; saturates near QD%d at about %s reads or %s writes\n",
+				s.Channels, s.Channels, s.Channels, channelRate(s.Channels, l.Read), channelRate(s.Channels, l.Write))
+		}
 	}
 	m := NewModel(s, time.Now())
 	sc := s.Scale
@@ -50,26 +68,26 @@ func WriteDisk(w io.Writer, d *Disk) {
 		}
 		var parts []string
 		if s.BurstIOPS > 0 {
-			parts = append(parts, fmt.Sprintf("%s for %.0f s", FormatIOPS(s.BurstIOPS), m.BurstSeconds(ResourceIOPS)))
+			parts = append(parts, fmt.Sprintf("%s for %.0f s", iopsText(s.BurstIOPS), m.BurstSeconds(ResourceIOPS)))
 		}
 		if s.BurstBPS > 0 {
-			parts = append(parts, fmt.Sprintf("%s for %.0f s", FormatRate(s.BurstBPS), m.BurstSeconds(ResourceBW)))
+			parts = append(parts, fmt.Sprintf("%s for %.0f s", units.FormatRate(s.BurstBPS), m.BurstSeconds(ResourceBW)))
 		}
 		fmt.Fprintf(tw, "bursting\tto %s at full burst; bucket starts %s\n", strings.Join(parts, ", "), start)
 	}
 	switch s.Cache {
 	case CacheReadOnly:
-		fmt.Fprintf(tw, "cache\treadonly: reads at %s, %s (all hits)\n", FormatIOPS(s.CacheIOPS), FormatRate(s.CacheBPS))
+		fmt.Fprintf(tw, "cache\treadonly: reads at %s, %s (all hits)\n", iopsText(s.CacheIOPS), units.FormatRate(s.CacheBPS))
 	case CacheReadWrite:
 		fmt.Fprintf(tw, "cache\treadwrite: IO at %s, %s until %s of writes wait for the disk, then 1 IOPS until drained\n",
-			FormatIOPS(s.CacheIOPS), FormatRate(s.CacheBPS), FormatBytes(s.CacheBytes/sc))
+			iopsText(s.CacheIOPS), units.FormatRate(s.CacheBPS), units.HumanBytes(s.CacheBytes/sc))
 	}
 	if sc != 1 {
 		fmt.Fprintf(tw, "TIME SCALED\tx%g: credit buckets and the cache are %g times smaller, so bursts, fills and drains last 1/%g as long; rates are real\n", sc, sc, sc)
 	}
 	fmt.Fprintf(tw, "events\t%s\n", d.EventLog)
 	tw.Flush()
-	if d.CgroupVersion == 1 {
+	if d.CgroupVersion == 1 && s.ThrottleAt != ThrottleDevice {
 		fmt.Fprintln(w, "note: cgroup v1 caps only IO a process submits itself (direct IO, reads); buffered writes are written back outside the cgroup, uncapped.")
 	}
 	if s.Profile != "" {
@@ -77,9 +95,20 @@ func WriteDisk(w io.Writer, d *Disk) {
 			fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
 		}
 	}
-	if s.Latency == nil {
+	switch {
+	case s.Latency == nil && s.RAM:
+		fmt.Fprintln(w, "note: a RAM disk with no latency layer: IO runs at memory speed, so the CPU (fio's and the loop device's) is the limit.")
+	case s.Latency == nil:
 		fmt.Fprintln(w, "note: no per-IO latency is added (the host's own); --latency adds it.")
 	}
+}
+
+// channelRate is what n channels serve at most with latency d.
+func channelRate(n int, d Dist) string {
+	if d.Zero() {
+		return "any rate"
+	}
+	return iopsText(float64(n) / d.Mean().Seconds())
 }
 
 func distText(d Dist) string {
@@ -128,10 +157,10 @@ func WriteStatus(w io.Writer, d *Disk, st Status) {
 			fmt.Fprintf(w, "  IOPS credits %.0f of %.0f IOs (bursting: %v)\n", *m.IOPSCredits, *m.IOPSBucket, *m.IOPSBursting)
 		}
 		if m.BWCredits != nil {
-			fmt.Fprintf(w, "  bandwidth credits %s of %s (bursting: %v)\n", FormatBytes(*m.BWCredits), FormatBytes(*m.BWBucket), *m.BWBursting)
+			fmt.Fprintf(w, "  bandwidth credits %s of %s (bursting: %v)\n", units.HumanBytes(*m.BWCredits), units.HumanBytes(*m.BWBucket), *m.BWBursting)
 		}
 		if m.DirtyBytes != nil {
-			fmt.Fprintf(w, "  write cache %s of %s waiting (stalled: %v)\n", FormatBytes(*m.DirtyBytes), FormatBytes(*m.CacheBytes), *m.Stalled)
+			fmt.Fprintf(w, "  write cache %s of %s waiting (stalled: %v)\n", units.HumanBytes(*m.DirtyBytes), units.HumanBytes(*m.CacheBytes), *m.Stalled)
 		}
 	}
 	if len(st.Procs) > 0 {
@@ -152,7 +181,7 @@ func WriteEvents(w io.Writer, evs []Event) error {
 			detail = fmt.Sprintf("%s credits %.0f", e.Resource, *e.Credits)
 		}
 		if e.DirtyBytes != nil {
-			detail = "cache waiting " + FormatBytes(*e.DirtyBytes)
+			detail = "cache waiting " + units.HumanBytes(*e.DirtyBytes)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"), e.ElapsedS, e.Event, LimitsLine(e.Limits()), detail)
 	}
@@ -172,18 +201,26 @@ func WriteProfiles(w io.Writer) error {
 		burst := "-"
 		switch {
 		case p.BurstBPS > 0:
-			burst = fmt.Sprintf("%s, %s for %.0f s", FormatIOPS(p.BurstIOPS), FormatRate(p.BurstBPS), p.BurstSeconds)
+			burst = fmt.Sprintf("%s, %s for %.0f s", iopsText(p.BurstIOPS), units.FormatRate(p.BurstBPS), p.BurstSeconds)
 		case p.BurstIOPS > 0:
-			burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", FormatIOPS(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
+			burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", iopsText(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
 		}
 		lat := "-"
 		if l := p.Latency; l != nil {
 			lat = fmt.Sprintf("read %s, write %s", distText(l.Read), distText(l.Write))
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.IOPS, FormatRate(p.BPS), burst, lat, p.Source)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.IOPS, units.FormatRate(p.BPS), burst, lat, p.Source)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nLatency: only where the provider publishes a typical figure (gcp:hyperdisk-throughput); elsewhere none is emulated: add --latency.")
 	fmt.Fprintln(w, "\nAny disk of 'iolens catalog list' works too, at any size: aws:gp2:500GiB, gcp:pd-ssd:1TiB, azure:P30.")
 	return nil
+}
+
+// iopsText prints an IOPS cap.
+func iopsText(v float64) string {
+	if v <= 0 {
+		return "no cap"
+	}
+	return units.Commas(int64(math.Round(v))) + " IOPS"
 }

@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -131,6 +132,21 @@ func TestValidate(t *testing.T) {
 	if err := ok.withDefaults().Validate(); err != nil {
 		t.Fatal(err)
 	}
+	for what, s := range map[string]Spec{
+		"device throttle":          {Name: "d", ThrottleAt: ThrottleDevice, Limits: Limits{TotalIOPS: 2500, TotalBPS: 125e6, ReadIOPS: 2000}},
+		"readonly cache at device": {Name: "d", ThrottleAt: ThrottleDevice, Cache: CacheReadOnly, Limits: Limits{TotalIOPS: 500}},
+		"channels":                 {Name: "d", Channels: 4, Latency: &Latency{Read: Fixed(2 * ms)}},
+		"bimodal":                  {Name: "d", Latency: &Latency{Flush: Dist{Hit: ms, Miss: 9 * ms, HitRatio: 0.9}}},
+		"ram alone":                {Name: "d", RAM: true},
+	} {
+		if err := s.withDefaults().Validate(); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// The device throttle brings the layer along.
+	if s := (Spec{Name: "d", ThrottleAt: ThrottleDevice}).withDefaults(); s.Latency == nil {
+		t.Error("a device throttle without the latency layer")
+	}
 	for what, mod := range map[string]func(*Spec){
 		"bad name":             func(s *Spec) { s.Name = "../etc" },
 		"upper name":           func(s *Spec) { s.Name = "Disk" },
@@ -144,6 +160,19 @@ func TestValidate(t *testing.T) {
 		"cache mode":           func(s *Spec) { s.Cache = "writeback" },
 		"rw cache no drain":    func(s *Spec) { s.Cache, s.Limits = CacheReadWrite, Limits{} },
 		"cgroup":               func(s *Spec) { s.Cgroup = "v3" },
+		"throttle at":          func(s *Spec) { s.ThrottleAt = "hypervisor" },
+		"total at cgroup":      func(s *Spec) { s.Limits.TotalIOPS = 500 },
+		"total bw at cgroup":   func(s *Spec) { s.Limits.TotalBPS = 1e6 },
+		"total NaN":            func(s *Spec) { s.ThrottleAt, s.Limits.TotalIOPS = ThrottleDevice, math.NaN() },
+		"burst at device": func(s *Spec) {
+			s.ThrottleAt, s.BurstIOPS, s.BurstSeconds, s.Limits.WriteIOPS = ThrottleDevice, 500, 10, 100
+		},
+		"rw cache at device":   func(s *Spec) { s.ThrottleAt, s.Cache = ThrottleDevice, CacheReadWrite },
+		"channels no latency":  func(s *Spec) { s.Channels = 4 },
+		"channels zero lat":    func(s *Spec) { s.Channels, s.Latency = 4, &Latency{Flush: Fixed(ms)} },
+		"channels negative":    func(s *Spec) { s.Channels, s.Latency = -1, &Latency{Read: Fixed(ms)} },
+		"channels above limit": func(s *Spec) { s.Channels, s.Latency = MaxChannels+1, &Latency{Read: Fixed(ms)} },
+		"bimodal bad ratio":    func(s *Spec) { s.Latency = &Latency{Read: Dist{Hit: ms, Miss: 2 * ms, HitRatio: 1}} },
 	} {
 		s := ok
 		mod(&s)
@@ -253,5 +282,114 @@ func TestStalls(t *testing.T) {
 	got := Stalls(evs)
 	if len(got) != 1 || !got[0].Start.Equal(at(5)) || !got[0].End.Equal(at(20)) {
 		t.Errorf("got %+v, want one stall from 5 to 20 (an end without a start and an open stall left out)", got)
+	}
+}
+
+// TestFits: a sparse disk may take what is free less a reserve of 5% of
+// the store, at least 1 GiB.
+func TestFits(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		size         int64
+		avail, total uint64
+		ok           bool
+	}{
+		{4 * gib, 100 * gib, 200 * gib, true},
+		{90 * gib, 100 * gib, 200 * gib, true},  // reserve 10 GiB
+		{91 * gib, 100 * gib, 200 * gib, false}, //
+		{3 * gib, 4 * gib, 10 * gib, true},      // reserve 1 GiB
+		{3*gib + 1, 4 * gib, 10 * gib, false},   //
+		{64 << 20, 512 << 20, 1 * gib, false},   // less free than the reserve
+		{1 << 50, 1 << 45, 1 << 46, false},      // 1 PiB
+		{4 * gib, 0, 200 * gib, false},          // full
+	} {
+		err := fits(c.size, c.avail, c.total, "the file system of /x", "or elsewhere")
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrNoSpace) {
+			t.Errorf("fits(%d, %d, %d) = %v, want ok=%v", c.size, c.avail, c.total, err, c.ok)
+		}
+		var h interface{ Hint() string }
+		if err != nil && (!errors.As(err, &h) || !strings.Contains(h.Hint(), "--size")) {
+			t.Errorf("fits(%d, ...): no hint with a size: %v", c.size, err)
+		}
+	}
+}
+
+// TestSpecOptionsDevice: the flags of the device: a profile's caps become
+// caps on reads and writes together inside the device; --channels,
+// --total-iops and --total-bw reach the spec.
+func TestSpecOptionsDevice(t *testing.T) {
+	given := func(flags ...string) func(string) bool {
+		return func(n string) bool {
+			for _, f := range flags {
+				if f == n {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	base := SpecOptions{Size: "1G", Scale: 1, Cgroup: "auto", Cache: "none"}
+	o := base
+	o.Profile, o.ThrottleAt, o.Set = "azure:P30", "device", given()
+	s, err := o.Spec("p30", "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{TotalIOPS: 5000, TotalBPS: 200e6}); s.Limits != want || s.ThrottleAt != ThrottleDevice {
+		t.Errorf("azure:P30 inside the device: %+v at %q, want %+v", s.Limits, s.ThrottleAt, want)
+	}
+	o = base
+	o.ThrottleAt, o.TotalIOPS, o.TotalBW, o.ReadIOPS = "device", 2500, "125MB/s", 2000
+	o.Channels.N, o.Latency = 4, "p50=1ms,p99=4ms"
+	o.Set = given("total-iops", "total-bw", "read-iops", "latency")
+	if s, err = o.Spec("ebs", "/x"); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{ReadIOPS: 2000, TotalIOPS: 2500, TotalBPS: 125e6}); s.Limits != want || s.Channels != 4 || s.Latency == nil || s.Latency.Read.Pct != 99 {
+		t.Errorf("spec %+v channels %d latency %+v", s.Limits, s.Channels, s.Latency)
+	}
+	if err := s.withDefaults().Validate(); err != nil {
+		t.Error(err)
+	}
+	o = base
+	o.ThrottleAt, o.Set = "beside", given()
+	if _, err := o.Spec("x", "/x"); err == nil {
+		t.Error("--throttle-at beside accepted")
+	}
+	o = base
+	o.BW, o.Set = "125", given("bw")
+	if _, err := o.Spec("x", "/x"); err == nil {
+		t.Error("--bw 125 (no unit) accepted")
+	}
+}
+
+// TestStateRoundTrip: what a disk of the device's kinds records in its
+// state comes back whole, and valid.
+func TestStateRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	d := validState(root, "dev")
+	d.Spec.ThrottleAt, d.Spec.Channels = ThrottleDevice, 8
+	d.Spec.Limits = Limits{TotalIOPS: 2500, TotalBPS: 125e6, WriteIOPS: 2000}
+	d.Spec.Latency = &Latency{Read: Dist{Hit: 200 * time.Microsecond, Miss: 8 * ms, HitRatio: 0.7},
+		Write: Dist{Median: ms, Pct: 99, Tail: 4 * ms}, Flush: Dist{Median: 2 * ms, Jitter: ms}}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeState(b, root, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Limits != d.Spec.Limits || got.Spec.Channels != 8 || got.Spec.ThrottleAt != ThrottleDevice || *got.Spec.Latency != *d.Spec.Latency {
+		t.Errorf("state round trip: %+v, want %+v", got.Spec, d.Spec)
+	}
+	if got.LatencyMount == "" {
+		t.Error("no latency layer for a disk with a device throttle")
+	}
+	// A state that no create would write is refused.
+	d.Spec.ThrottleAt = "nowhere"
+	b, _ = json.Marshal(d)
+	if _, err := decodeState(b, root, "dev"); !errors.Is(err, ErrBadState) {
+		t.Errorf("a state with throttle_at \"nowhere\": %v", err)
 	}
 }

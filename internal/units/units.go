@@ -29,7 +29,7 @@ func (e *ValueError) Hint() string { return "want " + e.Want }
 const (
 	sizeWant     = "a byte size such as 4k, 1M, 22m, 1GiB or 300Gi (binary units), 0 or more"
 	durationWant = "a duration such as 500ms, 20s, 1m30s or 2h, or plain seconds (20, 2.5), 0 or more"
-	rateWant     = "a rate such as 25MB/s (10^6 B/s) or 128MiB/s (2^20 B/s), or bytes per second"
+	rateWant     = "a rate with its unit, such as 25MB/s (10^6 B/s), 128MiB/s (2^20 B/s) or 4096B/s, or 0"
 )
 
 // number splits s into its leading decimal number and the rest, and
@@ -118,13 +118,17 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // ParseRate reads a bandwidth in bytes per second: a number with a unit
 // that says its base, "25MB/s" or "25MB" (10^6 B/s), "128MiB/s" (2^20),
-// "500KiB", "1GB", or a bare number of bytes per second. "25M" is refused:
-// the cloud catalog mixes both bases, so the unit must say which.
+// "500KiB", "1GB", "4096B/s", or 0. "25M" is refused: the cloud catalog
+// mixes both bases, so the unit must say which; so is a bare "125", which
+// a person means as MB/s far more often than as bytes per second.
 func ParseRate(s string) (float64, error) {
 	v, unit, err := number("rate", strings.TrimSuffix(strings.TrimSpace(s), "/s"), rateWant)
 	if err != nil {
 		err.(*ValueError).Value = s
 		return 0, err
+	}
+	if unit == "" && v != 0 {
+		return 0, &ValueError{Kind: "rate", Value: s, Why: "no unit (bytes per second take B/s: " + strings.TrimSpace(s) + "B/s)", Want: rateWant}
 	}
 	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
 		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]

@@ -58,7 +58,8 @@ func TestParseRate(t *testing.T) {
 		want float64
 		ok   bool
 	}{
-		{"25MB/s", 25e6, true}, {"128MiB/s", 128 << 20, true}, {"500KiB", 500 << 10, true}, {"1000", 1000, true},
+		{"25MB/s", 25e6, true}, {"128MiB/s", 128 << 20, true}, {"500KiB", 500 << 10, true}, {"1000B/s", 1000, true}, {"0", 0, true},
+		{"1000", 0, false}, {"125", 0, false}, {"125/s", 0, false},
 		{"25M", 0, false}, {"NaN", 0, false}, {"-5MB/s", 0, false}, {"1e300GB", 0, false}, {"", 0, false},
 	} {
 		got, err := ParseRate(c.in)
