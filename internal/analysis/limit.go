@@ -39,6 +39,11 @@ const (
 	// a throttle; a saturated device wanders by more unless its rate is
 	// so high that its own randomness averages out (see paced).
 	flatCV = 0.005
+	// pacedRenewal: a paced rate varies less than this share of what IOs
+	// completing at the pace of their own service times would; pacedMax
+	// bounds it whatever the service times.
+	pacedRenewal = 0.5
+	pacedMax     = 0.02
 )
 
 // dirFacts is what the limit inference reads of one direction of a result.
@@ -61,6 +66,12 @@ type dirFacts struct {
 	// throttle's first budget) does not move it. -1 unknown.
 	spread1s float64
 	windows  int // 1 s windows behind cv1s
+	// fineCV is the robust coefficient of variation of the series at its
+	// own interval (fineS seconds), the first second left out, over fineN
+	// windows; -1 unknown.
+	fineCV float64
+	fineS  float64
+	fineN  int
 	// serviceCV is the coefficient of variation of one IO's latency at
 	// the curve's base depth (set by the model; -1 unknown): how much a
 	// rate set by service times alone varies.
@@ -73,7 +84,7 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 		return dirFacts{}, false
 	}
 	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), jobs: max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
-		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1, serviceCV: -1, latNs: totalLatNs(r, dir, d)}
+		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1, serviceCV: -1, fineCV: -1, latNs: totalLatNs(r, dir, d)}
 	if f.bs <= 0 {
 		f.bs = int64(d.BWBytes / d.IOPS)
 	}
@@ -105,7 +116,10 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 		f.hostBusy = busy / float64(nb)
 	}
 	f.fioCPU = fioCPUOf(r)
-	f.cv1s, f.spread1s, f.windows = secondCV(Series(r), r.Interval())
+	pts := Series(r)
+	f.cv1s, f.spread1s, f.windows = secondCV(pts, r.Interval())
+	f.fineS = r.Interval()
+	f.fineCV, f.fineN = fineCV(pts, f.fineS)
 	return f, true
 }
 
@@ -137,16 +151,22 @@ func (f dirFacts) meanErr() float64 {
 // would be (their count over a window of N IOs varies by about
 // serviceCV / sqrt(N)).
 func (f dirFacts) paced() (bool, string) {
-	if f.spread1s < 0 || f.spread1s > flatCV {
-		return false, ""
-	}
-	why := fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
-	if f.serviceCV > 0 {
-		natural := 0.6745 * f.serviceCV / math.Sqrt(f.d.IOPS) // the median deviation of a normal
-		if f.spread1s > pacedRenewal*natural {
+	var why string
+	switch {
+	case f.serviceCV > 0 && f.fineCV >= 0 && f.fineN >= 8:
+		// Over the series' own windows (N IOs each), IOs completing at
+		// the pace of their service times vary by about serviceCV /
+		// sqrt(N); a token bucket's far less.
+		natural := f.serviceCV / math.Sqrt(f.d.IOPS*f.fineS)
+		if f.fineCV > pacedRenewal*natural || f.fineCV > pacedMax {
 			return false, ""
 		}
-		why += fmt.Sprintf(", %.0fx flatter than the device's own service times would make it", natural/math.Max(f.spread1s, 1e-5))
+		why = fmt.Sprintf("the rate is flat to %.2f%% from one %s window to the next, %.0fx flatter than the device's own service times would make it",
+			100*f.fineCV, units.FormatSeconds(f.fineS), natural/math.Max(f.fineCV, 1e-5))
+	case f.spread1s >= 0 && f.spread1s <= flatCV:
+		why = fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
+	default:
+		return false, ""
 	}
 	switch {
 	case f.held():
@@ -207,6 +227,30 @@ func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 		dev[i] = math.Abs(x-med) / med
 	}
 	return Describe(xs).CV, median(dev), len(xs)
+}
+
+// fineCV is the robust coefficient of variation (the median absolute
+// deviation, scaled to a normal's sigma, over the median) of a series'
+// windows after its first second, with how many windows it rests on; -1
+// with fewer than eight.
+func fineCV(pts []Point, iv float64) (float64, int) {
+	skip := int(math.Ceil(1 / iv))
+	if len(pts) < skip+8 {
+		return -1, max(0, len(pts)-skip)
+	}
+	xs := make([]float64, 0, len(pts)-skip)
+	for _, p := range pts[skip:] {
+		xs = append(xs, p.IOPS)
+	}
+	med := median(xs)
+	if med <= 0 {
+		return -1, len(xs)
+	}
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	return 1.4826 * median(dev) / med, len(xs)
 }
 
 // median of xs (not modified).

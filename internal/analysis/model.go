@@ -51,11 +51,6 @@ const (
 	// unsteadyPlateau: a plateau whose level moves by more than 5% from
 	// depth to depth is not held by a throttle or a device.
 	unsteadyPlateau = 0.05
-	// pacedRenewal: a rate paced by a token bucket varies far less than
-	// IOs completing at the pace of their own service times would. A
-	// plateau whose 1 s windows vary less than this share of what the
-	// service time's spread predicts is paced.
-	pacedRenewal = 0.5
 )
 
 // CurveKey names a curve.

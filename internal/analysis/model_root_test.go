@@ -167,3 +167,48 @@ func TestModelRAMDiskIsCPU(t *testing.T) {
 	}
 	consistent(t, rs, c)
 }
+
+// A device with four internal channels, each IO 2 ms or so (log-normal,
+// as service times are): QD1 is latency-bound, the device saturates near
+// QD4 at about 2,000 IOPS, and past it latency grows with the queue while
+// the rate varies with the service times: the device, not a cap.
+func TestModelFewChannels(t *testing.T) {
+	lat, err := emulate.ParseDist("p50=2ms,p99=6ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, c := sweep(t, emulate.Spec{Name: "m-ch", RAM: true, Channels: 4, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, []int{1, 4, 16, 32}, 4)
+	if c.State != analysis.StatePlateau || c.Kind != result.CodeDevice {
+		t.Errorf("state %q kind %q (%s), want a plateau where the device saturates", c.State, c.Kind, c.Why)
+	}
+	// Four channels at a mean of about 2.4 ms each: at most about 1,700
+	// IOPS; a loaded machine gets less, never more.
+	if c.Level > 2000 {
+		t.Errorf("level %.0f IOPS, more than four channels serve", c.Level)
+	}
+	if c.Knee < 2 || c.Knee > 8 {
+		t.Errorf("knee at QD%.1f, want near the 4 channels", c.Knee)
+	}
+	consistent(t, rs, c)
+}
+
+// A throttle inside the device, as a cloud hypervisor enforces a disk's
+// cap: 1,500 IOPS for reads and writes together, with 1 ms per IO below
+// it. The guest's queue fills as with a saturated device, but the rate is
+// paced flat: a cap, at its level.
+func TestModelThrottleInsideDevice(t *testing.T) {
+	const capIOPS = 1500
+	lat := emulate.Fixed(time.Millisecond)
+	rs, c := sweep(t, emulate.Spec{Name: "m-dev", RAM: true, ThrottleAt: emulate.ThrottleDevice, Limits: emulate.Limits{TotalIOPS: capIOPS},
+		Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, []int{1, 4, 16, 32}, 4)
+	if c.State != analysis.StatePlateau || c.Kind != result.CodeIOPSCap {
+		t.Errorf("state %q kind %q (%s), want a plateau at an iops-cap", c.State, c.Kind, c.Why)
+	}
+	if c.Level > capIOPS*1.03 || c.Level < capIOPS*0.95 {
+		t.Errorf("level %.0f IOPS, want %d", c.Level, capIOPS)
+	}
+	if !strings.Contains(c.Why, "inside the device") {
+		t.Errorf("why %q: the throttle sits inside the device", c.Why)
+	}
+	consistent(t, rs, c)
+}
