@@ -328,13 +328,20 @@ func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Cur
 // limitFinding states what binds one direction of one test: its point on
 // its curve, or (off any curve) its own evidence.
 func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
+	if p != nil {
+		for _, pf := range p.facts {
+			if pf.r == f.r && pf.dir == f.dir {
+				f = pf // as the curve knows it (the service time's spread set)
+			}
+		}
+	}
 	fd := result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Evidence: map[string]float64{
 		"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs),
 		"lat_mean_ns": f.latNs, "lat_p50_ns": f.d.Lat.P50Ns, "lat_p99_9_ns": f.d.Lat.P999Ns,
 	}}
 	ev := fd.Evidence
 	for k, v := range map[string]float64{"device_queue": f.devQueue, "device_util_pct": f.devUtil, "fio_cpu_pct": f.fioCPU,
-		"host_cpu_busy_pct": f.hostBusy, "iops_cv_1s": f.cv1s, "iops_spread_1s": f.spread1s} {
+		"host_cpu_busy_pct": f.hostBusy, "iops_cv_1s": f.cv1s, "iops_spread_1s": f.spread1s, "iops_cv_fine": f.fineCV, "service_cv": f.serviceCV} {
 		if v >= 0 {
 			ev[k] = v
 		}

@@ -71,7 +71,8 @@ func sweep(t *testing.T, spec emulate.Spec, depths []int, runtime float64) ([]re
 	for _, r := range rs {
 		for _, f := range r.Findings {
 			if f.Kind == result.KindLimit {
-				t.Logf("%s [%s] %s", r.Test.Name, f.Code, f.Summary)
+				t.Logf("%s [%s] %s (fine CV %.4f, service CV %.3f, 1 s spread %.4f, device queue %.1f)", r.Test.Name, f.Code, f.Summary,
+					f.Evidence["iops_cv_fine"], f.Evidence["service_cv"], f.Evidence["iops_spread_1s"], f.Evidence["device_queue"])
 			}
 		}
 	}
