@@ -155,6 +155,9 @@ func decodeState(b []byte, root, name string) (*Disk, error) {
 	if d.Spec.RAM {
 		d.Backing = filepath.Join(d.Dir, ramMountName, backingName)
 	}
+	if d.Spec.ThrottleAt == ThrottleDevice && d.Spec.Latency == nil {
+		d.Spec.Latency = &Latency{} // as create writes it: the throttle lives in the layer
+	}
 	if d.Spec.Latency != nil {
 		d.LatencyMount = filepath.Join(d.Dir, latencyMountName)
 	} else {

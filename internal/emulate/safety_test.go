@@ -300,6 +300,13 @@ func FuzzDecodeState(f *testing.F) {
 	f.Add([]byte(`{"schema":"iolens.emulate/v1","name":"../x","spec":{"name":"../x"}}`))
 	f.Add([]byte(`{"schema":"iolens.emulate/v1","name":"d1","controller_pid":-5,"spec":{"name":"d1","tick_ns":100000000,"latency":{"read":{"median_ns":-1}}}}`))
 	f.Add([]byte(`[]`))
+	dev := validState(root, "d1")
+	dev.Spec.ThrottleAt, dev.Spec.Channels = ThrottleDevice, 4
+	dev.Spec.Limits = Limits{TotalIOPS: 2500, TotalBPS: 125e6}
+	dev.Spec.Latency = &Latency{Read: Dist{Hit: time.Millisecond, Miss: 8 * time.Millisecond, HitRatio: 0.7}, Write: Fixed(time.Millisecond)}
+	b, _ = json.Marshal(dev)
+	f.Add(b)
+	f.Add([]byte(`{"schema":"iolens.emulate/v1","name":"d1","spec":{"name":"d1","throttle_at":"device","channels":300,"tick_ns":100000000}}`))
 	f.Add([]byte(`{"schema":"iolens.emulate/v1","name":"d1","cgroup":"/sys/fs/cgroup/blkio/iolens-emulate/../../x","cgroup_version":1,"cgroup_mount":"/sys/fs/cgroup/blkio"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := decodeState(b, root, "d1")
@@ -317,6 +324,9 @@ func FuzzDecodeState(f *testing.F) {
 		}
 		if d.LatencyMount != "" && d.LatencyMount != filepath.Join(dir, latencyMountName) {
 			t.Fatalf("latency mount %q", d.LatencyMount)
+		}
+		if d.Spec.ThrottleAt == ThrottleDevice && (d.Spec.Latency == nil || d.LatencyMount == "") {
+			t.Fatalf("a device throttle without its layer: %+v", d.Spec)
 		}
 		if d.Device != "" && !loopRE.MatchString(d.Device) {
 			t.Fatalf("device %q", d.Device)
