@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,9 +18,11 @@ type Report struct {
 	Ceilings    []Ceiling    `json:"ceilings"`
 	// Cost is the disk's or share's monthly price; VMPrice the VM's
 	// hourly price. Nil when no sourced price exists.
-	Cost    *Cost    `json:"cost,omitempty"`
-	VMPrice *Price   `json:"vm_price,omitempty"`
-	Sources []string `json:"sources"`
+	Cost    *Cost  `json:"cost,omitempty"`
+	VMPrice *Price `json:"vm_price,omitempty"`
+	// PriceGap says why there is no Cost.
+	PriceGap string   `json:"price_gap,omitempty"`
+	Sources  []string `json:"sources"`
 	// Dirs: reads and writes differ, so both are shown.
 	Dirs bool `json:"-"`
 }
@@ -42,6 +45,9 @@ func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) R
 		}
 	}
 	rep.Cost = c.DiskCost(x.Disk, priceDate)
+	if rep.Cost == nil {
+		rep.PriceGap = c.PriceGap(x.Disk, priceDate)
+	}
 	if x.VM != nil {
 		rep.VMPrice = c.VMPrice(x.VM, priceDate)
 	}
@@ -132,15 +138,20 @@ func (rep Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "cache   %s\n", x.Cache)
-	if co := rep.Cost; co != nil {
+	switch co := rep.Cost; {
+	case co != nil && co.Price.NoTotal:
+		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
+	case co != nil:
 		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
 			usd(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, usd(co.USDPerIOPS), usd(co.USDPerMBps), usd(co.USDPerSize), d.Family.sizeUnit())
+	default:
+		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
+	}
+	if co := rep.Cost; co != nil {
 		for _, n := range co.Price.Notes {
 			fmt.Fprintf(w, "        %s\n", n)
 		}
 		fmt.Fprintf(w, "        source: %s\n", co.Price.Source)
-	} else {
-		fmt.Fprintf(w, "price   none sourced for %s (give your own with --price-file)\n", d.Family.ID)
 	}
 	if p := rep.VMPrice; p != nil {
 		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", usd(p.USDPerHour), p.Region, p.AsOf, p.Source)
@@ -474,14 +485,20 @@ func iopsText(x float64) string {
 	return fmtNum(x)
 }
 
+// usd prints dollars: cents from $1, four decimals from a cent, two
+// significant digits below, so a rate never reads "$0.0000".
 func usd(x float64) string {
 	switch {
 	case x >= 1000:
 		return "$" + fmtNum(x)
 	case x >= 1:
 		return fmt.Sprintf("$%.2f", x)
+	case x >= 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	case x > 0:
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
 	}
-	return fmt.Sprintf("$%.4f", x)
+	return "$0"
 }
 
 func fmtNum(x float64) string {
