@@ -570,6 +570,16 @@ func (c *Catalog) VM(id string) *VM {
 			return v
 		}
 	}
+	if prov, name, ok := strings.Cut(l, ":"); hit == nil && !strings.HasPrefix(name, "standard_") && (!ok || prov == "azure") {
+		// Azure sizes are written without their "Standard_" too
+		// (DS2_v2, D8s_v3), as the seeds and the portal's pickers do.
+		if !ok {
+			name = l
+		}
+		if v := c.VM("azure:standard_" + name); v != nil {
+			return v
+		}
+	}
 	return hit
 }
 

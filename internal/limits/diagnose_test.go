@@ -103,12 +103,12 @@ func TestDiagnose(t *testing.T) {
 
 func TestSmallest(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3", "")
+	sz, err := c.Smallest("azure", Target{IOPS: 5000, BWBytes: 200e6, VM: "Standard_D4s_v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]Option{}
-	for _, o := range opts {
+	for _, o := range sz.Options {
 		got[o.Disk.Family.ID] = o
 	}
 	// By hand: Premium SSD P30 (5,000 / 200); Standard SSD E70 is the

@@ -277,10 +277,11 @@ func FuzzParsePriceFile(f *testing.F) {
 
 func TestSmallestByPrice(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("gcp", 3000, 100e6, "", "")
+	sz, err := c.Smallest("gcp", Target{IOPS: 3000, BWBytes: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := sz.Options
 	// pd-balanced 1 GiB at $0.10, pd-ssd 1 GiB at $0.17, pd-standard 4,000
 	// GiB (0.75 IOPS/GiB) at $160; the unpriced families after them.
 	var priced []string
@@ -303,12 +304,12 @@ func TestSmallestByPrice(t *testing.T) {
 
 func TestSizingProposesVM(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3", "")
+	sz, err := c.Smallest("azure", Target{IOPS: 5000, BWBytes: 200e6, VM: "Standard_D4s_v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range opts {
-		if o.Disk.Family.ID != "azure:premium-ssd" {
+	for _, o := range sz.Options {
+		if o.Disk.Family.ID != "azure:premium-ssd" || o.VMBurstSeconds > 0 {
 			continue
 		}
 		// D4s_v3 allows 96 MB/s; by vCPU, D8s_v3 (192 MB/s) still falls

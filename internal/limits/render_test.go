@@ -31,8 +31,8 @@ func TestRender(t *testing.T) {
 		}
 	}
 	b.Reset()
-	opts, _ := c.Smallest("gcp", 3000, 100e6, "", "")
-	if err := WriteSizingText(&b, "gcp", 3000, 100, "", opts); err != nil {
+	sz, _ := c.Smallest("gcp", Target{IOPS: 3000, BWBytes: 100e6})
+	if err := WriteSizingText(&b, sz); err != nil {
 		t.Fatal(err)
 	}
 	if i, j := strings.Index(b.String(), "gcp:pd-balanced"), strings.Index(b.String(), "gcp:pd-ssd"); i < 0 || j < i {
