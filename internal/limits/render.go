@@ -20,11 +20,22 @@ type Report struct {
 	// hourly price. Nil when no sourced price exists.
 	Cost    *Cost  `json:"cost,omitempty"`
 	VMPrice *Price `json:"vm_price,omitempty"`
+	// HostCache is the ReadWrite cache arithmetic at each IO size, for
+	// writes as fast as the VM's cached limits take them.
+	HostCache []HostCacheAt `json:"host_cache,omitempty"`
+	// Latency is the latency model's prediction.
+	Latency *LatencyPrediction `json:"latency,omitempty"`
 	// PriceGap says why there is no Cost.
 	PriceGap string   `json:"price_gap,omitempty"`
 	Sources  []string `json:"sources"`
 	// Dirs: reads and writes differ, so both are shown.
 	Dirs bool `json:"-"`
+}
+
+// HostCacheAt is the ReadWrite cache arithmetic at one IO size.
+type HostCacheAt struct {
+	IOSizeBytes int64     `json:"io_size_bytes"`
+	Fill        CacheFill `json:"fill"`
 }
 
 // NewReport resolves the ceilings of an expectation at each IO size, its
@@ -43,6 +54,19 @@ func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) R
 		if rep.Dirs {
 			rep.Ceilings = append(rep.Ceilings, x.At(s, true))
 		}
+	}
+	for _, s := range ioSizes {
+		if cf, ok := x.HostCacheFill(s, 0); ok {
+			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf})
+		}
+	}
+	if len(ioSizes) > 0 {
+		small := ioSizes[0]
+		for _, s := range ioSizes {
+			small = min(small, s)
+		}
+		p := x.PredictLatency(small, true)
+		rep.Latency = &p
 	}
 	rep.Cost = c.DiskCost(x.Disk, priceDate)
 	if rep.Cost == nil {
@@ -140,6 +164,21 @@ func (rep Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "cache   %s\n", x.Cache)
+	for i, h := range rep.HostCache {
+		if i == 0 {
+			fmt.Fprintf(w, "        %s\n", h.Fill.BacklogNote())
+		}
+		fmt.Fprintf(w, "        %s writes: %s\n", sizeStr(h.IOSizeBytes), h.Fill.Sentence())
+	}
+	if p := rep.Latency; p != nil {
+		for i, l := range p.Lines() {
+			head := "        "
+			if i == 0 {
+				head = "latency "
+			}
+			fmt.Fprintf(w, "%s%s\n", head, l)
+		}
+	}
 	switch co := rep.Cost; {
 	case co != nil && co.Price.NoTotal:
 		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
