@@ -116,7 +116,15 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 	}
 	f := result.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
 	var out []result.Finding
+	hit := ce.CacheHit
 	switch {
+	case hit != nil && m.Read && !m.Write && m.IOPS >= hit.IOPS*atCapFraction && m.IOPS <= hit.IOPS*aboveFraction && pct > aboveFraction:
+		// Reads the host cache serves run at the VM's cached limit, not
+		// the disk's: that limit is what was measured.
+		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of %s's cached limit at %s (%s, %s): the %s host cache serves these reads, and the VM caps cache hits there; uncached, %s allows %s (%s)",
+			VerdictVM, rate(m.IOPS, m.BWBytes), m.IOPS/hit.IOPS*100, x.VM.ID, sizeStr(m.BlockSize), rate(hit.IOPS, hit.BWBytes), hit.Name, x.Cache, name, rate(ce.IOPS, ce.BWBytes), ce.Binds.Name)
+		ev["cache_hit_iops"], ev["cache_hit_bw_bytes"] = hit.IOPS, hit.BWBytes
+		f.Code = result.CodeVMCap
 	case pct > aboveFraction:
 		f.Severity = "warn"
 		why := "cache or burst credits are inflating this"

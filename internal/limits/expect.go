@@ -399,9 +399,9 @@ func (x *Expectation) At(ioSize int64, write bool) Ceiling {
 		add(&c.Limits, "VM cached IOPS", cached.IOPS*k, 0, "")
 		add(&c.Limits, "VM cached throughput", 0, cached.Tput*ub*k, "")
 		if !write || x.Cache == CacheReadWrite {
-			h := Limit{Name: "host cache", IOPS: cached.IOPS * k, BWBytes: cached.IOPS * k * s}
+			h := Limit{Name: "VM cached IOPS", IOPS: cached.IOPS * k, BWBytes: cached.IOPS * k * s}
 			if bw := cached.Tput * ub * k; bw/s < h.IOPS {
-				h.IOPS, h.BWBytes = bw/s, bw
+				h.Name, h.IOPS, h.BWBytes = "VM cached throughput", bw/s, bw
 			}
 			c.CacheHit = &h
 		}
