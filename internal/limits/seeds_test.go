@@ -187,11 +187,11 @@ func TestSeedFigures(t *testing.T) {
 				return []figure{{"backlog grows", grows, 0, 0}, {"drain MB/s", cf.DrainBPS / 1e6, 150, 0}, {"fill MB/s", cf.FillBPS / 1e6, 128, 0}}
 			}},
 		{name: "ReadWrite cache: P4 behind a D8s_v3", seed: "003: near 128 MiB/s for 20-30 s, then 0 for 2 minutes and more, over and over",
-			differs: "the fill time is the seed's; the stall, 3 GiB drained at the P4's 25 MB/s, rests on the 3 GiB backlog iolens assumes from that same fill",
+			differs: "the fill, 3 GiB at 128 MB/s less the drain, is the seed's half a minute; the stall, 3 GiB drained at the 2019 P4's 25 MiB/s (2 min), rests on the 3 GiB backlog iolens assumes from that same fill",
 			figures: func(t *testing.T) []figure {
 				// The 2019 table's P4: 25 MiB/s.
 				cf, _ := x(t, "azure:P4@2019-02", "Standard_D8s_v3", "readwrite").HostCacheFill(1<<20, 0)
-				return []figure{{"fill s", cf.FillSeconds, 25, 5}, {"stall s", cf.StallSeconds, float64(3<<30) / (25 << 20), 0.01}}
+				return []figure{{"fill s ('after half a minute or so')", cf.FillSeconds, 30, 2.5}, {"stall s", cf.StallSeconds, float64(3<<30) / (25 << 20), 0.01}}
 			}},
 		{name: "DS2_v2 ReadOnly cache hits", seed: "001: 8,159 IOPS random read on a DS2_v2 (6,400 IOPS uncached), 'some caching going on'",
 			differs: "the 8,000 IOPS cached limit of the DS2_v2 that the managed-premium class's ReadOnly caching reaches",
