@@ -312,10 +312,10 @@ func durStr(s float64) string {
 	switch {
 	case s <= 0:
 		return "no time limit"
-	case s >= 3600 && math.Mod(s, 3600) == 0:
-		return fmt.Sprintf("%.0f h", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.0f min", s/60)
+	case s >= 3600:
+		return trimFloat(math.Round(s/360)/10) + " h"
+	case s >= 120:
+		return trimFloat(math.Round(s/6)/10) + " min"
 	}
 	return fmt.Sprintf("%.0f s", s)
 }
