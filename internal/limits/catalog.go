@@ -594,13 +594,17 @@ func (c *Catalog) ProviderNames() []string {
 }
 
 // DiskNames lists the disk specs that need no size: every family's id,
-// and each of its current tiers as provider:tier.
+// and each of its current tiers as the spec that reads back as it
+// (provider:tier, or family:tier where the tier's name also names
+// something else).
 func (c *Catalog) DiskNames() []string {
 	var vals []string
 	for _, f := range c.Families {
 		vals = append(vals, f.ID)
 		for _, t := range f.Editions[0].Tiers {
-			vals = append(vals, f.Provider+":"+t.Name)
+			if d, err := c.ParseDisk(f.ID + ":" + t.Name); err == nil {
+				vals = append(vals, d.Spec)
+			}
 		}
 	}
 	return vals

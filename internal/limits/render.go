@@ -402,8 +402,11 @@ func (c *Catalog) WriteCatalogList(w io.Writer) error {
 			sort.Strings(ts)
 			desc = "per disk type: " + strings.Join(ts, ", ")
 		}
-		if v.NetworkMbps > 0 {
+		switch {
+		case v.NetworkMbps > 0:
 			desc += fmt.Sprintf("; network %s Mbps", fmtNum(v.NetworkMbps))
+		case v.NetworkNote != "":
+			desc += "; network not published"
 		}
 		unit := v.Unit
 		if unit == "" {

@@ -401,7 +401,7 @@ func (c *Catalog) Bigger(d *Disk, iops bool) *Disk {
 	if d.Tier != nil {
 		for _, t := range d.Edition.Tiers {
 			if t.SizeGiB > d.Tier.SizeGiB && (iops && t.IOPS > d.Tier.IOPS || !iops && t.Tput > d.Tier.Tput) {
-				nd, err := c.ParseDisk(f.Provider + ":" + t.Name)
+				nd, err := c.ParseDisk(f.ID + ":" + t.Name)
 				if err == nil {
 					return nd
 				}

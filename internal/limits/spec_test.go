@@ -240,3 +240,24 @@ func FuzzParseDisk(f *testing.F) {
 		}
 	})
 }
+
+// The names shell completion offers read back as what they name, and a
+// bigger tier of a share stays in its family.
+func TestDiskNamesAndBiggerTiers(t *testing.T) {
+	c := MustDefault()
+	for _, n := range c.DiskNames() {
+		if n == "azure:default" {
+			t.Errorf("completion offers the ambiguous %q", n)
+		}
+		if d, err := c.ParseDisk(n); err == nil && d.Tier != nil && d.Spec != n {
+			t.Errorf("completion offers %q, which reads as %q", n, d.Spec)
+		}
+	}
+	d, err := c.ParseDisk("azure:files-standard:default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nd := c.Bigger(d, true); nd == nil || nd.Family != d.Family || nd.Tier.Name != "large" {
+		t.Errorf("bigger than the default standard share: %+v", nd)
+	}
+}
