@@ -19,6 +19,9 @@ type expectFlags struct {
 	vm       string
 	attached []string
 	cache    string
+	// volumes is --volumes-per-node: this many volumes of the disk's
+	// kind run at once on the VM (the disk included).
+	volumes units.Count
 }
 
 func (e *expectFlags) add(cmd *cobra.Command) {
@@ -26,6 +29,7 @@ func (e *expectFlags) add(cmd *cobra.Command) {
 	f.StringVar(&e.vm, "vm", "", "VM size the disk is attached to (e.g. Standard_DS2_v2, aws:m5.large, ibm:bx2-4x16)")
 	f.StringSliceVar(&e.attached, "attached", nil, "other data volumes on the same VM, as disk specs (IBM splits volume bandwidth across them)")
 	f.StringVar(&e.cache, "cache", "none", "Azure host cache mode: none, readonly, readwrite")
+	e.volumes = units.Count{N: 1, Min: 1, Max: 256}
 }
 
 // expectation resolves a disk spec and the flags against the catalog.
@@ -34,8 +38,20 @@ func (e *expectFlags) expectation(disk string) (*limits.Expectation, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := c.ParseExpectation(disk, e.vm, e.attached, e.cache)
+	x, err := c.ParseExpectation(disk, e.vm, e.siblings(disk), e.cache)
+	if err == nil {
+		x.SetConcurrent(int(e.volumes.N))
+	}
 	return x, specError(err)
+}
+
+// siblings are --attached plus the other volumes of --volumes-per-node.
+func (e *expectFlags) siblings(disk string) []string {
+	out := append([]string(nil), e.attached...)
+	for i := int64(1); i < e.volumes.N; i++ {
+		out = append(out, disk)
+	}
+	return out
 }
 
 // specError turns a catalog spec error into a usage error with its hint.
@@ -49,13 +65,14 @@ func specError(err error) error {
 
 type limitsOptions struct {
 	expectFlags
-	ioSizes    []string
-	output     *format
-	targetIOPS float64
-	targetMBps float64
-	provider   string
-	priceFile  string
-	priceAsOf  string
+	ioSizes      []string
+	output       *format
+	targetIOPS   float64
+	targetMBps   float64
+	targetIOSize units.Size
+	provider     string
+	priceFile    string
+	priceAsOf    string
 }
 
 func newLimitsCommand(streams IOStreams) *cobra.Command {
@@ -79,10 +96,20 @@ the prices in force then are used too. 'iolens catalog list' shows every
 family and VM size.
 
 With --target-iops / --target-mbps and --provider instead of DISK, list the
-smallest disk of every family that reaches the target, cheapest first; with
---vm, options the VM cannot carry name the smallest VM size that can.
+smallest disk of every family that reaches the target, for reads and for
+writes, cheapest first: IOPS at --target-io-size (16k), bounded by the
+throughput at that size, and MB/s at 1 MiB. Nothing that falls short is
+listed. With --vm (and --cache), the VM's limits apply: options it carries
+only while its burst credits last are listed apart, and options it cannot
+carry name the smallest VM size that can.
 
-Prices are list prices only where a source states them; --price-file adds
+The latency model gives the IOPS of one IO at a time (QD1), the queue depth
+the cap needs, and a band for the p99 of small-write fdatasync, and so
+whether etcd (p99 under 10 ms) is likely to pass; each figure says whether
+it is sourced or assumed.
+
+Prices are list prices only where a source states them, of each provider's
+current era unless --price-as-of asks for another date; --price-file adds
 your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 		Example: `  iolens limits azure:P15
   iolens limits azure:premium-ssd:250GB --vm Standard_DS2_v2 --cache readonly
@@ -90,14 +117,18 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
   iolens limits ibm:10iops-tier:300GB --vm ibm:bx2.16x64 --attached ibm:10iops-tier:600GB
   iolens limits azure:netapp-premium:4TiB --vm Standard_DS2_v2
   iolens limits azure:premium-ssd:10TB --price-as-of 2019
-  iolens limits --target-iops 5000 --target-mbps 200 --provider azure --vm Standard_D8s_v3`,
+  iolens limits --target-iops 5000 --target-mbps 200 --provider azure --vm D4s_v3 --cache readonly
+  iolens limits ibm:10iops-tier:300GB --vm bx2.16x64 --volumes-per-node 2`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.catalog()
 			if err != nil {
 				return err
 			}
-			if o.targetIOPS > 0 || o.targetMBps > 0 {
+			if o.targetIOPS > 0 || o.targetMBps > 0 || cmd.Flags().Changed("target-iops") || cmd.Flags().Changed("target-mbps") {
+				if !(o.targetIOPS > 0 || o.targetMBps > 0) {
+					return &UsageError{Err: errors.New("--target-iops and --target-mbps are 0: no target"), Help: "e.g. iolens limits --target-iops 5000 --provider azure"}
+				}
 				if len(args) > 0 {
 					return &UsageError{Err: errors.New("give DISK or --target-iops/--target-mbps, not both"), Help: "iolens limits --target-iops 5000 --provider azure"}
 				}
@@ -111,10 +142,13 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	}
 	o.expectFlags.add(cmd)
 	f := cmd.Flags()
+	f.Var(&o.volumes, "volumes-per-node", "volumes like DISK tested at the same time on the VM: they share its caps, and IBM splits its volume bandwidth over them")
 	f.StringSliceVar(&o.ioSizes, "io-size", []string{"4k", "16k", "256k", "1m"}, "IO sizes to show")
 	o.output = formatFlag(f, "text", "format: text, json")
-	f.Float64Var(&o.targetIOPS, "target-iops", 0, "find the smallest disk that sustains this many IOPS")
-	f.Float64Var(&o.targetMBps, "target-mbps", 0, "find the smallest disk that sustains this many MB/s (10^6 B/s)")
+	numberVar(f, &o.targetIOPS, "target-iops", 0, 0, 1e9, "find the smallest disk that sustains this many IOPS, reads and writes each")
+	numberVar(f, &o.targetMBps, "target-mbps", 0, 0, 1e9, "find the smallest disk that sustains this many MB/s (10^6 B/s), reads and writes each")
+	o.targetIOSize = units.Size(limits.DefaultTargetIOSize)
+	f.Var(&o.targetIOSize, "target-io-size", "IO size the --target-iops are judged at")
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
 	f.StringVar(&o.priceFile, "price-file", "", "your own prices (YAML or JSON), preferred to the catalog's")
 	f.StringVar(&o.priceAsOf, "price-as-of", "", "use the prices in force at this date (YYYY or YYYY-MM), not the newest")
@@ -158,10 +192,11 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		}
 		sizes = append(sizes, n)
 	}
-	x, err := c.ParseExpectation(disk, o.vm, o.attached, o.cache)
+	x, err := c.ParseExpectation(disk, o.vm, o.siblings(disk), o.cache)
 	if err != nil {
 		return specError(err)
 	}
+	x.SetConcurrent(int(o.volumes.N))
 	rep := c.NewReport(x, sizes, o.priceAsOf)
 	return o.output.print(w, rep, func() error { return rep.WriteText(w) })
 }
@@ -172,15 +207,17 @@ func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	}
 	vm := o.vm
 	if vm != "" && !strings.Contains(vm, ":") {
-		vm = o.provider + ":" + vm
+		vm = strings.ToLower(o.provider) + ":" + vm
 	}
-	opts, err := c.Smallest(strings.ToLower(o.provider), o.targetIOPS, o.targetMBps*1e6, vm, o.priceAsOf)
+	if o.targetIOSize <= 0 {
+		return &UsageError{Err: errors.New("--target-io-size must be above 0"), Help: "e.g. --target-io-size 4k"}
+	}
+	sz, err := c.Smallest(strings.ToLower(o.provider), limits.Target{IOPS: o.targetIOPS, BWBytes: o.targetMBps * 1e6,
+		IOSize: int64(o.targetIOSize), VM: vm, Cache: o.cache, PriceDate: o.priceAsOf})
 	if err != nil {
 		return specError(err)
 	}
-	return o.output.print(w, opts, func() error {
-		return limits.WriteSizingText(w, o.provider, o.targetIOPS, o.targetMBps, vm, opts)
-	})
+	return o.output.print(w, sz, func() error { return limits.WriteSizingText(w, sz) })
 }
 
 func newCatalogCommand(streams IOStreams) *cobra.Command {

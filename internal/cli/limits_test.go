@@ -122,3 +122,64 @@ func TestReportExpect(t *testing.T) {
 		t.Errorf("--vm without --expect: exit %d %s", code, errOut)
 	}
 }
+
+// Issue 27's numbers: every float flag and spec of limits goes through
+// units, so Inf, NaN and negatives are refused with a hint and exit 2,
+// never printed as -9,223,372,036,854,775,808 IOPS or answered "which
+// disk?".
+func TestLimitsRefusesBadNumbers(t *testing.T) {
+	for _, args := range [][]string{
+		{"--target-iops", "Inf", "--provider", "aws"},
+		{"--target-iops", "NaN", "--provider", "aws"},
+		{"--target-iops", "-5", "--provider", "aws"},
+		{"--target-mbps", "1e400", "--provider", "aws"},
+		{"--target-iops", "0", "--provider", "aws"},
+		{"--target-iops", "100", "--target-io-size", "0", "--provider", "aws"},
+		{"azure:P15@abc"},
+		{"azure:P15@-1"},
+		{"aws:gp3:iops=NaN"},
+		{"aws:gp2:-5GiB"},
+		{"ibm:10iops-tier:300GB", "--vm", "bx2.16x64", "--volumes-per-node", "0"},
+	} {
+		out, errOut, code := execute(t, append([]string{"limits"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "hint:") || strings.Contains(out+errOut, "-9,223") || strings.Contains(errOut, "which disk?") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+func TestLimitsIssue23(t *testing.T) {
+	// Sizing lists nothing short of the target, and says only what was
+	// asked.
+	out, errOut, code := execute(t, "limits", "--target-iops", "10000", "--provider", "aws")
+	if code != 0 || strings.Contains(out, "aws:gp2:3333GiB") || strings.Contains(out, "efs-bursting") || strings.Contains(out, "0 MB/s") ||
+		!strings.Contains(out, "aws:gp2:3334GiB") || !strings.HasPrefix(out, "aws disks that sustain 10,000 IOPS at 16 KiB, reads and writes each") {
+		t.Errorf("sizing: exit %d %s\n%s", code, errOut, out)
+	}
+	// gp3 without a size: rates, never $0.0000.
+	out, _, _ = execute(t, "limits", "aws:gp3", "--io-size", "4k")
+	if strings.Contains(out, "$0.0000") || !strings.Contains(out, "price   $0.08 per GiB-month, $0.005 per IOPS-month above 3,000, $0.04 per MiB/s-month above 125") {
+		t.Errorf("gp3 price:\n%s", out)
+	}
+	// Short VM names; IBM's split with --volumes-per-node.
+	out, errOut, code = execute(t, "limits", "ibm:10iops-tier:300GB", "--vm", "bx2.16x64", "--volumes-per-node", "2", "--io-size", "256k", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"alloc_mbps": [`) || !strings.Contains(out, "3803.5") {
+		t.Errorf("--volumes-per-node 2: exit %d %s\n%s", code, errOut, out)
+	}
+	out, errOut, code = execute(t, "limits", "azure:P30", "--vm", "DS2_v2", "--io-size", "4k")
+	if code != 0 || !strings.Contains(out, "vm      azure:Standard_DS2_v2") {
+		t.Errorf("--vm DS2_v2: exit %d %s\n%s", code, errOut, out)
+	}
+	// The latency model and the host-cache arithmetic in the report.
+	out, _, _ = execute(t, "limits", "azure:P4", "--vm", "D8s_v3", "--cache", "readwrite", "--io-size", "4k,1m")
+	for _, s := range []string{"QD1 at 4 KiB: 120 IOPS; the 120 IOPS ceiling needs QD 1", "1 MiB writes: writes enter the cache at 128 MB/s and the disk drains only 25.0 MB/s: a 3 GiB backlog fills in 31 s, then IO to the disk stalls for 2.1 min",
+		"the VM's 200 GiB cache is the whole VM's", "etcd (p99 under 10 ms) uncertain"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+	out, _, _ = execute(t, "limits", "azure:P20", "--vm", "D8s_v3", "--cache", "readwrite", "--io-size", "1m")
+	if !strings.Contains(out, "no backlog builds and IO does not stall") {
+		t.Errorf("P20 behind D8s_v3:\n%s", out)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 type runOptions struct {
 	suite          string
+	tests          []string
 	jobFile        string
 	device         string
 	destructive    bool
@@ -58,7 +59,8 @@ block device behind the target.`,
   iolens run --device /dev/vdb --suite quick --destructive
   iolens run /var/lib/etcd-test --suite etcd
   iolens run /mnt/data --job my-tests.fio -o md
-  iolens run /mnt/data --suite quick --html report.html`,
+  iolens run /mnt/data --suite quick --html report.html
+  iolens run / --suite aks-2019 --test test1-write-4k-qd1-direct`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := ""
@@ -75,6 +77,7 @@ block device behind the target.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.suite, "suite", "standard", "built-in suite ('iolens suites' lists them)")
+	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
 	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
 	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
@@ -176,6 +179,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	suite, err := suiteFor(o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
 	if err != nil {
 		return err
+	}
+	if suite, err = runner.SelectTests(suite, o.tests); err != nil {
+		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
 	}
 
 	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)

@@ -188,3 +188,34 @@ func TestK8sTimeFlagsTakeDurations(t *testing.T) {
 		t.Errorf("--runtime -5s: exit %d\n%s", code, stderr)
 	}
 }
+
+// run --test picks tests of a suite, repeatable, in the suite's order;
+// an unknown name is a usage error that lists the suite's tests.
+func TestRunSelectsTests(t *testing.T) {
+	dir := t.TempDir()
+	fixture, err := filepath.Abs("../runner/testdata/exec_prerun_failed.fio33.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fio := filepath.Join(t.TempDir(), "fio")
+	script := "#!/bin/sh\ncase \"$1\" in\n--version) echo fio-3.33; exit 0;;\n--enghelp=*) exit 0;;\nesac\ncat '" + fixture + "'\n"
+	if err := os.WriteFile(fio, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ := execute(t, "run", "--fio", fio, "--suite", "quick", "--test", "randread-4k-qd1", "--test", "randread-4k-qd32",
+		"--no-precondition", "--no-metadata", "--size", "64M", "-o", "ndjson", "-q", dir)
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r result.Result
+		if err := json.Unmarshal([]byte(line), &r); err == nil && r.Test.Name != "" {
+			names = append(names, r.Test.Name)
+		}
+	}
+	if strings.Join(names, ",") != "randread-4k-qd32,randread-4k-qd1" {
+		t.Errorf("ran %v, want the two tests in the suite's order; stderr:\n%s", names, stderr)
+	}
+	_, stderr, code := execute(t, "run", "--fio", fio, "--suite", "quick", "--test", "nope", dir)
+	if code != 2 || !strings.Contains(stderr, `suite "quick" has no test "nope"`) || !strings.Contains(stderr, "hint: tests of quick: randread-4k-qd32, randwrite-4k-qd32") {
+		t.Errorf("unknown test: exit %d\n%s", code, stderr)
+	}
+}

@@ -289,7 +289,7 @@ func TestCostPerMeasuredRate(t *testing.T) {
 	}
 	var txt bytes.Buffer
 	Text(&txt, c)
-	if !strings.Contains(txt.String(), "[A] aws:gp3:100GiB: $8.00 a month (us-east-1, as of 2023-07); $0.0027 per IOPS (3000 IOPS in rr); $0.064 per MB/s (125.0 MB/s in seq)") {
+	if !strings.Contains(txt.String(), "[A] aws:gp3:100GiB: $8.00 a month (us-east-1, as of 2025-05); $0.0027 per IOPS (3000 IOPS in rr); $0.064 per MB/s (125.0 MB/s in seq)") {
 		t.Errorf("text:\n%s", txt.String())
 	}
 	if p := Page(nil, c); len(p.Tables) != 2 || p.Tables[1].Rows[0][4] != "0.0027" {

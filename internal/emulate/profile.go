@@ -3,6 +3,7 @@ package emulate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -46,7 +47,7 @@ var publishedLatency = map[string]struct {
 		"Google publishes an average read latency of 10-30 ms (source gcp-hdt): reads emulated at its low end, 10 ms; no write figure published"},
 	"azure:standard-hdd": {nil,
 		"Azure publishes only bounds (write latency under 10 ms, read under 20 ms for most IO; source az-stdhdd-sizes): no latency emulated, add --latency"},
-	"aws:io2-bx": {nil,
+	"aws:io2": {nil,
 		"AWS publishes only \"sub-millisecond average\" (no figure): no latency emulated, add --latency"},
 }
 
@@ -116,4 +117,51 @@ func (p Profile) Apply(s *Spec) {
 		l := *p.Latency
 		s.Latency = &l
 	}
+}
+
+// HostCache is the readwrite cache a VM size of the limits catalog gives
+// a disk: the VM's cached limits as the cache's rates, and the write
+// backlog limits assumes (limits.AssumedWriteBackBytes), not the VM's
+// published cache size, which is the whole VM's, for reads and writes.
+func HostCache(vm string) (iops, bps, bytes float64, err error) {
+	c, err := limits.Default()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	v := c.VM(vm)
+	if v == nil || v.Cached == nil {
+		return 0, 0, 0, &hint.Error{Err: fmt.Errorf("no cached limits for VM size %q in the limits catalog", vm),
+			Advice: "'iolens catalog list' lists the VM sizes; Azure sizes that support host caching have them"}
+	}
+	ub := 1e6
+	if v.Unit == "MiB/s" {
+		ub = 1 << 20
+	}
+	return v.Cached.IOPS, v.Cached.Tput * ub, limits.AssumedWriteBackBytes, nil
+}
+
+// CachePrediction is what limits' host-cache arithmetic (limits.WriteBack,
+// the one the ReadWrite verdict uses) predicts for a readwrite spec under
+// writes of ioSize bytes as fast as the cache takes them: whether a
+// backlog builds, when it is full and how long IO stalls, in the spec's
+// time (a --scale'd cache fills and drains scale times faster). The model
+// lets StallIOPS through while stalled, so its stalls run a little longer.
+func CachePrediction(s Spec, ioSize int64) (limits.CacheFill, bool) {
+	s = s.withDefaults()
+	if s.Cache != CacheReadWrite || ioSize <= 0 {
+		return limits.CacheFill{}, false
+	}
+	rate := func(iops, bps float64) float64 {
+		r := math.Inf(1)
+		if iops > 0 {
+			r = iops * float64(ioSize)
+		}
+		if bps > 0 {
+			r = math.Min(r, bps)
+		}
+		return r
+	}
+	fill := rate(s.CacheIOPS, s.CacheBPS)
+	drain := rate(s.Limits.WriteIOPS, s.Limits.WriteBPS)
+	return limits.WriteBack(fill, drain, s.CacheBytes/s.scale()), true
 }

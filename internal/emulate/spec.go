@@ -6,6 +6,8 @@ import (
 	"math"
 	"regexp"
 	"time"
+
+	"github.com/iolens/iolens/internal/limits"
 )
 
 // Limits are throttle caps for one emulated disk: IOs per second and
@@ -67,13 +69,15 @@ const (
 
 // Defaults for a readwrite cache. The rates are the cached limits of an
 // Azure Standard_D8s_v3 (16,000 IOPS, 128 MB/s). Azure publishes no figure
-// for how much written data the cache holds before it stalls; 3 GiB makes a
-// P4 (25 MB/s) behind that cache write fast for about 30 s and then stall
-// for about 2 minutes, as seed 003 reports.
+// for how much written data the cache holds before it stalls (the VM's
+// 200 GiB cache is the whole VM's, reads and writes): the size is the
+// backlog the limits catalog assumes, limits.AssumedWriteBackBytes (3 GiB),
+// which makes a P4 (25 MB/s) behind that cache write fast for about 30 s
+// and then stall for about 2 minutes, as seed 003 reports.
 const (
 	DefaultCacheIOPS  = 16000
 	DefaultCacheBPS   = 128e6
-	DefaultCacheBytes = 3 << 30
+	DefaultCacheBytes = limits.AssumedWriteBackBytes
 	// StallIOPS is the per-direction cap while a full write cache drains.
 	StallIOPS = 1
 	// DefaultSizeBytes is the sparse backing file's size.

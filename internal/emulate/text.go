@@ -81,6 +81,9 @@ func WriteDisk(w io.Writer, d *Disk) {
 	case CacheReadWrite:
 		fmt.Fprintf(tw, "cache\treadwrite: IO at %s, %s until %s of writes wait for the disk, then 1 IOPS until drained\n",
 			iopsText(s.CacheIOPS), units.FormatRate(s.CacheBPS), units.HumanBytes(s.CacheBytes/sc))
+		if cf, ok := CachePrediction(s, 1<<20); ok {
+			fmt.Fprintf(tw, "\t1 MiB writes (the limits arithmetic): %s\n", cf.Sentence())
+		}
 	}
 	if sc != 1 {
 		fmt.Fprintf(tw, "TIME SCALED\tx%g: credit buckets and the cache are %g times smaller, so bursts, fills and drains last 1/%g as long; rates are real\n", sc, sc, sc)

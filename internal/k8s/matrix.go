@@ -24,6 +24,8 @@ type Target struct {
 	// (--volumes-per-node); Slot is the target's 1-based place in it.
 	Group string
 	Slot  int
+	// GroupSize is how many targets run at once in the group.
+	GroupSize int
 	// VolumeMode is the target's own (--target CLASS:SIZE:MODE); empty
 	// takes the run's.
 	VolumeMode corev1.PersistentVolumeMode
@@ -145,7 +147,7 @@ func (m Matrix) Expand() ([]Target, error) {
 			group++
 			for slot := 1; slot <= per; slot++ {
 				t := Target{ID: fmt.Sprintf("t%d", len(out)+1), StorageClass: v.StorageClass, Size: v.Size, Node: node,
-					Group: fmt.Sprintf("g%d", group), VolumeMode: v.Mode}
+					Group: fmt.Sprintf("g%d", group), GroupSize: per, VolumeMode: v.Mode}
 				if per > 1 {
 					t.Slot = slot
 				}

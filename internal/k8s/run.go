@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -656,6 +658,7 @@ func jobFailed(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) s
 func (st *target) collectMeta(ctx context.Context) {
 	r := st.r
 	cs := r.Client.CS
+	var node *corev1.Node
 	m := map[string]string{
 		"k8s.namespace": r.Config.Namespace,
 		"k8s.run-id":    r.Config.RunID,
@@ -668,13 +671,17 @@ func (st *target) collectMeta(ctx context.Context) {
 	if st.t.Slot > 0 {
 		m["k8s.slot"] = strconv.Itoa(st.t.Slot)
 	}
+	if st.t.GroupSize > 1 {
+		m[limits.LabelGroupSize] = strconv.Itoa(st.t.GroupSize)
+	}
 	if st.job != nil {
 		m["k8s.job"] = st.job.Name
 	}
 	if st.pod != nil {
 		m["k8s.pod"] = st.pod.Name
 		m["k8s.node"] = st.pod.Spec.NodeName
-		if node, err := cs.CoreV1().Nodes().Get(ctx, st.pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
+		if n, err := cs.CoreV1().Nodes().Get(ctx, st.pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
+			node = n
 			for _, k := range []string{"node.kubernetes.io/instance-type", "topology.kubernetes.io/zone", "topology.kubernetes.io/region"} {
 				if v := node.Labels[k]; v != "" {
 					m["k8s.node."+k] = v
@@ -737,7 +744,61 @@ func (st *target) collectMeta(ctx context.Context) {
 			}
 		}
 	}
+	if node != nil {
+		st.nodeVolumes(ctx, node, m)
+	}
 	st.meta = m
+}
+
+// nodeVolumes records the other volumes attached to the node, as the
+// catalog disks their classes provision ("?" where the catalog cannot map
+// one): IBM splits a VSI's volume bandwidth over all of them, so a second
+// volume halves the first's (seed 002).
+func (st *target) nodeVolumes(ctx context.Context, node *corev1.Node, m map[string]string) {
+	att := node.Status.VolumesAttached
+	m["k8s.node.volumes-attached"] = strconv.Itoa(len(att))
+	r := st.r
+	if len(att) == 0 || r.Config.Disk == nil {
+		return
+	}
+	cs := r.Client.CS
+	own := m["k8s.csi-driver"] + "^" + m["k8s.csi-volume-handle"]
+	pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	byHandle := map[string]*corev1.PersistentVolume{}
+	for i := range pvs.Items {
+		if pv := &pvs.Items[i]; pv.Spec.CSI != nil {
+			byHandle[pv.Spec.CSI.Driver+"^"+pv.Spec.CSI.VolumeHandle] = pv
+		}
+	}
+	classes := map[string]*storagev1.StorageClass{}
+	var specs []string
+	for _, a := range att {
+		name := strings.TrimPrefix(string(a.Name), "kubernetes.io/csi/")
+		if name == own {
+			continue
+		}
+		spec := "?"
+		if pv := byHandle[name]; pv != nil && pv.Spec.StorageClassName != "" {
+			sc, seen := classes[pv.Spec.StorageClassName]
+			if !seen {
+				sc, _ = cs.StorageV1().StorageClasses().Get(ctx, pv.Spec.StorageClassName, metav1.GetOptions{})
+				classes[pv.Spec.StorageClassName] = sc
+			}
+			size := pv.Spec.Capacity[corev1.ResourceStorage]
+			if sc != nil {
+				if s, ok := r.Config.Disk(sc.Provisioner, sc.Parameters, size.Value()); ok {
+					spec = s
+				}
+			}
+		}
+		specs = append(specs, spec)
+	}
+	if v := strings.Join(specs, limits.AttachedSep); len(specs) > 0 && len(v) <= units.MaxLabelValue {
+		m[limits.LabelAttachedDisks] = v
+	}
 }
 
 // maxReconnects bounds how often a cut log stream is reopened.

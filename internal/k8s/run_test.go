@@ -1271,3 +1271,47 @@ func TestVolumePlace(t *testing.T) {
 		}
 	}
 }
+
+// A result records the node's other attached volumes, as the catalog
+// disks their classes provision, and how many of the run's volumes ran
+// beside it: IBM splits the node's volume bandwidth over all of them.
+func TestRunRecordsTheNodesVolumes(t *testing.T) {
+	fc := newFakeCluster(t, "fast")
+	fc.logs = staticLogs(agentLog(t, 1, ""))
+	bg := context.Background()
+	other := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-other"},
+		Spec: corev1.PersistentVolumeSpec{StorageClassName: "fast", Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("300Gi")},
+			ClaimRef: &corev1.ObjectReference{Namespace: "apps", Name: "data"}, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "example.com", VolumeHandle: "vol-other"}}}}
+	if _, err := fc.cs.CoreV1().PersistentVolumes().Create(bg, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node, err := fc.cs.CoreV1().Nodes().Get(bg, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status.VolumesAttached = []corev1.AttachedVolume{{Name: "kubernetes.io/csi/example.com^vol-other"},
+		{Name: "kubernetes.io/csi/example.com^vol-iolens-t1-1"}, {Name: "kubernetes.io/csi/other.example^vol-x"}}
+	if _, err := fc.cs.CoreV1().Nodes().UpdateStatus(bg, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, fc, func(c *Config) {
+		c.Disk = func(prov string, params map[string]string, size int64) (string, bool) {
+			return fmt.Sprintf("%s:%s:%d", prov, params["skuName"], size>>30), true
+		}
+	})
+	ts := targetsOf(t, Matrix{StorageClasses: []string{"fast"}, Sizes: []resource.Quantity{resource.MustParse("1Gi")}, VolumesPerNode: 2})
+	if _, err := h.run(t, bg, ts[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.results) == 0 {
+		t.Fatal("no results")
+	}
+	l := h.results[0].Target.Labels
+	for k, want := range map[string]string{"k8s.node.volumes-attached": "3", "k8s.group-size": "2",
+		"k8s.node.attached-disks": "example.com/fast:Premium_LRS:300 + ?"} {
+		if l[k] != want {
+			t.Errorf("label %s = %q, want %q", k, l[k], want)
+		}
+	}
+}

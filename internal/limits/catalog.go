@@ -57,9 +57,14 @@ type Provider struct {
 	BootVolumeMbps float64 `yaml:"boot_volume_mbps" json:"boot_volume_mbps,omitempty"`
 	// PriceRegion is the reference region whose list prices iolens
 	// prefers when the catalog holds several.
-	PriceRegion string   `yaml:"price_region" json:"price_region"`
-	Notes       string   `yaml:"notes" json:"notes"`
-	SourceKeys  []string `yaml:"sources" json:"sources"`
+	PriceRegion string `yaml:"price_region" json:"price_region"`
+	// PricesFrom starts the provider's current price era (YYYY or
+	// YYYY-MM): prices dated before it are used only when a date is asked
+	// for (--price-as-of, a dated spec), so that one table never ranks a
+	// 2016 price beside a 2026 one.
+	PricesFrom string   `yaml:"prices_from" json:"prices_from"`
+	Notes      string   `yaml:"notes" json:"notes"`
+	SourceKeys []string `yaml:"sources" json:"sources"`
 }
 
 // Family is one kind of disk or file share (azure:premium-ssd, aws:gp3).
@@ -71,6 +76,24 @@ type Family struct {
 	Name     string     `yaml:"name" json:"name"`
 	Aliases  []string   `yaml:"aliases" json:"aliases,omitempty"`
 	Editions []*Edition `yaml:"editions" json:"editions"`
+	// Latency is the family's typical latency, sourced or marked as an
+	// assumption; an edition may carry its own.
+	Latency *Latency `yaml:"latency" json:"latency"`
+}
+
+// Latency is what a family's IO takes at queue depth 1, as a low-high
+// band in milliseconds: a measured or published figure, a published bound
+// read as a band, or an assumption (Assumed) where nothing is published.
+type Latency struct {
+	TypicalMs []float64 `yaml:"typical_ms" json:"typical_ms"`
+	// FsyncP99Ms is a measured p99 band of small-write fdatasync; empty
+	// when none is measured (the model then derives one).
+	FsyncP99Ms []float64 `yaml:"fsync_p99_ms" json:"fsync_p99_ms,omitempty"`
+	Assumed    bool      `yaml:"assumed" json:"assumed,omitempty"`
+	// Basis says what the figures rest on, in a sentence.
+	Basis      string   `yaml:"basis" json:"basis"`
+	FsyncBasis string   `yaml:"fsync_basis" json:"fsync_basis,omitempty"`
+	SourceKeys []string `yaml:"sources" json:"sources,omitempty"`
 }
 
 // Edition is the family's limits over one period. From and To are dates
@@ -102,6 +125,8 @@ type Edition struct {
 	SourceKeys []string `yaml:"sources" json:"sources"`
 	Unverified []string `yaml:"unverified" json:"unverified,omitempty"`
 	Note       string   `yaml:"note" json:"note,omitempty"`
+	// Latency overrides the family's for this edition.
+	Latency *Latency `yaml:"latency" json:"latency,omitempty"`
 }
 
 // Current reports whether the edition is in force today.
@@ -132,10 +157,13 @@ type Quantity struct {
 	PerTiB     float64   `yaml:"per_tib" json:"per_tib,omitempty"`
 	CeilPerGiB []float64 `yaml:"ceil_per_gib" json:"ceil_per_gib,omitempty"`
 	// PerTput derives IOPS from the throughput (Hyperdisk Throughput).
-	PerTput float64    `yaml:"per_tput" json:"per_tput,omitempty"`
-	Min     float64    `yaml:"min" json:"min,omitempty"`
-	Max     float64    `yaml:"max" json:"max,omitempty"`
-	Steps   []SizeStep `yaml:"steps" json:"steps,omitempty"`
+	PerTput float64 `yaml:"per_tput" json:"per_tput,omitempty"`
+	Min     float64 `yaml:"min" json:"min,omitempty"`
+	Max     float64 `yaml:"max" json:"max,omitempty"`
+	// MinPerTiB raises a provisioned figure's floor with the size
+	// (Hyperdisk Throughput: 10 MiB/s per TiB).
+	MinPerTiB float64    `yaml:"min_per_tib" json:"min_per_tib,omitempty"`
+	Steps     []SizeStep `yaml:"steps" json:"steps,omitempty"`
 	// FromIOPS derives throughput from the IOPS limit.
 	FromIOPS []IOPSStep `yaml:"from_iops" json:"from_iops,omitempty"`
 	// Provisioned: the user picks the figure within bounds.
@@ -189,6 +217,9 @@ type Burst struct {
 	BucketBytesPerTiB float64   `yaml:"bucket_bytes_per_tib" json:"bucket_bytes_per_tib,omitempty"`
 	IOPSFormula       *Quantity `yaml:"iops_formula" json:"iops_formula,omitempty"`
 	TputFormula       *Quantity `yaml:"tput_formula" json:"tput_formula,omitempty"`
+	// From dates the first document that shows the burst (VM bursting
+	// came years after the sizes): a spec dated earlier gets none.
+	From string `yaml:"from" json:"from,omitempty"`
 }
 
 // VM is one VM or instance size and its disk limits.
@@ -210,10 +241,45 @@ type VM struct {
 	BandwidthMbps float64 `yaml:"bandwidth_mbps" json:"bandwidth_mbps,omitempty"`
 	// NetworkMbps is the VM's expected network bandwidth (Mbps, 10^6
 	// bit/s): the cap on file shares mounted over NFS or SMB.
-	NetworkMbps float64  `yaml:"network_mbps" json:"network_mbps,omitempty"`
-	SourceKeys  []string `yaml:"sources" json:"sources"`
-	Unverified  []string `yaml:"unverified" json:"unverified,omitempty"`
-	Note        string   `yaml:"note" json:"note,omitempty"`
+	NetworkMbps float64 `yaml:"network_mbps" json:"network_mbps,omitempty"`
+	// NetworkEarlier are figures of earlier documents, each until a date.
+	NetworkEarlier []DatedMbps `yaml:"network_earlier" json:"network_earlier,omitempty"`
+	// NetworkNote says why a size has no network figure.
+	NetworkNote string `yaml:"network_note" json:"network_note,omitempty"`
+	// From dates the first document in the catalog that shows the size.
+	From       string   `yaml:"from" json:"from,omitempty"`
+	SourceKeys []string `yaml:"sources" json:"sources"`
+	Unverified []string `yaml:"unverified" json:"unverified,omitempty"`
+	Note       string   `yaml:"note" json:"note,omitempty"`
+}
+
+// DatedMbps is a network figure that applied until To (YYYY or YYYY-MM).
+type DatedMbps struct {
+	To         string   `yaml:"to" json:"to"`
+	Mbps       float64  `yaml:"mbps" json:"mbps"`
+	SourceKeys []string `yaml:"sources" json:"sources"`
+}
+
+// NetworkAt is the VM's network bandwidth in Mbps at date ("" for
+// today), and the sources of that figure.
+func (v *VM) NetworkAt(date string) (float64, []string) {
+	if date != "" {
+		for _, n := range v.NetworkEarlier {
+			if date < n.To {
+				return n.Mbps, n.SourceKeys
+			}
+		}
+	}
+	return v.NetworkMbps, v.SourceKeys
+}
+
+// BurstAt is the VM's burst allowance at date ("" for today): nil before
+// the first document that shows it.
+func (v *VM) BurstAt(date string) *Burst {
+	if v.Burst == nil || date != "" && v.Burst.From != "" && date < v.Burst.From {
+		return nil
+	}
+	return v.Burst
 }
 
 // Pair is an IOPS and throughput limit, with an optional write override.
@@ -300,6 +366,23 @@ func (c *Catalog) Validate() error {
 		if p.SizeUnit != "GiB" && p.SizeUnit != "GB" {
 			bad("provider %s: size_unit %q", name, p.SizeUnit)
 		}
+		if !ValidPriceDate(p.PricesFrom) {
+			bad("provider %s: prices_from %q is not YYYY or YYYY-MM", name, p.PricesFrom)
+		}
+	}
+	checkLatency := func(where string, l *Latency) {
+		if len(l.TypicalMs) != 2 || !(l.TypicalMs[0] > 0) || l.TypicalMs[1] < l.TypicalMs[0] || l.TypicalMs[1] > 1e4 {
+			bad("%s: latency typical_ms must be [low, high] in ms, 0 < low <= high", where)
+		}
+		if len(l.FsyncP99Ms) > 0 && (len(l.FsyncP99Ms) != 2 || !(l.FsyncP99Ms[0] > 0) || l.FsyncP99Ms[1] < l.FsyncP99Ms[0]) {
+			bad("%s: latency fsync_p99_ms must be [low, high]", where)
+		}
+		if l.Basis == "" || len(l.FsyncP99Ms) > 0 && l.FsyncBasis == "" {
+			bad("%s: latency needs a basis (and an fsync_basis for a measured fsync band)", where)
+		}
+		if !l.Assumed || len(l.SourceKeys) > 0 {
+			srcs(where+" latency", l.SourceKeys)
+		}
 	}
 	ids := map[string]bool{}
 	names := map[string]string{}
@@ -325,6 +408,11 @@ func (c *Catalog) Validate() error {
 		if len(f.Editions) == 0 {
 			bad("%s: no editions", where)
 		}
+		if f.Latency == nil {
+			bad("%s: no latency (give a sourced figure or an assumption marked assumed: true)", where)
+		} else {
+			checkLatency(where, f.Latency)
+		}
 		current := 0
 		for i, e := range f.Editions {
 			ew := fmt.Sprintf("%s edition %s", where, e.From)
@@ -344,6 +432,9 @@ func (c *Catalog) Validate() error {
 				bad("%s: unit %q must be MB/s or MiB/s", ew, e.Unit)
 			}
 			srcs(ew, e.SourceKeys)
+			if e.Latency != nil {
+				checkLatency(ew, e.Latency)
+			}
 			switch {
 			case len(e.Tiers) > 0:
 				if e.IOPS != nil || e.Tput != nil || e.SizeGiB != nil {
@@ -396,6 +487,18 @@ func (c *Catalog) Validate() error {
 		}
 		if v.Uncached != nil {
 			checkBurst(bad, where, v.Burst, v.Uncached.IOPS, v.Uncached.Tput)
+		}
+		if v.NetworkMbps <= 0 && v.BandwidthMbps <= 0 && v.NetworkNote == "" {
+			bad("%s: no network bandwidth and no network_note saying why", where)
+		}
+		for _, n := range v.NetworkEarlier {
+			if !ValidPriceDate(n.To) || n.Mbps <= 0 {
+				bad("%s: network_earlier needs to: YYYY[-MM] and mbps", where)
+			}
+			srcs(where+" network_earlier", n.SourceKeys)
+		}
+		if v.From != "" && !ValidPriceDate(v.From) || v.Burst != nil && v.Burst.From != "" && !ValidPriceDate(v.Burst.From) {
+			bad("%s: from dates are YYYY or YYYY-MM", where)
 		}
 	}
 	for i, p := range c.Prices {
@@ -467,6 +570,16 @@ func (c *Catalog) VM(id string) *VM {
 			return v
 		}
 	}
+	if prov, name, ok := strings.Cut(l, ":"); hit == nil && !strings.HasPrefix(name, "standard_") && (!ok || prov == "azure") {
+		// Azure sizes are written without their "Standard_" too
+		// (DS2_v2, D8s_v3), as the seeds and the portal's pickers do.
+		if !ok {
+			name = l
+		}
+		if v := c.VM("azure:standard_" + name); v != nil {
+			return v
+		}
+	}
 	return hit
 }
 
@@ -481,13 +594,17 @@ func (c *Catalog) ProviderNames() []string {
 }
 
 // DiskNames lists the disk specs that need no size: every family's id,
-// and each of its current tiers as provider:tier.
+// and each of its current tiers as the spec that reads back as it
+// (provider:tier, or family:tier where the tier's name also names
+// something else).
 func (c *Catalog) DiskNames() []string {
 	var vals []string
 	for _, f := range c.Families {
 		vals = append(vals, f.ID)
 		for _, t := range f.Editions[0].Tiers {
-			vals = append(vals, f.Provider+":"+t.Name)
+			if d, err := c.ParseDisk(f.ID + ":" + t.Name); err == nil {
+				vals = append(vals, d.Spec)
+			}
 		}
 	}
 	return vals

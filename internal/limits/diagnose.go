@@ -38,6 +38,11 @@ type Measured struct {
 	Read      bool // any reads
 	Random    bool
 	Direct    bool
+	// WriteBWBytes is the write part of BWBytes.
+	WriteBWBytes float64
+	// Syncs: the test flushes its writes (fsync, fdatasync, O_SYNC), so
+	// a write cache cannot hold a backlog of them.
+	Syncs bool
 }
 
 // MeasuredFrom takes the figures of a result (reads and writes together).
@@ -54,6 +59,7 @@ func MeasuredFrom(r *result.Result) (Measured, bool) {
 		latW += d.Lat.MeanNs * d.IOPS
 		if d == r.Write {
 			m.Write = true
+			m.WriteBWBytes = d.BWBytes
 		} else {
 			m.Read = true
 		}
@@ -62,6 +68,7 @@ func MeasuredFrom(r *result.Result) (Measured, bool) {
 		return m, false
 	}
 	m.MeanLatNs = latW / m.IOPS
+	m.Syncs = syncs(r.Test)
 	if m.BlockSize <= 0 {
 		m.BlockSize = int64(m.BWBytes / m.IOPS)
 	}
@@ -109,7 +116,15 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 	}
 	f := result.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
 	var out []result.Finding
+	hit := ce.CacheHit
 	switch {
+	case hit != nil && m.Read && !m.Write && m.IOPS >= hit.IOPS*atCapFraction && m.IOPS <= hit.IOPS*aboveFraction && pct > aboveFraction:
+		// Reads the host cache serves run at the VM's cached limit, not
+		// the disk's: that limit is what was measured.
+		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of %s's cached limit at %s (%s, %s): the %s host cache serves these reads, and the VM caps cache hits there; uncached, %s allows %s (%s)",
+			VerdictVM, rate(m.IOPS, m.BWBytes), m.IOPS/hit.IOPS*100, x.VM.ID, sizeStr(m.BlockSize), rate(hit.IOPS, hit.BWBytes), hit.Name, x.Cache, name, rate(ce.IOPS, ce.BWBytes), ce.Binds.Name)
+		ev["cache_hit_iops"], ev["cache_hit_bw_bytes"] = hit.IOPS, hit.BWBytes
+		f.Code = result.CodeVMCap
 	case pct > aboveFraction:
 		f.Severity = "warn"
 		why := "cache or burst credits are inflating this"
@@ -139,31 +154,57 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Code = result.CodeBelowCeiling
 	}
 	out = append(out, f)
-	if x.Cache == CacheReadWrite && m.Write {
-		out = append(out, cacheRWFinding(m, x))
+	if lc, ok := x.CheckLatency(m.MeanLatNs, m.BlockSize, qd); ok {
+		out[0].Summary += "; " + lc.Sentence
+		ev["model_lat_lo_ns"], ev["model_lat_hi_ns"] = lc.Model.LoNs, lc.Model.HiNs
+	}
+	// A ReadWrite host cache stalls IO only when writes enter it faster
+	// than the disk drains them; reads, and writes that are flushed one
+	// by one (an fsync-bound test), build no backlog.
+	if m.Write && !m.Syncs {
+		if cf, ok := x.HostCacheFill(m.BlockSize, m.WriteBWBytes); ok && cf.Grows {
+			out = append(out, cacheRWFinding(m, x, cf))
+		}
 	}
 	return out
 }
 
-// cacheRWFinding warns about ReadWrite host caching under writes, random
-// or sequential: writes land in the host cache faster than the disk can
-// take them, and when it fills all IO to the disk stalls while it drains
-// (seed 003: sequential writes to a P4 stalled for 2 minutes and more;
-// seed 000 test 1: a sequential 4 KiB write test hung for up to 108 s).
-func cacheRWFinding(m Measured, x *Expectation) result.Finding {
+// syncs reports whether a test flushes its writes.
+func syncs(t result.TestSpec) bool {
+	if t.Fdatasync > 0 {
+		return true
+	}
+	for _, o := range t.Options {
+		switch strings.ToLower(o.Key) {
+		case "fsync", "fdatasync", "sync", "write_barrier":
+			if v := strings.ToLower(o.Value); v != "0" && v != "none" && v != "false" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cacheRWFinding warns about ReadWrite host caching under writes that
+// enter the cache faster than the disk drains them: the backlog fills and
+// all IO to the disk stalls while it drains (seed 003: sequential writes
+// to a P4 stalled for 2 minutes and more; seed 000 test 1: a sequential
+// 4 KiB write test hung for up to 108 s).
+func cacheRWFinding(m Measured, x *Expectation, cf CacheFill) result.Finding {
 	pattern, seq := "random writes", 0.0
 	if !m.Random {
 		pattern, seq = "sequential writes", 1
 	}
-	ev := map[string]float64{"sequential": seq, "disk_write_bw_bytes": x.Disk.Write.BWBytes}
-	s := fmt.Sprintf("%s: %s land in the host cache and drain to the disk at its own %s MB/s", VerdictCacheRW, pattern, num(x.Disk.Write.BWBytes/1e6))
-	if x.VM != nil && x.VM.Cached != nil {
-		ub := unitBytes(x.VM.Unit)
-		ev["cache_gib"] = x.VM.Cached.CacheGiB
-		ev["cache_bw_bytes"] = x.VM.Cached.Tput * ub
-		s += fmt.Sprintf(" while %s accepts up to %s MB/s into a %g GiB cache", x.VM.ID, num(x.VM.Cached.Tput*ub/1e6), x.VM.Cached.CacheGiB)
+	ev := map[string]float64{"sequential": seq, "fill_bps": cf.FillBPS, "drain_bps": cf.DrainBPS, "backlog_bytes": cf.BacklogBytes,
+		"fill_s": cf.FillSeconds, "stall_s": cf.StallSeconds, "disk_write_bw_bytes": x.Disk.Write.BWBytes}
+	if cf.CacheGiB > 0 {
+		ev["cache_gib"] = cf.CacheGiB
 	}
-	s += "; once the backlog builds, all IO to the disk stalls until it drains (minutes on a small disk); disable it (cachingMode: None) for write-heavy disks"
+	if math.IsInf(cf.StallSeconds, 0) {
+		delete(ev, "stall_s")
+	}
+	s := fmt.Sprintf("%s: %s at %s: %s; %s; disable it (cachingMode: None) for write-heavy disks",
+		VerdictCacheRW, pattern, sizeStr(m.BlockSize), cf.Sentence(), cf.BacklogNote())
 	return result.Finding{Kind: KindCeiling, Code: result.CodeHostCacheRW, Dir: "write", Severity: "warn", Evidence: ev, Summary: s}
 }
 
@@ -271,10 +312,10 @@ func durStr(s float64) string {
 	switch {
 	case s <= 0:
 		return "no time limit"
-	case s >= 3600 && math.Mod(s, 3600) == 0:
-		return fmt.Sprintf("%.0f h", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.0f min", s/60)
+	case s >= 3600:
+		return trimFloat(math.Round(s/360)/10) + " h"
+	case s >= 120:
+		return trimFloat(math.Round(s/6)/10) + " min"
 	}
 	return fmt.Sprintf("%.0f s", s)
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 const (
@@ -105,10 +107,18 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 	if _, ok := c.Providers[prov]; !ok {
 		return nil, &SpecError{spec, "unknown provider " + parts[0], "providers: " + strings.Join(c.ProviderNames(), ", ")}
 	}
-	name, date, _ := strings.Cut(parts[1], "@")
+	name, date, dated := strings.Cut(parts[1], "@")
+	if dated && !ValidPriceDate(date) {
+		hint := "a year or a month after @, e.g. azure:P15@2019 or azure:ultra@2022-06"
+		if f := c.Family(prov, name); f != nil {
+			hint += "; editions of " + f.ID + ": " + strings.Join(f.editionNames(), ", ")
+		}
+		return nil, &SpecError{spec, "edition date " + strconv.Quote(date) + " is not YYYY or YYYY-MM", hint}
+	}
 	d := &Disk{}
 	var sizeSet bool
 	var iops, tput float64
+	var tierPart string
 	for _, p := range parts[2:] {
 		switch {
 		case strings.Contains(p, "="):
@@ -116,14 +126,14 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 				k, v, _ := strings.Cut(kv, "=")
 				switch strings.ToLower(strings.TrimSpace(k)) {
 				case "iops":
-					x, err := strconv.ParseFloat(v, 64)
-					if err != nil || !(x > 0) || math.IsInf(x, 0) {
+					x, err := units.ParseNumber(v, 0, maxFigure)
+					if err != nil || x == 0 {
 						return nil, &SpecError{spec, "iops=" + v + " is not a positive number", "e.g. iops=6000"}
 					}
 					iops = x
 				case "throughput", "tput", "mbps", "bw":
-					x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(v, "/s"), "MiB"), "MB"), 64)
-					if err != nil || !(x > 0) || math.IsInf(x, 0) {
+					x, err := units.ParseNumber(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(v), "/s"), "MiB"), "MB"), 0, maxFigure)
+					if err != nil || x == 0 {
 						return nil, &SpecError{spec, "throughput=" + v + " is not a positive number", "in the family's unit, e.g. throughput=250"}
 					}
 					tput = x
@@ -140,7 +150,13 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 		default:
 			s, err := c.parseSize(prov, p)
 			if err != nil {
-				return nil, &SpecError{spec, err.Error(), "sizes like 500GiB, 250GB, 2TiB"}
+				if startsWithDigit(p) || tierPart != "" {
+					return nil, &SpecError{spec, err.Error(), "sizes like 500GiB, 250GB, 2TiB"}
+				}
+				// A tier of the family named before it
+				// (azure:files-standard:default), checked below.
+				tierPart = p
+				continue
 			}
 			d.SizeGiB, sizeSet = s, true
 		}
@@ -180,6 +196,22 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 		return nil, &SpecError{spec, "no edition of " + f.ID + " at " + date, "editions: " + strings.Join(f.editionNames(), ", ")}
 	}
 	e := d.Edition
+	if tierPart != "" {
+		if tier != nil || len(e.Tiers) == 0 {
+			return nil, &SpecError{spec, "size " + strconv.Quote(tierPart) + " is not a number with a unit", "sizes like 500GiB, 250GB, 2TiB"}
+		}
+		for _, t := range e.Tiers {
+			if strings.EqualFold(t.Name, tierPart) {
+				tier = t
+			}
+		}
+		if tier == nil {
+			return nil, &SpecError{spec, f.ID + " has no tier " + tierPart, "tiers: " + f.tierList(e)}
+		}
+		if sizeSet && d.SizeGiB > tier.SizeGiB {
+			return nil, &SpecError{spec, fmt.Sprintf("%s holds %g GiB, less than the size given", tier.Name, tier.SizeGiB), "give the family and the size instead"}
+		}
+	}
 	if len(e.Tiers) > 0 {
 		if iops > 0 || tput > 0 {
 			return nil, &SpecError{spec, f.ID + " has fixed tiers; iops= and throughput= do not apply", "give a tier or a size: " + f.tierList(e)}
@@ -213,7 +245,7 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 			return nil, &SpecError{spec, err.Error(), f.formulaHint(e)}
 		}
 	}
-	d.Spec = d.canonical(date)
+	d.Spec = c.canonical(d, date)
 	d.Date = date
 	if len(e.Unverified) > 0 {
 		d.Notes = append(d.Notes, "unverified in the sources: "+strings.Join(e.Unverified, "; "))
@@ -224,15 +256,24 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 	return d, nil
 }
 
+// maxFigure bounds the IOPS, throughput and size figures of a spec: no
+// cloud disk comes near it, and every figure stays finite.
+const maxFigure = 1e12
+
+func startsWithDigit(s string) bool {
+	s = strings.TrimSpace(s)
+	return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '.' || s[0] == '-' || s[0] == '+')
+}
+
 // parseSize returns a size in the provider's unit.
 func (c *Catalog) parseSize(prov, s string) (float64, error) {
 	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
-		i++
+	i := len(s)
+	for i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= 'A' && s[i-1] <= 'Z' || s[i-1] == ' ') {
+		i--
 	}
-	v, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+	v, err := units.ParseNumber(s[:i], 0, maxFigure)
+	if err != nil || v == 0 {
 		return 0, fmt.Errorf("size %q is not a positive number with a unit", s)
 	}
 	unit := strings.ToLower(strings.TrimSpace(s[i:]))
@@ -360,6 +401,9 @@ func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown b
 			hi = b.Max
 		}
 	}
+	if q.MinPerTiB > 0 && sizeKnown {
+		lo = math.Max(lo, q.MinPerTiB*size/1024)
+	}
 	if q.MaxPerGiB > 0 && sizeKnown {
 		if m := math.Max(q.Min, q.MaxPerGiB*size); hi == 0 || m < hi {
 			hi = m
@@ -373,6 +417,9 @@ func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown b
 	v := given
 	switch {
 	case v > 0:
+	case q.Default > 0 && q.Default < lo:
+		v = lo
+		*notes = append(*notes, fmt.Sprintf("no %s= given: the default %g is below this size's floor (%g per TiB); taking %g", what, q.Default, q.MinPerTiB, round(lo, 2)))
 	case q.Default > 0:
 		v = q.Default
 	case hi > 0:
@@ -381,8 +428,11 @@ func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown b
 	default:
 		return 0, fmt.Errorf("give %s=N", what)
 	}
-	if v < lo || hi > 0 && v > hi+1e-9 {
+	if v < lo-1e-9 || hi > 0 && v > hi+1e-9 {
 		why := ""
+		if q.MinPerTiB > 0 && sizeKnown && lo > q.Min {
+			why = fmt.Sprintf(" (at least %g per TiB of size)", q.MinPerTiB)
+		}
 		if !sizeKnown && (q.MaxPerGiB > 0 || len(q.Bands) > 0) {
 			why = " (give a size for the exact bound)"
 		}
@@ -519,14 +569,22 @@ func (d *Disk) formulaBurst(ub float64) *BurstInfo {
 	return bi
 }
 
-func (d *Disk) canonical(date string) string {
+// canonical is the spec that reads back as this disk: a tier as
+// provider:TIER, unless that name also names a family or another
+// family's tier (azure:default is the Standard SSD class of AKS), then as
+// family:TIER.
+func (c *Catalog) canonical(d *Disk, date string) string {
 	f := d.Family
 	at := ""
 	if date != "" {
 		at = "@" + date
 	}
 	if d.Tier != nil {
-		return f.Provider + ":" + d.Tier.Name + at
+		short := f.Provider + ":" + d.Tier.Name + at
+		if c.tierOwner(f.Provider, d.Tier.Name, date) == f {
+			return short
+		}
+		return f.ID + at + ":" + d.Tier.Name
 	}
 	s := f.ID + at
 	if d.SizeGiB > 0 {
@@ -543,6 +601,28 @@ func (d *Disk) canonical(date string) string {
 		s += ":" + strings.Join(kv, ",")
 	}
 	return s
+}
+
+// tierOwner is the family a bare tier name resolves to, as ParseDisk
+// resolves it: a family or alias of that name first, then the first
+// family with such a tier at date.
+func (c *Catalog) tierOwner(prov, name, date string) *Family {
+	if f := c.Family(prov, name); f != nil {
+		return f
+	}
+	for _, fam := range c.Families {
+		if fam.Provider != prov {
+			continue
+		}
+		if e := fam.Edition(date); e != nil {
+			for _, t := range e.Tiers {
+				if strings.EqualFold(t.Name, name) {
+					return fam
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (f *Family) sizeUnit() string {

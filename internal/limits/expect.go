@@ -29,8 +29,34 @@ type Expectation struct {
 	// on a file share mounted over NFS or SMB; 0 when not a share or no
 	// figure is known.
 	NetworkBWBytes float64 `json:"network_bw_bytes,omitempty"`
+	// Concurrent is how many volumes (this one included) run IO on the VM
+	// at the same time and share its caps evenly; 0 or 1 for this one
+	// alone.
+	Concurrent int `json:"concurrent,omitempty"`
 	// Notes are caveats about the expectation as a whole.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SetConcurrent says n volumes (this one included) run IO on the VM at
+// the same time: each gets 1/n of the VM's caps. IBM's split of volume
+// bandwidth counts the attached volumes instead (give them as Attached).
+func (x *Expectation) SetConcurrent(n int) {
+	if n <= 1 {
+		x.Concurrent = 0
+		return
+	}
+	x.Concurrent = n
+	if x.VM != nil && x.Disk.Family.Kind != "file" {
+		x.Notes = append(x.Notes, fmt.Sprintf("%d volumes run at once on %s: each gets 1/%d of its caps", n, x.VM.ID, n))
+	}
+}
+
+// vmShare is the fraction of the VM's caps this volume gets.
+func (x *Expectation) vmShare() float64 {
+	if x.Concurrent > 1 {
+		return 1 / float64(x.Concurrent)
+	}
+	return 1
 }
 
 // Share is how an IBM VSI's volume bandwidth is split (in Mbps, 10^6
@@ -85,6 +111,7 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 			return nil, &SpecError{vm, fmt.Sprintf("a %s VM size cannot carry a %s disk", v.Provider, prov), "sizes: " + strings.Join(c.VMNames(prov), ", ")}
 		}
 		x.VM = v
+		x.noteVMDate()
 	}
 	for _, a := range attached {
 		if a = strings.TrimSpace(a); a == "" {
@@ -132,6 +159,21 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 	return x, nil
 }
 
+// noteVMDate says what a dated disk spec changes on the VM: a VM
+// documented later than the date, a burst that did not exist then.
+func (x *Expectation) noteVMDate() {
+	v, date := x.VM, x.Disk.Date
+	if v == nil || date == "" {
+		return
+	}
+	if v.From != "" && date < v.From {
+		x.Notes = append(x.Notes, fmt.Sprintf("%s is first documented in the catalog's sources in %s: its limits at %s are those of then on", v.ID, v.From, date))
+	}
+	if v.Burst != nil && v.BurstAt(date) == nil {
+		x.Notes = append(x.Notes, fmt.Sprintf("%s's VM-level burst is first documented %s: none at %s", v.ID, v.Burst.From, date))
+	}
+}
+
 // computeShare works out IBM's split of the VSI's volume bandwidth.
 func (x *Expectation) computeShare(c *Catalog) {
 	if x.VM == nil || x.VM.BandwidthMbps <= 0 {
@@ -152,6 +194,7 @@ func (x *Expectation) computeShare(c *Catalog) {
 func (c *Catalog) withVM(x *Expectation, v *VM) *Expectation {
 	y := *x
 	y.VM, y.Share, y.NetworkBWBytes, y.Notes = v, nil, 0, nil
+	y.noteVMDate()
 	if y.Disk.Family.Kind == "file" {
 		y.fileShare(c)
 	} else {
@@ -181,10 +224,16 @@ func (x *Expectation) fileShare(c *Catalog) {
 		p := c.Providers[v.Provider]
 		x.NetworkBWBytes = v.BandwidthMbps * (1 - p.VolumeShare) * 1e6 / 8
 		x.Notes = append(x.Notes, fmt.Sprintf("file share traffic uses the instance's network allocation: %s Mbps x %.0f%% = %s Mbps", num(v.BandwidthMbps), (1-p.VolumeShare)*100, num(v.BandwidthMbps*(1-p.VolumeShare))))
-	case v.NetworkMbps > 0:
-		x.NetworkBWBytes = v.NetworkMbps * 1e6 / 8
 	default:
-		x.Notes = append(x.Notes, v.ID+" has no network bandwidth in the catalog: only the share's own limits are shown")
+		if mbps, _ := v.NetworkAt(x.Disk.Date); mbps > 0 {
+			x.NetworkBWBytes = mbps * 1e6 / 8
+		} else {
+			why := "no network bandwidth in the catalog"
+			if v.NetworkNote != "" {
+				why = v.NetworkNote
+			}
+			x.Notes = append(x.Notes, v.ID+": "+why+": only the share's own limits are shown")
+		}
 	}
 }
 
@@ -267,18 +316,21 @@ func (x *Expectation) VMRate(write bool) (Rate, *BurstInfo) {
 		return Rate{}, nil
 	}
 	ub := unitBytes(v.Unit)
+	k := x.vmShare()
 	if v.Uncached != nil {
 		p := v.Uncached.forDir(write)
-		r := Rate{p.IOPS, p.Tput * ub}
+		r := Rate{p.IOPS * k, p.Tput * ub * k}
 		var b *BurstInfo
-		if v.Burst != nil {
-			b = burstFromTier(v.Burst, r, ub)
+		if vb := v.BurstAt(x.Disk.Date); vb != nil {
+			b = burstFromTier(vb, r, ub)
+			b.IOPS *= k
+			b.BWBytes *= k
 		}
 		return r, b
 	}
 	if p, ok := v.PerType[x.Disk.Edition.VMType]; ok && x.Disk.Edition.VMType != "" {
 		q := p.forDir(write)
-		return Rate{q.IOPS, q.Tput * ub}, nil
+		return Rate{q.IOPS * k, q.Tput * ub * k}, nil
 	}
 	return Rate{}, nil
 }
@@ -342,13 +394,14 @@ func (x *Expectation) At(ioSize int64, write bool) Ceiling {
 	if x.Cache != CacheNone && x.VM != nil && x.VM.Cached != nil {
 		cached = x.VM.Cached
 		ub := unitBytes(x.VM.Unit)
+		k := x.vmShare()
 		// Misses and writes count against the cached limits too.
-		add(&c.Limits, "VM cached IOPS", cached.IOPS, 0, "")
-		add(&c.Limits, "VM cached throughput", 0, cached.Tput*ub, "")
+		add(&c.Limits, "VM cached IOPS", cached.IOPS*k, 0, "")
+		add(&c.Limits, "VM cached throughput", 0, cached.Tput*ub*k, "")
 		if !write || x.Cache == CacheReadWrite {
-			h := Limit{Name: "host cache", IOPS: cached.IOPS, BWBytes: cached.IOPS * s}
-			if bw := cached.Tput * ub; bw/s < h.IOPS {
-				h.IOPS, h.BWBytes = bw/s, bw
+			h := Limit{Name: "VM cached IOPS", IOPS: cached.IOPS * k, BWBytes: cached.IOPS * k * s}
+			if bw := cached.Tput * ub * k; bw/s < h.IOPS {
+				h.Name, h.IOPS, h.BWBytes = "VM cached throughput", bw/s, bw
 			}
 			c.CacheHit = &h
 		}

@@ -60,7 +60,7 @@ func (c *Catalog) Fits(iops, bwBytes float64, max int) []Fit {
 		}
 		if len(e.Tiers) > 0 {
 			for _, t := range e.Tiers {
-				if d, err := c.ParseDisk(f.Provider + ":" + t.Name); err == nil && d.Family == f {
+				if d, err := c.ParseDisk(f.ID + ":" + t.Name); err == nil && d.Family == f {
 					add(Fit{Disk: d.Spec}, d.Read)
 				}
 			}

@@ -29,6 +29,9 @@ type PriceEntry struct {
 	USDPerMonth     float64 `yaml:"usd_per_month" json:"usd_per_month,omitempty"`
 	USDPerGiBMonth  float64 `yaml:"usd_per_gib_month" json:"usd_per_gib_month,omitempty"`
 	USDPerIOPSMonth float64 `yaml:"usd_per_iops_month" json:"usd_per_iops_month,omitempty"`
+	// IOPSTiers price provisioned IOPS in bands instead (io2: lower
+	// rates above 32,000 and 64,000 IOPS).
+	IOPSTiers []PriceTier `yaml:"iops_tiers" json:"iops_tiers,omitempty"`
 	// FreeIOPS and FreeTput are included in the capacity price (gp3: 3,000
 	// IOPS and 125 MiB/s); only what is provisioned above them is billed.
 	FreeIOPS        float64 `yaml:"free_iops" json:"free_iops,omitempty"`
@@ -45,27 +48,67 @@ type PriceEntry struct {
 	User bool `yaml:"-" json:"user,omitempty"`
 }
 
+// PriceTier is the rate for provisioned IOPS up to ToIOPS (0: no upper
+// end; only the last tier).
+type PriceTier struct {
+	ToIOPS          float64 `yaml:"to_iops" json:"to_iops,omitempty"`
+	USDPerIOPSMonth float64 `yaml:"usd_per_iops_month" json:"usd_per_iops_month"`
+}
+
+// iopsMonth is what iops provisioned IOPS cost a month, above the free
+// ones.
+func (e *PriceEntry) iopsMonth(iops float64) float64 {
+	billed := math.Max(0, iops-e.FreeIOPS)
+	if len(e.IOPSTiers) == 0 {
+		return e.USDPerIOPSMonth * billed
+	}
+	var sum, prev float64
+	for _, t := range e.IOPSTiers {
+		upto := t.ToIOPS
+		if upto == 0 {
+			upto = math.Inf(1)
+		}
+		if n := math.Min(billed, upto) - prev; n > 0 {
+			sum += n * t.USDPerIOPSMonth
+		}
+		prev = upto
+	}
+	return sum
+}
+
+// pricesIOPS reports whether the entry prices provisioned IOPS.
+func (e *PriceEntry) pricesIOPS() bool { return e.USDPerIOPSMonth > 0 || len(e.IOPSTiers) > 0 }
+
 // Price is what a disk, share or VM costs, with where, when and from
 // which document. Its JSON form carries exactly one of usd_per_month and
 // usd_per_hour.
 type Price struct {
 	USDPerMonth float64
 	USDPerHour  float64
-	Region      string
-	AsOf        string
+	// Rates are the per-unit rates, for a price with no monthly total
+	// (NoTotal: a sized family priced without its size).
+	Rates   string
+	NoTotal bool
+	Region  string
+	AsOf    string
 	// Source is the citation: title and address of the document.
 	Source string
 	Notes  []string
 }
 
 // MarshalJSON writes {"usd_per_month"|"usd_per_hour": N, "region", "as_of",
-// "source"[, "notes"]}.
+// "source"[, "notes"]}, or "rates" in place of the figure when there is no
+// monthly total.
 func (p Price) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	if p.USDPerHour > 0 {
+	switch {
+	case p.USDPerHour > 0:
 		fmt.Fprintf(&b, `"usd_per_hour":%s`, strconv.FormatFloat(p.USDPerHour, 'f', -1, 64))
-	} else {
+	case p.NoTotal:
+		v, _ := json.Marshal(p.Rates)
+		fmt.Fprintf(&b, `"rates":%s`, v)
+	default:
 		fmt.Fprintf(&b, `"usd_per_month":%s`, strconv.FormatFloat(round(p.USDPerMonth, 4), 'f', -1, 64))
 	}
 	for _, kv := range [][2]string{{"region", p.Region}, {"as_of", p.AsOf}, {"source", p.Source}} {
@@ -192,6 +235,18 @@ func (c *Catalog) checkPrice(p *PriceEntry, sources map[string]Source) error {
 			return fmt.Errorf("figures must be finite, non-negative and below 10^9")
 		}
 	}
+	if len(p.IOPSTiers) > 0 {
+		if p.USDPerIOPSMonth > 0 {
+			return errors.New("give usd_per_iops_month or iops_tiers, not both")
+		}
+		for i, t := range p.IOPSTiers {
+			last := i == len(p.IOPSTiers)-1
+			if !finite(t.ToIOPS) || !finite(t.USDPerIOPSMonth) || t.USDPerIOPSMonth <= 0 ||
+				!last && (t.ToIOPS <= 0 || i > 0 && t.ToIOPS <= p.IOPSTiers[i-1].ToIOPS) || last && t.ToIOPS != 0 && i > 0 && t.ToIOPS <= p.IOPSTiers[i-1].ToIOPS {
+				return errors.New("iops_tiers: ascending to_iops (the last may be open), each with a usd_per_iops_month above 0")
+			}
+		}
+	}
 	switch {
 	case p.Family != "" && p.VM != "":
 		return errors.New("give family or vm, not both")
@@ -199,7 +254,7 @@ func (c *Catalog) checkPrice(p *PriceEntry, sources map[string]Source) error {
 		if c.VM(p.VM) == nil {
 			return fmt.Errorf("unknown VM %q", p.VM)
 		}
-		if p.USDPerHour <= 0 || p.USDPerMonth+p.USDPerGiBMonth+p.USDPerIOPSMonth+p.USDPerTputMonth > 0 {
+		if p.USDPerHour <= 0 || p.USDPerMonth+p.USDPerGiBMonth+p.USDPerIOPSMonth+p.USDPerTputMonth > 0 || len(p.IOPSTiers) > 0 {
 			return errors.New("a VM price is usd_per_hour only")
 		}
 	case p.Family != "":
@@ -211,7 +266,7 @@ func (c *Catalog) checkPrice(p *PriceEntry, sources map[string]Source) error {
 		if p.USDPerHour > 0 {
 			return errors.New("disk and share prices are monthly")
 		}
-		if p.USDPerMonth+p.USDPerGiBMonth+p.USDPerIOPSMonth+p.USDPerTputMonth <= 0 {
+		if p.USDPerMonth+p.USDPerGiBMonth+p.USDPerIOPSMonth+p.USDPerTputMonth <= 0 && len(p.IOPSTiers) == 0 {
 			return errors.New("no price figure")
 		}
 		if p.Tier != "" {
@@ -305,17 +360,27 @@ func (c *Catalog) price(e *PriceEntry) Price {
 	return p
 }
 
-// DiskCost prices a resolved disk or share at date ("" for the newest
-// price; a dated disk spec such as azure:P70@2019 uses its own date). It
-// returns nil when the catalog holds no sourced price for it.
-func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
-	if date == "" {
-		date = d.Date
+// inEra reports whether a price may be used at date: the user's always;
+// at a date, those in force then; with no date, those of the provider's
+// current price era (dated from its prices_from on).
+func (c *Catalog) inEra(e *PriceEntry, provider, date string) bool {
+	if e.User {
+		return notAfter(e.AsOf, date)
 	}
+	if date != "" {
+		return notAfter(e.AsOf, date)
+	}
+	p := c.Providers[provider]
+	return p == nil || p.PricesFrom == "" || e.AsOf >= p.PricesFrom
+}
+
+// diskEntries are the price entries that apply to a disk's family (and
+// tier), of any date.
+func (c *Catalog) diskEntries(d *Disk) []*PriceEntry {
 	f := d.Family
-	var cands []*PriceEntry
+	var out []*PriceEntry
 	for _, e := range c.Prices {
-		if !strings.EqualFold(e.Family, f.ID) || !notAfter(e.AsOf, date) {
+		if !strings.EqualFold(e.Family, f.ID) {
 			continue
 		}
 		if d.Tier != nil && e.Tier != "" && !strings.EqualFold(e.Tier, d.Tier.Name) || d.Tier == nil && e.Tier != "" {
@@ -324,7 +389,25 @@ func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
 		if d.Tier != nil && e.Tier == "" && e.USDPerGiBMonth == 0 {
 			continue
 		}
-		cands = append(cands, e)
+		out = append(out, e)
+	}
+	return out
+}
+
+// DiskCost prices a resolved disk or share at date ("" for the newest
+// price of the provider's current era; a dated disk spec such as
+// azure:P70@2019 uses its own date). It returns nil when the catalog holds
+// no such price; PriceGap says why.
+func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
+	if date == "" {
+		date = d.Date
+	}
+	f := d.Family
+	var cands []*PriceEntry
+	for _, e := range c.diskEntries(d) {
+		if c.inEra(e, f.Provider, date) {
+			cands = append(cands, e)
+		}
 	}
 	e := c.pick(cands, f.Provider)
 	if e == nil {
@@ -337,12 +420,9 @@ func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
 		size = d.Tier.SizeGiB
 	}
 	month := e.USDPerMonth + e.USDPerGiBMonth*size
-	if size == 0 && e.USDPerGiBMonth > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("no size given: capacity ($%g per GiB-month) is not included", e.USDPerGiBMonth))
-	}
 	if ed.IOPS != nil && ed.IOPS.Provisioned {
-		if e.USDPerIOPSMonth > 0 {
-			month += e.USDPerIOPSMonth * math.Max(0, d.Read.IOPS-e.FreeIOPS)
+		if e.pricesIOPS() {
+			month += e.iopsMonth(d.Read.IOPS)
 		} else if d.Read.IOPS > e.FreeIOPS {
 			p.Notes = append(p.Notes, "no sourced rate for provisioned IOPS: the price covers capacity only")
 		}
@@ -350,9 +430,15 @@ func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
 	if ed.Tput != nil && ed.Tput.Provisioned {
 		if e.USDPerTputMonth > 0 {
 			month += e.USDPerTputMonth * math.Max(0, d.Tput-e.FreeTput)
-		} else if d.Tput > e.FreeTput && (e.FreeTput > 0 || e.USDPerIOPSMonth > 0) {
+		} else if d.Tput > e.FreeTput && (e.FreeTput > 0 || e.pricesIOPS()) {
 			p.Notes = append(p.Notes, fmt.Sprintf("no sourced rate for provisioned throughput above %g %s: not included", e.FreeTput, ed.Unit))
 		}
+	}
+	if size == 0 && e.USDPerGiBMonth > 0 {
+		// A sized family with no size has rates, not a total.
+		p.NoTotal, p.Rates = true, rates(e, ed.Unit)
+		p.Notes = append(p.Notes, "no size given: no monthly total (give a size, e.g. "+f.ID+":100GiB)")
+		return &Cost{Price: p}
 	}
 	p.USDPerMonth = month
 	if !ed.Current() && date == "" {
@@ -371,12 +457,86 @@ func (c *Catalog) DiskCost(d *Disk, date string) *Cost {
 	return co
 }
 
-// VMPrice returns a VM size's hourly price at date ("" for the newest),
-// or nil when none is sourced.
+// PriceGap says why DiskCost has no price for a disk at date: its only
+// prices are of another era or date, or no source states one.
+func (c *Catalog) PriceGap(d *Disk, date string) string {
+	if date == "" {
+		date = d.Date
+	}
+	all := c.diskEntries(d)
+	name := d.Family.ID
+	if d.Tier != nil {
+		name = d.Family.Provider + ":" + d.Tier.Name
+	}
+	if len(all) == 0 {
+		return "no stored source states a price for " + name + " (give yours with --price-file)"
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].AsOf > all[j].AsOf })
+	if date == "" {
+		e := all[0]
+		return fmt.Sprintf("no price for %s from %s on, the catalog's current prices for %s; the newest sourced is %s (%s): --price-as-of %s uses it",
+			name, c.Providers[d.Family.Provider].PricesFrom, d.Family.Provider, priceFigure(e), e.AsOf, e.AsOf[:min(7, len(e.AsOf))])
+	}
+	old := all[len(all)-1]
+	return fmt.Sprintf("no price for %s in force at %s; the oldest sourced is %s (%s)", name, date, priceFigure(old), old.AsOf)
+}
+
+// priceFigure is an entry's headline figure.
+func priceFigure(e *PriceEntry) string {
+	switch {
+	case e.USDPerMonth > 0:
+		return usd(e.USDPerMonth) + " a month"
+	case e.USDPerHour > 0:
+		return usd(e.USDPerHour) + " an hour"
+	}
+	return rates(e, "")
+}
+
+// rateUSD prints a rate as the source gives it ("$0.005", "$0.04015").
+func rateUSD(x float64) string { return "$" + strconv.FormatFloat(x, 'f', -1, 64) }
+
+// rates lists an entry's per-unit rates.
+func rates(e *PriceEntry, unit string) string {
+	var parts []string
+	if e.USDPerGiBMonth > 0 {
+		parts = append(parts, rateUSD(e.USDPerGiBMonth)+" per GiB-month")
+	}
+	if e.USDPerIOPSMonth > 0 {
+		parts = append(parts, rateUSD(e.USDPerIOPSMonth)+" per IOPS-month"+above(e.FreeIOPS))
+	}
+	for i, t := range e.IOPSTiers {
+		band := " above " + fmtNum(e.IOPSTiers[max(i-1, 0)].ToIOPS)
+		if i == 0 {
+			band = above(e.FreeIOPS)
+		}
+		if t.ToIOPS > 0 {
+			band += " to " + fmtNum(t.ToIOPS)
+		}
+		parts = append(parts, rateUSD(t.USDPerIOPSMonth)+" per IOPS-month"+band)
+	}
+	if e.USDPerTputMonth > 0 {
+		u := "throughput unit"
+		if unit != "" {
+			u = unit
+		}
+		parts = append(parts, rateUSD(e.USDPerTputMonth)+" per "+u+"-month"+above(e.FreeTput))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func above(free float64) string {
+	if free > 0 {
+		return " above " + fmtNum(free)
+	}
+	return ""
+}
+
+// VMPrice returns a VM size's hourly price at date ("" for the newest of
+// the provider's current era), or nil when none is sourced.
 func (c *Catalog) VMPrice(v *VM, date string) *Price {
 	var cands []*PriceEntry
 	for _, e := range c.Prices {
-		if strings.EqualFold(e.VM, v.ID) && notAfter(e.AsOf, date) {
+		if strings.EqualFold(e.VM, v.ID) && c.inEra(e, v.Provider, date) {
 			cands = append(cands, e)
 		}
 	}

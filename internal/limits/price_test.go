@@ -3,6 +3,7 @@ package limits
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,14 +22,21 @@ func TestDiskCost(t *testing.T) {
 	}{
 		{spec: "azure:P30", month: 135.17, asOf: "2026", perIOPS: 135.17 / 5000},
 		{spec: "azure:P30", date: "2019", month: 135.17, asOf: "2016"},
-		{spec: "azure:premium-ssd:500GiB", month: 73.22, asOf: "2016"},
+		{spec: "azure:premium-ssd:500GiB", date: "2016", month: 73.22, asOf: "2016"},
 		{spec: "azure:P70@2019", month: 1638, asOf: "2019", region: "eastus2"},
 		{spec: "azure:files-premium:1024GiB", date: "2019", month: 0.15 * 1024, asOf: "2019"},
-		// gp3: capacity plus IOPS above the 3,000 included.
-		{spec: "aws:gp3:100GiB:iops=6000", month: 100*0.08 + 3000*0.005, asOf: "2023-07", region: "us-east-1"},
-		{spec: "aws:gp3:100GiB:iops=3000,throughput=250", month: 8, note: "no sourced rate for provisioned throughput"},
+		// gp3: capacity plus IOPS above the 3,000 included and throughput
+		// above the 125 included.
+		{spec: "aws:gp3:100GiB:iops=6000", month: 100*0.08 + 3000*0.005, asOf: "2025-05", region: "us-east-1"},
+		{spec: "aws:gp3:100GiB:iops=3000,throughput=250", month: 8 + 125*0.04},
+		{spec: "aws:gp3:100GiB:iops=3000,throughput=250", date: "2023-12", month: 8, asOf: "2023-07", note: "no sourced rate for provisioned throughput"},
 		{spec: "aws:gp2:500GiB", month: 50, asOf: "2026"},
-		{spec: "aws:gp3:iops=6000", month: 3000 * 0.005, note: "no size given: capacity"},
+		// io1 at one rate, io2 in bands above 32,000 and 64,000 IOPS.
+		{spec: "aws:io1:100GiB:iops=3000", month: 12.5 + 3000*0.065, asOf: "2026"},
+		{spec: "aws:io2:100GiB:iops=5000", month: 12.5 + 5000*0.065},
+		{spec: "aws:io2:100GiB:iops=100000", month: 12.5 + 32000*0.065 + 32000*0.046 + 36000*0.032},
+		// Premium SSD v2: capacity, IOPS above 3,000, MB/s above 125.
+		{spec: "azure:premium-ssd-v2:100GiB:iops=5000,throughput=200", month: 100*0.0803 + 2000*0.00511 + 75*0.04015, region: "eastus"},
 		{spec: "gcp:pd-ssd:200GiB", month: 34, asOf: "2026"},
 		{spec: "gcp:pd-standard:200GiB", month: 8},
 	}
@@ -61,7 +69,7 @@ func TestDiskCost(t *testing.T) {
 		})
 	}
 	// No source states these: nothing is shipped.
-	for _, spec := range []string{"ibm:10iops-tier:300GB", "azure:standard-hdd:1TiB", "aws:io2:100GiB:iops=5000"} {
+	for _, spec := range []string{"ibm:10iops-tier:300GB", "azure:standard-hdd:1TiB", "aws:st1:1TiB"} {
 		d, err := c.ParseDisk(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -72,6 +80,59 @@ func TestDiskCost(t *testing.T) {
 	}
 	if p := c.VMPrice(c.VM("aws:m5.large"), ""); p != nil {
 		t.Errorf("unsourced VM price shipped: %+v", p)
+	}
+}
+
+// Prices of one era: the default leaves older prices out and says why;
+// a sized family asked for without its size gets rates, never "$0.0000".
+func TestPriceEraAndGaps(t *testing.T) {
+	c := MustDefault()
+	gap := func(spec, date string) string {
+		t.Helper()
+		d, err := c.ParseDisk(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if co := c.DiskCost(d, date); co != nil {
+			t.Fatalf("%s@%s priced: %+v", spec, date, co.Price)
+		}
+		return c.PriceGap(d, date)
+	}
+	// The issue: 2016 P20 and 2019 P70 / Premium Files beside 2026 prices.
+	for spec, want := range map[string]string{
+		"azure:P20":                   "the newest sourced is $73.22 a month (2016): --price-as-of 2016 uses it",
+		"azure:P70":                   "the newest sourced is $1,638 a month (2019): --price-as-of 2019 uses it",
+		"azure:files-premium:1024GiB": "--price-as-of 2019",
+		"ibm:10iops-tier:300GB":       "no stored source states a price for ibm:10iops-tier",
+		"azure:standard-hdd:1TiB":     "no stored source states a price",
+	} {
+		if g := gap(spec, ""); !strings.Contains(g, want) {
+			t.Errorf("%s: gap %q, want %q", spec, g, want)
+		}
+	}
+	if g := gap("azure:P30", "2010"); !strings.Contains(g, "no price for azure:P30 in force at 2010; the oldest sourced is $135.17 a month (2016)") {
+		t.Errorf("too early: %q", g)
+	}
+	if p := c.VMPrice(c.VM("Standard_D64s_v3"), ""); p != nil {
+		t.Errorf("a 2019 VM price among today's: %+v", p)
+	}
+	d, _ := c.ParseDisk("aws:gp3")
+	co := c.DiskCost(d, "")
+	if co == nil || !co.Price.NoTotal || co.Price.USDPerMonth != 0 || !strings.Contains(co.Price.Rates, "$0.08 per GiB-month, $0.005 per IOPS-month above 3,000, $0.04 per MiB/s-month above 125") {
+		t.Fatalf("gp3 without a size: %+v", co)
+	}
+	b, _ := json.Marshal(co)
+	if strings.Contains(string(b), "usd_per_month") || !strings.Contains(string(b), `"rates":"$0.08 per GiB-month`) {
+		t.Errorf("gp3 without a size, JSON %s", b)
+	}
+	for _, x := range []float64{0.00511, 0.0000123, 0.004, 0.27, 3, 1638} {
+		u := usd(x)
+		if v, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimPrefix(u, "$"), ",", ""), 64); err != nil || v <= 0 || math.Abs(v-x)/x > 0.05 {
+			t.Errorf("usd(%g) = %s", x, u)
+		}
+	}
+	if usd(0.00511) != "$0.0051" || usd(0.0000123) != "$0.000012" || usd(0) != "$0" {
+		t.Errorf("usd: %s %s %s", usd(0.00511), usd(0.0000123), usd(0))
 	}
 }
 
@@ -116,7 +177,7 @@ func TestPriceJSON(t *testing.T) {
 	if _, ok := got.Price["usd_per_hour"]; ok {
 		t.Errorf("a monthly price carries usd_per_hour: %s", b)
 	}
-	b, _ = json.Marshal(c.VMPrice(c.VM("Standard_D64s_v3"), ""))
+	b, _ = json.Marshal(c.VMPrice(c.VM("Standard_D64s_v3"), "2019"))
 	var vm map[string]any
 	if err := json.Unmarshal(b, &vm); err != nil {
 		t.Fatal(err)
@@ -216,10 +277,11 @@ func FuzzParsePriceFile(f *testing.F) {
 
 func TestSmallestByPrice(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("gcp", 3000, 100e6, "", "")
+	sz, err := c.Smallest("gcp", Target{IOPS: 3000, BWBytes: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := sz.Options
 	// pd-balanced 1 GiB at $0.10, pd-ssd 1 GiB at $0.17, pd-standard 4,000
 	// GiB (0.75 IOPS/GiB) at $160; the unpriced families after them.
 	var priced []string
@@ -242,12 +304,12 @@ func TestSmallestByPrice(t *testing.T) {
 
 func TestSizingProposesVM(t *testing.T) {
 	c := MustDefault()
-	opts, err := c.Smallest("azure", 5000, 200e6, "Standard_D4s_v3", "")
+	sz, err := c.Smallest("azure", Target{IOPS: 5000, BWBytes: 200e6, VM: "Standard_D4s_v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range opts {
-		if o.Disk.Family.ID != "azure:premium-ssd" {
+	for _, o := range sz.Options {
+		if o.Disk.Family.ID != "azure:premium-ssd" || o.VMBurstSeconds > 0 {
 			continue
 		}
 		// D4s_v3 allows 96 MB/s; by vCPU, D8s_v3 (192 MB/s) still falls
@@ -329,10 +391,10 @@ func TestFileShares(t *testing.T) {
 	x, _ := c.ParseExpectation("azure:netapp-ultra:4TiB", "Standard_DS2_v2", nil, "")
 	fs := c.DiagnoseMeasured(Measured{IOPS: 180, BWBytes: 180 * (1 << 20), BlockSize: 1 << 20, IODepth: 16, NumJobs: 1, MeanLatNs: 88e6, Read: true, Direct: true}, x)
 	// The share alone allows 512 MiB/s (537 MB/s); by vCPU, the first VM
-	// size whose network carries that is D64s_v3 (30,000 Mbps): D8s_v3's
-	// 4,000 Mbps is 500 MB/s.
+	// size whose network carries that is D2s_v5 (12,500 Mbps on the Dsv5
+	// page, 1,562.5 MB/s): D2s_v3's 1,000 Mbps is 125 MB/s.
 	if len(fs) == 0 || fs[0].Code != result.CodeVMCap || !strings.Contains(fs[0].Summary, "VM network") ||
-		!strings.Contains(fs[0].Summary, "the share alone allows 512 IOPS, 537 MB/s") || !strings.Contains(fs[0].Summary, "network carries the share: azure:Standard_D64s_v3 (3,750 MB/s)") {
+		!strings.Contains(fs[0].Summary, "the share alone allows 512 IOPS, 537 MB/s") || !strings.Contains(fs[0].Summary, "network carries the share: azure:Standard_D2s_v5 (1,563 MB/s)") {
 		t.Errorf("share at the NIC: %+v", fs)
 	}
 }

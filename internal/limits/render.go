@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,11 +18,24 @@ type Report struct {
 	Ceilings    []Ceiling    `json:"ceilings"`
 	// Cost is the disk's or share's monthly price; VMPrice the VM's
 	// hourly price. Nil when no sourced price exists.
-	Cost    *Cost    `json:"cost,omitempty"`
-	VMPrice *Price   `json:"vm_price,omitempty"`
-	Sources []string `json:"sources"`
+	Cost    *Cost  `json:"cost,omitempty"`
+	VMPrice *Price `json:"vm_price,omitempty"`
+	// HostCache is the ReadWrite cache arithmetic at each IO size, for
+	// writes as fast as the VM's cached limits take them.
+	HostCache []HostCacheAt `json:"host_cache,omitempty"`
+	// Latency is the latency model's prediction.
+	Latency *LatencyPrediction `json:"latency,omitempty"`
+	// PriceGap says why there is no Cost.
+	PriceGap string   `json:"price_gap,omitempty"`
+	Sources  []string `json:"sources"`
 	// Dirs: reads and writes differ, so both are shown.
 	Dirs bool `json:"-"`
+}
+
+// HostCacheAt is the ReadWrite cache arithmetic at one IO size.
+type HostCacheAt struct {
+	IOSizeBytes int64     `json:"io_size_bytes"`
+	Fill        CacheFill `json:"fill"`
 }
 
 // NewReport resolves the ceilings of an expectation at each IO size, its
@@ -41,7 +55,23 @@ func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) R
 			rep.Ceilings = append(rep.Ceilings, x.At(s, true))
 		}
 	}
+	for _, s := range ioSizes {
+		if cf, ok := x.HostCacheFill(s, 0); ok {
+			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf})
+		}
+	}
+	if len(ioSizes) > 0 {
+		small := ioSizes[0]
+		for _, s := range ioSizes {
+			small = min(small, s)
+		}
+		p := x.PredictLatency(small, true)
+		rep.Latency = &p
+	}
 	rep.Cost = c.DiskCost(x.Disk, priceDate)
+	if rep.Cost == nil {
+		rep.PriceGap = c.PriceGap(x.Disk, priceDate)
+	}
 	if x.VM != nil {
 		rep.VMPrice = c.VMPrice(x.VM, priceDate)
 	}
@@ -100,6 +130,8 @@ func (rep Report) WriteText(w io.Writer) error {
 		switch {
 		case d.Family.Kind == "file" && x.NetworkBWBytes > 0:
 			fmt.Fprintf(w, ": %s MB/s network for the share (%s Mbps)", mbps(x.NetworkBWBytes), fmtNum(x.NetworkBWBytes*8/1e6))
+		case d.Family.Kind == "file" && v.NetworkNote != "":
+			fmt.Fprintf(w, ": %s", v.NetworkNote)
 		case d.Family.Kind == "file":
 			fmt.Fprintf(w, ": no network bandwidth in the catalog")
 		case v.BandwidthMbps > 0:
@@ -132,15 +164,35 @@ func (rep Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "cache   %s\n", x.Cache)
-	if co := rep.Cost; co != nil {
+	for i, h := range rep.HostCache {
+		if i == 0 {
+			fmt.Fprintf(w, "        %s\n", h.Fill.BacklogNote())
+		}
+		fmt.Fprintf(w, "        %s writes: %s\n", sizeStr(h.IOSizeBytes), h.Fill.Sentence())
+	}
+	if p := rep.Latency; p != nil {
+		for i, l := range p.Lines() {
+			head := "        "
+			if i == 0 {
+				head = "latency "
+			}
+			fmt.Fprintf(w, "%s%s\n", head, l)
+		}
+	}
+	switch co := rep.Cost; {
+	case co != nil && co.Price.NoTotal:
+		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
+	case co != nil:
 		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
 			usd(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, usd(co.USDPerIOPS), usd(co.USDPerMBps), usd(co.USDPerSize), d.Family.sizeUnit())
+	default:
+		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
+	}
+	if co := rep.Cost; co != nil {
 		for _, n := range co.Price.Notes {
 			fmt.Fprintf(w, "        %s\n", n)
 		}
 		fmt.Fprintf(w, "        source: %s\n", co.Price.Source)
-	} else {
-		fmt.Fprintf(w, "price   none sourced for %s (give your own with --price-file)\n", d.Family.ID)
 	}
 	if p := rep.VMPrice; p != nil {
 		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", usd(p.USDPerHour), p.Region, p.AsOf, p.Source)
@@ -200,45 +252,124 @@ func (rep Report) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteSizingText renders the options of Smallest, ranked as given.
-func WriteSizingText(w io.Writer, provider string, targetIOPS, targetMBps float64, vm string, opts []Option) error {
-	if len(opts) == 0 {
-		_, err := fmt.Fprintf(w, "no %s disk reaches %s IOPS and %s MB/s\n", provider, fmtNum(targetIOPS), fmtNum(targetMBps))
-		return err
+// Want says what a target asks for, in words: only what was asked.
+func (t Target) Want() string {
+	var parts []string
+	if t.IOPS > 0 {
+		parts = append(parts, fmt.Sprintf("%s IOPS at %s", fmtNum(t.IOPS), sizeStr(t.IOSize)))
 	}
-	fmt.Fprintf(w, "%s disks that sustain %s IOPS and %s MB/s, cheapest first (unpriced after)", provider, fmtNum(targetIOPS), fmtNum(targetMBps))
-	if vm != "" {
-		fmt.Fprintf(w, " on %s", vm)
+	if t.BWBytes > 0 {
+		parts = append(parts, fmtNum(t.BWBytes/1e6)+" MB/s")
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SPEC\tFAMILY\tIOPS\tMB/s\tBURST\t$/MONTH\t$/IOPS\t$/MB/s\tNOTE")
-	for _, op := range opts {
-		d := op.Disk
-		burst := "-"
-		if d.Burst != nil && !d.Burst.OptIn && d.Burst.IOPS > 0 {
-			burst = fmtNum(d.Burst.IOPS) + " IOPS"
+	s := strings.Join(parts, " and ") + ", reads and writes each"
+	if t.VM != "" {
+		s += " on " + t.VM
+		if t.Cache != "" && t.Cache != CacheNone {
+			s += " with " + t.Cache + " host caching"
 		}
-		price, perIOPS, perMB := "-", "-", "-"
-		if op.Cost != nil {
-			price = usd(op.Cost.Price.USDPerMonth) + " (" + op.Cost.Price.AsOf + ")"
-			perIOPS, perMB = usd(op.Cost.USDPerIOPS), usd(op.Cost.USDPerMBps)
-		}
-		note := op.VMBinds
-		if op.ProposedVM != "" {
-			note += "; " + op.ProposedVM + " carries it"
-			if op.VMPrice != nil {
-				note += " (" + usd(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
+	}
+	return s
+}
+
+// WriteSizingText renders a sizing: the options the VM sustains, those it
+// carries only while its burst credits last, those that need another VM
+// size, each group cheapest first, and the families not judged.
+func WriteSizingText(w io.Writer, sz *Sizing) error {
+	t := sz.Target
+	if len(sz.Options) == 0 {
+		fmt.Fprintf(w, "no %s disk reaches %s\n", sz.Provider, t.Want())
+	}
+	groups := []struct {
+		head string
+		keep func(Option) bool
+	}{
+		{fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()),
+			func(o Option) bool { return o.VMBinds == "" }},
+		{fmt.Sprintf("only while %s's burst credits last (%s from a full bucket)", t.VM, durLabel(burstSeconds(sz.Options))),
+			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds > 0 }},
+		{fmt.Sprintf("on a larger VM size than %s", t.VM),
+			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds == 0 }},
+	}
+	first := true
+	for _, g := range groups {
+		var rows []Option
+		for _, o := range sz.Options {
+			if g.keep(o) {
+				rows = append(rows, o)
 			}
-		} else if op.VMBinds != "" {
-			note += "; no VM size in the catalog carries it"
 		}
-		if note == "" && len(d.Notes) > 0 {
-			note = d.Notes[0]
+		if len(rows) == 0 {
+			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Spec, d.Family.Name, iopsText(d.Read.IOPS), mbps(d.Read.BWBytes), burst, price, perIOPS, perMB, note)
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		fmt.Fprintln(w, g.head)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(sizeStr(t.IOSize), " ", ""))
+		for _, op := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, fmtNum),
+				pairText(op.Read.BWBytes, op.Write.BWBytes, mbps), strings.Join(optionCells(op), "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	if len(sz.NotJudged) > 0 {
+		fmt.Fprintf(w, "\nnot judged: %s\n", strings.Join(sz.NotJudged, ", "))
+	}
+	return nil
+}
+
+// burstSeconds is how long the VM burst of the sizing's options lasts.
+func burstSeconds(opts []Option) float64 {
+	for _, o := range opts {
+		if o.VMBurstSeconds > 0 {
+			return o.VMBurstSeconds
+		}
+	}
+	return 0
+}
+
+// pairText shows a read figure, and the write one after a slash when it
+// differs.
+func pairText(r, w float64, f func(float64) string) string {
+	if f(r) == f(w) {
+		return f(r)
+	}
+	return f(r) + " r / " + f(w) + " w"
+}
+
+// optionCells are an option's price cells and note.
+func optionCells(op Option) []string {
+	price, perIOPS, perMB := "-", "-", "-"
+	var note []string
+	switch co := op.Cost; {
+	case co != nil && co.Price.NoTotal:
+		price = co.Price.Rates
+	case co != nil:
+		price = usd(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
+		perIOPS, perMB = usd(co.USDPerIOPS), usd(co.USDPerMBps)
+	default:
+		note = append(note, op.PriceGap)
+	}
+	switch {
+	case op.VMBurstSeconds > 0:
+		note = append(note, "sustained, "+op.VMBinds)
+	case op.ProposedVM != "":
+		s := op.VMBinds + "; " + op.ProposedVM + " carries it"
+		if op.VMPrice != nil {
+			s += " (" + usd(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
+		}
+		note = append(note, s)
+	case op.VMBinds != "":
+		note = append(note, op.VMBinds+"; no VM size in the catalog carries it")
+	}
+	if len(note) == 0 && len(op.Disk.Notes) > 0 {
+		note = append(note, op.Disk.Notes[0])
+	}
+	return []string{price, perIOPS, perMB, strings.Join(note, "; ")}
 }
 
 // WriteCatalogList renders every family and VM size, one a line.
@@ -271,8 +402,11 @@ func (c *Catalog) WriteCatalogList(w io.Writer) error {
 			sort.Strings(ts)
 			desc = "per disk type: " + strings.Join(ts, ", ")
 		}
-		if v.NetworkMbps > 0 {
+		switch {
+		case v.NetworkMbps > 0:
 			desc += fmt.Sprintf("; network %s Mbps", fmtNum(v.NetworkMbps))
+		case v.NetworkNote != "":
+			desc += "; network not published"
 		}
 		unit := v.Unit
 		if unit == "" {
@@ -474,14 +608,20 @@ func iopsText(x float64) string {
 	return fmtNum(x)
 }
 
+// usd prints dollars: cents from $1, four decimals from a cent, two
+// significant digits below, so a rate never reads "$0.0000".
 func usd(x float64) string {
 	switch {
 	case x >= 1000:
 		return "$" + fmtNum(x)
 	case x >= 1:
 		return fmt.Sprintf("$%.2f", x)
+	case x >= 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	case x > 0:
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
 	}
-	return fmt.Sprintf("$%.4f", x)
+	return "$0"
 }
 
 func fmtNum(x float64) string {

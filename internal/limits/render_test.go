@@ -16,7 +16,7 @@ func TestRender(t *testing.T) {
 	if err := c.NewReport(x, []int64{4 << 10, 1 << 20}, "").WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none sourced for azure:netapp-premium", "anf-service-levels: Service levels for Azure NetApp Files"} {
+	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none: no stored source states a price for azure:netapp-premium", "anf-service-levels: Service levels for Azure NetApp Files"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, b.String())
 		}
@@ -31,8 +31,8 @@ func TestRender(t *testing.T) {
 		}
 	}
 	b.Reset()
-	opts, _ := c.Smallest("gcp", 3000, 100e6, "", "")
-	if err := WriteSizingText(&b, "gcp", 3000, 100, "", opts); err != nil {
+	sz, _ := c.Smallest("gcp", Target{IOPS: 3000, BWBytes: 100e6})
+	if err := WriteSizingText(&b, sz); err != nil {
 		t.Fatal(err)
 	}
 	if i, j := strings.Index(b.String(), "gcp:pd-balanced"), strings.Index(b.String(), "gcp:pd-ssd"); i < 0 || j < i {

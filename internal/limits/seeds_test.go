@@ -171,6 +171,64 @@ func TestSeedFigures(t *testing.T) {
 				}
 				return []figure{{"Standard HDD prices shipped", shipped, 0, 0}}
 			}},
+		{name: "QD1 on a P15", seed: "000 test 3: 2-3 ms per 4 KiB direct write at QD1, about 400 IOPS against the 1,100 cap; test 4: QD16 reaches the cap",
+			figures: func(t *testing.T) []figure {
+				p := x(t, "azure:P15", "", "").PredictLatency(4096, true)
+				return []figure{{"QD1 IOPS (2.5 ms)", p.QD1IOPS, 400, 0.5}, {"QD1 IOPS at 3 ms", p.QD1LoIOPS, 333.3, 0.5}, {"QD1 IOPS at 2 ms", p.QD1HiIOPS, 500, 0.5},
+					{"queue depth for the cap, at most", float64(p.DepthHi), 4, 0}}
+			}},
+		{name: "ReadWrite cache: P20 behind a D8s_v3", seed: "003: no stall could be reproduced on a P20 (512 GiB) with ReadWrite caching",
+			figures: func(t *testing.T) []figure {
+				cf, _ := x(t, "azure:P20", "Standard_D8s_v3", "readwrite").HostCacheFill(1<<20, 0)
+				grows := 0.0
+				if cf.Grows {
+					grows = 1
+				}
+				return []figure{{"backlog grows", grows, 0, 0}, {"drain MB/s", cf.DrainBPS / 1e6, 150, 0}, {"fill MB/s", cf.FillBPS / 1e6, 128, 0}}
+			}},
+		{name: "ReadWrite cache: P4 behind a D8s_v3", seed: "003: near 128 MiB/s for 20-30 s, then 0 for 2 minutes and more, over and over",
+			differs: "the fill, 3 GiB at 128 MB/s less the drain, is the seed's half a minute; the stall, 3 GiB drained at the 2019 P4's 25 MiB/s (2 min), rests on the 3 GiB backlog iolens assumes from that same fill",
+			figures: func(t *testing.T) []figure {
+				// The 2019 table's P4: 25 MiB/s.
+				cf, _ := x(t, "azure:P4@2019-02", "Standard_D8s_v3", "readwrite").HostCacheFill(1<<20, 0)
+				return []figure{{"fill s ('after half a minute or so')", cf.FillSeconds, 30, 2.5}, {"stall s", cf.StallSeconds, float64(3<<30) / (25 << 20), 0.01}}
+			}},
+		{name: "DS2_v2 ReadOnly cache hits", seed: "001: 8,159 IOPS random read on a DS2_v2 (6,400 IOPS uncached), 'some caching going on'",
+			differs: "the 8,000 IOPS cached limit of the DS2_v2 that the managed-premium class's ReadOnly caching reaches",
+			figures: func(t *testing.T) []figure {
+				e := x(t, "azure:P20", "Standard_DS2_v2", "readonly")
+				fs := c.DiagnoseMeasured(Measured{IOPS: 8159, BWBytes: 8159 * 4096, BlockSize: 4096, IODepth: 64, NumJobs: 1, MeanLatNs: 7.8e6, Read: true, Direct: true, Random: true}, e)
+				vmCap := 0.0
+				if fs[0].Code == result.CodeVMCap && strings.Contains(fs[0].Summary, "cached limit") {
+					vmCap = 1
+				}
+				return []figure{{"cache-hit ceiling IOPS", e.At(4096, false).CacheHit.IOPS, 8000, 0}, {"called the VM's cached limit", vmCap, 1, 0}}
+			}},
+		{name: "IBM two volumes with --volumes-per-node 2", seed: "002: two 300 GB volumes on a 16-core node get 475 MB/sec each, not 750",
+			figures: func(t *testing.T) []figure {
+				e := x(t, "ibm:10iops-tier:300GB", "ibm:bx2.16x64", "", "ibm:10iops-tier:300GB")
+				e.SetConcurrent(2)
+				return []figure{{"256 KiB ceiling MB/s", e.At(256<<10, false).BWBytes / 1e6, 475.4375, 0.001}}
+			}},
+		{name: "etcd fdatasync p99 on a P30", seed: "004: p99 of fdatasync 5.59 to 15.18 ms over 31 regions; westus 10.945 ms",
+			figures: func(t *testing.T) []figure {
+				m := x(t, "azure:P30", "Standard_D8s_v3", "readonly").LatencyModel()
+				within := 0.0
+				if m.FsyncP99LoNs <= 10.945e6 && 10.945e6 <= m.FsyncP99HiNs && m.Etcd() == "uncertain" {
+					within = 1
+				}
+				return []figure{{"band low ms", m.FsyncP99LoNs / 1e6, 5.59, 0}, {"band high ms", m.FsyncP99HiNs / 1e6, 15.18, 0}, {"westus in the band, etcd uncertain", within, 1, 0}}
+			}},
+		{name: "Standard_B2s a month", seed: "000 (2019-02): a B2s costs roughly $38 a month",
+			figures: func(t *testing.T) []figure {
+				p := c.VMPrice(c.VM("B2s"), "2019")
+				now := c.VMPrice(c.VM("B2s"), "")
+				shown := 0.0
+				if now != nil {
+					shown = 1
+				}
+				return []figure{{"$/hour in 2019", p.USDPerHour, 0.052, 0}, {"2019 price among today's", shown, 0, 0}}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,3 +47,29 @@ func TestFromStorageClass(t *testing.T) {
 		t.Errorf("cachingmode None: %q", got)
 	}
 }
+
+// Each CSI driver's documented defaults: the Azure Disk driver's skuName
+// StandardSSD_LRS and cachingMode ReadOnly (azuredisk-csi), the EBS
+// driver's gp3 at 3,000 IOPS and 125 MiB/s (ebs-csi-params; the in-tree
+// plugin's gp2), the PD driver's pd-standard.
+func TestStorageClassDefaults(t *testing.T) {
+	for _, tc := range []struct{ prov, want string }{
+		{"disk.csi.azure.com", "azure:E15"},
+		{"ebs.csi.aws.com", "aws:gp3:256GiB:iops=3000,throughput=125"},
+		{"kubernetes.io/aws-ebs", "aws:gp2:256GiB"},
+		{"pd.csi.storage.gke.io", "gcp:pd-standard:256GiB"},
+		{"kubernetes.io/gce-pd", "gcp:pd-standard:256GiB"},
+	} {
+		if got, ok := FromStorageClass(tc.prov, nil, 256<<30); !ok || got != tc.want {
+			t.Errorf("%s with no parameters: %q, want %q", tc.prov, got, tc.want)
+		}
+	}
+	for _, p := range []map[string]string{nil, {"skuName": "Premium_LRS"}, {"CachingMode": "ReadOnly"}} {
+		if got := StorageClassCache("disk.csi.azure.com", p); got != CacheReadOnly {
+			t.Errorf("%v: cache %q, want the driver's ReadOnly", p, got)
+		}
+	}
+	if got := StorageClassCache("ebs.csi.aws.com", nil); got != "" {
+		t.Errorf("EBS has no host cache: %q", got)
+	}
+}

@@ -95,3 +95,22 @@ func TestSeedSuiteTooBig(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+func TestSelectTests(t *testing.T) {
+	s, err := LookupSuite("aks-2019")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := SelectTests(s, []string{"test1-write-4k-qd1-direct"})
+	if err != nil || len(one.Tests) != 1 || one.Tests[0].Name != "test1-write-4k-qd1-direct" || one.Name != "aks-2019" {
+		t.Fatalf("%+v %v", one, err)
+	}
+	if all, _ := SelectTests(s, nil); len(all.Tests) != len(s.Tests) {
+		t.Error("no names kept fewer tests")
+	}
+	_, err = SelectTests(s, []string{"test9"})
+	var ue *UnknownTestError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Hint(), "test8-randwrite-256k-qd16-buffered") {
+		t.Errorf("unknown test: %v", err)
+	}
+}

@@ -187,3 +187,49 @@ func SuiteNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// UnknownTestError names a test a suite does not have.
+type UnknownTestError struct {
+	Suite, Name string
+	Tests       []string
+}
+
+func (e *UnknownTestError) Error() string {
+	return fmt.Sprintf("suite %q has no test %q", e.Suite, e.Name)
+}
+
+// Hint lists the suite's tests.
+func (e *UnknownTestError) Hint() string {
+	return "tests of " + e.Suite + ": " + strings.Join(e.Tests, ", ") + " ('iolens suites' shows each)"
+}
+
+// SelectTests keeps the tests of s that names name, in the suite's order
+// (seed 000 ran its first test alone, on the OS disk). Each name must be a
+// test of the suite; none keeps them all.
+func SelectTests(s result.Suite, names []string) (result.Suite, error) {
+	if len(names) == 0 {
+		return s, nil
+	}
+	var all []string
+	have := map[string]bool{}
+	for _, t := range s.Tests {
+		all = append(all, t.Name)
+		have[t.Name] = true
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if !have[n] {
+			return s, &UnknownTestError{Suite: s.Name, Name: n, Tests: all}
+		}
+		want[n] = true
+	}
+	out := s
+	out.Tests = nil
+	for _, t := range s.Tests {
+		if want[t.Name] {
+			out.Tests = append(out.Tests, t)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,214 @@
+package limits
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Derived fsync band, for families with no measured one: an fdatasync of
+// a small write costs one to two IOs of the typical latency (the data and
+// a journal commit), and its p99 is 1.9 to 3.6 times its mean, the range
+// of p99 / mean over seed 004's 31 regions.
+const (
+	fsyncIOsLo, fsyncIOsHi = 1.0, 2.0
+	p99OverMeanLo          = 1.9
+	p99OverMeanHi          = 3.6
+	// EtcdP99LimitNs is etcd's limit on the p99 of WAL fsync.
+	EtcdP99LimitNs = 10e6
+	// modelIOSize is the IO size the latency bands are for.
+	modelIOSize = 4 << 10
+)
+
+// LatencyModel is a disk's typical latency: one small IO at queue depth
+// 1 takes LoNs to HiNs; small-write fdatasync has a p99 of FsyncP99LoNs to
+// FsyncP99HiNs, measured or derived. Assumed marks a band that rests on no
+// published or measured figure, Basis says what it rests on.
+type LatencyModel struct {
+	Family        string   `json:"family"`
+	LoNs          float64  `json:"lo_ns"`
+	HiNs          float64  `json:"hi_ns"`
+	Assumed       bool     `json:"assumed"`
+	Basis         string   `json:"basis"`
+	Sources       []string `json:"sources,omitempty"`
+	FsyncP99LoNs  float64  `json:"fsync_p99_lo_ns"`
+	FsyncP99HiNs  float64  `json:"fsync_p99_hi_ns"`
+	FsyncMeasured bool     `json:"fsync_measured"`
+	FsyncBasis    string   `json:"fsync_basis"`
+}
+
+// LatencyModel returns the model of the expectation's disk: its edition's
+// figures, else its family's.
+func (x *Expectation) LatencyModel() LatencyModel {
+	f := x.Disk.Family
+	l := f.Latency
+	if e := x.Disk.Edition; e != nil && e.Latency != nil {
+		l = e.Latency
+	}
+	m := LatencyModel{Family: f.ID}
+	if l == nil {
+		return m
+	}
+	m.LoNs, m.HiNs = l.TypicalMs[0]*1e6, l.TypicalMs[1]*1e6
+	m.Assumed, m.Basis, m.Sources = l.Assumed, l.Basis, l.SourceKeys
+	if len(l.FsyncP99Ms) == 2 {
+		m.FsyncP99LoNs, m.FsyncP99HiNs = l.FsyncP99Ms[0]*1e6, l.FsyncP99Ms[1]*1e6
+		m.FsyncMeasured, m.FsyncBasis = true, l.FsyncBasis
+	} else {
+		m.FsyncP99LoNs = m.LoNs * fsyncIOsLo * p99OverMeanLo
+		m.FsyncP99HiNs = m.HiNs * fsyncIOsHi * p99OverMeanHi
+		m.FsyncBasis = fmt.Sprintf("an fdatasync costs %g to %g IOs of the typical latency, its p99 is %g to %gx its mean (seed 004's 31 regions)",
+			fsyncIOsLo, fsyncIOsHi, p99OverMeanLo, p99OverMeanHi)
+	}
+	return m
+}
+
+// Known reports whether the model has figures.
+func (m LatencyModel) Known() bool { return m.LoNs > 0 }
+
+// Etcd says whether etcd's WAL fsync p99 limit (10 ms) is likely met:
+// "likely passes" when the whole fsync band is under it, "likely fails"
+// when it is all over, "uncertain" when the band straddles it.
+func (m LatencyModel) Etcd() string {
+	switch {
+	case !m.Known():
+		return "unknown"
+	case m.FsyncP99HiNs < EtcdP99LimitNs:
+		return "likely passes"
+	case m.FsyncP99LoNs >= EtcdP99LimitNs:
+		return "likely fails"
+	}
+	return "uncertain"
+}
+
+// LatencyPrediction is what the model predicts at one IO size: the IOPS
+// of one IO at a time (QD1, at the middle of the band and at its ends),
+// the ceiling, and the queue depth it takes to reach the ceiling.
+type LatencyPrediction struct {
+	Model       LatencyModel `json:"model"`
+	IOSizeBytes int64        `json:"io_size_bytes"`
+	Write       bool         `json:"write"`
+	QD1IOPS     float64      `json:"qd1_iops"`
+	QD1LoIOPS   float64      `json:"qd1_lo_iops"`
+	QD1HiIOPS   float64      `json:"qd1_hi_iops"`
+	CapIOPS     float64      `json:"cap_iops"`
+	DepthLo     int          `json:"depth_lo"`
+	DepthHi     int          `json:"depth_hi"`
+	Etcd        string       `json:"etcd"`
+}
+
+// PredictLatency applies the latency model at an IO size: one IO takes
+// the typical latency plus its transfer at the throughput ceiling; QD1
+// IOPS are 1 / that, never above the ceiling; by Little's law, reaching
+// the ceiling takes a queue depth of ceiling x time per IO.
+func (x *Expectation) PredictLatency(ioSize int64, write bool) LatencyPrediction {
+	m := x.LatencyModel()
+	ce := x.At(ioSize, write)
+	p := LatencyPrediction{Model: m, IOSizeBytes: ioSize, Write: write, CapIOPS: ce.IOPS, Etcd: m.Etcd()}
+	if !m.Known() {
+		return p
+	}
+	// The band is for small IOs; a larger one also moves its extra bytes
+	// at the throughput ceiling (the ceiling at 1 MiB).
+	bw := x.At(sizingBWIO, write).BWBytes
+	per := func(latNs float64) float64 {
+		t := latNs / 1e9
+		if extra := float64(ioSize - modelIOSize); extra > 0 && bw > 0 {
+			t += extra / bw
+		}
+		return t
+	}
+	iops := func(latNs float64) float64 { return math.Min(ce.IOPS, 1/per(latNs)) }
+	p.QD1IOPS = iops((m.LoNs + m.HiNs) / 2)
+	p.QD1LoIOPS, p.QD1HiIOPS = iops(m.HiNs), iops(m.LoNs)
+	p.DepthLo = max(1, int(math.Ceil(ce.IOPS*per(m.LoNs)-1e-9)))
+	p.DepthHi = max(1, int(math.Ceil(ce.IOPS*per(m.HiNs)-1e-9)))
+	return p
+}
+
+// LatencyCheck compares a measured mean latency at QD1 with the model.
+type LatencyCheck struct {
+	Model LatencyModel `json:"model"`
+	// Verdict is "within", "above" or "below" the model's band.
+	Verdict  string `json:"verdict"`
+	Sentence string `json:"sentence"`
+}
+
+// CheckLatency compares a mean latency measured one IO at a time with the
+// model's band, for a small IO (up to 64 KiB; larger IOs add their
+// transfer time, which the band leaves out).
+func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (LatencyCheck, bool) {
+	m := x.LatencyModel()
+	if !m.Known() || qd != 1 || ioSize > 64<<10 || !(meanNs > 0) {
+		return LatencyCheck{}, false
+	}
+	lc := LatencyCheck{Model: m}
+	band := bandStr(m.LoNs, m.HiNs)
+	what := "the latency model for " + m.Family + " gives " + band
+	if m.Assumed {
+		what += " (assumed)"
+	}
+	switch {
+	case meanNs > m.HiNs:
+		lc.Verdict = "above"
+		lc.Sentence = fmt.Sprintf("%s: measured %s is above it, slower than this family's typical IO (the host, the region or the path to the disk adds time)", what, latStr(meanNs))
+	case meanNs < m.LoNs:
+		lc.Verdict = "below"
+		lc.Sentence = fmt.Sprintf("%s: measured %s is below it (a cache answered, or the disk is faster than the model says)", what, latStr(meanNs))
+	default:
+		lc.Verdict = "within"
+		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, latStr(meanNs))
+	}
+	return lc, true
+}
+
+// bandStr prints a latency band: "2-3 ms", "250-500 µs".
+func bandStr(lo, hi float64) string {
+	if hi < 1e6 {
+		return fmt.Sprintf("%s-%s µs", trimFloat(lo/1e3), trimFloat(hi/1e3))
+	}
+	return fmt.Sprintf("%s-%s ms", trimFloat(lo/1e6), trimFloat(hi/1e6))
+}
+
+func trimFloat(x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+// iopsBand prints a QD1 prediction: "400 IOPS (333-500)".
+func (p LatencyPrediction) iopsBand() string {
+	r := func(x float64) string { return fmtNum(math.Round(x)) }
+	if r(p.QD1LoIOPS) == r(p.QD1HiIOPS) {
+		return r(p.QD1IOPS) + " IOPS"
+	}
+	return fmt.Sprintf("about %s IOPS (%s-%s)", r(p.QD1IOPS), r(p.QD1LoIOPS), r(p.QD1HiIOPS))
+}
+
+// depthStr prints the depth band: "QD 3-4", "QD 1".
+func (p LatencyPrediction) depthStr() string {
+	if p.DepthLo == p.DepthHi {
+		return fmt.Sprintf("QD %d", p.DepthLo)
+	}
+	return fmt.Sprintf("QD %d-%d", p.DepthLo, p.DepthHi)
+}
+
+// Lines renders the prediction for the limits report.
+func (p LatencyPrediction) Lines() []string {
+	m := p.Model
+	if !m.Known() {
+		return []string{"no latency figure for " + m.Family}
+	}
+	kind := "sourced"
+	if m.Assumed {
+		kind = "ASSUMED"
+	}
+	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", bandStr(m.LoNs, m.HiNs), kind, m.Basis)}
+	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", sizeStr(p.IOSizeBytes), p.iopsBand(), fmtNum(p.CapIOPS), p.depthStr()))
+	fk := "derived"
+	if m.FsyncMeasured {
+		fk = "measured"
+	}
+	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", bandStr(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
+	return out
+}

@@ -1,0 +1,100 @@
+package limits
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// Seed 000 test 3: 4 KiB direct writes one at a time on a P15 took 2-3 ms
+// each, "not able to get more than about 400 IOPS" against the 1,100 IOPS
+// cap; test 4 reached the cap at QD16.
+func TestSeed000LatencyModel(t *testing.T) {
+	c := MustDefault()
+	x, err := c.ParseExpectation("azure:P15", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x.PredictLatency(4<<10, true)
+	if !near(p.QD1IOPS, 400, 1e-9) || !near(p.QD1LoIOPS, 1/0.003, 1e-9) || !near(p.QD1HiIOPS, 500, 1e-9) {
+		t.Errorf("QD1 %.1f IOPS (%.1f-%.1f), want 400 (333-500)", p.QD1IOPS, p.QD1LoIOPS, p.QD1HiIOPS)
+	}
+	// 1,100 IOPS x 2 ms = 2.2 -> 3; x 3 ms = 3.3 -> 4: QD16 is enough.
+	if p.DepthLo != 3 || p.DepthHi != 4 || p.CapIOPS != 1100 {
+		t.Errorf("depth %d-%d for %g IOPS, want 3-4 for 1,100", p.DepthLo, p.DepthHi, p.CapIOPS)
+	}
+	if p.Model.Assumed || !strings.Contains(p.Model.Basis, "seed 000") {
+		t.Errorf("the P15 model rests on seed 000's measurement: %+v", p.Model)
+	}
+	// Seed 004: the p99 of small-write fdatasync on a P30 across 31
+	// regions spanned 5.59-15.18 ms, so etcd's 10 ms is uncertain.
+	if !p.Model.FsyncMeasured || p.Model.FsyncP99LoNs != 5.59e6 || p.Model.FsyncP99HiNs != 15.18e6 || p.Etcd != "uncertain" {
+		t.Errorf("fsync band %+v, etcd %s", p.Model, p.Etcd)
+	}
+	// A larger IO moves its extra bytes at the 125 MB/s cap.
+	q := x.PredictLatency(128<<10, true)
+	if want := 1 / (0.0025 + float64(124<<10)/125e6); !near(q.QD1IOPS, want, 1e-9) {
+		t.Errorf("QD1 at 128 KiB %.1f IOPS, want %.1f", q.QD1IOPS, want)
+	}
+}
+
+// Every family has a band; an assumed one says so; etcd verdicts follow
+// the fsync band.
+func TestLatencyModels(t *testing.T) {
+	c := MustDefault()
+	for _, f := range c.Families {
+		for _, e := range f.Editions {
+			x := &Expectation{Disk: &Disk{Family: f, Edition: e}}
+			m := x.LatencyModel()
+			if !m.Known() || m.Basis == "" || m.FsyncP99LoNs <= 0 || m.FsyncP99HiNs < m.FsyncP99LoNs {
+				t.Errorf("%s@%s: model %+v", f.ID, e.From, m)
+			}
+			if !m.Assumed && len(m.Sources) == 0 {
+				t.Errorf("%s@%s: an unassumed band with no source", f.ID, e.From)
+			}
+		}
+	}
+	for spec, want := range map[string]string{
+		"aws:io2:100GiB:iops=5000":              "likely passes", // under 500 µs: p99 at most 3.6 ms
+		"gcp:hyperdisk-throughput:2TiB":         "likely fails",  // 10-30 ms reads
+		"aws:io2@2024:100GiB:iops=5000":         "uncertain",     // assumed 1-9 ms
+		"azure:premium-ssd-v2:100GiB:iops=3000": "likely passes",
+	} {
+		x, err := c.ParseExpectation(spec, "", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.LatencyModel().Etcd(); got != want {
+			t.Errorf("%s: etcd %s, want %s (%+v)", spec, got, want, x.LatencyModel())
+		}
+	}
+	x, _ := c.ParseExpectation("gcp:pd-ssd:500GiB", "", nil, "")
+	if m := x.LatencyModel(); !m.Assumed || !strings.Contains(strings.Join(x.PredictLatency(4096, true).Lines(), "\n"), "ASSUMED") {
+		t.Errorf("pd-ssd's assumed band not marked: %+v", m)
+	}
+}
+
+// Diagnose compares a QD1 latency with the model, in the ceiling
+// finding's summary and evidence.
+func TestDiagnoseComparesLatency(t *testing.T) {
+	c := MustDefault()
+	x, _ := c.ParseExpectation("azure:P15", "", nil, "")
+	for _, tc := range []struct {
+		latMs float64
+		want  string
+	}{{2.5, "is within it"}, {6, "is above it"}, {0.3, "is below it"}} {
+		fs := c.Diagnose(mkResult("write", 4096, 1, 1000/tc.latMs, tc.latMs), x)
+		if len(fs) == 0 || !strings.Contains(fs[0].Summary, "the latency model for azure:premium-ssd gives 2-3 ms") || !strings.Contains(fs[0].Summary, tc.want) ||
+			fs[0].Evidence["model_lat_lo_ns"] != 2e6 || fs[0].Evidence["model_lat_hi_ns"] != 3e6 {
+			t.Errorf("%g ms: %+v", tc.latMs, fs)
+		}
+	}
+	// At QD16 queueing adds latency: no comparison.
+	fs := c.Diagnose(mkResult("write", 4096, 16, 1098, 14.5), x)
+	if strings.Contains(fs[0].Summary, "latency model") {
+		t.Errorf("QD16 compared with the QD1 model: %s", fs[0].Summary)
+	}
+	if lc, ok := x.CheckLatency(math.NaN(), 4096, 1); ok {
+		t.Errorf("NaN latency compared: %+v", lc)
+	}
+}
