@@ -66,12 +66,15 @@ type dirFacts struct {
 	// throttle's first budget) does not move it. -1 unknown.
 	spread1s float64
 	windows  int // 1 s windows behind cv1s
-	// fineCV is the robust coefficient of variation of the series at its
+	// fineCV is the coefficient of variation of the series at its
 	// own interval (fineS seconds), the first second left out, over fineN
 	// windows; -1 unknown.
 	fineCV float64
 	fineS  float64
 	fineN  int
+	// pooled is the median paceRatio over the plateau's tests (set by the
+	// model; 0 unknown).
+	pooled float64
 	// serviceCV is the coefficient of variation of one IO's latency at
 	// the curve's base depth (set by the model; -1 unknown): how much a
 	// rate set by service times alone varies.
@@ -153,16 +156,20 @@ func (f dirFacts) meanErr() float64 {
 func (f dirFacts) paced() (bool, string) {
 	var why string
 	switch {
-	case f.serviceCV > 0 && f.fineCV >= 0 && f.fineN >= 8:
+	case f.pooled > 0 || f.paceRatio() >= 0:
 		// Over the series' own windows (N IOs each), IOs completing at
 		// the pace of their service times vary by about serviceCV /
-		// sqrt(N); a token bucket's far less.
-		natural := f.serviceCV / math.Sqrt(f.d.IOPS*f.fineS)
-		if f.fineCV > pacedRenewal*natural || f.fineCV > pacedMax {
+		// sqrt(N); a token bucket's far less. A plateau's tests pool
+		// their ratios (f.pooled), a few windows each being noisy.
+		ratio := f.paceRatio()
+		if f.pooled > 0 {
+			ratio = f.pooled
+		}
+		if ratio > pacedRenewal || f.fineCV > pacedMax {
 			return false, ""
 		}
 		why = fmt.Sprintf("the rate is flat to %.2f%% from one %s window to the next, %.0fx flatter than the device's own service times would make it",
-			100*f.fineCV, units.FormatSeconds(f.fineS), natural/math.Max(f.fineCV, 1e-5))
+			100*f.fineCV, units.FormatSeconds(f.fineS), 1/math.Max(ratio, 0.01))
 	case f.spread1s >= 0 && f.spread1s <= flatCV:
 		why = fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
 	default:
@@ -229,28 +236,32 @@ func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 	return Describe(xs).CV, median(dev), len(xs)
 }
 
-// fineCV is the robust coefficient of variation (the median absolute
-// deviation, scaled to a normal's sigma, over the median) of a series'
-// windows after its first second, with how many windows it rests on; -1
-// with fewer than eight.
+// fineCV is the coefficient of variation of a series' windows, its first
+// window left out (fio's first window holds the start), with how many
+// windows it rests on; -1 with fewer than eight.
 func fineCV(pts []Point, iv float64) (float64, int) {
-	skip := int(math.Ceil(1 / iv))
-	if len(pts) < skip+8 {
-		return -1, max(0, len(pts)-skip)
+	if len(pts) < 9 {
+		return -1, max(0, len(pts)-1)
 	}
-	xs := make([]float64, 0, len(pts)-skip)
-	for _, p := range pts[skip:] {
+	xs := make([]float64, 0, len(pts)-1)
+	for _, p := range pts[1:] {
 		xs = append(xs, p.IOPS)
 	}
-	med := median(xs)
-	if med <= 0 {
+	d := Describe(xs)
+	if d.Mean <= 0 {
 		return -1, len(xs)
 	}
-	dev := make([]float64, len(xs))
-	for i, x := range xs {
-		dev[i] = math.Abs(x - med)
+	return d.CV, len(xs)
+}
+
+// paceRatio is how flat the rate is against how flat IOs completing at
+// the pace of their own service times would keep it: about 1 for a
+// saturated device, far below for a token bucket; -1 unknown.
+func (f dirFacts) paceRatio() float64 {
+	if f.serviceCV <= 0 || f.fineCV < 0 || f.fineN < 8 || f.d.IOPS <= 0 {
+		return -1
 	}
-	return 1.4826 * median(dev) / med, len(xs)
+	return f.fineCV / (f.serviceCV / math.Sqrt(f.d.IOPS*f.fineS))
 }
 
 // median of xs (not modified).
@@ -299,6 +310,9 @@ func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
 
 // allFacts gathers the facts of every direction of r.
 func allFacts(r *result.Result) []dirFacts {
+	if g := r.Test.Group; g == result.GroupLayout || g == result.GroupBurstCheck {
+		return nil // probes: the layout and the burst check measure other things
+	}
 	var out []dirFacts
 	for _, dir := range []string{"read", "write"} {
 		if f, ok := factsOf(r, dir); ok {

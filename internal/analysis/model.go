@@ -595,6 +595,24 @@ func (c *Curve) plateauKind() (string, string) {
 	if ev == nil {
 		ev = &deep.facts[0]
 	}
+	// How flat the plateau is, pooled over its tests.
+	var ratios []float64
+	for i := range c.Points {
+		p := &c.Points[i]
+		if p.IOPS < onCeiling*c.Best().IOPS || p.Inflation < inflationFlat && len(c.Points) > 1 {
+			continue
+		}
+		for _, f := range p.facts {
+			if r := f.paceRatio(); r >= 0 {
+				ratios = append(ratios, r)
+			}
+		}
+	}
+	if len(ratios) > 0 {
+		e := *ev
+		e.pooled = math.Max(median(ratios), 1e-6)
+		ev = &e
+	}
 	if c.CPURetry != nil && c.CPURetry.FioWasTheLimit && c.State == StatePlateau && deep.Jobs > 1 && deep.CPUBound {
 		return result.CodeCPU, fmt.Sprintf("with %d jobs the rate rose from %s to %s IOPS and the CPU is spent again", c.CPURetry.Jobs,
 			units.Figure(c.CPURetry.OneJob), units.Figure(c.CPURetry.More))

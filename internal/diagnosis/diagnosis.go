@@ -543,6 +543,7 @@ func Advice(d *Diagnosis) []string {
 		says = append(says, s)
 	}
 	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
+	qd1Said := false
 	for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 		if dir == nil {
 			continue
@@ -563,7 +564,8 @@ func Advice(d *Diagnosis) []string {
 				add("the device saturates: a faster device, or less competing IO")
 			}
 		}
-		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS {
+		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS && !qd1Said {
+			qd1Said = true // the other direction's line would say the same
 			add(fmt.Sprintf("one IO at a time gets %s of %s IOPS: %d or more in flight reach the ceiling",
 				units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), int(math.Ceil(dir.IOPS/math.Max(dir.QD1IOPS, 1)))))
 		}
