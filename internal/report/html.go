@@ -331,7 +331,7 @@ func WriteHTML(w io.Writer, p Page) error {
 			if a == nil || a.Hist.Count() == 0 {
 				continue
 			}
-			curve := percentileCurve(&a.Hist)
+			curve := percentileCurve(&a.Hist, a.MaxNs)
 			for j, c := range curve {
 				if c != nil && *c <= 0 {
 					curve[j] = nil // a log scale has no zero

@@ -172,7 +172,8 @@ var nines = func() []float64 {
 }()
 
 // percentileCurve reads a merged histogram at every point of the grid, in ms.
-func percentileCurve(h *result.Histogram) []*float64 {
+// No point is above maxNs, the largest latency measured.
+func percentileCurve(h *result.Histogram, maxNs float64) []*float64 {
 	ps := make([]float64, len(nines))
 	for i, n := range nines {
 		ps[i] = 100 * (1 - math.Pow(10, -n))
@@ -180,7 +181,7 @@ func percentileCurve(h *result.Histogram) []*float64 {
 	vs := h.Percentiles(ps)
 	out := make([]*float64, len(vs))
 	for i, v := range vs {
-		out[i] = pf(round(v/1e6, 4))
+		out[i] = pf(round(result.ClipNs(v, maxNs)/1e6, 4))
 	}
 	return out
 }

@@ -186,6 +186,7 @@ func Text(w io.Writer, rs []result.Result) error {
 			return err
 		}
 		fmt.Fprintln(w, "latencies in ms (submission to completion; fdatasync time for sync); MB/s = 10^6 bytes/s; percentiles from fio's histograms")
+		writeClipped(w, g, rep)
 		for _, x := range rows(g) {
 			if x.d != nil && x.d.LatKind == "clat" {
 				fmt.Fprintln(w, "some rows show completion latency (clat) only: fio recorded no total-latency percentiles (run it with lat_percentiles=1)")
@@ -199,6 +200,21 @@ func Text(w io.Writer, rs []result.Result) error {
 		}
 	}
 	return nil
+}
+
+// writeClipped names the rows whose histogram put a percentile above the
+// largest latency measured: those figures are held at the max.
+func writeClipped(w io.Writer, rs []result.Result, rep bool) {
+	var names []string
+	for _, x := range rows(rs) {
+		if x.d != nil && x.d.Clipped() {
+			names = appendOnce(names, testLabel(x.r, rep)+" "+x.dir)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "percentiles held at the max in %s: fio's histogram buckets (1/64 of their value wide) put them above the slowest IO\n",
+			strings.Join(names, ", "))
+	}
 }
 
 func groupByTarget(rs []result.Result) [][]result.Result {
