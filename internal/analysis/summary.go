@@ -38,14 +38,14 @@ type DirSummary struct {
 	// without a histogram keeps fio's own percentiles (exact for it);
 	// several without any have none, and NoPercentiles says so:
 	// percentiles are never averaged.
-	P50Ns         float64 `json:"p50_ns"`
-	P90Ns         float64 `json:"p90_ns"`
-	P99Ns         float64 `json:"p99_ns"`
-	P999Ns        float64 `json:"p99_9_ns"`
-	P9999Ns       float64 `json:"p99_99_ns"`
+	P50Ns   float64 `json:"p50_ns"`
+	P90Ns   float64 `json:"p90_ns"`
+	P99Ns   float64 `json:"p99_ns"`
+	P999Ns  float64 `json:"p99_9_ns"`
+	P9999Ns float64 `json:"p99_99_ns"`
 	// MaxNs is the largest latency of any result; no percentile is
 	// above it.
-	MaxNs float64 `json:"max_ns"`
+	MaxNs         float64 `json:"max_ns"`
 	Samples       uint64  `json:"lat_samples"`
 	NoPercentiles bool    `json:"no_percentiles,omitempty"`
 	// Hist is the merged histogram (empty when no result had one).

@@ -30,6 +30,7 @@ type diagnoseOptions struct {
 	files       outputFiles
 	labels      []string
 	quiet       bool
+	verbose     bool
 	fioBinary   string
 	noMetadata  bool
 	keep        runSaveOptions
@@ -80,6 +81,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	o.keep.addFlags(f)
@@ -171,7 +173,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		if err := o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }); err != nil {
 			return err
 		}
-		if o.files.stdout() {
+		if o.files.stdout() && o.verbose && o.output == "text" {
+			if err := report.TextVerbose(reportOut(streams.Out, o.output), results); err != nil {
+				return err
+			}
+		} else if o.files.stdout() {
 			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, d, results, unknown); err != nil {
 				return err
 			}

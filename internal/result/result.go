@@ -295,6 +295,9 @@ type Finding struct {
 	// "sync"), empty when it concerns the whole result.
 	Dir     string `json:"dir,omitempty"`
 	Summary string `json:"summary"`
+	// Detail is what only someone reading fio's own output needs (its
+	// quirks, raw counters); reports show it in their verbose form.
+	Detail string `json:"detail,omitempty"`
 	// StartS and DurationS locate the finding on the result's time axis,
 	// when it has one.
 	StartS    *float64           `json:"start_s,omitempty"`
