@@ -117,7 +117,10 @@ type Curve struct {
 	RateLow     float64 `json:"rate_low"`
 	RateHigh    float64 `json:"rate_high"`
 	KneeQD      float64 `json:"knee_qd"`
-	Residual    float64 `json:"residual"`
+	// Sharpness is the fitted knee's (1 gradual, large a sharp corner;
+	// 0 when the curve does not bend): the fit can be drawn again.
+	Sharpness float64 `json:"sharpness"`
+	Residual  float64 `json:"residual"`
 	// Points are the depths the curve rests on.
 	Points []CurvePoint `json:"points"`
 	// Test is the result that carries the model (the curve's last).
@@ -309,7 +312,7 @@ func curveOf(r *result.Result, f result.Finding) Curve {
 	c := Curve{Dir: f.Dir, IOSizeBytes: int64(ev["io_size_bytes"]), Random: ev["random"] == 1, Buffered: ev["buffered"] == 1,
 		State: result.StateName(ev["state"]), Limit: f.Code, BaseLatNs: ev["base_lat_ns"], BaseQD: int(ev["base_qd"]),
 		CeilingIOPS: ev["ceiling_iops"], LevelIOPS: ev["level_iops"], RateLow: ev["rate_low"], RateHigh: ev["rate_high"], KneeQD: ev["knee_qd"],
-		Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
+		Sharpness: ev["sharpness"], Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
 	for k, v := range ev {
 		var qd int
 		if n, err := fmt.Sscanf(k, "qd%d_iops", &qd); n == 1 && err == nil && qd > 0 && qd <= 1<<20 && k == fmt.Sprintf("qd%d_iops", qd) {

@@ -66,50 +66,6 @@ type findingLine struct {
 	F                       *result.Finding
 }
 
-// findingLines lists the findings of rs worst first (stable within a
-// severity). Steady-state findings, which say little one by one, fold
-// into one line.
-func findingLines(rs []result.Result) []findingLine {
-	var out []findingLine
-	var steady, notSteady, notJudged []string
-	for ri := range rs {
-		r := &rs[ri]
-		for fi := range r.Findings {
-			f := &r.Findings[fi]
-			if f.Kind == result.KindLimit && f.Evidence["model_base_lat_ns"] > 0 && hasModel(rs) {
-				continue // on a curve: its model's line says it, with the other depths
-			}
-			if f.Kind == result.KindSteady {
-				switch f.Code {
-				case result.CodeSteady:
-					steady = append(steady, r.Test.Name)
-				case result.CodeNotSteady:
-					notSteady = append(notSteady, r.Test.Name)
-				default:
-					notJudged = append(notJudged, r.Test.Name)
-				}
-				continue
-			}
-			out = append(out, findingLine{f.Severity, r.Test.Name, f.Summary, f})
-		}
-	}
-	if n := len(steady) + len(notSteady) + len(notJudged); n > 0 {
-		var parts []string
-		if len(steady) > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d tests steady", len(steady), n))
-		}
-		if len(notSteady) > 0 {
-			parts = append(parts, "never steady: "+strings.Join(uniq(notSteady), ", "))
-		}
-		if len(notJudged) > 0 {
-			parts = append(parts, "not judged (series too short): "+strings.Join(uniq(notJudged), ", "))
-		}
-		out = append(out, findingLine{"info", "steady state", strings.Join(parts, "; ") + " (SNIA PTS criteria)", nil})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return sevRank(out[i].Severity) < sevRank(out[j].Severity) })
-	return out
-}
-
 // stories lists what rs found once per story, worst first: one line per
 // curve of the disk model (from d), one per stall story (a test's
 // stalls), the etcd verdict once, and every other finding once however
@@ -295,18 +251,6 @@ func steadyLine(rs []result.Result) []findingLine {
 		parts = append(parts, fmt.Sprintf("%d not judged (series too short)", len(uniq(notJudged))))
 	}
 	return []findingLine{{"info", "steady state", strings.Join(parts, "; ") + " (SNIA PTS criteria)", nil}}
-}
-
-// hasModel says the results carry the disk model's curves.
-func hasModel(rs []result.Result) bool {
-	for i := range rs {
-		for _, f := range rs[i].Findings {
-			if f.Kind == result.KindModel {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func uniq(s []string) []string {
