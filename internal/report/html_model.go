@@ -3,11 +3,10 @@ package report
 import (
 	"math"
 	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/units"
 )
 
 // modelItem is one chart of the disk model: small-block curves in IOPS
@@ -121,7 +120,7 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 				modelSeries{Label: name + " fit", Color: col, Kind: "fit", Y: fit},
 				modelSeries{Label: name + " latency", Color: col, Kind: "lat", Y: lat})
 			if c.KneeQD >= 1 && c.State == "plateau" {
-				it.Knees = append(it.Knees, modelKnee{QD: c.KneeQD, Color: col, Label: "knee QD" + strings.TrimSuffix(units.Figure(math.Ceil(c.KneeQD-1e-9)), ".0")})
+				it.Knees = append(it.Knees, modelKnee{QD: c.KneeQD, Color: col, Label: "knee QD" + strconv.Itoa(int(math.Ceil(c.KneeQD-1e-9)))})
 			}
 		}
 		out = append(out, it)

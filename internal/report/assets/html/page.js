@@ -145,11 +145,15 @@
         });
       });
       if (tables.length === 0) return;
-      var raw = tables.length === 1 ? tables[0] : uPlot.join(tables);
+      function joinAll(tbs) { return tbs.length === 1 ? tbs[0] : uPlot.join(tbs); }
+      var raw = joinAll(tables);
       var smoothed = null;
+      // Each source is smoothed on its own time axis, then joined.
       function view() {
         if (!item.fast || !smoothOn()) return raw;
-        if (!smoothed) smoothed = raw.map(function (c, i) { return i === 0 ? c : movingMean(raw[0], c); });
+        if (!smoothed) smoothed = joinAll(tables.map(function (tb) {
+          return tb.map(function (c, i) { return i === 0 ? c : movingMean(tb[0], c); });
+        }));
         return smoothed;
       }
       var joined = view();
