@@ -104,9 +104,9 @@ func Start(t testing.TB, width, height int) *Driver {
 		opts["mobileEmulation"] = map[string]any{"deviceMetrics": map[string]any{"width": width, "height": height, "pixelRatio": 1}}
 	}
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome",
+		"browserName":        "chrome",
 		"goog:chromeOptions": opts,
-		"goog:loggingPrefs": map[string]string{"browser": "ALL"},
+		"goog:loggingPrefs":  map[string]string{"browser": "ALL"},
 	}}}
 	out := d.Call("POST", "/session", caps)
 	d.session = out["value"].(map[string]any)["sessionId"].(string)
