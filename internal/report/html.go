@@ -346,6 +346,9 @@ func WriteHTML(w io.Writer, p Page) error {
 			}
 		}
 	}
+	// Findings worst first across every set: a comparison's reader
+	// sees the worst story first, whichever side it is on.
+	sort.SliceStable(v.Findings, func(i, j int) bool { return sevRank(v.Findings[i].Severity) < sevRank(v.Findings[j].Severity) })
 	if len(repeats.Rows) > 0 {
 		repeats.Header = append([]string(nil), repeatHeader...)
 		repeats.Header[len(repeats.Header)-1] = "stability"

@@ -66,6 +66,22 @@ type findingLine struct {
 	F                       *result.Finding
 }
 
+// Story is one line of a report's findings: a curve, a test's stalls,
+// the etcd verdict, or one finding however many tests drew it.
+type Story struct {
+	Severity, Subject, Summary string
+}
+
+// Stories lists the findings of rs (whose diagnosis is d) once per
+// story, worst first, as every report shows them.
+func Stories(rs []result.Result, d *diagnosis.Diagnosis) []Story {
+	var out []Story
+	for _, fl := range stories(rs, d) {
+		out = append(out, Story{fl.Severity, fl.Test, fl.Summary})
+	}
+	return out
+}
+
 // stories lists what rs found once per story, worst first: one line per
 // curve of the disk model (from d), one per stall story (a test's
 // stalls), the etcd verdict once, and every other finding once however
@@ -88,6 +104,7 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	var etcdTest string
 	etcdTests := 0
 	also := map[int][]string{}
+	again := map[int]int{}
 	for ri := range rs {
 		r := &rs[ri]
 		synced := false
@@ -126,12 +143,25 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 				}
 				continue
 			}
-			merged[k] = len(out)
+			// The same finding of a test's repeats, with figures of
+			// their own: one line, the worst, and how many more.
+			same := key{f.Kind, f.Code, f.Dir, "\x00" + r.Test.Name}
+			if i, ok := merged[same]; ok {
+				again[i]++
+				if sevRank(f.Severity) < sevRank(out[i].Severity) {
+					out[i].Severity, out[i].Summary, out[i].F = f.Severity, f.Summary, f
+				}
+				continue
+			}
+			merged[k], merged[same] = len(out), len(out)
 			out = append(out, findingLine{f.Severity, r.Test.Name, f.Summary, f})
 		}
 	}
 	for i, tests := range also {
 		out[i].Summary += " (also " + strings.Join(tests, ", ") + ")"
+	}
+	for i, n := range again {
+		out[i].Summary += fmt.Sprintf(" (and %d more repeats like it)", n)
 	}
 	if etcd != nil {
 		sum := etcd.Summary
