@@ -398,8 +398,10 @@ func TestEmulatedP15AtItsCap(t *testing.T) {
 				// its base, and the emulator lets it burst for a moment
 				// once it holds a second's worth: watch, seeing it fall
 				// back to the base, knows the bucket is about dry.
-				if credit[len(credit)-1] > 1 && credit[len(credit)-1] != 100 {
-					t.Errorf("an empty bucket estimated at %.2f%%", credit[len(credit)-1])
+				// Never seen bursting, the estimate is the level assumed
+				// at the start, untouched.
+				if last := credit[len(credit)-1]; last > 1 && math.Abs(last-100) > 1e-6 {
+					t.Errorf("an empty bucket estimated at %.2f%%", last)
 				}
 				return
 			}
