@@ -90,10 +90,12 @@ func Stories(rs []result.Result, d *diagnosis.Diagnosis) []Story {
 // per-test list is Verbose's.
 func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	var out []findingLine
-	curveOf := map[string]int{} // dir, size class and limit -> line
+	curveOf := map[string]int{} // dir and size class -> line
 	for i := range d.Curves {
 		c := &d.Curves[i]
-		curveOf[curveFold(c.Dir, c.Large(), c.Limit)] = len(out)
+		if _, ok := curveOf[curveFold(c.Dir, c.Large())]; !ok || !c.Random {
+			curveOf[curveFold(c.Dir, c.Large())] = len(out)
+		}
 		out = append(out, findingLine{Severity: "info", Test: curveName(c), Summary: curveWords(c)})
 	}
 	type key struct{ kind, code, dir, summary string }
@@ -116,10 +118,15 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 			switch {
 			case f.Kind == result.KindSteady || f.Kind == result.KindModel:
 				continue // folded below; the curves come from d
+			case f.Kind == result.KindQD && len(d.Curves) > 0:
+				continue // the disk model's curves say the sweep
 			case f.Kind == result.KindLimit && (synced || f.Evidence["model_base_lat_ns"] > 0 && len(d.Curves) > 0):
 				continue // the fsync story or its curve's line says it
 			case f.Kind == result.KindLimit:
-				if i, ok := curveOf[curveFold(f.Dir, r.Test.BlockSize >= 64<<10, f.Code)]; ok {
+				// A test of a curve's direction and block size class off
+				// the curve (the layout, the burst check): the curve's
+				// line says the story; --verbose has the test's own.
+				if i, ok := curveOf[curveFold(f.Dir, r.Test.BlockSize >= 64<<10)]; ok {
 					also[i] = appendOnce(also[i], r.Test.Name)
 					continue
 				}
@@ -192,8 +199,8 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	return out
 }
 
-func curveFold(dir string, large bool, code string) string {
-	return fmt.Sprintf("%s/%v/%s", dir, large, code)
+func curveFold(dir string, large bool) string {
+	return fmt.Sprintf("%s/%v", dir, large)
 }
 
 // curveName names a curve as people say it: "read rand 4 KiB".
