@@ -59,7 +59,7 @@ func TestCompareSingleRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ops[0].Label != "diagnose of emulated p15 on /var/lib/iolens/emulate/p15/mnt, 2026-11-26 17:47" {
+	if ops[0].Label != "diagnose of emulated p15, 2026-11-26 17:47" {
 		t.Errorf("label %q", ops[0].Label)
 	}
 	c := Compare(ops)
@@ -86,7 +86,7 @@ func TestCompareSingleRuns(t *testing.T) {
 	}
 	out := txt.String()
 	for _, want := range []string{
-		"[A] diagnose of emulated p15 on /var/lib/iolens/emulate/p15/mnt, 2026-11-26 17:47 (20261126-174731-a1279a)",
+		"[A] diagnose of emulated p15, 2026-11-26 17:47 (20261126-174731-a1279a)",
 		"Verdicts side by side", "better, p=", "over seconds",
 	} {
 		if !strings.Contains(out, want) {

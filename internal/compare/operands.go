@@ -81,8 +81,8 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 
 // RunLabel says what a saved run measured, for a reader who does not
 // know its id: its suite, the disk (emulated, expected or the device)
-// and the target, and when it started, e.g. "diagnose of emulated p15
-// on /mnt/data, 2026-11-26 17:47".
+// and the target (an emulated disk's own), and when it started, e.g.
+// "diagnose of azure:P15 on /mnt/data, 2026-11-26 17:47".
 func RunLabel(rs []result.Result) string {
 	if len(rs) == 0 {
 		return ""
@@ -100,7 +100,7 @@ func RunLabel(rs []result.Result) string {
 	if disk != "" {
 		s += " of " + disk
 	}
-	if t.Path != "" && t.Kind != "device" {
+	if t.Path != "" && t.Kind != "device" && t.Emulated == "" {
 		s += " on " + t.Path
 	}
 	if !r.Start.IsZero() {
