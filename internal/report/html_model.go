@@ -105,6 +105,7 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 			for _, p := range c.Points {
 				at[float64(p.QD)] = p
 			}
+			fitted := len(c.Points) >= 2 && (c.Sharpness > 0 || c.CeilingIOPS == 0)
 			for i, x := range it.X {
 				if p, ok := at[x]; ok {
 					meas[i] = pf(round(p.IOPS*scale, 5))
@@ -112,7 +113,13 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 						lat[i] = pf(round(p.LatNs/1e6, 4))
 					}
 				}
-				if v := analysis.ModelIOPS(x, c.BaseLatNs, c.CeilingIOPS, c.Sharpness); v > 0 && c.Limit != "" {
+				// A fit needs two depths; a ceiling without a fitted
+				// knee (one depth, or a plateau the fit did not bend to)
+				// has no line to draw.
+				if !fitted {
+					continue
+				}
+				if v := analysis.ModelIOPS(x, c.BaseLatNs, c.CeilingIOPS, c.Sharpness); v > 0 {
 					fit[i] = pf(round(v*scale, 5))
 				}
 			}
