@@ -42,16 +42,21 @@ func newDiagnoseCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diagnose [DIR]",
 		Short: "Say what a disk is and which limit binds each workload, in three minutes",
-		Long: `Diagnose lays a test file out once, then measures what the disk delivers
-and why: random read and write IOPS, sequential bandwidth, QD1 latency, a QD
-sweep that stops at the knee, fsync until the etcd verdict is certain, and a
-sustained write that looks for a burst cliff. Each step ends as soon as its
-figure is known to --precision; the whole plan fits in --budget, and the
-report says what it had no time to establish.
+		Long: `Diagnose says what a disk delivers and what its bottleneck is: the limit
+that binds each workload (a flat IOPS or bandwidth cap, latency, the device,
+the CPU). It writes one test file in DIR (--size: 1 GiB, or a tenth of the
+free space) and removes it when it ends, however it ends.
 
-The report opens with the disk model: each direction's ceilings and the
-limit that binds them (a flat IOPS or bandwidth cap, latency, the device,
-the CPU), the catalog disks whose published limits fit, and what to change.
+It lays the file out once, then measures random read and write IOPS,
+sequential bandwidth, QD1 latency, the queue depths up to the knee, fsync
+until the etcd verdict is certain, and a sustained write that looks for a
+burst cliff. Each step ends as soon as its figure is known to --precision;
+the whole plan fits in --budget, and the report says what it had no time to
+establish.
+
+The report opens with the verdict in a few lines, what to change, and the
+disk model (IOPS and latency against queue depth, with what binds each
+figure and the catalog disks whose published limits fit).
 On a cloud VM the instance metadata says which disk and VM size to compare
 with (--no-metadata skips it; --expect overrides it).`,
 		Example: `  iolens diagnose                        # ./iolens-scratch
@@ -86,6 +91,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	o.keep.addFlags(f)
 	o.expect.addFlags(cmd)
+	groupFlags(cmd, flagGroup{Title: "Flags"}, outputFlags, cloudFlags, vendorFlags)
 	return cmd
 }
 
