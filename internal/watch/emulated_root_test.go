@@ -355,8 +355,12 @@ func TestEmulatedP15AtItsCap(t *testing.T) {
 				}
 				ts, rates = append(ts, r.T), append(rates, d.ReadIOPS)
 				if math.Abs(d.ReadIOPS/tc.rate-1) <= 0.05 {
-					// At the cap: the share of the ceiling it shows.
+					// At the cap: the share of the ceiling it shows, and
+					// the state it is in.
 					pcts = append(pcts, *d.CeilingPct)
+					if d.State != "at_cap" {
+						t.Errorf("at %.0f IOPS of a %.0f cap: state %s, want at_cap", d.ReadIOPS, tc.rate, d.State)
+					}
 				}
 				if d.BurstCreditPct != nil {
 					credit = append(credit, *d.BurstCreditPct)
