@@ -38,8 +38,8 @@ type Comparison struct {
 	Operands []string `json:"operands"`
 	// Labels name the operands in words, in the same order.
 	Labels []string `json:"labels"`
-	Alpha    float64  `json:"alpha"`
-	Rows     []Row    `json:"rows"`
+	Alpha  float64  `json:"alpha"`
+	Rows   []Row    `json:"rows"`
 	// Mismatches are the parameters that differ between operands for
 	// the same test: a warning that the figures are not like for like.
 	Mismatches []Mismatch `json:"mismatches"`

@@ -18,10 +18,10 @@ import (
 // and level at the middle), and a finding of severity sev.
 func single(id, disk string, level, step, spread float64, sev string) []result.Result {
 	r := result.Result{Schema: result.Schema, RunID: id, Suite: "diagnose", Status: "ok", Repeat: 1, SampleIntervalS: 0.25,
-		Start:  time.Date(2026, 11, 26, 17, 47, 0, 0, time.UTC),
-		Test:   result.TestSpec{Name: "randread-4k-qd32", RW: "randread", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: 20},
-		Target: result.Target{Kind: "dir", Path: "/var/lib/iolens/emulate/" + disk + "/mnt", Device: "loop1", Emulated: disk},
-		Read:   &result.DirResult{IOPS: level, BWBytes: level * 4096, Lat: result.Latency{N: 1000, MeanNs: 32 / level * 1e9}},
+		Start:    time.Date(2026, 11, 26, 17, 47, 0, 0, time.UTC),
+		Test:     result.TestSpec{Name: "randread-4k-qd32", RW: "randread", BlockSize: 4096, IODepth: 32, NumJobs: 1, Direct: true, IOEngine: "libaio", RuntimeS: 20},
+		Target:   result.Target{Kind: "dir", Path: "/var/lib/iolens/emulate/" + disk + "/mnt", Device: "loop1", Emulated: disk},
+		Read:     &result.DirResult{IOPS: level, BWBytes: level * 4096, Lat: result.Latency{N: 1000, MeanNs: 32 / level * 1e9}},
 		Findings: []result.Finding{{Kind: result.KindWriteback, Code: result.CodeWritebackTail, Severity: sev, Summary: "a " + sev + " finding of " + disk}}}
 	for sec := 0; sec < 21; sec++ {
 		mean := level + step*float64(sec-10)
