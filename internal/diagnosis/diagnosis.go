@@ -118,9 +118,11 @@ type Curve struct {
 	RateHigh    float64 `json:"rate_high"`
 	KneeQD      float64 `json:"knee_qd"`
 	// Sharpness is the fitted knee's (1 gradual, large a sharp corner;
-	// 0 when the curve does not bend): the fit can be drawn again.
-	Sharpness float64 `json:"sharpness"`
-	Residual  float64 `json:"residual"`
+	// 0 when the curve does not bend) and ServiceLatNs the fit's latency
+	// with no queueing: the fit can be drawn again.
+	Sharpness    float64 `json:"sharpness"`
+	ServiceLatNs float64 `json:"service_lat_ns"`
+	Residual     float64 `json:"residual"`
 	// Points are the depths the curve rests on.
 	Points []CurvePoint `json:"points"`
 	// Test is the result that carries the model (the curve's last).
@@ -312,7 +314,7 @@ func curveOf(r *result.Result, f result.Finding) Curve {
 	c := Curve{Dir: f.Dir, IOSizeBytes: int64(ev["io_size_bytes"]), Random: ev["random"] == 1, Buffered: ev["buffered"] == 1,
 		State: result.StateName(ev["state"]), Limit: f.Code, BaseLatNs: ev["base_lat_ns"], BaseQD: int(ev["base_qd"]),
 		CeilingIOPS: ev["ceiling_iops"], LevelIOPS: ev["level_iops"], RateLow: ev["rate_low"], RateHigh: ev["rate_high"], KneeQD: ev["knee_qd"],
-		Sharpness: ev["sharpness"], Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
+		Sharpness: ev["sharpness"], ServiceLatNs: ev["service_lat_ns"], Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
 	for k, v := range ev {
 		var qd int
 		if n, err := fmt.Sscanf(k, "qd%d_iops", &qd); n == 1 && err == nil && qd > 0 && qd <= 1<<20 && k == fmt.Sprintf("qd%d_iops", qd) {

@@ -106,6 +106,12 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 				at[float64(p.QD)] = p
 			}
 			fitted := len(c.Points) >= 2 && (c.Sharpness > 0 || c.CeilingIOPS == 0)
+			// The fit's latency with no queueing (records before it was
+			// kept: the base latency measured).
+			l0 := c.ServiceLatNs
+			if l0 <= 0 {
+				l0 = c.BaseLatNs
+			}
 			for i, x := range it.X {
 				if p, ok := at[x]; ok {
 					meas[i] = pf(round(p.IOPS*scale, 5))
@@ -119,7 +125,7 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 				if !fitted {
 					continue
 				}
-				if v := analysis.ModelIOPS(x, c.BaseLatNs, c.CeilingIOPS, c.Sharpness); v > 0 {
+				if v := analysis.ModelIOPS(x, l0, c.CeilingIOPS, c.Sharpness); v > 0 {
 					fit[i] = pf(round(v*scale, 5))
 				}
 			}

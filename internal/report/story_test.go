@@ -18,7 +18,20 @@ import (
 // analysed afresh as 'iolens analyze' would.
 func p15Run(t *testing.T) []result.Result {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "diagnose-emulated-p15.ndjson.gz"))
+	return realRun(t, "diagnose-emulated-p15.ndjson.gz")
+}
+
+// realP30 is a real diagnose run on an emulated P30 with 2 ms of
+// latency, whose curves bend gradually and which stalls.
+func realP30(t *testing.T) []result.Result {
+	t.Helper()
+	return realRun(t, "diagnose-emulated-p30-latency.ndjson.gz")
+}
+
+// realRun reads a kept diagnose run and analyses it afresh.
+func realRun(t *testing.T, name string) []result.Result {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +44,7 @@ func p15Run(t *testing.T) []result.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ReadResults(bytes.NewReader(b), "p15.ndjson")
+	rs, err := ReadResults(bytes.NewReader(b), name)
 	if err != nil {
 		t.Fatal(err)
 	}
