@@ -93,7 +93,7 @@ func (a *LatLog) Finish() LatLogSummary {
 	}
 	s.MeanNs = a.sumNs / float64(a.rows)
 	p := a.hist.Percentiles([]float64{50, 99, 99.9})
-	s.P50Ns, s.P99Ns, s.P999Ns = p[0], p[1], p[2]
+	s.P50Ns, s.P99Ns, s.P999Ns = result.ClipNs(p[0], a.maxNs), result.ClipNs(p[1], a.maxNs), result.ClipNs(p[2], a.maxNs)
 	s.Seconds = a.nWins
 	if a.nWins >= MinSeriesS {
 		s.Findings = append(a.found, a.stall.Flush()...)

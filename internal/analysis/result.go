@@ -358,7 +358,7 @@ func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 		call, msStr(s.Lat.P99Ns), verdict, msStr(s.Lat.P999Ns), msStr(s.Lat.MaxNs), s.Lat.N)
 	if call == "fdatasync" && fioSyncCountZero(r.FioJSON) {
 		ev["fio_sync_total_ios"] = 0
-		f.Summary += "; fio reported sync.total_ios=0 (its fdatasync counter bug), the count is sync.lat_ns.N"
+		f.Detail = "fio reported sync.total_ios=0 (its fdatasync counter bug); the count is sync.lat_ns.N"
 	}
 	return f, true
 }

@@ -175,8 +175,10 @@ func TestEtcdVerdictOnFio333Output(t *testing.T) {
 	if f.Severity != SevInfo || f.Evidence["syncs"] != 10029 || f.Evidence["p99_ns"] != 5931008 || f.Evidence["p99_9_ns"] != 16908288 || f.Evidence["max_ns"] != 29909460 {
 		t.Errorf("verdict %+v", f)
 	}
-	if !strings.Contains(f.Summary, "pass") || !strings.Contains(f.Summary, "sync.total_ios=0") {
-		t.Errorf("summary %q", f.Summary)
+	// fio's counter bug is a detail for whoever reads fio's output, not
+	// the verdict's reader.
+	if !strings.Contains(f.Summary, "pass") || strings.Contains(f.Summary, "total_ios") || !strings.Contains(f.Detail, "sync.total_ios=0") {
+		t.Errorf("summary %q, detail %q", f.Summary, f.Detail)
 	}
 	for _, c := range []struct {
 		p99 float64

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -37,11 +38,14 @@ type DirSummary struct {
 	// without a histogram keeps fio's own percentiles (exact for it);
 	// several without any have none, and NoPercentiles says so:
 	// percentiles are never averaged.
-	P50Ns         float64 `json:"p50_ns"`
-	P90Ns         float64 `json:"p90_ns"`
-	P99Ns         float64 `json:"p99_ns"`
-	P999Ns        float64 `json:"p99_9_ns"`
-	P9999Ns       float64 `json:"p99_99_ns"`
+	P50Ns   float64 `json:"p50_ns"`
+	P90Ns   float64 `json:"p90_ns"`
+	P99Ns   float64 `json:"p99_ns"`
+	P999Ns  float64 `json:"p99_9_ns"`
+	P9999Ns float64 `json:"p99_99_ns"`
+	// MaxNs is the largest latency of any result; no percentile is
+	// above it.
+	MaxNs         float64 `json:"max_ns"`
 	Samples       uint64  `json:"lat_samples"`
 	NoPercentiles bool    `json:"no_percentiles,omitempty"`
 	// Hist is the merged histogram (empty when no result had one).
@@ -101,9 +105,11 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 	var latSum float64
 	var latN uint64
 	withHist := 0
+	var maxNs float64
 	for _, i := range idx {
 		r := &rs[i]
 		d := r.Dir(dir)
+		maxNs = math.Max(maxNs, d.Lat.MaxNs)
 		s.IOPSValues = append(s.IOPSValues, d.IOPS)
 		s.P99Values = append(s.P99Values, d.Lat.P99Ns)
 		s.Repeats = append(s.Repeats, r.Repeat)
@@ -117,6 +123,7 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 			s.Hist.Merge(&d.Hist)
 		}
 	}
+	s.MaxNs = maxNs
 	s.IOPS, s.BWBytes = DescribeNonNegative(s.IOPSValues), DescribeNonNegative(bw)
 	if latN > 0 {
 		s.LatMeanNs = latSum / float64(latN)
@@ -124,6 +131,9 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 	switch {
 	case withHist > 0:
 		p := s.Hist.Percentiles([]float64{50, 90, 99, 99.9, 99.99})
+		for j := range p {
+			p[j] = result.ClipNs(p[j], maxNs)
+		}
 		s.P50Ns, s.P90Ns, s.P99Ns, s.P999Ns, s.P9999Ns, s.Samples = p[0], p[1], p[2], p[3], p[4], s.Hist.Count()
 	case len(idx) == 1:
 		l := first.Dir(dir).Lat

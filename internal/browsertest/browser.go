@@ -95,12 +95,18 @@ func Start(t testing.TB, width, height int) *Driver {
 		time.Sleep(100 * time.Millisecond)
 	}
 	profile := t.TempDir()
+	opts := map[string]any{"binary": browser, "args": []string{"--headless=new", "--no-sandbox", "--disable-gpu",
+		"--disable-dev-shm-usage", fmt.Sprintf("--window-size=%d,%d", max(width, 500), height), "--user-data-dir=" + profile, "--no-first-run",
+		"--force-device-scale-factor=1"}}
+	if width < 500 {
+		// Chromium's windows are at least 500 px wide: a phone's
+		// viewport is emulated instead.
+		opts["mobileEmulation"] = map[string]any{"deviceMetrics": map[string]any{"width": width, "height": height, "pixelRatio": 1}}
+	}
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome",
-		"goog:chromeOptions": map[string]any{"binary": browser, "args": []string{"--headless=new", "--no-sandbox", "--disable-gpu",
-			"--disable-dev-shm-usage", fmt.Sprintf("--window-size=%d,%d", width, height), "--user-data-dir=" + profile, "--no-first-run",
-			"--force-device-scale-factor=1"}},
-		"goog:loggingPrefs": map[string]string{"browser": "ALL"},
+		"browserName":        "chrome",
+		"goog:chromeOptions": opts,
+		"goog:loggingPrefs":  map[string]string{"browser": "ALL"},
 	}}}
 	out := d.Call("POST", "/session", caps)
 	d.session = out["value"].(map[string]any)["sessionId"].(string)

@@ -25,11 +25,14 @@ func newCompareCommand(streams IOStreams) *cobra.Command {
 of results, or a label selector over the history (key=value,key!=value,key,!key;
 the keys suite, host, device, target and run match those fields).
 
-Per test and direction it shows IOPS, MB/s and p50/p99/p99.9 latency, each
-with its difference to the first operand. Latency percentiles come from the
-merged histograms of all the operand's results. Whether a difference is
-significant is Welch's t-test over the results (repeats, or runs in a
-selection); with fewer than two on either side it says "not enough data".`,
+A saved run is named by what it measured (suite, disk, target, start), with
+its id beside. The operands' verdicts come first, side by side; then, per
+test and direction, IOPS, MB/s and p50/p99/p99.9 latency, each with its
+difference to the first operand; then every operand's findings, worst first.
+Latency percentiles come from the merged histograms of all the operand's
+results. Whether a difference is significant is Welch's t-test over the
+results (repeats, or runs in a selection); with one result a side, over the
+IOPS of each second of it (fio's per-window series).`,
 		Example: `  iolens compare 20240501-1200 20240502-0930
   iolens compare before.ndjson after.ndjson -o md
   iolens compare storage-class=managed-premium storage-class=managed-csi --html sc.html`,

@@ -30,6 +30,7 @@ type diagnoseOptions struct {
 	files       outputFiles
 	labels      []string
 	quiet       bool
+	verbose     bool
 	fioBinary   string
 	noMetadata  bool
 	keep        runSaveOptions
@@ -41,16 +42,21 @@ func newDiagnoseCommand(streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diagnose [DIR]",
 		Short: "Say what a disk is and which limit binds each workload, in three minutes",
-		Long: `Diagnose lays a test file out once, then measures what the disk delivers
-and why: random read and write IOPS, sequential bandwidth, QD1 latency, a QD
-sweep that stops at the knee, fsync until the etcd verdict is certain, and a
-sustained write that looks for a burst cliff. Each step ends as soon as its
-figure is known to --precision; the whole plan fits in --budget, and the
-report says what it had no time to establish.
+		Long: `Diagnose says what a disk delivers and what its bottleneck is: the limit
+that binds each workload (a flat IOPS or bandwidth cap, latency, the device,
+the CPU). It writes one test file in DIR (--size: 1 GiB, or a tenth of the
+free space) and removes it when it ends, however it ends.
 
-The report opens with the disk model: each direction's ceilings and the
-limit that binds them (a flat IOPS or bandwidth cap, latency, the device,
-the CPU), the catalog disks whose published limits fit, and what to change.
+It lays the file out once, then measures random read and write IOPS,
+sequential bandwidth, QD1 latency, the queue depths up to the knee, fsync
+until the etcd verdict is certain, and a sustained write that looks for a
+burst cliff. Each step ends as soon as its figure is known to --precision;
+the whole plan fits in --budget, and the report says what it had no time to
+establish.
+
+The report opens with the verdict in a few lines, what to change, and the
+disk model (IOPS and latency against queue depth, with what binds each
+figure and the catalog disks whose published limits fit).
 On a cloud VM the instance metadata says which disk and VM size to compare
 with (--no-metadata skips it; --expect overrides it).`,
 		Example: `  iolens diagnose                        # ./iolens-scratch
@@ -80,10 +86,12 @@ with (--no-metadata skips it; --expect overrides it).`,
 	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	o.keep.addFlags(f)
 	o.expect.addFlags(cmd)
+	groupFlags(cmd, flagGroup{Title: "Flags"}, outputFlags, cloudFlags, vendorFlags)
 	return cmd
 }
 
@@ -171,7 +179,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		if err := o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }); err != nil {
 			return err
 		}
-		if o.files.stdout() {
+		if o.files.stdout() && o.verbose && o.output == "text" {
+			if err := report.TextVerbose(reportOut(streams.Out, o.output), results); err != nil {
+				return err
+			}
+		} else if o.files.stdout() {
 			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, d, results, unknown); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 
 func newReportCommand(streams IOStreams) *cobra.Command {
 	var output string
+	var verbose bool
 	var files outputFiles
 	var expect expectOptions
 	cmd := &cobra.Command{
@@ -51,10 +52,14 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if !files.stdout() {
 				return nil
 			}
+			if verbose && output == "text" {
+				render = report.TextVerbose
+			}
 			return render(reportOut(streams.Out, output), rs)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	files.addFlags(cmd.Flags(), "also write the results (with their expectation findings) to this NDJSON file")
 	expect.addFlags(cmd)
 	return cmd

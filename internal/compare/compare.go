@@ -1,32 +1,73 @@
 package compare
 
 import (
+	"fmt"
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Alpha is the significance level of the tests.
 const Alpha = 0.05
 
-// Operand is one side of a comparison.
+// Operand is one side of a comparison. Name is what the user gave (a
+// file, a selector, a run id); Label says what was measured in words
+// (empty: Name says it).
 type Operand struct {
 	Name    string          `json:"name"`
+	Label   string          `json:"label,omitempty"`
 	Results []result.Result `json:"-"`
+}
+
+// Title is how reports name an operand: its label, else its name.
+func (o Operand) Title() string {
+	if o.Label != "" {
+		return o.Label
+	}
+	return o.Name
 }
 
 // Comparison is the whole side-by-side table.
 type Comparison struct {
 	Operands []string `json:"operands"`
-	Alpha    float64  `json:"alpha"`
-	Rows     []Row    `json:"rows"`
+	// Labels name the operands in words, in the same order.
+	Labels []string `json:"labels"`
+	Alpha  float64  `json:"alpha"`
+	Rows   []Row    `json:"rows"`
 	// Mismatches are the parameters that differ between operands for
 	// the same test: a warning that the figures are not like for like.
 	Mismatches []Mismatch `json:"mismatches"`
 	// Costs has one entry per operand: what its disk costs per measured
 	// IOPS and MB/s, nil when the disk is unknown or not priced.
 	Costs []*Cost `json:"costs"`
+	// Verdicts are each operand's diagnosis, side by side.
+	Verdicts []Verdict `json:"verdicts"`
+	// Findings are every operand's findings once per story, worst first
+	// across operands.
+	Findings []Finding `json:"findings"`
+}
+
+// Verdict is one operand's diagnosis as a comparison shows it.
+type Verdict struct {
+	Lines    []string `json:"verdict"`
+	ToChange []string `json:"to_change"`
+	// Figures are the headline figures by row name (FigureRows), each
+	// with how sure it is and what binds it.
+	Figures map[string]string `json:"figures"`
+}
+
+// Finding is one story of one operand.
+type Finding struct {
+	Operand  int    `json:"operand"`
+	Severity string `json:"severity"`
+	Subject  string `json:"subject"`
+	Summary  string `json:"summary"`
 }
 
 // Row is one test and direction across the operands.
@@ -54,6 +95,10 @@ type Cell struct {
 	NoPercentiles bool      `json:"no_percentiles,omitempty"`
 	IOPSAll       []float64 `json:"iops_values"`
 	P99All        []float64 `json:"p99_ns_values"`
+	// IOPSWindows is the rate of each second of a lone result (fio's
+	// series, its 250 ms windows merged into seconds): what a side of
+	// one result is compared by.
+	IOPSWindows []float64 `json:"iops_windows,omitempty"`
 	// Diff* are percent differences to the first operand's cell (absent
 	// for the first operand itself or when it lacks the row).
 	DiffIOPSPct *float64 `json:"diff_iops_pct,omitempty"`
@@ -71,7 +116,11 @@ type Cell struct {
 type Welch struct {
 	// Enough is false when either side has fewer than two values or
 	// neither varies: then T, DF and P are not set.
-	Enough      bool    `json:"enough_data"`
+	Enough bool `json:"enough_data"`
+	// Basis says what the samples were: "results" (repeats, or runs in
+	// a selection), or "windows" (one result a side: the rate of each
+	// second of it, fio's per-window series).
+	Basis       string  `json:"basis,omitempty"`
 	T           float64 `json:"t"`
 	DF          float64 `json:"df"`
 	P           float64 `json:"p"`
@@ -146,6 +195,7 @@ func Compare(ops []Operand) Comparison {
 	cells := make([]map[key]*Cell, len(ops))
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
+		c.Labels = append(c.Labels, op.Title())
 		cells[i] = map[key]*Cell{}
 		for _, d := range analysis.Summarize(op.Results, analysis.SummarizeOptions{AcrossRuns: true}) {
 			k := key{d.Test, d.Dir}
@@ -155,6 +205,9 @@ func Compare(ops []Operand) Comparison {
 				bs[k] = d.BlockSize
 			}
 			cells[i][k] = cell(d)
+			if d.N() == 1 {
+				cells[i][k].IOPSWindows = windows(op.Results, d.Test, d.Dir)
+			}
 		}
 	}
 	for _, k := range order {
@@ -175,6 +228,12 @@ func Compare(ops []Operand) Comparison {
 					x.DiffP999Pct = pct(base.P999Ns, x.P999Ns)
 				}
 				it, pt := WelchTest(base.IOPSAll, x.IOPSAll), WelchTest(base.P99All, x.P99All)
+				it.Basis, pt.Basis = "results", "results"
+				if (base.N < 2 || x.N < 2) && len(base.IOPSWindows) >= 2 && len(x.IOPSWindows) >= 2 {
+					// One result a side: its seconds are the sample.
+					it = WelchTest(base.IOPSWindows, x.IOPSWindows)
+					it.Basis = "windows"
+				}
 				x.IOPSTest, x.P99Test = &it, &pt
 			}
 		}
@@ -185,7 +244,104 @@ func Compare(ops []Operand) Comparison {
 		c.Mismatches = []Mismatch{}
 	}
 	c.Costs = costs(ops, &c)
+	for i, op := range ops {
+		d := report.Diagnose(op.Results, nil)
+		c.Verdicts = append(c.Verdicts, Verdict{Lines: d.Verdict, ToChange: d.ToChange, Figures: figures(&d)})
+		for _, s := range report.Stories(op.Results, &d) {
+			c.Findings = append(c.Findings, Finding{Operand: i, Severity: s.Severity, Subject: s.Subject, Summary: s.Summary})
+		}
+	}
+	sort.SliceStable(c.Findings, func(i, j int) bool {
+		a, _ := analysis.SeverityRank(c.Findings[i].Severity)
+		b, _ := analysis.SeverityRank(c.Findings[j].Severity)
+		return a > b
+	})
+	if c.Findings == nil {
+		c.Findings = []Finding{}
+	}
 	return c
+}
+
+// windows is the IOPS of each second of the one result of rs that ran
+// test: fio's per-window series, merged into windows of a second or
+// more, the last (partial) one left out.
+func windows(rs []result.Result, test, dir string) []float64 {
+	for i := range rs {
+		r := &rs[i]
+		if r.Test.Name != test || r.Status != "ok" || len(r.FioSeries) < 2 {
+			continue
+		}
+		step := r.Interval()
+		per := max(1, int(math.Round(1/math.Max(step, 1e-3))))
+		var out []float64
+		for j := 0; j+per <= len(r.FioSeries); j += per {
+			var sum float64
+			for _, s := range r.FioSeries[j : j+per] {
+				if dir == "write" {
+					sum += s.WriteIOPS
+				} else {
+					sum += s.ReadIOPS
+				}
+			}
+			out = append(out, sum/float64(per))
+		}
+		if len(out) > 2 {
+			out = out[:len(out)-1]
+		}
+		return out
+	}
+	return nil
+}
+
+// FigureRows name the headline figures of Verdict.Figures, in order.
+var FigureRows = []string{"read IOPS", "read MB/s", "write IOPS", "write MB/s", "QD1 read latency", "fsync p99", "looks like"}
+
+// figures are d's headline figures, each with how sure it is and what
+// binds it, by FigureRows name ("" when not measured).
+func figures(d *diagnosis.Diagnosis) map[string]string {
+	out := map[string]string{}
+	pm := func(lo, hi, v float64) string {
+		if lo <= 0 || hi <= lo || v <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(" ±%.1f%%", 100*math.Max(hi-v, v-lo)/v)
+	}
+	bound := func(state, code string) string {
+		switch state {
+		case result.StateLatency, result.StateApproaching:
+			return " (no plateau)"
+		}
+		name := map[string]string{result.CodeIOPSCap: "IOPS cap", result.CodeBandwidthCap: "bandwidth cap", result.CodeLatency: "latency",
+			result.CodeDevice: "device saturated", result.CodeCPU: "CPU"}[code]
+		if name == "" {
+			name = "limit unknown"
+		}
+		return " (" + name + ")"
+	}
+	for _, x := range []struct {
+		name string
+		d    *diagnosis.Direction
+	}{{"read", d.Disk.Read}, {"write", d.Disk.Write}} {
+		if x.d == nil {
+			continue
+		}
+		if x.d.IOPS > 0 {
+			out[x.name+" IOPS"] = units.Figure(x.d.IOPS) + pm(x.d.IOPSLow, x.d.IOPSHigh, x.d.IOPS) + bound(x.d.IOPSState, x.d.IOPSLimit)
+		}
+		if x.d.BWBytes > 0 {
+			out[x.name+" MB/s"] = units.Figure(x.d.BWBytes/1e6) + pm(x.d.BWLow, x.d.BWHigh, x.d.BWBytes) + bound(x.d.BWState, x.d.BWLimit)
+		}
+	}
+	if r := d.Disk.Read; r != nil && r.QD1LatencyNs > 0 {
+		out["QD1 read latency"] = units.Latency(r.QD1LatencyNs)
+	}
+	if f := d.Disk.Fsync; f != nil {
+		out["fsync p99"] = units.Latency(f.P99Ns) + " (etcd " + strings.ToUpper(f.Etcd) + ")"
+	}
+	if len(d.CatalogMatch) > 0 {
+		out["looks like"] = d.CatalogMatch[0].Disk
+	}
+	return out
 }
 
 func cell(d analysis.DirSummary) *Cell {

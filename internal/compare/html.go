@@ -14,9 +14,13 @@ import (
 // measured IOPS and MB/s, then each operand's verdict and charts as one
 // set of the report.
 func Page(ops []Operand, c Comparison) report.Page {
-	p := report.Page{Title: "iolens compare " + strings.Join(c.Operands, " vs ")}
+	titles := c.Operands
+	if len(c.Labels) == len(c.Operands) {
+		titles = c.Labels
+	}
+	p := report.Page{Title: "iolens compare " + strings.Join(titles, " vs ")}
 	for i, op := range ops {
-		p.Sets = append(p.Sets, report.Set{Name: Letter(i) + ": " + op.Name, Results: op.Results})
+		p.Sets = append(p.Sets, report.Set{Name: Letter(i) + ": " + op.Title(), Results: op.Results})
 	}
 	if len(c.Mismatches) > 0 {
 		p.WarningTitle = "Warning: " + MismatchHeadline
@@ -46,10 +50,10 @@ func Page(ops []Operand, c Comparison) report.Page {
 	}
 	var ops2 []string
 	for i, op := range c.Operands {
-		ops2 = append(ops2, Letter(i)+" = "+op)
+		ops2 = append(ops2, Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op])
 	}
-	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where Welch's t-test over the results finds the difference significant at alpha %.2f; grey: not significant.",
-		strings.Join(ops2, ", "), c.Alpha)
+	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where the difference is significant; grey: not significant. %s.",
+		strings.Join(ops2, ", "), TestNote(c.Alpha))
 	p.Tables = append(p.Tables, t)
 	if lines := CostLines(c); len(lines) > 0 {
 		ct := &report.Table{ID: "cost", Title: "Cost per measured rate",
@@ -69,6 +73,15 @@ func Page(ops []Operand, c Comparison) report.Page {
 		}
 		ct.Note = "List prices from the catalog for the disk each operand was compared with (--expect, a storage class or cloud metadata), divided by what was measured: a month of the disk per IOPS and per MB/s it delivered."
 		p.Tables = append(p.Tables, ct)
+	}
+	if rows := VerdictRows(c); len(rows) > 0 {
+		vt := &report.Table{ID: "verdicts", Title: "Verdicts side by side", Header: []string{""}}
+		for i := range c.Operands {
+			vt.Header = append(vt.Header, Letter(i))
+		}
+		vt.Rows = rows
+		vt.Note = "Each operand's headline figures, with how sure each is (the interval of the rate) and what binds it; the full verdicts are above."
+		p.Tables = append(p.Tables, vt)
 	}
 	return p
 }

@@ -63,6 +63,10 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 			if err = history(); err == nil {
 				rs, err = s.Results(ctx, a)
 			}
+			if err == nil {
+				ops = append(ops, Operand{Name: a, Label: RunLabel(rs), Results: rs})
+				continue
+			}
 			if errors.Is(err, store.ErrNotFound) {
 				err = &OperandError{Err: fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), Hint: "'iolens history' lists the saved runs"}
 			}
@@ -73,4 +77,34 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 		ops = append(ops, Operand{Name: a, Results: rs})
 	}
 	return ops, nil
+}
+
+// RunLabel says what a saved run measured, for a reader who does not
+// know its id: its suite, the disk (emulated, expected or the device)
+// and the target (an emulated disk's own), and when it started, e.g.
+// "diagnose of azure:P15 on /mnt/data, 2026-11-26 17:47".
+func RunLabel(rs []result.Result) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	r := rs[0]
+	t := r.Target
+	disk := t.Device
+	switch {
+	case t.Emulated != "":
+		disk = "emulated " + t.Emulated
+	case t.Labels["expect"] != "":
+		disk = t.Labels["expect"]
+	}
+	s := r.Suite
+	if disk != "" {
+		s += " of " + disk
+	}
+	if t.Path != "" && t.Kind != "device" && t.Emulated == "" {
+		s += " on " + t.Path
+	}
+	if !r.Start.IsZero() {
+		s += ", " + r.Start.UTC().Format("2006-01-02 15:04")
+	}
+	return s
 }

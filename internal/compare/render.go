@@ -70,6 +70,9 @@ func changeText(w *Welch, higherBetter bool) string {
 		return "not enough data"
 	}
 	p := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
+	if w.Basis == "windows" {
+		p += " over seconds"
+	}
 	switch w.Change(higherBetter) {
 	case "better":
 		return "better, " + p
@@ -116,10 +119,32 @@ func Text(w io.Writer, c Comparison) error {
 		}
 		fmt.Fprintln(w)
 	}
-	for i, op := range c.Operands {
-		fmt.Fprintf(w, "[%s] %s\n", Letter(i), oneLine(op))
-	}
+	writeOperands(w, c, func(s string) string { return oneLine(s) })
 	fmt.Fprintln(w)
+	if len(c.Verdicts) > 0 {
+		fmt.Fprintln(w, "Verdicts side by side")
+		vt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		head := []string{""}
+		for i := range c.Operands {
+			head = append(head, "["+Letter(i)+"]")
+		}
+		fmt.Fprintln(vt, "  "+strings.Join(head, "\t"))
+		for _, row := range VerdictRows(c) {
+			for j := range row {
+				row[j] = oneLine(row[j])
+			}
+			fmt.Fprintln(vt, "  "+strings.Join(row, "\t"))
+		}
+		if err := vt.Flush(); err != nil {
+			return err
+		}
+		for i, v := range c.Verdicts {
+			for _, a := range v.ToChange {
+				fmt.Fprintf(w, "  [%s] to change: %s\n", Letter(i), oneLine(a))
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(Header, "\t"))
 	for _, r := range c.Rows {
@@ -138,14 +163,73 @@ func Text(w io.Writer, c Comparison) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(c.Findings) > 0 {
+		fmt.Fprintln(w, "\nFindings, worst first across operands")
+		for _, f := range c.Findings {
+			fmt.Fprintf(w, "  [%s] %s%s: %s\n", Letter(f.Operand), sevTag(f.Severity), oneLine(f.Subject), oneLine(f.Summary))
+		}
+	}
 	if lines := CostLines(c); len(lines) > 0 {
 		fmt.Fprintln(w, "\nCost (list price a month, over the most IOPS and MB/s measured)")
 		for _, l := range lines {
 			fmt.Fprintf(w, "  %s\n", oneLine(l))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; Welch's t-test over repeats at alpha %.2f\n", c.Alpha)
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; %s\n", TestNote(c.Alpha))
 	return err
+}
+
+// TestNote says how significance is judged.
+func TestNote(alpha float64) string {
+	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series)", alpha)
+}
+
+// writeOperands lists the operands: the letter, the label, and what the
+// user gave when the label differs from it.
+func writeOperands(w io.Writer, c Comparison, esc func(string) string) {
+	for i, op := range c.Operands {
+		label := op
+		if i < len(c.Labels) && c.Labels[i] != "" {
+			label = c.Labels[i]
+		}
+		if label != op {
+			fmt.Fprintf(w, "[%s] %s (%s)\n", Letter(i), esc(label), esc(op))
+		} else {
+			fmt.Fprintf(w, "[%s] %s\n", Letter(i), esc(label))
+		}
+	}
+}
+
+// VerdictRows are the operands' headline figures side by side: a row
+// per figure any of them measured, its name then one cell per operand.
+func VerdictRows(c Comparison) [][]string {
+	var out [][]string
+	for _, name := range FigureRows {
+		row := []string{name}
+		any := false
+		for _, v := range c.Verdicts {
+			cell := v.Figures[name]
+			any = any || cell != ""
+			if cell == "" {
+				cell = "-"
+			}
+			row = append(row, cell)
+		}
+		if any {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func sevTag(sev string) string {
+	switch sev {
+	case "fail":
+		return "FAIL "
+	case "warn":
+		return "WARN "
+	}
+	return ""
 }
 
 func oneLine(s string) string {
@@ -161,7 +245,7 @@ func oneLine(s string) string {
 func CSV(w io.Writer, c Comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
-		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change"})
+		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	fp := func(p *float64) string {
 		if p == nil {
@@ -188,6 +272,14 @@ func CSV(w io.Writer, c Comparison) error {
 			}
 			rec = append(rec, fp(x.DiffIOPSPct), fp(x.DiffBWPct), fp(x.DiffP50Pct), fp(x.DiffP99Pct), fp(x.DiffP999Pct),
 				pv(x.IOPSTest), x.IOPSTest.Verdict(), pv(x.P99Test), x.P99Test.Verdict(), x.IOPSChange(), x.P99Change())
+			label, basis := c.Operands[i], ""
+			if i < len(c.Labels) {
+				label = c.Labels[i]
+			}
+			if x.IOPSTest != nil {
+				basis = x.IOPSTest.Basis
+			}
+			rec = append(rec, label, basis)
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -209,9 +301,27 @@ func Markdown(w io.Writer, c Comparison) error {
 		fmt.Fprintln(w)
 	}
 	for i, op := range c.Operands {
-		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), mdEscape(op))
+		label := op
+		if i < len(c.Labels) && c.Labels[i] != "" && c.Labels[i] != op {
+			label = c.Labels[i] + " (" + op + ")"
+		}
+		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), mdEscape(label))
 	}
 	fmt.Fprintln(w)
+	if rows := VerdictRows(c); len(rows) > 0 {
+		fmt.Fprintf(w, "### Verdicts side by side\n\n|")
+		for i := range c.Operands {
+			fmt.Fprintf(w, " | %s", Letter(i))
+		}
+		fmt.Fprintf(w, " |\n|---%s|\n", strings.Repeat("|---", len(c.Operands)))
+		for _, r := range rows {
+			for j := range r {
+				r[j] = mdEscape(r[j])
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(Header, " | "))
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|---|---|--:|")
 	for _, r := range c.Rows {
@@ -233,7 +343,13 @@ func Markdown(w io.Writer, c Comparison) error {
 			fmt.Fprintf(w, "- %s\n", mdEscape(l))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; Welch's t-test over repeats at alpha %.2f.\n", c.Alpha)
+	if len(c.Findings) > 0 {
+		fmt.Fprintf(w, "\n### Findings, worst first across operands\n\n")
+		for _, f := range c.Findings {
+			fmt.Fprintf(w, "- **%s** %s %s: %s\n", Letter(f.Operand), f.Severity, mdEscape(f.Subject), mdEscape(f.Summary))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; %s.\n", TestNote(c.Alpha))
 	return err
 }
 

@@ -27,9 +27,12 @@ type Diagnosis struct {
 	RunID  string `json:"run_id"`
 	// Target is what was measured (the first result's).
 	Target result.Target `json:"target"`
-	// Verdict is the answer in a few lines, first in every report.
+	// Verdict is the answer in a few lines (five at most, and one more
+	// when the run was interrupted), first in every report.
 	Verdict []string `json:"verdict"`
-	Disk    Disk     `json:"disk"`
+	// ToChange is Advice: what to change, one short line per thing.
+	ToChange []string `json:"to_change"`
+	Disk     Disk     `json:"disk"`
 	// Curves is the disk model: IOPS and latency against queue depth,
 	// per direction and IO shape, as fitted over the run.
 	Curves []Curve `json:"curves"`
@@ -114,7 +117,12 @@ type Curve struct {
 	RateLow     float64 `json:"rate_low"`
 	RateHigh    float64 `json:"rate_high"`
 	KneeQD      float64 `json:"knee_qd"`
-	Residual    float64 `json:"residual"`
+	// Sharpness is the fitted knee's (1 gradual, large a sharp corner;
+	// 0 when the curve does not bend) and ServiceLatNs the fit's latency
+	// with no queueing: the fit can be drawn again.
+	Sharpness    float64 `json:"sharpness"`
+	ServiceLatNs float64 `json:"service_lat_ns"`
+	Residual     float64 `json:"residual"`
 	// Points are the depths the curve rests on.
 	Points []CurvePoint `json:"points"`
 	// Test is the result that carries the model (the curve's last).
@@ -285,6 +293,10 @@ func Build(rs []result.Result, o Options) Diagnosis {
 		}
 	}
 	d.Verdict = verdict(&d)
+	d.ToChange = Advice(&d)
+	if d.ToChange == nil {
+		d.ToChange = []string{}
+	}
 	return d
 }
 
@@ -302,7 +314,7 @@ func curveOf(r *result.Result, f result.Finding) Curve {
 	c := Curve{Dir: f.Dir, IOSizeBytes: int64(ev["io_size_bytes"]), Random: ev["random"] == 1, Buffered: ev["buffered"] == 1,
 		State: result.StateName(ev["state"]), Limit: f.Code, BaseLatNs: ev["base_lat_ns"], BaseQD: int(ev["base_qd"]),
 		CeilingIOPS: ev["ceiling_iops"], LevelIOPS: ev["level_iops"], RateLow: ev["rate_low"], RateHigh: ev["rate_high"], KneeQD: ev["knee_qd"],
-		Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
+		Sharpness: ev["sharpness"], ServiceLatNs: ev["service_lat_ns"], Residual: ev["residual"], Test: r.Test.Name, Summary: f.Summary, Points: []CurvePoint{}}
 	for k, v := range ev {
 		var qd int
 		if n, err := fmt.Sscanf(k, "qd%d_iops", &qd); n == 1 && err == nil && qd > 0 && qd <= 1<<20 && k == fmt.Sprintf("qd%d_iops", qd) {
@@ -442,11 +454,14 @@ func verdict(d *Diagnosis) []string {
 	if f := d.Disk.Fsync; f != nil {
 		out = append(out, fmt.Sprintf("fsync: p99 %s over %s syncs: etcd %s (limit 10 ms)", units.Latency(f.P99Ns), units.Commas(int64(f.Syncs)), strings.ToUpper(f.Etcd)))
 	}
+	// Burst and stalls are one story (how the rate holds over time),
+	// the catalog match and the expected disk another: a line each.
+	var held []string
 	if b := d.Disk.Burst; b != nil && b.Between {
-		out = append(out, fmt.Sprintf("burst: %s fell to %s within %s (%s): burst credits or a write cache ran out between them",
+		held = append(held, fmt.Sprintf("burst: %s fell to %s within %s (%s): burst credits or a write cache ran out between them",
 			rateWords(b.Rate, b.Unit), rateWords(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
 	} else if b != nil {
-		out = append(out, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
+		held = append(held, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
 			rateWords(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), rateWords(b.Baseline, b.Unit), b.Test))
 	}
 	if n := len(d.Disk.Stalls); n > 0 {
@@ -456,8 +471,12 @@ func verdict(d *Diagnosis) []string {
 				worst = s
 			}
 		}
-		out = append(out, fmt.Sprintf("stalls: %d, the longest %s in %s", n, units.FormatSeconds(worst.DurationS), worst.Test))
+		held = append(held, fmt.Sprintf("stalls: %d, the longest %s in %s", n, units.FormatSeconds(worst.DurationS), worst.Test))
 	}
+	if len(held) > 0 {
+		out = append(out, strings.Join(held, "; "))
+	}
+	var disk []string
 	if len(d.CatalogMatch) > 0 {
 		var ms []string
 		for _, m := range d.CatalogMatch[:min(3, len(d.CatalogMatch))] {
@@ -467,21 +486,17 @@ func verdict(d *Diagnosis) []string {
 			}
 			ms = append(ms, fmt.Sprintf("%s (%s IOPS, %s MB/s)", s, units.Figure(m.IOPS), units.Figure(m.BWBytes/1e6)))
 		}
-		out = append(out, "looks like: "+strings.Join(ms, ", "))
+		disk = append(disk, "looks like: "+strings.Join(ms, ", "))
 	}
 	if e := d.Expected; e != nil {
 		s := "compared with " + e.Disk
 		if e.VM != "" {
 			s += " on " + e.VM
 		}
-		out = append(out, s+" ("+e.Source+")")
+		disk = append(disk, s+" ("+e.Source+")")
 	}
-	for i, a := range Advice(d) {
-		if i == 0 {
-			out = append(out, "to change: "+a)
-		} else {
-			out = append(out, "           "+a)
-		}
+	if len(disk) > 0 {
+		out = append(out, strings.Join(disk, "; "))
 	}
 	return out
 }

@@ -60,8 +60,11 @@ func TestQuickOnCappedDisk(t *testing.T) {
 	if len(d.Limits) != 6 {
 		t.Errorf("%d limits, want one per test and direction (6)", len(d.Limits))
 	}
+	if len(d.ToChange) == 0 {
+		t.Error("nothing to change on a capped disk")
+	}
 	v := strings.Join(d.Verdict, "\n")
-	for _, want := range []string{"read:", "a flat IOPS cap", "a flat bandwidth cap", "knee at QD1", "etcd PASS", "looks like: x:fake", "to change:"} {
+	for _, want := range []string{"read:", "a flat IOPS cap", "a flat bandwidth cap", "knee at QD1", "etcd PASS", "looks like: x:fake"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
 		}
@@ -96,7 +99,7 @@ func TestVerdictFollowsFindings(t *testing.T) {
 	if len(d.Limits) != 2 || d.Limits[0].Code != result.CodeIOPSCap || d.Limits[1].Code != result.CodeLatency {
 		t.Errorf("limits %+v", d.Limits)
 	}
-	v := strings.Join(d.Verdict, "\n")
+	v := strings.Join(append(d.Verdict, d.ToChange...), "\n")
 	for _, want := range []string{"16,000 IOPS ±0.7% (a flat IOPS cap)", "32 or more in flight", "a deeper queue does not"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
@@ -128,5 +131,54 @@ func TestBurstBetweenTests(t *testing.T) {
 	}
 	if v := strings.Join(d.Verdict, "\n"); !strings.Contains(v, "3,000 IOPS fell to 300 IOPS within 40 s") {
 		t.Errorf("verdict:\n%s", v)
+	}
+}
+
+// A verdict is read in ten seconds: five lines at most however much the
+// run found (a burst, stalls, catalog disks, an expected disk), and the
+// things to change apart from it, one short line each.
+func TestVerdictShort(t *testing.T) {
+	one, two := 1.0, 4.0
+	model := func(dir string, bs int64, code string, level float64) result.Finding {
+		return result.Finding{Kind: result.KindModel, Code: code, Dir: dir, Evidence: map[string]float64{
+			"io_size_bytes": float64(bs), "random": 1, "state": float64(result.StateNumber(result.StatePlateau)), "base_lat_ns": 2e6, "base_qd": 1,
+			"level_iops": level, "ceiling_iops": level, "rate_low": level * 0.99, "rate_high": level * 1.01, "knee_qd": 3,
+			"qd1_iops": 500, "qd1_lat_ns": 2e6, "qd32_iops": level, "qd32_lat_ns": 2e6 * 32 * 500 / level}}
+	}
+	rs := []result.Result{
+		{RunID: "r", Status: "ok", Test: result.TestSpec{Name: "rr", RW: "randread", BlockSize: 4096, IODepth: 32, Direct: true},
+			Read: &result.DirResult{IOPS: 1100}, Findings: []result.Finding{model("read", 4096, result.CodeIOPSCap, 1100)}},
+		{RunID: "r", Status: "ok", Test: result.TestSpec{Name: "rw", RW: "randwrite", BlockSize: 4096, IODepth: 32, Direct: true},
+			Write: &result.DirResult{IOPS: 1100}, Findings: []result.Finding{model("write", 4096, result.CodeIOPSCap, 1100),
+				{Kind: result.KindStall, Severity: "warn", StartS: &one, DurationS: &two},
+				{Kind: result.KindCliff, Evidence: map[string]float64{"burst_rate": 3500 * 4096, "burst_duration_s": 30, "plateau_rate": 1100 * 4096}}}},
+		{RunID: "r", Status: "ok", Test: result.TestSpec{Name: "w1m", RW: "write", BlockSize: 1 << 20, IODepth: 8, Direct: true},
+			Write: &result.DirResult{IOPS: 119}, Findings: []result.Finding{model("write", 1<<20, result.CodeBandwidthCap, 119)}},
+		{RunID: "r", Status: "ok", Test: result.TestSpec{Name: "fsync", RW: "write", BlockSize: 2300, Fdatasync: 1},
+			Sync: &result.DirResult{}, Findings: []result.Finding{{Kind: result.KindEtcd, Code: result.CodeEtcdFail, Evidence: map[string]float64{"p99_ns": 12e6, "syncs": 1000}}}},
+	}
+	match := func(float64, float64) []Match {
+		return []Match{{Disk: "azure:P15", IOPS: 1100, BWBytes: 125e6}, {Disk: "aws:gp2:367GiB", IOPS: 1101, BWBytes: 128e6}}
+	}
+	d := Build(rs, Options{Match: match, Expected: &Expected{Disk: "azure:P15", Source: "--expect"}})
+	if len(d.Verdict) < 3 || len(d.Verdict) > 5 {
+		t.Errorf("a verdict of %d lines, want 3 to 5:\n%s", len(d.Verdict), strings.Join(d.Verdict, "\n"))
+	}
+	v := strings.Join(d.Verdict, "\n")
+	for _, want := range []string{"burst:", "stalls: 1", "looks like: azure:P15", "compared with azure:P15", "etcd FAIL"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "to change") {
+		t.Errorf("the advice is in the verdict:\n%s", v)
+	}
+	if len(d.ToChange) < 2 {
+		t.Errorf("to change: %q", d.ToChange)
+	}
+	for _, a := range d.ToChange {
+		if len(a) >= 100 || strings.Contains(a, "; ") && strings.Count(a, ";") > 1 {
+			t.Errorf("a 'to change' line of %d characters: %s", len(a), a)
+		}
 	}
 }

@@ -123,6 +123,7 @@ func (a *dirAcc) dir() (*result.DirResult, error) {
 		d.Lat.P50Ns, d.Lat.P90Ns, d.Lat.P99Ns, d.Lat.P999Ns, d.Lat.P9999Ns =
 			get("50.000000"), get("90.000000"), get("99.000000"), get("99.900000"), get("99.990000")
 	}
+	d.Lat.ClipToMax()
 	return d, nil
 }
 

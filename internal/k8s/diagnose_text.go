@@ -59,6 +59,13 @@ func WriteNodeDiagnoses(w io.Writer, output string, rs []result.Result) error {
 		for _, v := range d.Verdict {
 			fmt.Fprintln(w, "  "+v)
 		}
+		for i, a := range d.ToChange {
+			if i == 0 {
+				fmt.Fprintln(w, "  to change: "+a)
+			} else {
+				fmt.Fprintln(w, "             "+a)
+			}
+		}
 		for _, u := range d.Unknown {
 			fmt.Fprintln(w, "  not established: "+u)
 		}

@@ -164,7 +164,9 @@ type modelRow struct {
 type verdictView struct {
 	Set, Color string
 	Lines      []line
+	ToChange   []string
 	Model      []modelRow
+	Charts     []chartRef
 	Unknown    []string
 	Matches    []string
 	// NoMatch says why no catalog disk is listed.
@@ -176,6 +178,15 @@ type tableView struct {
 	ID, Title, Note string
 	Header          []string
 	Rows            [][]line
+}
+
+// testView is one test, collapsed below the first screen: its figures
+// in the summary line, its findings, latency percentiles and time
+// series inside (drawn when opened).
+type testView struct {
+	ID, Name, Headline, Class string
+	Findings                  []line
+	Pct, Series               []chartRef
 }
 
 type pageView struct {
@@ -190,23 +201,29 @@ type pageView struct {
 	Findings                  []findingRow
 	Repeats                   *tableView
 	Bars                      []barChart
-	Series                    []chartRef
-	Pct                       []chartRef
-	QD                        []chartRef
-	MetaCols                  []metaCol
-	Meta                      []metaRow
-	UplotCSS, PageCSS         template.CSS
-	UplotJS, PageJS, Data     template.JS
+	Tests                     []testView
+	// Smooth: some series are sampled faster than once a second, and
+	// the page offers to smooth them.
+	Smooth                bool
+	MetaCols              []metaCol
+	Meta                  []metaRow
+	UplotCSS, PageCSS     template.CSS
+	UplotJS, PageJS, Data template.JS
 }
 
 // pageData is what page.js draws, as JSON. Every list is an array, never
 // null, so the script needs no guard for a report without one.
 type pageData struct {
-	Colors []string     `json:"colors"`
-	Sets   []string     `json:"sets"`
-	Series []seriesItem `json:"series"`
-	Pct    []pctItem    `json:"pct"`
-	QD     []qdItem     `json:"qd"`
+	Colors []string `json:"colors"`
+	// Metrics are the colours of the time series' metrics, the same in
+	// every chart; Shade those of the stall and cliff shading, which no
+	// metric uses.
+	Metrics map[string]string `json:"metrics"`
+	Shade   map[string]string `json:"shade"`
+	Sets    []string          `json:"sets"`
+	Series  []seriesItem      `json:"series"`
+	Pct     []pctItem         `json:"pct"`
+	Model   []modelItem       `json:"model"`
 }
 
 type seriesItem struct {
@@ -222,16 +239,9 @@ type pctItem struct {
 	Title string       `json:"title"`
 }
 
-type qdItem struct {
-	ID    string       `json:"id"`
-	X     []float64    `json:"x"` // outstanding IOs
-	Sets  []int        `json:"sets"`
-	IOPS  [][]*float64 `json:"iops"`
-	P99   [][]*float64 `json:"p99"` // ms
-	Knees []int        `json:"knees"`
-}
-
-// WriteHTML renders a page.
+// WriteHTML renders a page: each set's verdict, what to change and its
+// disk model first, then the findings once per story, then each test
+// collapsed, the tests side by side and the run's metadata.
 func WriteHTML(w io.Writer, p Page) error {
 	v := pageView{Title: p.Title, UplotCSS: template.CSS(uplotCSS), PageCSS: template.CSS(pageCSS),
 		UplotJS: template.JS(uplotJS), PageJS: template.JS(pageJS), Multi: len(p.Sets) > 1, Warnings: p.Warnings, WarningTitle: p.WarningTitle}
@@ -243,23 +253,39 @@ func WriteHTML(w io.Writer, p Page) error {
 		gen = time.Now()
 	}
 	v.Generated = gen.UTC().Format("2006-01-02 15:04 UTC")
-	data := pageData{Colors: palette, Sets: []string{}, Series: []seriesItem{}, Pct: []pctItem{}, QD: []qdItem{}}
+	data := pageData{Colors: palette, Metrics: metricColors, Shade: shadeColors, Sets: []string{}, Series: []seriesItem{}, Pct: []pctItem{}, Model: []modelItem{}}
 	for _, t := range p.Tables {
 		if t != nil {
 			v.Tables = append(v.Tables, tableOf(t))
 		}
 	}
 	aggs := make([]map[testKey]*aggregate, len(p.Sets))
-	knees := make([]map[string]int, len(p.Sets))
 	var keys []testKey
 	seen := map[testKey]bool{}
 	var repeats tableView
+	tests := map[string]*testView{}
+	var testOrder []string
+	testOf := func(name string) *testView {
+		if tv, ok := tests[name]; ok {
+			return tv
+		}
+		tv := &testView{ID: fmt.Sprintf("test-%d", len(testOrder)), Name: name}
+		tests[name] = tv
+		testOrder = append(testOrder, name)
+		return tv
+	}
 	for i, s := range p.Sets {
 		data.Sets = append(data.Sets, s.Name)
 		v.Legend = append(v.Legend, legendEntry{s.Name, color(i)})
 		v.NResults += len(s.Results)
-		v.Verdicts = append(v.Verdicts, verdictOf(s, color(i), p.Unknown))
-		for _, fl := range findingLines(s.Results) {
+		d := Diagnose(s.Results, p.Unknown)
+		vv := verdictOf(s, &d, color(i))
+		for _, m := range modelCharts(&d, fmt.Sprintf("model-%d", i)) {
+			vv.Charts = append(vv.Charts, chartRef{ID: m.ID, Title: m.Title, Sub: m.Sub})
+			data.Model = append(data.Model, m)
+		}
+		v.Verdicts = append(v.Verdicts, vv)
+		for _, fl := range stories(s.Results, &d) {
 			v.Findings = append(v.Findings, findingView(s.Name, fl))
 		}
 		for _, r := range repeatRows(s.Results) {
@@ -278,7 +304,6 @@ func WriteHTML(w io.Writer, p Page) error {
 		}
 		var order []testKey
 		aggs[i], order = aggregateSet(s.Results)
-		knees[i] = sweepKnees(s.Results)
 		for _, k := range order {
 			if !seen[k] {
 				seen[k] = true
@@ -291,20 +316,39 @@ func WriteHTML(w io.Writer, p Page) error {
 				v.Version = r.Host.IolensVersion
 			}
 			v.MetaCols = appendMeta(v.MetaCols, s.Name, color(i), r)
+			tv := testOf(r.Test.Name)
+			label := ""
+			if r.Repeat > 1 || hasRepeats(s.Results) {
+				label += fmt.Sprintf(" #%d", r.Repeat)
+			}
+			if v.Multi {
+				label += " · " + s.Name
+			}
+			if r.Status != "ok" {
+				tv.Findings = append(tv.Findings, line{"FAILED" + label + ": " + r.Error, "fail"})
+				tv.Class = "fail"
+			}
+			for _, f := range r.Findings {
+				if f.Kind == result.KindModel || f.Kind == result.KindSteady {
+					continue
+				}
+				txt := f.Summary
+				if label != "" {
+					txt = strings.TrimPrefix(label, " ") + ": " + txt
+				}
+				tv.Findings = append(tv.Findings, line{txt, f.Severity})
+			}
 			if sd := buildSeries(r); sd != nil {
 				id := fmt.Sprintf("ts-%d-%d", i, j)
-				title := r.Test.Name
-				if r.Repeat > 1 || hasRepeats(s.Results) {
-					title += fmt.Sprintf(" #%d", r.Repeat)
-				}
-				if len(p.Sets) > 1 {
-					title += " · " + s.Name
-				}
-				v.Series = append(v.Series, chartRef{ID: id, Title: title, Sub: r.Test.Summary()})
+				v.Smooth = v.Smooth || sd.Fast
+				tv.Series = append(tv.Series, chartRef{ID: id, Title: r.Test.Name + label, Sub: r.Test.Summary()})
 				data.Series = append(data.Series, seriesItem{ID: id, seriesData: sd})
 			}
 		}
 	}
+	// Findings worst first across every set: a comparison's reader
+	// sees the worst story first, whichever side it is on.
+	sort.SliceStable(v.Findings, func(i, j int) bool { return sevRank(v.Findings[i].Severity) < sevRank(v.Findings[j].Severity) })
 	if len(repeats.Rows) > 0 {
 		repeats.Header = append([]string(nil), repeatHeader...)
 		repeats.Header[len(repeats.Header)-1] = "stability"
@@ -323,7 +367,8 @@ func WriteHTML(w io.Writer, p Page) error {
 	v.Bars = barCharts(p, keys, aggs)
 
 	// Latency percentile curves: one chart per test and direction, one
-	// curve per set, from the set's merged histogram.
+	// curve per set, from the set's merged histogram, in the test's
+	// section.
 	for ki, k := range keys {
 		it := pctItem{ID: fmt.Sprintf("pct-%d", ki), X: nines, Title: k.Test}
 		for i := range p.Sets {
@@ -331,7 +376,7 @@ func WriteHTML(w io.Writer, p Page) error {
 			if a == nil || a.Hist.Count() == 0 {
 				continue
 			}
-			curve := percentileCurve(&a.Hist)
+			curve := percentileCurve(&a.Hist, a.MaxNs)
 			for j, c := range curve {
 				if c != nil && *c <= 0 {
 					curve[j] = nil // a log scale has no zero
@@ -340,60 +385,33 @@ func WriteHTML(w io.Writer, p Page) error {
 			it.Sets, it.Ys = append(it.Sets, i), append(it.Ys, curve)
 		}
 		if len(it.Sets) > 0 {
-			v.Pct = append(v.Pct, chartRef{ID: it.ID, Title: k.Test + " (" + k.Dir + ")",
+			tv := testOf(k.Test)
+			tv.Pct = append(tv.Pct, chartRef{ID: it.ID, Title: "Latency percentiles, " + k.Dir,
 				Sub: "latency (ms, log scale) at each percentile, from the merged histogram"})
 			data.Pct = append(data.Pct, it)
 		}
 	}
-
-	// QD sweeps: tests sharing a "qd-sweep:" group.
-	type sweepKey struct{ group, dir string }
-	var sweeps []sweepKey
-	seenSweep := map[sweepKey]bool{}
-	for _, k := range keys {
-		for i := range p.Sets {
-			if a := aggs[i][k]; a != nil && strings.HasPrefix(a.Group, "qd-sweep:") {
-				sk := sweepKey{a.Group, k.Dir}
-				if !seenSweep[sk] {
-					seenSweep[sk] = true
-					sweeps = append(sweeps, sk)
-				}
-			}
-		}
-	}
-	for si, sk := range sweeps {
-		depthSet := map[int]bool{}
-		for i := range p.Sets {
-			for k, a := range aggs[i] {
-				if a.Group == sk.group && k.Dir == sk.dir {
-					depthSet[a.Depth] = true
-				}
-			}
-		}
-		depths := sortedDepths(depthSet)
-		it := qdItem{ID: fmt.Sprintf("qd-%d", si)}
-		for _, d := range depths {
-			it.X = append(it.X, float64(d))
-		}
-		for i := range p.Sets {
-			iops, p99 := make([]*float64, len(depths)), make([]*float64, len(depths))
-			n := 0
-			for k, a := range aggs[i] {
-				if a.Group != sk.group || k.Dir != sk.dir {
-					continue
-				}
-				j := sort.SearchInts(depths, a.Depth)
-				iops[j], p99[j] = pf(round(a.IOPS.Mean, 5)), pf(round(a.P99Ns/1e6, 4))
-				n++
-			}
-			if n == 0 {
+	for _, name := range testOrder {
+		tv := tests[name]
+		var heads []string
+		for _, k := range keys {
+			if k.Test != name {
 				continue
 			}
-			it.Sets, it.IOPS, it.P99, it.Knees = append(it.Sets, i), append(it.IOPS, iops), append(it.P99, p99), append(it.Knees, knees[i][sk.group])
+			for i := range p.Sets {
+				if a := aggs[i][k]; a != nil {
+					heads = append(heads, headline(k.Dir, a))
+					break
+				}
+			}
 		}
-		v.QD = append(v.QD, chartRef{ID: it.ID, Title: strings.TrimPrefix(sk.group, "qd-sweep:") + " (" + sk.dir + ")",
-			Sub: "IOPS (solid, left) and p99 latency (dashed, right, ms) against outstanding IOs (iodepth x numjobs); the knee (from the sweep finding) is the first depth reaching 90% of the highest IOPS"})
-		data.QD = append(data.QD, it)
+		tv.Headline = strings.Join(heads, "; ")
+		for _, f := range tv.Findings {
+			if sevRank(f.Class) < sevRank(tv.Class) || tv.Class == "" && f.Class != "info" && f.Class != "" {
+				tv.Class = f.Class
+			}
+		}
+		v.Tests = append(v.Tests, *tv)
 	}
 
 	b, err := json.Marshal(data) // escapes <, > and &: safe inside <script>
@@ -403,6 +421,30 @@ func WriteHTML(w io.Writer, p Page) error {
 	v.Data = template.JS(b)
 	return pageTemplate.Execute(w, v)
 }
+
+// headline is one direction of a test in a few figures.
+func headline(dir string, a *aggregate) string {
+	s := dir + " " + units.Figure(a.IOPS.Mean) + " IOPS"
+	if dir != "sync" {
+		s += ", " + units.Figure(a.BWBytes.Mean/1e6) + " MB/s"
+	}
+	if a.P99Ns > 0 && !a.NoPercentiles {
+		s += ", p99 " + units.Latency(a.P99Ns)
+	}
+	return s
+}
+
+// metricColors are the time series' colours by metric: one colour per
+// metric across every chart of the page (app and device sides of a
+// metric differ by dash, not colour). Red is kept for stall shading.
+var metricColors = map[string]string{
+	"read": "#1f77b4", "write": "#ff7f0e", "queue": "#9467bd", "util": "#7f7f7f",
+	"dirty": "#8c564b", "writeback": "#e377c2", "iowait": "#17becf",
+}
+
+// shadeColors are the regions' colours: stalls in red, which no metric
+// uses, cliffs in olive.
+var shadeColors = map[string]string{"stall": "rgba(214,39,40,0.18)", "cliff": "rgba(188,189,34,0.25)", "other": "rgba(120,120,120,0.12)"}
 
 func color(i int) string { return palette[i%len(palette)] }
 
@@ -448,9 +490,8 @@ func limitName(code string) string {
 
 // verdictOf builds a set's disk model (report.Diagnose, as the text
 // report opens with it) and lays it out for the page.
-func verdictOf(s Set, col string, unknown []string) verdictView {
-	d := Diagnose(s.Results, unknown)
-	vv := verdictView{Set: s.Name, Color: col, Unknown: d.Unknown}
+func verdictOf(s Set, d *diagnosis.Diagnosis, col string) verdictView {
+	vv := verdictView{Set: s.Name, Color: col, Unknown: d.Unknown, ToChange: d.ToChange}
 	worstStall := ""
 	for _, st := range d.Disk.Stalls {
 		if sevRank(st.Severity) < sevRank(worstStall) || worstStall == "" {
@@ -608,6 +649,7 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		}
 		type group struct {
 			label   string
+			dir     string
 			bars    []bar
 			ceiling float64
 		}
@@ -618,7 +660,7 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 			if m.name == "bw_bytes" && k.Dir == "sync" {
 				continue
 			}
-			g := group{label: k.Test + " · " + k.Dir}
+			g := group{label: k.Test + " · " + k.Dir, dir: k.Dir}
 			for i := range p.Sets {
 				a := aggs[i][k]
 				if a == nil || m.name == "p99_ns" && a.NoPercentiles {
@@ -654,17 +696,22 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		if anyShort {
 			valueW = 150 // room for "too few runs"
 		}
+		// Narrow, with each group's label on a line of its own above
+		// its bars: the chart scales to its container and its text
+		// stays readable on a phone.
 		const (
-			width, labelW = 900.0, 240.0
-			barH, gap     = 16.0, 10.0
+			width, labelW = 480.0, 0.0
+			barH, gap     = 18.0, 8.0
+			labelH        = 16.0
 		)
 		plotW := width - labelW - valueW
 		var b strings.Builder
 		y := 20.0
 		body := &strings.Builder{}
 		for _, g := range groups {
+			fmt.Fprintf(body, `<text class="bl" x="0" y="%g">%s</text>`, y+labelH-4, html.EscapeString(g.label))
+			y += labelH
 			gh := float64(len(g.bars)) * barH
-			fmt.Fprintf(body, `<text class="bl" x="%g" y="%g">%s</text>`, labelW-6, y+gh/2+4, html.EscapeString(g.label))
 			for bi, br := range g.bars {
 				w := br.v / top * plotW
 				by := y + float64(bi)*barH
@@ -678,8 +725,14 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 						label += " (too few runs)"
 					}
 				}
+				// One set: a bar's colour is its direction's, as in
+				// every chart; several: the set's.
+				fill := color(br.set)
+				if len(p.Sets) == 1 {
+					fill = curveColor(g.dir, false)
+				}
 				fmt.Fprintf(body, `<rect x="%g" y="%g" width="%.1f" height="%g" fill="%s"><title>%s</title></rect>`,
-					labelW, by+1, w, barH-2, color(br.set), tip)
+					labelW, by+1, w, barH-2, fill, tip)
 				if br.ci != nil {
 					x0, x1 := labelW+br.ci.lo/top*plotW, labelW+br.ci.hi/top*plotW
 					cy := by + barH/2

@@ -35,7 +35,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	if n := d.Exec(`return performance.getEntriesByType("resource").length`); n.(float64) != 0 {
 		t.Errorf("%v network requests", n)
 	}
-	// Every chart drew: canvases with non-blank pixels, SVG bars with rects.
+	// Every chart drew once its test is opened: canvases with non-blank
+	// pixels, SVG bars with rects.
+	d.Exec(`document.querySelectorAll("details").forEach(function (e) { e.open = true; }); return 0`)
+	d.Exec(`return 0`) // the toggle events run before the next script
 	res := d.Exec(`
 		var cs = document.querySelectorAll("canvas"), blank = 0;
 		cs.forEach(function (c) {
@@ -50,8 +53,8 @@ func TestHTMLInBrowser(t *testing.T) {
 		return {canvases: cs.length, blank: blank, svgs: svgs.length, emptySvg: emptySvg, hosts: hosts.length, emptyHosts: emptyHosts,
 			charts: document.body.getAttribute("data-charts")};
 	`).(map[string]any)
-	// 8 tests: 5 time-series charts each, 8 percentile charts, 1 QD chart;
-	// 3 bar charts.
+	// 8 tests: 5 time-series charts each, 8 percentile charts, 1 chart
+	// of the disk model; 3 bar charts.
 	if res["canvases"].(float64) != 8*5+8+1 || res["blank"].(float64) != 0 || res["svgs"].(float64) != 3 || res["emptySvg"].(float64) != 0 || res["emptyHosts"].(float64) != 0 {
 		t.Errorf("charts not all drawn: %v", res)
 	}
@@ -97,9 +100,9 @@ func TestHTMLWithoutSweepOrSeries(t *testing.T) {
 		})
 	}
 	// An old page's data, with null lists, must not throw either.
-	page := bytes.Replace(render(t, bare), []byte(`"qd":[]`), []byte(`"qd":null`), 1)
-	if !bytes.Contains(page, []byte(`"qd":null`)) {
-		t.Fatal("no qd list to null")
+	page := bytes.Replace(render(t, bare), []byte(`"pct":[]`), []byte(`"pct":null`), 1)
+	if !bytes.Contains(page, []byte(`"pct":null`)) {
+		t.Fatal("no pct list to null")
 	}
 	openPage(t, d, page)
 }
@@ -109,6 +112,8 @@ func TestHTMLWithoutSweepOrSeries(t *testing.T) {
 func TestHTMLTimeSeriesReadable(t *testing.T) {
 	d := browsertest.Start(t, 1000, 900)
 	openPage(t, d, render(t, synth(2, 120, nil)))
+	d.Exec(`document.querySelectorAll("details.test").forEach(function (e) { e.open = true; }); return 0`)
+	d.Exec(`return 0`)
 	res := d.Exec(`
 		var out = {n: 0, short: [], notZero: [], noUnit: [], dashes: []};
 		(window.iolensCharts || []).forEach(function (u, i) {
@@ -144,7 +149,7 @@ func TestHTMLTimeSeriesReadable(t *testing.T) {
 	}
 	// Hovering still shows the value under the cursor.
 	v := d.Exec(`
-		var u = window.iolensCharts[1];
+		var u = window.iolensCharts.filter(function (c) { return c.iolensKind === "series"; })[1];
 		u.setCursor({left: u.bbox.width / devicePixelRatio / 2, top: 10});
 		return u.root.querySelector(".u-legend .u-series:nth-child(2) .u-value").textContent;
 	`).(string)

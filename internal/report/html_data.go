@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -108,6 +107,9 @@ type seriesData struct {
 	Sys *table `json:"sys"`
 	// Shade are [start, end, kind] regions from stall/cliff findings.
 	Shade [][3]any `json:"shade"`
+	// Fast: sampled faster than once a second (plans sample every
+	// 250 ms); the page can smooth such series over a second.
+	Fast bool `json:"fast"`
 }
 
 func primaryDevice(r *result.Result) *result.DeviceSeries {
@@ -124,6 +126,9 @@ func primaryDevice(r *result.Result) *result.DeviceSeries {
 
 func buildSeries(r *result.Result) *seriesData {
 	sd := &seriesData{Shade: [][3]any{}}
+	if fs := r.FioSeries; len(fs) > 1 {
+		sd.Fast = (fs[len(fs)-1].T-fs[0].T)/float64(len(fs)-1) < 0.9
+	}
 	if fs := r.FioSeries; len(fs) > 0 {
 		sd.Fio = downsample(len(fs), func(i int) float64 { return fs[i].T },
 			func(i int) float64 { return fs[i].ReadBWBytes + fs[i].WriteBWBytes },
@@ -172,7 +177,8 @@ var nines = func() []float64 {
 }()
 
 // percentileCurve reads a merged histogram at every point of the grid, in ms.
-func percentileCurve(h *result.Histogram) []*float64 {
+// No point is above maxNs, the largest latency measured.
+func percentileCurve(h *result.Histogram, maxNs float64) []*float64 {
 	ps := make([]float64, len(nines))
 	for i, n := range nines {
 		ps[i] = 100 * (1 - math.Pow(10, -n))
@@ -180,7 +186,7 @@ func percentileCurve(h *result.Histogram) []*float64 {
 	vs := h.Percentiles(ps)
 	out := make([]*float64, len(vs))
 	for i, v := range vs {
-		out[i] = pf(round(v/1e6, 4))
+		out[i] = pf(round(result.ClipNs(v, maxNs)/1e6, 4))
 	}
 	return out
 }
@@ -221,42 +227,4 @@ func aggregateSet(rs []result.Result) (map[testKey]*aggregate, []testKey) {
 		}
 	}
 	return m, order
-}
-
-// sweepKnees gives the knee of every QD sweep of a set, by group: from
-// its sweep finding, or, for results saved without one, from the same
-// analysis run now. The page never decides where a knee is itself.
-func sweepKnees(rs []result.Result) map[string]int {
-	out := map[string]int{}
-	members := map[string][]*result.Result{}
-	for i := range rs {
-		g := rs[i].Test.Group
-		if !strings.HasPrefix(g, analysis.SweepPrefix) {
-			continue
-		}
-		members[g] = append(members[g], &rs[i])
-		for _, f := range rs[i].Findings {
-			if f.Kind == result.KindQD {
-				out[g] = int(f.Evidence["knee_qd"])
-			}
-		}
-	}
-	for g, ms := range members {
-		if _, ok := out[g]; ok {
-			continue
-		}
-		if sw, ok := analysis.AnalyzeSweep(strings.TrimPrefix(g, analysis.SweepPrefix), ms, nil); ok {
-			out[g] = sw.Knee
-		}
-	}
-	return out
-}
-
-func sortedDepths(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for d := range m {
-		out = append(out, d)
-	}
-	sort.Ints(out)
-	return out
 }

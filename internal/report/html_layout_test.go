@@ -183,7 +183,7 @@ func TestHTMLFindingsWorstFirstFolded(t *testing.T) {
 	var sev []string
 	var steadyRows []string
 	for _, e := range els {
-		if e.Data == "tr" && strings.HasPrefix(attr(e, "class"), "sev-") {
+		if e.Data == "li" && e.Parent != nil && attr(e.Parent, "class") == "findings" && strings.HasPrefix(attr(e, "class"), "sev-") {
 			sev = append(sev, strings.TrimPrefix(attr(e, "class"), "sev-"))
 			if strings.Contains(textOf(e), "steady") {
 				steadyRows = append(steadyRows, textOf(e))
@@ -193,8 +193,8 @@ func TestHTMLFindingsWorstFirstFolded(t *testing.T) {
 	// fail (etcd), warn (writeback), then the infos: as the text report.
 	var want []string
 	rs := diskResults()
-	Diagnose(rs, nil) // the limits read off the model, as the page does
-	for _, fl := range findingLines(rs) {
+	d := Diagnose(rs, nil) // the limits read off the model, as the page does
+	for _, fl := range stories(rs, &d) {
 		want = append(want, fl.Severity)
 	}
 	if strings.Join(sev, ",") != strings.Join(want, ",") || sev[0] != "fail" || sev[1] != "warn" {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,10 +140,18 @@ type pageDataJSON struct {
 		X  []float64    `json:"x"`
 		Ys [][]*float64 `json:"ys"`
 	} `json:"pct"`
-	QD []struct {
+	Model []struct {
+		Unit  string    `json:"unit"`
 		X     []float64 `json:"x"`
-		Knees []int     `json:"knees"`
-	} `json:"qd"`
+		Lines []struct {
+			Label string     `json:"label"`
+			Kind  string     `json:"kind"`
+			Y     []*float64 `json:"y"`
+		} `json:"lines"`
+		Knees []struct {
+			QD float64 `json:"qd"`
+		} `json:"knees"`
+	} `json:"model"`
 }
 
 func TestHTMLSelfContainedWithData(t *testing.T) {
@@ -157,14 +166,14 @@ func TestHTMLSelfContainedWithData(t *testing.T) {
 			t.Errorf("%d occurrences of %s", n, s)
 		}
 	}
-	for _, want := range []string{"<svg class=\"bars\"", "Per-test figures", "IO stopped for 20 s", "storage-class=premium", "uPlot", "@media print"} {
+	for _, want := range []string{"<svg class=\"bars\"", "Tests side by side", "Disk model: IOPS against queue depth", "IO stopped for 20 s", "storage-class=premium", "uPlot", "@media print"} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	d := readPageData(t, page)
-	if len(d.Series) != 6 || len(d.Pct) != 6 || len(d.QD) != 1 {
-		t.Fatalf("charts: %d series, %d pct, %d qd", len(d.Series), len(d.Pct), len(d.QD))
+	if len(d.Series) != 6 || len(d.Pct) != 6 || len(d.Model) != 1 {
+		t.Fatalf("charts: %d series, %d pct, %d model", len(d.Series), len(d.Pct), len(d.Model))
 	}
 	s := d.Series[0]
 	if s.Fio == nil || s.Dev == nil || s.Sys == nil || len(s.Fio.Cols[0]) != 600 {
@@ -173,9 +182,35 @@ func TestHTMLSelfContainedWithData(t *testing.T) {
 	if len(s.Shade) != 1 || s.Shade[0][0].(float64) != 200 || s.Shade[0][1].(float64) != 220 || s.Shade[0][2] != "stall" {
 		t.Errorf("shade %v", s.Shade)
 	}
-	// IOPS 1000..8000 at QD 1..32: 90% of 8000 first reached at QD 8.
-	if q := d.QD[0]; len(q.X) != 6 || q.Knees[0] != 8 {
-		t.Errorf("qd %+v", q)
+	// The disk model: IOPS 1000..8000 measured at QD 1..32, each depth
+	// a point, with the fitted line drawn over the whole axis and the
+	// latency of each depth.
+	m := d.Model[0]
+	if m.Unit != "IOPS" || len(m.Lines) != 3 {
+		t.Fatalf("model chart %+v", m)
+	}
+	count := func(y []*float64) (n int) {
+		for _, v := range y {
+			if v != nil {
+				n++
+			}
+		}
+		return n
+	}
+	for _, l := range m.Lines {
+		want := 6
+		if l.Kind == "fit" {
+			want = len(m.X)
+		}
+		if got := count(l.Y); got != want {
+			t.Errorf("%s (%s): %d points, want %d", l.Label, l.Kind, got, want)
+		}
+	}
+	for _, q := range []float64{1, 2, 4, 8, 16, 32} {
+		i := slices.Index(m.X, q)
+		if i < 0 || m.Lines[0].Y[i] == nil {
+			t.Errorf("QD%v not measured on the chart", q)
+		}
 	}
 	// The percentile curve: 90% of samples at 1003520 ns, 99% by 2023424,
 	// the max in the bucket of 16252928 (midpoint 16318464 ns).

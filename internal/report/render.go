@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -140,9 +141,16 @@ func hasRepeats(rs []result.Result) bool {
 	return false
 }
 
-// Text writes the human report: a header per target, one row per test and
-// direction, notes, and findings.
-func Text(w io.Writer, rs []result.Result) error {
+// Text writes the human report: a header per target, the verdict, what to
+// change, the findings once per story, one row per test and direction,
+// and notes.
+func Text(w io.Writer, rs []result.Result) error { return text(w, rs, false) }
+
+// TextVerbose is Text with every finding of every test, with the details
+// only fio's own output explains, and each curve's evidence.
+func TextVerbose(w io.Writer, rs []result.Result) error { return text(w, rs, true) }
+
+func text(w io.Writer, rs []result.Result, verbose bool) error {
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -158,14 +166,26 @@ func Text(w io.Writer, rs []result.Result) error {
 		for _, l := range d.Verdict {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
-		for _, u := range d.Unknown {
-			fmt.Fprintf(w, "  not established: %s\n", u)
-		}
-		if fl := findingLines(g); len(fl) > 0 {
-			fmt.Fprintln(w, "\nFindings (worst first)")
-			for _, f := range fl {
-				fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Test, f.Summary)
+		if len(d.ToChange) > 0 {
+			fmt.Fprintln(w, "\nTo change")
+			for _, a := range d.ToChange {
+				fmt.Fprintf(w, "  %s\n", a)
 			}
+		}
+		if len(d.Unknown) > 0 {
+			fmt.Fprintln(w, "\nNot established")
+			for _, u := range d.Unknown {
+				fmt.Fprintf(w, "  %s\n", u)
+			}
+		}
+		if fl := stories(g, &d); len(fl) > 0 {
+			fmt.Fprintln(w, "\nFindings (worst first; --verbose lists them per test)")
+			for _, f := range fl {
+				fmt.Fprintf(w, "  %s%s: %s\n", sevTag(f.Severity), f.Test, f.Summary)
+			}
+		}
+		if verbose {
+			writeVerbose(w, g, &d)
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -186,6 +206,7 @@ func Text(w io.Writer, rs []result.Result) error {
 			return err
 		}
 		fmt.Fprintln(w, "latencies in ms (submission to completion; fdatasync time for sync); MB/s = 10^6 bytes/s; percentiles from fio's histograms")
+		writeClipped(w, g, rep)
 		for _, x := range rows(g) {
 			if x.d != nil && x.d.LatKind == "clat" {
 				fmt.Fprintln(w, "some rows show completion latency (clat) only: fio recorded no total-latency percentiles (run it with lat_percentiles=1)")
@@ -199,6 +220,72 @@ func Text(w io.Writer, rs []result.Result) error {
 		}
 	}
 	return nil
+}
+
+// writeClipped names the rows whose histogram put a percentile above the
+// largest latency measured: those figures are held at the max.
+func writeClipped(w io.Writer, rs []result.Result, rep bool) {
+	var names []string
+	for _, x := range rows(rs) {
+		if x.d != nil && x.d.Clipped() {
+			names = appendOnce(names, testLabel(x.r, rep)+" "+x.dir)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "percentiles held at the max in %s: fio's histogram buckets (1/64 of their value wide) put them above the slowest IO\n",
+			strings.Join(names, ", "))
+	}
+}
+
+// sevTag marks a finding that needs a look; info goes untagged.
+func sevTag(sev string) string {
+	switch sev {
+	case "fail":
+		return "FAIL "
+	case "warn":
+		return "WARN "
+	}
+	return ""
+}
+
+// writeVerbose lists every finding of every test, with its details and
+// evidence, and each curve in full.
+func writeVerbose(w io.Writer, rs []result.Result, d *diagnosis.Diagnosis) {
+	if len(d.Curves) > 0 {
+		fmt.Fprintln(w, "\nDisk model, per curve")
+		for _, c := range d.Curves {
+			fmt.Fprintf(w, "  %s (on %s)\n", c.Summary, c.Test)
+		}
+	}
+	fmt.Fprintln(w, "\nFindings per test")
+	for _, r := range rs {
+		for _, f := range r.Findings {
+			if f.Kind == result.KindModel {
+				continue
+			}
+			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, testLabel(&r, hasRepeats(rs)), f.Summary)
+			if f.Detail != "" {
+				fmt.Fprintf(w, "      %s\n", f.Detail)
+			}
+			if len(f.Evidence) > 0 {
+				fmt.Fprintf(w, "      %s\n", evidenceText(f.Evidence))
+			}
+		}
+	}
+}
+
+// evidenceText is a finding's evidence as sorted key=value pairs.
+func evidenceText(ev map[string]float64) string {
+	ks := make([]string, 0, len(ev))
+	for k := range ev {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k + "=" + strconv.FormatFloat(ev[k], 'g', 5, 64)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func groupByTarget(rs []result.Result) [][]result.Result {
@@ -351,7 +438,13 @@ func Markdown(w io.Writer, rs []result.Result) error {
 		for _, u := range d.Unknown {
 			fmt.Fprintf(w, "- not established: %s\n", mdEscape(u))
 		}
-		if fl := findingLines(g); len(fl) > 0 {
+		if len(d.ToChange) > 0 {
+			fmt.Fprintf(w, "\n### To change\n\n")
+			for _, a := range d.ToChange {
+				fmt.Fprintf(w, "- %s\n", mdEscape(a))
+			}
+		}
+		if fl := stories(g, &d); len(fl) > 0 {
 			fmt.Fprintf(w, "\n### Findings\n\n")
 			for _, f := range fl {
 				fmt.Fprintf(w, "- **%s** %s: %s\n", f.Severity, mdEscape(f.Test), mdEscape(f.Summary))

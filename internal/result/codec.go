@@ -157,6 +157,12 @@ func Unmarshal(b []byte) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("not an iolens result (schema %q)", r.Schema)
 	}
+	// Records written before percentiles were held at the max.
+	for _, d := range []*DirResult{r.Read, r.Write, r.Sync} {
+		if d != nil {
+			d.Lat.ClipToMax()
+		}
+	}
 	return r, nil
 }
 

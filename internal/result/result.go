@@ -183,6 +183,37 @@ type Latency struct {
 	P9999Ns float64 `json:"p99_99_ns"`
 }
 
+// ClipNs is a percentile v held at or below the largest latency
+// measured, maxNs (0: unknown, v unchanged). Percentiles are read off a
+// histogram's bucket midpoints, which can lie above the exact max by up
+// to half a bucket's width (fio's buckets are 1/64 of their value wide);
+// no percentile is ever above the max.
+func ClipNs(v, maxNs float64) float64 {
+	if maxNs > 0 && v > maxNs {
+		return maxNs
+	}
+	return v
+}
+
+// ClipToMax holds every percentile at or below MaxNs, and says whether
+// any moved.
+func (l *Latency) ClipToMax() bool {
+	moved := false
+	for _, p := range []*float64{&l.P50Ns, &l.P90Ns, &l.P99Ns, &l.P999Ns, &l.P9999Ns} {
+		if c := ClipNs(*p, l.MaxNs); c != *p {
+			*p, moved = c, true
+		}
+	}
+	return moved
+}
+
+// Clipped says whether the histogram puts a percentile this latency
+// summary reports (up to p99.99) above its max: the reports say that
+// the figure was held at the max.
+func (d *DirResult) Clipped() bool {
+	return d.Lat.MaxNs > 0 && d.Hist.Count() > 0 && d.Hist.Percentile(99.99) > d.Lat.MaxNs
+}
+
 // FioSample is one 1 s window of fio's logs. T is seconds since the end of
 // the ramp (fio's log epoch).
 type FioSample struct {
@@ -264,6 +295,9 @@ type Finding struct {
 	// "sync"), empty when it concerns the whole result.
 	Dir     string `json:"dir,omitempty"`
 	Summary string `json:"summary"`
+	// Detail is what only someone reading fio's own output needs (its
+	// quirks, raw counters); reports show it in their verbose form.
+	Detail string `json:"detail,omitempty"`
 	// StartS and DurationS locate the finding on the result's time axis,
 	// when it has one.
 	StartS    *float64           `json:"start_s,omitempty"`

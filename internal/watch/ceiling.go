@@ -2,7 +2,8 @@ package watch
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/iolens/iolens/internal/limits"
 )
 
 // Ceiling is what a disk (and the VM it is attached to) is expected to
@@ -29,39 +30,47 @@ func (c Ceiling) Bursts() bool {
 	return c.BurstSeconds > 0 && (c.BurstIOPS > c.IOPS || c.BurstBWBytes > c.BWBytes)
 }
 
-// credit follows a token bucket from the observed rate: the bucket drains
-// by the rate above baseline and refills by the headroom below it. It can
-// only estimate: the real bucket's level when watching started is unknown
-// (CreditStartPct is assumed), and other readers of the same disk count.
-type credit struct {
-	c Ceiling
-	// IOs and bytes of credit, and the bucket sizes.
-	ios, bytes       float64
-	capIOs, capBytes float64
+// burst is the disk's credit burst as the limits package models it.
+func (c Ceiling) burst() *limits.BurstInfo {
+	return limits.NewCreditBurst(limits.Rate{IOPS: c.IOPS, BWBytes: c.BWBytes}, limits.Rate{IOPS: c.BurstIOPS, BWBytes: c.BurstBWBytes}, c.BurstSeconds)
 }
+
+// credit follows the disk's burst buckets (limits.Bucket) from the
+// observed rate. The ceiling is the disk's base rate: the rate it holds
+// for good. Only a rate seen above it says the disk is bursting, and
+// then the burst rate is the ceiling while the bucket lasts. The
+// buckets' level can only be estimated: where it stood when watching
+// started is unknown (CreditStartPct is assumed), and other readers of
+// the same disk count; a disk seen held at its base right after
+// bursting has none left, whatever the estimate.
+type credit struct {
+	c         Ceiling
+	ios, byts *limits.Bucket
+	// bursting: the last interval ran above the base rate.
+	bursting bool
+}
+
+// burstingAbove: a rate 5% above the base rate is a burst, not noise
+// around a throttle's pace.
+const burstingAbove = 1.05
 
 func newCredit(c Ceiling) *credit {
 	cr := &credit{c: c}
-	if c.BurstIOPS > c.IOPS && c.IOPS > 0 {
-		cr.capIOs = (c.BurstIOPS - c.IOPS) * c.BurstSeconds
-	}
-	if c.BurstBWBytes > c.BWBytes && c.BWBytes > 0 {
-		cr.capBytes = (c.BurstBWBytes - c.BWBytes) * c.BurstSeconds
-	}
-	f := c.CreditStartPct / 100
-	cr.ios, cr.bytes = cr.capIOs*f, cr.capBytes*f
+	cr.ios, cr.byts = c.burst().Buckets(c.CreditStartPct / 100)
 	return cr
 }
 
-// limits returns the IOPS and bandwidth limits in force.
+// limits returns the IOPS and bandwidth limits in force: the base rates,
+// the burst rates while the disk is seen bursting and has credit left,
+// within the VM's caps.
 func (cr *credit) limits() (iops, bw float64) {
 	c := cr.c
 	iops, bw = c.IOPS, c.BWBytes
-	if cr.capIOs > 0 && cr.ios > 0 {
-		iops = c.BurstIOPS
+	if cr.bursting && cr.ios != nil {
+		iops = cr.ios.Limit()
 	}
-	if cr.capBytes > 0 && cr.bytes > 0 {
-		bw = c.BurstBWBytes
+	if cr.bursting && cr.byts != nil {
+		bw = cr.byts.Limit()
 	}
 	if c.VMIOPS > 0 && (iops == 0 || c.VMIOPS < iops) {
 		iops = c.VMIOPS
@@ -73,10 +82,11 @@ func (cr *credit) limits() (iops, bw float64) {
 }
 
 // step accounts for one interval and returns the rate as a share of the
-// ceiling in force (before the interval's drain), the credit left in %
-// (-1 without bursting) and the seconds it lasts at this rate (-1 when
-// not draining).
+// ceiling in force, the credit left in % (-1 without bursting) and the
+// seconds it lasts at this rate (-1 when not draining).
 func (cr *credit) step(dt, iops, bw float64) (pct, creditPct, leftS float64) {
+	c := cr.c
+	cr.bursting = c.IOPS > 0 && iops > burstingAbove*c.IOPS || c.BWBytes > 0 && bw > burstingAbove*c.BWBytes
 	li, lb := cr.limits()
 	if li > 0 {
 		pct = iops / li * 100
@@ -85,39 +95,36 @@ func (cr *credit) step(dt, iops, bw float64) (pct, creditPct, leftS float64) {
 		pct = max(pct, bw/lb*100)
 	}
 	creditPct, leftS = -1, -1
-	if cr.capIOs == 0 && cr.capBytes == 0 {
+	if cr.ios == nil && cr.byts == nil {
 		return pct, creditPct, leftS
-	}
-	c := cr.c
-	if cr.capIOs > 0 {
-		cr.ios = math.Min(cr.capIOs, math.Max(0, cr.ios-(iops-c.IOPS)*dt))
-	}
-	if cr.capBytes > 0 {
-		cr.bytes = math.Min(cr.capBytes, math.Max(0, cr.bytes-(bw-c.BWBytes)*dt))
 	}
 	// The scarcer of the two buckets decides.
 	creditPct = 100
-	if cr.capIOs > 0 {
-		creditPct = cr.ios / cr.capIOs * 100
-		if iops > c.IOPS {
-			leftS = cr.ios / (iops - c.IOPS)
+	for _, x := range []struct {
+		k    *limits.Bucket
+		rate float64
+	}{{cr.ios, iops}, {cr.byts, bw}} {
+		if x.k == nil {
+			continue
 		}
-	}
-	if cr.capBytes > 0 {
-		creditPct = min(creditPct, cr.bytes/cr.capBytes*100)
-		if bw > c.BWBytes {
-			l := cr.bytes / (bw - c.BWBytes)
-			if leftS < 0 || l < leftS {
-				leftS = l
-			}
+		x.k.Step(x.rate, dt)
+		creditPct = min(creditPct, 100*x.k.Level())
+		if l := x.k.LeftS(x.rate); l >= 0 && (leftS < 0 || l < leftS) {
+			leftS = l
 		}
 	}
 	return pct, creditPct, leftS
 }
 
-// exhausted resets the bucket: the disk was seen held at baseline after
-// running above it, so whatever the model said, the credit is gone.
-func (cr *credit) exhausted() { cr.ios, cr.bytes = 0, 0 }
+// exhausted empties the buckets: the disk was seen held at its base
+// right after bursting.
+func (cr *credit) exhausted() {
+	for _, k := range []*limits.Bucket{cr.ios, cr.byts} {
+		if k != nil {
+			k.Empty()
+		}
+	}
+}
 
 // BurstMessage says how long the burst lasts at the observed rate, e.g.
 // "at 2800 IOPS, a P10's burst credits last about 12 more minutes".

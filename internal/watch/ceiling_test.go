@@ -43,3 +43,43 @@ func TestCreditP10(t *testing.T) {
 		t.Errorf("VM cap: %.1f%%, credit %v", p, c)
 	}
 }
+
+// A P15 (1,100 IOPS, 3,500 while credits last, a bucket of 2,400 x 1,800
+// IOs) watched with the catalog's figures and the default assumption of
+// a full bucket. Held at 1,100 IOPS it is at 100% of its ceiling, and
+// the credit, which nothing drains, stays put; bursting at 3,500 it is
+// at 100% of the burst ceiling, and the credit drains 2,400 IOs a
+// second (1/1,800 of the bucket); held at 1,100 right after bursting,
+// the bucket is known to be dry.
+func TestCreditP15AtItsCap(t *testing.T) {
+	c, err := ExpectFromCatalog("azure:P15", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CreditStartPct = 100
+	w := &Watcher{atBase: map[string]int{}, warned: map[string]bool{}}
+	cr := newCredit(*c)
+	tick := func(iops float64) (pct, cpct float64) {
+		pct, cpct, left := cr.step(1, iops, iops*4096)
+		w.burstCheck("sdc", cr, 0, iops, iops*4096, &cpct, &left)
+		return pct, cpct
+	}
+	for i := 0; i < 10; i++ {
+		if pct, cpct := tick(1100); math.Abs(pct-100) > 1e-9 || cpct != 100 {
+			t.Fatalf("second %d at the cap: %.1f%% of ceiling, credit %.2f%%; want 100%% and 100%%", i, pct, cpct)
+		}
+	}
+	for i := 1; i <= 10; i++ {
+		pct, cpct := tick(3500)
+		if want := 100 - 100*float64(i)/1800; math.Abs(pct-100) > 1e-9 || math.Abs(cpct-want) > 1e-9 {
+			t.Fatalf("second %d bursting: %.1f%% of ceiling, credit %.4f%%; want 100%% and %.4f%%", i, pct, cpct, want)
+		}
+	}
+	var cpct float64
+	for i := 0; i < 4; i++ {
+		_, cpct = tick(1100)
+	}
+	if pct, _ := tick(1100); math.Abs(pct-100) > 1e-9 || cpct != 0 {
+		t.Errorf("held at the base after bursting: %.1f%% of ceiling, credit %.2f%%; want 100%% and 0", pct, cpct)
+	}
+}

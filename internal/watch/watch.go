@@ -516,14 +516,20 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 // running above it means the bucket is empty, whatever the model says.
 func (w *Watcher) burstCheck(dev string, cr *credit, t, iops, bw float64, cpct, left *float64) []finding {
 	c := cr.c
-	near := func(v, base float64) bool { return base > 0 && v > 0.5*base && v <= 1.05*base }
-	if (near(iops, c.IOPS) || near(bw, c.BWBytes)) && *cpct > 0 && *cpct < 100 {
+	near := func(v, base float64) bool { return base > 0 && v > 0.5*base && v <= burstingAbove*base }
+	// Held at the base right after a burst: the bucket ran dry. A disk
+	// never seen bursting says nothing about its credit.
+	switch {
+	case cr.bursting:
+		w.atBase[dev] = 1
+	case w.atBase[dev] > 0 && (near(iops, c.IOPS) || near(bw, c.BWBytes)) && *cpct > 0:
 		w.atBase[dev]++
-		if w.atBase[dev] >= 3 {
+		if w.atBase[dev] > 3 {
 			cr.exhausted()
 			*cpct, *left = 0, -1
+			w.atBase[dev] = 0
 		}
-	} else {
+	default:
 		w.atBase[dev] = 0
 	}
 	var out []finding

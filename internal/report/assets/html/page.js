@@ -6,10 +6,11 @@
   var colors = data.colors || [];
   function color(i) { return colors[i % colors.length]; }
   function list(x) { return Array.isArray(x) ? x : []; }
-  function width(el) { return Math.max(300, Math.min(el.clientWidth || 900, 1000)); }
+  // Charts fit their container, down to a phone's width.
+  function width(el) { return Math.max(200, Math.min(el.clientWidth || 600, 1160)); }
   // Plot heights: the plotting area itself stays at least 160 px tall
   // once the x axis (about 50 px) is taken off.
-  var TS_HEIGHT = 260, BIG_HEIGHT = 300;
+  var TS_HEIGHT = 260, BIG_HEIGHT = 300, MODEL_HEIGHT = 250;
 
   // Numbers as people read them: 12,345 / 123.4 / 1.23 / 0.012.
   function num(v) {
@@ -61,7 +62,8 @@
         var x0 = u.valToPos(r[0], "x", true), x1 = u.valToPos(r[1], "x", true);
         x0 = Math.max(b.left, x0); x1 = Math.min(b.left + b.width, x1);
         if (x1 <= x0) return;
-        ctx.fillStyle = r[2] === "stall" ? "rgba(220,0,0,0.15)" : r[2] === "cliff" ? "rgba(255,140,0,0.18)" : "rgba(120,120,120,0.12)";
+        var sh = data.shade || {};
+        ctx.fillStyle = sh[r[2]] || sh.other || "rgba(120,120,120,0.12)";
         ctx.fillRect(x0, b.top, x1 - x0, b.height);
       });
       ctx.restore();
@@ -83,7 +85,39 @@
     { title: "Dirty and writeback memory, iowait", unit: "MB", sys: [1, 2, 3], right: ["iowait %"], rightUnit: "%", rightTop: 100 }
   ];
   var dashes = { fio: null, dev: [6, 3], sys: null };
-  var seriesColors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+  // One colour per metric on every chart of the page.
+  var metricKeys = ["writeback", "write", "w_await", "read", "r_await", "queue", "util", "dirty", "iowait"];
+  var metricOf = { w_await: "write", r_await: "read" };
+  function metricColor(name) {
+    var m = data.metrics || {};
+    for (var i = 0; i < metricKeys.length; i++) {
+      var k = metricKeys[i];
+      if (name.indexOf(k) >= 0) return m[metricOf[k] || k] || "#444";
+    }
+    return "#444";
+  }
+
+  // Smoothing: series sampled faster than once a second are drawn as a
+  // 1 s moving mean unless the reader turns it off.
+  var smoothBox = document.getElementById("smooth");
+  function smoothOn() { return !smoothBox || smoothBox.checked; }
+  function step(col) {
+    var dts = [];
+    for (var i = 1; i < col.length && dts.length < 50; i++) if (col[i] != null && col[i - 1] != null) dts.push(col[i] - col[i - 1]);
+    dts.sort(function (a, b) { return a - b; });
+    return dts.length ? dts[dts.length >> 1] : 1;
+  }
+  function movingMean(ts, col) {
+    var w = Math.max(1, Math.round(1 / Math.max(step(ts), 1e-3)));
+    if (w <= 1) return col;
+    var out = new Array(col.length), h = w >> 1;
+    for (var i = 0; i < col.length; i++) {
+      var s = 0, n = 0;
+      for (var j = Math.max(0, i - h); j <= Math.min(col.length - 1, i + (w - 1 - h)); j++) if (col[j] != null) { s += col[j]; n++; }
+      out[i] = col[i] == null || !n ? null : s / n;
+    }
+    return out;
+  }
 
   function drawSeries(item) {
     var host = document.getElementById(item.id);
@@ -104,13 +138,25 @@
           var right = g.right && g.right.indexOf(k.name) >= 0;
           var unit = right ? g.rightUnit : g.unit;
           var st = stats(k.col);
-          series.push({ label: k.name, stroke: seriesColors[ci++ % seriesColors.length], width: 1.5, dash: dashes[src] || undefined,
+          ci++;
+          series.push({ label: k.name, stroke: metricColor(k.name), width: 1.5, dash: dashes[src] || undefined,
             scale: right ? "r" : "y", spanGaps: true, points: { show: false },
             value: legendValue("mean " + num(st.mean) + (unit === "%" ? " %" : ""), unit === "%" ? "%" : "") });
         });
       });
       if (tables.length === 0) return;
-      var joined = tables.length === 1 ? tables[0] : uPlot.join(tables);
+      function joinAll(tbs) { return tbs.length === 1 ? tbs[0] : uPlot.join(tbs); }
+      var raw = joinAll(tables);
+      var smoothed = null;
+      // Each source is smoothed on its own time axis, then joined.
+      function view() {
+        if (!item.fast || !smoothOn()) return raw;
+        if (!smoothed) smoothed = joinAll(tables.map(function (tb) {
+          return tb.map(function (c, i) { return i === 0 ? c : movingMean(tb[0], c); });
+        }));
+        return smoothed;
+      }
+      var joined = view();
       var div = document.createElement("div");
       var ttl = document.createElement("p");
       ttl.className = "ttl";
@@ -127,6 +173,8 @@
         cursor: { sync: { key: sync.key } }, legend: { live: true }, plugins: [shadePlugin(item.shade)] };
       var u = new uPlot(opts, joined, div);
       u.iolensKind = "series";
+      u.iolensFast = !!item.fast;
+      u.iolensView = view;
       charts.push(u);
     });
   }
@@ -163,59 +211,88 @@
     charts.push(u);
   }
 
-  function drawQD(item) {
+  // The disk model: per curve its measured points, the fitted line and
+  // its mean latency (dashed, right axis), against queue depth.
+  function drawModel(item) {
     var host = document.getElementById(item.id);
     if (!host) return;
-    var series = [{ label: "outstanding IOs", value: function (u, v, si, idx) { return idx == null ? "at the deepest" : v == null ? "" : "QD " + v; } }], d = [item.x];
-    var sets = list(item.sets), knees = list(item.knees);
-    sets.forEach(function (si, j) {
-      series.push({ label: data.sets[si] + " IOPS", stroke: color(si), width: 2, spanGaps: true, points: { show: true, size: 6 },
-        value: legendValue(num(stats(item.iops[j]).last), "") });
-      d.push(item.iops[j]);
+    var series = [{ label: "QD", value: function (u, v, si, idx) { return idx == null ? "every depth" : v == null ? "–" : "QD " + num(v); } }], d = [item.x];
+    list(item.lines).forEach(function (l) {
+      var s = { label: l.label, stroke: l.color, spanGaps: true };
+      if (l.kind === "measured") {
+        s.paths = function () { return null; };
+        s.points = { show: true, size: 8, space: 0, fill: l.color };
+        s.width = 2;
+        s.value = legendValue("measured", item.unit);
+      } else if (l.kind === "fit") {
+        s.width = 1.5; s.points = { show: false };
+        s.value = legendValue("fitted", item.unit);
+      } else {
+        s.scale = "ms"; s.width = 1.5; s.dash = [5, 4]; s.points = { show: true, size: 4, space: 0 };
+        s.value = legendValue("mean", "ms");
+      }
+      series.push(s);
+      d.push(l.y);
     });
-    sets.forEach(function (si, j) {
-      series.push({ label: data.sets[si] + " p99", stroke: color(si), width: 1.5, dash: [5, 4], scale: "ms", spanGaps: true, points: { show: true, size: 5 },
-        value: legendValue(num(stats(item.p99[j]).last) + " ms", "ms") });
-      d.push(item.p99[j]);
-    });
+    var knees = list(item.knees);
     var kneePlugin = { hooks: { draw: [function (u) {
       var ctx = u.ctx, b = u.bbox;
       ctx.save();
       knees.forEach(function (k, j) {
-        if (!k) return;
-        var x = u.valToPos(k, "x", true);
-        ctx.strokeStyle = color(sets[j]);
-        ctx.setLineDash([2, 3]);
-        ctx.lineWidth = 2;
+        var x = u.valToPos(k.qd, "x", true);
+        if (x < b.left || x > b.left + b.width) return;
+        ctx.strokeStyle = k.color; ctx.setLineDash([2, 3]); ctx.lineWidth = 1.5 * devicePixelRatio;
         ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
-        ctx.fillStyle = color(sets[j]);
-        ctx.font = (11 * devicePixelRatio) + "px sans-serif";
-        ctx.fillText("knee QD " + k, x + 4, b.top + 12 * devicePixelRatio * (j + 1));
+        ctx.fillStyle = k.color; ctx.font = (12 * devicePixelRatio) + "px sans-serif";
+        ctx.fillText(k.label, x + 4, b.top + 14 * devicePixelRatio * (j + 1));
       });
       ctx.restore();
     }] } };
-    var opts = { width: width(host), height: BIG_HEIGHT, series: series, plugins: [kneePlugin],
+    var opts = { width: width(host), height: MODEL_HEIGHT, series: series, plugins: [kneePlugin],
       scales: { x: { time: false, distr: 3, log: 2 }, y: { range: fromZero(0) }, ms: { range: fromZero(0) } },
-      axes: [{ label: "outstanding IOs (iodepth x numjobs)", labelSize: 18 }, { label: "IOPS", labelSize: 18, size: 60 },
-             { scale: "ms", side: 1, label: "p99 ms", labelSize: 18, grid: { show: false }, size: 50 }] };
+      axes: [{ label: "IOs in flight (queue depth)", labelSize: 18 }, { label: item.unit, labelSize: 18, size: 56 },
+             { scale: "ms", side: 1, label: "latency ms", labelSize: 18, grid: { show: false }, size: 48 }] };
     var u = new uPlot(opts, d, host);
-    u.iolensKind = "qd";
+    u.iolensKind = "model";
     charts.push(u);
   }
 
-  list(data.series).forEach(drawSeries);
-  list(data.pct).forEach(drawPct);
-  list(data.qd).forEach(drawQD);
+  // Charts inside a closed test are drawn when it opens: they would have
+  // no width before, and a long report opens at once.
+  var pending = {};
+  list(data.series).forEach(function (it) { pending[it.id] = function () { drawSeries(it); }; });
+  list(data.pct).forEach(function (it) { pending[it.id] = function () { drawPct(it); }; });
+  function drawWithin(el) {
+    el.querySelectorAll(".ts, .plot").forEach(function (h) {
+      var f = pending[h.id];
+      if (f) { delete pending[h.id]; f(); }
+    });
+    document.body.setAttribute("data-charts", String(charts.length));
+  }
+  list(data.model).forEach(drawModel);
+  document.querySelectorAll("details").forEach(function (d) {
+    if (d.open) drawWithin(d);
+    d.addEventListener("toggle", function () { if (d.open) drawWithin(d); });
+  });
+  if (smoothBox) smoothBox.addEventListener("change", function () {
+    charts.forEach(function (u) { if (u.iolensFast) u.setData(u.iolensView()); });
+  });
+  var resizing = 0;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () { resize(0); }, 100);
+  });
 
   // Fit the page width when printing, and back.
   function resize(w) {
     charts.forEach(function (u) {
       var el = u.root.parentNode;
+      if (el.offsetParent === null && !w) return; // in a closed test
       u.setSize({ width: w || width(el), height: u.height });
     });
   }
   window.addEventListener("beforeprint", function () {
-    document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+    document.querySelectorAll("details").forEach(function (d) { d.open = true; drawWithin(d); });
     resize(680);
   });
   window.addEventListener("afterprint", function () { resize(0); });

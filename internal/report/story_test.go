@@ -1,0 +1,131 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/result"
+)
+
+// p15Run is a real diagnose run on an emulated Azure P15 (1,100 IOPS and
+// 125 MB/s, bursting to 3,500 IOPS and 170 MB/s from a full bucket),
+// analysed afresh as 'iolens analyze' would.
+func p15Run(t *testing.T) []result.Result {
+	t.Helper()
+	return realRun(t, "diagnose-emulated-p15.ndjson.gz")
+}
+
+// realP30 is a real diagnose run on an emulated P30 with 2 ms of
+// latency, whose curves bend gradually and which stalls.
+func realP30(t *testing.T) []result.Result {
+	t.Helper()
+	return realRun(t, "diagnose-emulated-p30-latency.ndjson.gz")
+}
+
+// realRun reads a kept diagnose run and analyses it afresh.
+func realRun(t *testing.T, name string) []result.Result {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ReadResults(bytes.NewReader(b), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	analysis.Annotate(rs)
+	return rs
+}
+
+// section returns the lines of the text report's section title, up to
+// the next blank line.
+func section(txt, title string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(txt, "\n") {
+		switch {
+		case strings.HasPrefix(l, title):
+			in = true
+		case in && strings.TrimSpace(l) == "":
+			return out
+		case in:
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// The text report is read in ten seconds: a verdict of 3 to 5 lines
+// with how sure each figure is beside it, what to change one short line
+// each, and the findings once per story, without fio's internals (those
+// are in --verbose).
+func TestTextReadInTenSeconds(t *testing.T) {
+	rs := p15Run(t)
+	var buf bytes.Buffer
+	if err := Text(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	txt := buf.String()
+	verdict := section(txt, "Verdict")
+	if len(verdict) < 3 || len(verdict) > 5 {
+		t.Errorf("a verdict of %d lines:\n%s", len(verdict), strings.Join(verdict, "\n"))
+	}
+	for _, l := range verdict {
+		if (strings.HasPrefix(l, "read:") || strings.HasPrefix(l, "write:")) && strings.Count(l, "±")+strings.Count(l, "no plateau") < 2 {
+			t.Errorf("a figure without how sure it is: %s", l)
+		}
+	}
+	change := section(txt, "To change")
+	if len(change) == 0 {
+		t.Errorf("no 'To change' section:\n%s", txt)
+	}
+	for _, l := range change {
+		if len([]rune(l)) >= 100 {
+			t.Errorf("a 'to change' line of %d characters: %s", len([]rune(l)), l)
+		}
+	}
+	findings := section(txt, "Findings")
+	d := Diagnose(rs, nil)
+	seen := map[string]bool{}
+	for _, l := range findings {
+		story, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(l, "WARN "), "FAIL "), ": ")
+		if seen[story] {
+			t.Errorf("%q has two lines:\n%s", story, strings.Join(findings, "\n"))
+		}
+		seen[story] = true
+	}
+	// One line per curve, the fsync story once, the steady state folded:
+	// nothing else happened on this disk.
+	if want := len(d.Curves) + 2; len(findings) != want {
+		t.Errorf("%d finding lines, want %d (%d curves, etcd, steady state):\n%s", len(findings), want, len(d.Curves), strings.Join(findings, "\n"))
+	}
+	for _, internal := range []string{"total_ios", "fit residual", "sync.lat_ns"} {
+		if strings.Contains(txt, internal) {
+			t.Errorf("the report shows fio's internals (%q)", internal)
+		}
+	}
+	buf.Reset()
+	if err := TextVerbose(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"total_ios=0", "fit residual", "Findings per test"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("--verbose lacks %q", want)
+		}
+	}
+}
