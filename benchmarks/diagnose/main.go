@@ -79,7 +79,7 @@ func scenarios() []scenario {
 		{name: "channels", args: []string{"--channels", "4", "--latency", "p50=2ms,p99=6ms"},
 			codes:    map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeDevice}},
 			headline: map[string]map[string]string{"read": {"iops": result.CodeDevice}, "write": {"iops": result.CodeDevice}}},
-		{name: "in-device", args: []string{"--throttle-at", "device", "--iops", "2500", "--bw", "100MB/s", "--latency", "0.5ms"},
+		{name: "in-device", args: []string{"--throttle-at", "device", "--iops", "2500", "--bw", "100MB/s", "--latency", "p50=0.5ms,p99=2ms"},
 			readIOPS: 2500, writeIOPS: 2500, readBW: 100e6, writeBW: 100e6, codes: capCodes(false),
 			headline: map[string]map[string]string{"read": {"iops": result.CodeIOPSCap, "bw": result.CodeBandwidthCap},
 				"write": {"iops": result.CodeIOPSCap, "bw": result.CodeBandwidthCap}}},

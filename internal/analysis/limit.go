@@ -236,7 +236,9 @@ func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 	return Describe(xs).CV, median(dev), len(xs)
 }
 
-// fineCV is the coefficient of variation of a series' windows, its first
+// fineCV is the robust coefficient of variation of a series' windows (the
+// median absolute deviation, scaled to a normal's sigma, over the median:
+// a window cut short or slowed by a neighbour does not move it), the first
 // window left out (fio's first window holds the start), with how many
 // windows it rests on; -1 with fewer than eight.
 func fineCV(pts []Point, iv float64) (float64, int) {
@@ -247,11 +249,15 @@ func fineCV(pts []Point, iv float64) (float64, int) {
 	for _, p := range pts[1:] {
 		xs = append(xs, p.IOPS)
 	}
-	d := Describe(xs)
-	if d.Mean <= 0 {
+	med := median(xs)
+	if med <= 0 {
 		return -1, len(xs)
 	}
-	return d.CV, len(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	return 1.4826 * median(dev) / med, len(xs)
 }
 
 // paceRatio is how flat the rate is against how flat IOs completing at

@@ -773,20 +773,17 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// histCV is a latency histogram's coefficient of variation (0 when it
-// holds fewer than 100 IOs).
+// histCV is a latency histogram's robust coefficient of variation: the
+// spread between its 10th and 90th percentiles, as a normal's sigma, over
+// its median (0 when it holds fewer than 100 IOs). A few IOs slowed by a
+// neighbour do not move it.
 func histCV(h *result.Histogram) float64 {
 	if h.Count() < 100 {
 		return 0
 	}
-	mean := h.Mean()
-	if mean <= 0 {
+	ps := h.Percentiles([]float64{10, 50, 90})
+	if ps[1] <= 0 {
 		return 0
 	}
-	var ss float64
-	for _, b := range h.Buckets() {
-		d := float64(b.Ns) - mean
-		ss += float64(b.Count) * d * d
-	}
-	return math.Sqrt(ss/float64(h.Count())) / mean
+	return (ps[2] - ps[0]) / (2 * 1.2816 * ps[1])
 }

@@ -194,12 +194,16 @@ func TestModelFewChannels(t *testing.T) {
 }
 
 // A throttle inside the device, as a cloud hypervisor enforces a disk's
-// cap: 1,500 IOPS for reads and writes together, with 1 ms per IO below
-// it. The guest's queue fills as with a saturated device, but the rate is
-// paced flat: a cap, at its level.
+// cap: 1,500 IOPS for reads and writes together, over a device whose IOs
+// take about 0.5 ms (log-normal, as service times are). The guest's queue
+// fills as with a saturated device, but the rate is paced far flatter
+// than the service times would make it: a cap, at its level.
 func TestModelThrottleInsideDevice(t *testing.T) {
 	const capIOPS = 1500
-	lat := emulate.Fixed(time.Millisecond)
+	lat, err := emulate.ParseDist("p50=0.5ms,p99=2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rs, c := sweep(t, emulate.Spec{Name: "m-dev", RAM: true, ThrottleAt: emulate.ThrottleDevice, Limits: emulate.Limits{TotalIOPS: capIOPS},
 		Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, []int{1, 4, 16, 32}, 4)
 	if c.State != analysis.StatePlateau || c.Kind != result.CodeIOPSCap {
