@@ -403,6 +403,10 @@ func gainOver(pts []CurvePoint) float64 {
 // grows as in M/M/1), large values the sharp corner of a token bucket.
 var sharpnesses = [...]float64{1, 1.5, 2, 3, 4, 6, 8, 16, 64}
 
+// huberDelta is where the fit's loss turns from squared to linear (10%
+// in log IOPS).
+const huberDelta = 0.1
+
 // fitIOPS is the model at depth q: the smooth minimum of q / L0 (latency
 // bound) and C (the ceiling), with sharpness p, in logs to keep large
 // powers finite.
@@ -446,13 +450,19 @@ func (c *Curve) fitShape() {
 		}
 		return float64(base.QD) * math.Pow(v, 1/p)
 	}
+	// The loss is Huber's on log IOPS: squared within 10%, linear past
+	// it, so one depth slowed by a neighbour does not bend the fit.
 	sse := func(ceiling, p float64) float64 {
 		var s float64
 		l := l0(ceiling, p)
 		for _, pt := range c.Points {
 			if pt.IOPS > 0 {
-				d := math.Log(pt.IOPS / fitIOPS(float64(pt.QD), l, ceiling, p))
-				s += d * d
+				d := math.Abs(math.Log(pt.IOPS / fitIOPS(float64(pt.QD), l, ceiling, p)))
+				if d <= huberDelta {
+					s += d * d
+				} else {
+					s += 2*huberDelta*d - huberDelta*huberDelta
+				}
 			}
 		}
 		return s

@@ -174,3 +174,20 @@ func TestFitShape(t *testing.T) {
 		t.Errorf("knee at QD%.2f, want 4 (2 ms x 2,000)", a.Knee)
 	}
 }
+
+// One depth slowed by a neighbour (a third of the plateau) does not pull
+// the fitted ceiling down with it.
+func TestFitIgnoresOneSlowDepth(t *testing.T) {
+	var pts []pt
+	for _, q := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+		x := math.Min(float64(q)/1e-3, 5000)
+		if q == 64 {
+			x /= 3
+		}
+		pts = append(pts, pt{qd: q, iops: x, queue: float64(q), busy: 10})
+	}
+	c := fitOne(t, curveOf(pts...))
+	if math.Abs(c.Ceiling-5000) > 0.03*5000 {
+		t.Errorf("ceiling %.0f, want 5,000 whatever QD64 did", c.Ceiling)
+	}
+}
