@@ -154,23 +154,24 @@ func (f dirFacts) meanErr() float64 {
 // would be (their count over a window of N IOs varies by about
 // serviceCV / sqrt(N)).
 func (f dirFacts) paced() (bool, string) {
+	ratio := f.paceRatio()
+	if f.pooled > 0 {
+		ratio = f.pooled
+	}
 	var why string
 	switch {
-	case f.pooled > 0 || f.paceRatio() >= 0:
+	case ratio >= 0 && ratio <= pacedRenewal && f.fineCV <= pacedMax:
 		// Over the series' own windows (N IOs each), IOs completing at
 		// the pace of their service times vary by about serviceCV /
 		// sqrt(N); a token bucket's far less. A plateau's tests pool
 		// their ratios (f.pooled), a few windows each being noisy.
-		ratio := f.paceRatio()
-		if f.pooled > 0 {
-			ratio = f.pooled
-		}
-		if ratio > pacedRenewal || f.fineCV > pacedMax {
-			return false, ""
-		}
 		why = fmt.Sprintf("the rate is flat to %.2f%% from one %s window to the next, %.0fx flatter than the device's own service times would make it",
 			100*f.fineCV, units.FormatSeconds(f.fineS), 1/math.Max(ratio, 0.01))
-	case f.spread1s >= 0 && f.spread1s <= flatCV:
+	case f.spread1s >= 0 && f.spread1s <= flatCV && f.windows >= 4 && !f.variedService():
+		// Second to second (a cgroup throttle releases IO in slices
+		// that alias with finer windows), flat to a fraction of a
+		// percent, where the service times do not vary enough for a
+		// saturated device to be as flat.
 		why = fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
 	default:
 		return false, ""
@@ -184,6 +185,17 @@ func (f dirFacts) paced() (bool, string) {
 		why += ": a throttle pacing IO"
 	}
 	return true, why
+}
+
+// variedService says the service times vary enough (a CV of 0.15 or
+// more) that a saturated device would not be flat to a quarter of what
+// they predict second to second.
+func (f dirFacts) variedService() bool {
+	if f.serviceCV < 0.15 || f.spread1s < 0 || f.d.IOPS <= 0 {
+		return false
+	}
+	natural := 0.6745 * f.serviceCV / math.Sqrt(f.d.IOPS) // a normal's median deviation
+	return f.spread1s > 0.25*natural
 }
 
 // cpuBound says fio or the host ran out of CPU: fio used most of a CPU,

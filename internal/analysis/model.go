@@ -588,46 +588,76 @@ func (c *Curve) plateauKind() (string, string) {
 		return result.CodeLatency, fmt.Sprintf("still rising %.0f%% per doubling at QD%d, latency %.1fx the base: the ceiling is above %s IOPS; a deeper queue gives more",
 			100*c.Gain, deep.QD, deep.Inflation, units.Figure(deep.IOPS))
 	}
-	// On the plateau (or one depth): read the plateau's deepest test
-	// with a series long enough to judge.
-	var ev *dirFacts
-	for i := len(c.Points) - 1; i >= 0 && ev == nil; i-- {
+	// On the plateau (or one depth): its tests clearly past the knee
+	// (latency at least doubled; right at the knee the queue has not yet
+	// shown where it sits) each say what binds them, and the plateau is
+	// what most of them say; on a tie, what binds where it begins (deeper
+	// tests can add limits of their own: a device's queue limit behind a
+	// throttle, a neighbour's load).
+	var on []*CurvePoint
+	clear := false
+	for i := range c.Points {
+		clear = clear || c.Points[i].Inflation >= 2 && c.Points[i].IOPS >= onCeiling*c.Best().IOPS
+	}
+	for i := range c.Points {
 		p := &c.Points[i]
-		if p.IOPS < onCeiling*c.Best().IOPS {
+		if p.IOPS < onCeiling*c.Best().IOPS || p.Inflation < inflationFlat && len(c.Points) > 1 && p != c.Best() || clear && p.Inflation < 2 {
 			continue
 		}
-		for j := range p.facts {
-			if ev == nil || p.facts[j].windows > ev.windows {
-				ev = &p.facts[j]
-			}
-		}
+		on = append(on, p)
 	}
-	if ev == nil {
-		ev = &deep.facts[0]
+	if len(on) == 0 {
+		on = []*CurvePoint{deep}
 	}
 	// How flat the plateau is, pooled over its tests.
 	var ratios []float64
-	for i := range c.Points {
-		p := &c.Points[i]
-		if p.IOPS < onCeiling*c.Best().IOPS || p.Inflation < inflationFlat && len(c.Points) > 1 {
-			continue
-		}
+	for _, p := range on {
 		for _, f := range p.facts {
 			if r := f.paceRatio(); r >= 0 {
 				ratios = append(ratios, r)
 			}
 		}
 	}
+	pooled := 0.0
 	if len(ratios) > 0 {
-		e := *ev
-		e.pooled = math.Max(median(ratios), 1e-6)
-		ev = &e
+		pooled = math.Max(median(ratios), 1e-6)
 	}
 	if c.CPURetry != nil && c.CPURetry.FioWasTheLimit && c.State == StatePlateau && deep.Jobs > 1 && deep.CPUBound {
 		return result.CodeCPU, fmt.Sprintf("with %d jobs the rate rose from %s to %s IOPS and the CPU is spent again", c.CPURetry.Jobs,
 			units.Figure(c.CPURetry.OneJob), units.Figure(c.CPURetry.More))
 	}
-	return kindOf(*ev, c)
+	votes := map[string]int{}
+	whys := map[string]string{}
+	first := ""
+	for _, p := range on {
+		// The test of the depth with the longest series.
+		f := p.facts[0]
+		for _, g := range p.facts[1:] {
+			if g.windows > f.windows {
+				f = g
+			}
+		}
+		f.pooled = pooled
+		code, why := kindOf(f, c)
+		votes[code]++
+		if _, ok := whys[code]; !ok {
+			whys[code] = why
+		}
+		if first == "" {
+			first = code
+		}
+	}
+	win := first
+	for code, n := range votes {
+		if n > votes[win] {
+			win = code
+		}
+	}
+	why := whys[win]
+	if n := len(on); n > 1 && votes[win] < n {
+		why += fmt.Sprintf(" (%d of its %d depths say so)", votes[win], n)
+	}
+	return win, why
 }
 
 // kindOf reads what binds one test on a plateau (or the only test of a
@@ -648,14 +678,22 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 	if f.cpuBound(c != nil && c.Unsteady > unsteadyPlateau) {
 		return result.CodeCPU, f.cpuWhy()
 	}
-	if f.held() {
+	// The queue grew above the device, not in it: each IO's time in the
+	// device stayed near the base latency while fio's doubled.
+	waitAbove := c != nil && c.BaseLatNs > 0 && f.devAwaitMs > 0 && f.devQueue >= 0 &&
+		f.devAwaitMs*1e6 < 2*c.BaseLatNs && f.latNs > 2*c.BaseLatNs
+	if f.held() || waitAbove {
 		s := fmt.Sprintf("IO is held above the device: fio keeps %d in flight, the device's queue holds %.1f", f.qd, f.devQueue)
+		if waitAbove {
+			s = fmt.Sprintf("IO waits above the device: each spends %s in it, about its base %s, of %s in all",
+				units.Latency(f.devAwaitMs*1e6), units.Latency(c.BaseLatNs), units.Latency(f.latNs))
+		}
 		if f.d.Lat.P50Ns > 0 && f.d.Lat.P999Ns > 20*f.d.Lat.P50Ns {
 			s += fmt.Sprintf(", with latency p50 %s but p99.9 %s: a throttle releasing IO in slices", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
 		}
 		return capCode, s
 	}
-	if c != nil && c.State == StatePlateau && f.devQueue >= 0 && !f.held() {
+	if c != nil && c.State == StatePlateau && f.devQueue >= 0 {
 		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate varies %.1f%% second to second, as the device's own service does, not a throttle's pace",
 			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, 100*math.Max(f.spread1s, 0))
 		if f.full() {
