@@ -41,8 +41,10 @@ const (
 	// past the knee, so the rate there is the ceiling even where the knee
 	// is gradual (a single-server queue gives 80% of its ceiling there).
 	inflationPlateau = 4.0
-	// plateauGain: a doubling that adds less than 10% is on the plateau.
+	// plateauGain: a doubling that adds less than 10% is on the plateau;
+	// scalingGain: one that adds 60% or more is still latency-bound.
 	plateauGain = 0.10
+	scalingGain = 0.60
 	// onCeiling: points within 10% of the ceiling rest on it.
 	onCeiling = 0.9
 	// bwTolerance: two block sizes within 10% in MB/s share a bandwidth
@@ -356,20 +358,32 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 		from--
 	}
 	past := pts[from:]
-	if len(past) >= 2 {
-		c.Gain = gainOver(past)
-	} else if len(pts) >= 2 {
+	// The gain is judged over the top of the curve: the points past the
+	// knee within a quarter of the best rate (the bend itself rises fast).
+	best := c.Best()
+	var top []CurvePoint
+	for _, p := range past {
+		if p.IOPS >= 0.75*best.IOPS {
+			top = append(top, p)
+		}
+	}
+	switch {
+	case len(top) >= 2:
+		c.Gain = gainOver(top)
+	case len(pts) >= 2:
 		c.Gain = gainPerDoubling(SweepPoint{Outstanding: pts[len(pts)-2].QD, IOPS: pts[len(pts)-2].IOPS},
 			SweepPoint{Outstanding: deep.QD, IOPS: deep.IOPS})
 	}
 	switch {
 	case len(pts) == 1:
 		c.State = StateOneDepth
-	case len(past) == 0:
+	case len(past) == 0 || c.Gain >= scalingGain:
+		// Latency at its base, or the rate still scaling nearly with the
+		// queue (a loaded machine can inflate latency a little).
 		c.State = StateLatency
-	case len(past) >= 2 && c.Gain < plateauGain:
+	case len(top) >= 2 && c.Gain < plateauGain:
 		c.State = StatePlateau
-	case len(past) == 1 && past[0].Inflation >= inflationPlateau && past[0].QD == deep.QD:
+	case len(past) == 1 && past[0].Inflation >= inflationPlateau && best.QD == deep.QD:
 		// Only the deepest is past the knee, and so far past it that its
 		// rate is the ceiling: the plateau rests on that one point.
 		c.State = StatePlateau

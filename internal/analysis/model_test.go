@@ -113,6 +113,14 @@ func TestModelKinds(t *testing.T) {
 			{qd: 1, iops: 4835, queue: 0.3, fioCPU: 5, busy: 30}, {qd: 4, iops: 8082, queue: 0.5, fioCPU: 8, busy: 30},
 			{qd: 16, iops: 13641, queue: 2, fioCPU: 10, busy: 30}, {qd: 64, iops: 28045, queue: 15, fioCPU: 15, busy: 30},
 		}, StateApproaching, result.CodeLatency, 0},
+		{"latency-bound on a loaded machine: latency up 40%, the rate still doubling", []pt{
+			{qd: 1, iops: 226, spread: 0.05, queue: 1, fioCPU: 2, busy: 100}, {qd: 4, iops: 768, spread: 0.05, queue: 3.5, fioCPU: 3, busy: 100},
+			{qd: 16, iops: 2132, spread: 0.05, queue: 10.8, fioCPU: 5, busy: 100}, {qd: 32, iops: 5307, spread: 0.05, queue: 29.3, fioCPU: 8, busy: 100},
+		}, StateLatency, result.CodeLatency, 0},
+		{"a throttle inside the device, its knee rounded by a loaded machine", []pt{
+			{qd: 1, iops: 422, spread: 0.05, queue: 0.6, fioCPU: 2, busy: 100}, {qd: 4, iops: 1015, spread: 0.05, queue: 2.7, fioCPU: 2, busy: 100},
+			{qd: 16, iops: 1467, spread: 0.0005, queue: 15.4, fioCPU: 2, busy: 100}, {qd: 32, iops: 1491, spread: 0.0005, queue: 31.7, fioCPU: 2, busy: 100},
+		}, StatePlateau, result.CodeIOPSCap, 1480},
 		{"QD1 and QD32 only, a P15-like cap far past the knee", []pt{
 			{qd: 1, iops: 400, spread: 0.01, queue: 1, fioCPU: 1, busy: 10}, {qd: 32, iops: 1100, spread: 0.001, queue: 31, fioCPU: 1, busy: 10},
 		}, StatePlateau, result.CodeIOPSCap, 1100},
