@@ -708,8 +708,12 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		return capCode, s
 	}
 	if c != nil && c.State == StatePlateau && f.devQueue >= 0 {
-		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate varies %.1f%% second to second, as the device's own service does, not a throttle's pace",
-			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, 100*math.Max(f.spread1s, 0))
+		vary := fmt.Sprintf("varies %.1f%% second to second", 100*math.Max(f.spread1s, 0))
+		if f.fineCV >= 0 {
+			vary = fmt.Sprintf("varies %.1f%% from one %s window to the next", 100*f.fineCV, units.FormatSeconds(f.fineS))
+		}
+		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate %s, as the device's own service does, not a throttle's pace",
+			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, vary)
 		if f.full() {
 			s += fmt.Sprintf("; its queue holds %.1f of %d IOs (util %.0f%%)", f.devQueue, f.qd, f.devUtil)
 		}
