@@ -209,7 +209,10 @@ func (f dirFacts) cpuBound(unsteady bool) bool {
 	if f.fioCPU < cpuBound && !busyHost {
 		return false
 	}
-	return !(f.full() && f.devAwaitMs*1e6 >= 0.5*f.latNs)
+	// A full device queue on a busy host is a saturated device beside
+	// busy neighbours only while fio itself wanted little CPU; a RAM or
+	// loop device's queue fills because its worker waits for CPU too.
+	return f.fioCPU >= cpuShare || !(f.full() && f.devAwaitMs*1e6 >= 0.5*f.latNs)
 }
 
 func (f dirFacts) cpuWhy() string {

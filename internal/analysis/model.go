@@ -93,6 +93,9 @@ type CurvePoint struct {
 	CPUBound bool `json:"cpu_bound"`
 
 	facts []dirFacts
+	// alt are the tests of the same depth the curve did not take (fewer
+	// jobs, a lower rate): on the curve at this depth all the same.
+	alt []dirFacts
 }
 
 // Curve is the fitted model of one direction and IO shape.
@@ -182,9 +185,11 @@ func (m *Model) Curve(r *result.Result, dir string) (*Curve, *CurvePoint) {
 			continue
 		}
 		for j := range c.Points {
-			for _, f := range c.Points[j].facts {
-				if f.r == r {
-					return c, &c.Points[j]
+			for _, fs := range [][]dirFacts{c.Points[j].facts, c.Points[j].alt} {
+				for _, f := range fs {
+					if f.r == r {
+						return c, &c.Points[j]
+					}
 				}
 			}
 		}
@@ -309,6 +314,7 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 		if lo.IOPS > hi.IOPS {
 			lo, hi = hi, lo
 		}
+		hi.alt = append(append(hi.alt, lo.facts...), lo.alt...)
 		byQD[key.q] = hi
 		if lo.Jobs != hi.Jobs && (c.CPURetry == nil || key.q > c.CPURetry.QD) {
 			one, more := lo, hi

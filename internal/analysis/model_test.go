@@ -105,6 +105,10 @@ func TestModelKinds(t *testing.T) {
 			{qd: 1, iops: 33000, spread: 0.02, queue: 0.4, fioCPU: 60, busy: 70}, {qd: 8, iops: 120000, spread: 0.02, queue: 1, fioCPU: 98, busy: 100},
 			{qd: 32, iops: 125000, spread: 0.02, queue: 1, fioCPU: 99, busy: 100},
 		}, StatePlateau, result.CodeCPU, 0},
+		{"a RAM disk with two jobs: the loop device's queue full, its worker waiting for CPU", []pt{
+			{qd: 1, iops: 30000, spread: 0.02, queue: 0.5, fioCPU: 60, busy: 80}, {qd: 8, iops: 200000, spread: 0.02, queue: 7.5, fioCPU: 55, busy: 100},
+			{qd: 32, iops: 210000, spread: 0.02, queue: 30, fioCPU: 60, busy: 100}, {qd: 32, jobs: 2, iops: 227000, spread: 0.02, queue: 30, fioCPU: 50, busy: 100},
+		}, StatePlateau, result.CodeCPU, 0},
 		{"a RAM disk beside other work: fio gets part of a CPU, the rate moves", []pt{
 			{qd: 1, iops: 20000, spread: 0.1, queue: 0.4, fioCPU: 35, busy: 100}, {qd: 8, iops: 70000, spread: 0.1, queue: 1, fioCPU: 50, busy: 100},
 			{qd: 16, iops: 80000, spread: 0.1, queue: 1, fioCPU: 45, busy: 100}, {qd: 32, iops: 72000, spread: 0.1, queue: 1, fioCPU: 40, busy: 100},
