@@ -77,7 +77,7 @@ func scenarios() []scenario {
 		{name: "slow-fsync", args: []string{"--write-iops", "60"}, etcd: "fail", suites: [][]string{{"--suite", "etcd"}}},
 		// Disks whose kind the rules were not tuned on.
 		{name: "network", args: []string{"--latency", "p50=3ms,p99=5ms"},
-			codes:    map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeLatency}},
+			codes: map[string]map[string]string{"randread-4k-qd1": {"read": result.CodeLatency}, "randread-4k-qd32": {"read": result.CodeLatency}},
 			// Latency-bound to QD32 at least; past it the emulator's own
 			// layer may saturate on a small host (a knee past QD32).
 			headline: map[string]map[string]string{"read": {"iops": latencyTo32}}},

@@ -389,7 +389,7 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 		c.State = StateLatency
 	case len(top) >= 2 && c.Gain < plateauGain:
 		c.State = StatePlateau
-	case len(past) == 1 && past[0].Inflation >= inflationPlateau && best.QD == deep.QD:
+	case len(past) == 1 && past[0].Inflation >= inflationPlateau && deep.IOPS >= onCeiling*best.IOPS:
 		// Only the deepest is past the knee, and so far past it that its
 		// rate is the ceiling: the plateau rests on that one point.
 		c.State = StatePlateau
