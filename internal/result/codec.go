@@ -19,8 +19,13 @@ const (
 	// SchemaV2 added findings' code (replacing v1's numeric "verdict"
 	// evidence) and dir.
 	SchemaV2 = "iolens.result/v2"
+	// SchemaV3 added trim and mixed, fio's own figures beside them (fio:
+	// CPU, the jobs and hosts a result sums, steady state, latency
+	// target) and each direction's total latency, so that nothing reads
+	// fio_json again; one fio document is kept once per input.
+	SchemaV3 = "iolens.result/v3"
 	// Schema is the version this iolens writes.
-	Schema = SchemaV2
+	Schema = SchemaV3
 )
 
 // MaxRecordBytes bounds one record as read: an NDJSON line, an element of
@@ -49,6 +54,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *DecodeError) Hint() string {
+	var nr *NotResultsError
+	if errors.As(e.Err, &nr) {
+		return nr.Hint()
+	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
 	}
@@ -148,20 +157,21 @@ func Unmarshal(b []byte) (Result, error) {
 		return Result{}, err
 	}
 	switch r.Schema {
+	case SchemaV3:
 	case SchemaV2:
+		upgradeV2(&r)
 	case SchemaV1:
 		upgradeV1(&r)
+		upgradeV2(&r)
 	default:
 		if strings.HasPrefix(r.Schema, "iolens.result/") {
-			return Result{}, fmt.Errorf("record has schema %q; this iolens reads %s and %s: %w", r.Schema, SchemaV1, SchemaV2, ErrUnknownSchema)
+			return Result{}, fmt.Errorf("record has schema %q; this iolens reads %s to %s: %w", r.Schema, SchemaV1, SchemaV3, ErrUnknownSchema)
 		}
 		return Result{}, fmt.Errorf("not an iolens result (schema %q)", r.Schema)
 	}
 	// Records written before percentiles were held at the max.
-	for _, d := range []*DirResult{r.Read, r.Write, r.Sync} {
-		if d != nil {
-			d.Lat.ClipToMax()
-		}
+	for _, d := range r.Dirs() {
+		d.Lat.ClipToMax()
 	}
 	return r, nil
 }
@@ -300,9 +310,102 @@ func (d *Decoder) sniff() error {
 		if probeSchema(line) != "" {
 			return d.record(line)
 		}
+		if string(bytes.TrimSpace(line)) == "{" {
+			// An indented object: iolens's own documents start with their
+			// schema (diagnose -o json), compare -o json with its operands.
+			switch firstKey(d.br) {
+			case "schema":
+				return d.document()
+			case "operands":
+				return d.fail(&NotResultsError{What: "a comparison written by 'iolens compare -o json'",
+					Advice: "'iolens compare' makes it again from the result files or saved runs it compared; 'iolens report' and 'iolens analyze' read those"})
+			}
+		}
 		return d.foreign(io.MultiReader(bytes.NewReader(append(line, '\n')), d.br))
 	}
 	return d.foreign(d.br)
+}
+
+// NotResultsError is a file iolens wrote that holds no results.
+type NotResultsError struct {
+	What   string // what the file is
+	Advice string // which command reads it, or what to read instead
+}
+
+func (e *NotResultsError) Error() string { return e.What + ", not results" }
+
+// Hint says which command reads the file.
+func (e *NotResultsError) Hint() string { return e.Advice }
+
+// firstKey returns the first key of an indented JSON object whose
+// opening line has been read, without consuming it; "" when it cannot
+// tell.
+func firstKey(br *bufio.Reader) string {
+	b, _ := br.Peek(4096)
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return ""
+	}
+	return string(b[1 : end+1])
+}
+
+// document opens an indented iolens document whose first key is its
+// schema: a diagnosis (diagnose -o json) holds its results in
+// "results", which are then read one by one, as a JSON array's are.
+func (d *Decoder) document() error {
+	d.budget = &budgetReader{r: io.MultiReader(strings.NewReader("{"), d.br), left: int64(d.max)}
+	dec := json.NewDecoder(d.budget)
+	d.line = 0 // not line oriented
+	if _, err := dec.Token(); err != nil {
+		return d.fail(err)
+	}
+	if _, err := dec.Token(); err != nil { // "schema"
+		return d.fail(err)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return d.fail(err)
+	}
+	schema, _ := tok.(string)
+	switch {
+	case strings.HasPrefix(schema, "iolens.diagnosis/"):
+	case strings.HasPrefix(schema, "iolens.comparison/"):
+		return d.fail(&NotResultsError{What: "a comparison written by 'iolens compare -o json'",
+			Advice: "'iolens compare' makes it again from the result files or saved runs it compared; 'iolens report' and 'iolens analyze' read those"})
+	case strings.HasPrefix(schema, "iolens."):
+		return d.fail(&NotResultsError{What: fmt.Sprintf("an iolens document of schema %q", schema),
+			Advice: "iolens report and analyze read results: iolens NDJSON or JSON, diagnose -o json, watch logs and fio output"})
+	default:
+		return d.fail(fmt.Errorf("a JSON object with schema %q is not an iolens document", schema))
+	}
+	for {
+		d.budget.left = int64(d.max)
+		tok, err := dec.Token()
+		if err != nil {
+			return d.fail(err)
+		}
+		key, ok := tok.(string)
+		if !ok { // the object's end
+			return d.fail(&NotResultsError{What: "a diagnosis without its results",
+				Advice: "'iolens diagnose -o json' writes them; 'iolens history export' writes a saved run's"})
+		}
+		if key != "results" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return d.fail(err)
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return d.fail(fmt.Errorf("the diagnosis's results are not an array"))
+		}
+		d.arr = dec
+		return nil
+	}
 }
 
 // foreign hands the stream to fio's reader.

@@ -84,8 +84,8 @@ func TestRoundTrip(t *testing.T) {
 	if buf.String() != first {
 		t.Error("encoding is not stable over a round trip")
 	}
-	if !strings.HasPrefix(first, `{"schema":"iolens.result/v2"`) || strings.Count(first, "\n") != len(rs) {
-		t.Errorf("not one v2 record per line: %.80s", first)
+	if !strings.HasPrefix(first, `{"schema":"iolens.result/v3"`) || strings.Count(first, "\n") != len(rs) {
+		t.Errorf("not one v3 record per line: %.80s", first)
 	}
 	if back[0].Read.Hist.Count() != rs[0].Read.Hist.Count() || back[0].Read.Hist.Percentile(99) != rs[0].Read.Hist.Percentile(99) {
 		t.Error("histogram changed over a round trip")
@@ -109,7 +109,7 @@ func TestDecodeHostile(t *testing.T) {
 		{"truncated line", line1 + "\n" + line1[:100], ":2: "},
 		{"bad histogram", strings.Replace(line1, `"hist":{}`, `"hist":{"x":1}`, 1), ":1: histogram bin"},
 		{"array of junk", "[1,2]", "json"},
-		{"array with newer schema", "[" + strings.Replace(line1, "result/v1", "result/v3", 1) + "]", "iolens.result/v3"},
+		{"array with newer schema", "[" + strings.Replace(line1, "result/v1", "result/v4", 1) + "]", "iolens.result/v4"},
 		{"watch without samples", `{"schema":"iolens.watch/v1","type":"start","time":"2026-01-01T00:00:00Z","t_s":0}` + "\n", "no samples"},
 	}
 	for _, c := range cases {
@@ -214,5 +214,24 @@ func TestDirs(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "write,sync" {
 		t.Errorf("Dirs = %v", got)
+	}
+}
+
+// Records before v3 get what v3 keeps beside the figures from the fio
+// document they carry: fio's CPU and each direction's total latency
+// (qd1.json's job: usr 3.1% + sys 43.95%, lat_ns mean 81919.622506 over
+// 24109 reads, as the file says).
+func TestUpgradeLiftsFioFigures(t *testing.T) {
+	f, _ := os.ReadFile("testdata/v1.ndjson")
+	rs, err := NewDecoder(bytes.NewReader(f), "v1", Formats{}).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if r.Schema != Schema || r.Fio == nil || math.Abs(r.Fio.CPUPct-47.05) > 1e-9 || r.Fio.Jobs != 1 {
+		t.Fatalf("schema %s, fio %+v", r.Schema, r.Fio)
+	}
+	if r.Read.TotalLatMeanNs != 81919.622506 {
+		t.Errorf("total latency mean = %v, want 81919.622506", r.Read.TotalLatMeanNs)
 	}
 }

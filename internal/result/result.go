@@ -31,8 +31,20 @@ type Result struct {
 
 	Read  *DirResult `json:"read,omitempty"`
 	Write *DirResult `json:"write,omitempty"`
+	// Trim holds discards (fio's rw=trim, randtrim, trimwrite).
+	Trim *DirResult `json:"trim,omitempty"`
+	// Mixed is fio's unified_rw_reporting: every direction counted as
+	// one. With "mixed" it is the only direction; with "both" it comes
+	// beside read and write, whose IOs it counts again.
+	Mixed *DirResult `json:"mixed,omitempty"`
 	// Sync holds fsync/fdatasync latencies, when the test issues them.
 	Sync *DirResult `json:"sync,omitempty"`
+
+	// Fio is what fio reported beside the figures (CPU, the jobs and
+	// hosts summed, its own steady-state and latency-target verdicts),
+	// taken from its output when the result was made, so that nothing
+	// reads fio's JSON again. Nil for results fio did not produce.
+	Fio *FioInfo `json:"fio,omitempty"`
 
 	// SampleIntervalS is the period of FioSeries, Devices and System in
 	// seconds (1 when absent, as in v1 records).
@@ -59,22 +71,27 @@ type Result struct {
 	// tmpfs target, preconditioning...).
 	Notes []string `json:"notes,omitempty"`
 
-	FioVersion string          `json:"fio_version"`
-	FioArgs    []string        `json:"fio_args"`
-	FioJob     string          `json:"fio_job"`
-	FioStderr  string          `json:"fio_stderr,omitempty"`
-	FioJSON    json.RawMessage `json:"fio_json,omitempty"`
+	FioVersion string   `json:"fio_version"`
+	FioArgs    []string `json:"fio_args"`
+	FioJob     string   `json:"fio_job"`
+	FioStderr  string   `json:"fio_stderr,omitempty"`
+	// FioJSON is fio's document as it wrote it. Results converted from
+	// one fio output share it: the first carries it, and the others'
+	// FioJSONIn names that result's Index.
+	FioJSON   json.RawMessage `json:"fio_json,omitempty"`
+	FioJSONIn int             `json:"fio_json_in,omitempty"`
 }
 
-// Dirs yields the directions a result has, in the order read, write,
-// sync, with their names.
+// DirNames lists the directions a result can have, in the order every
+// report shows them.
+var DirNames = [...]string{"read", "write", "trim", "mixed", "sync"}
+
+// Dirs yields the directions a result has, in the order of DirNames,
+// with their names.
 func (r *Result) Dirs() iter.Seq2[string, *DirResult] {
 	return func(yield func(string, *DirResult) bool) {
-		for _, d := range [...]struct {
-			name string
-			d    *DirResult
-		}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-			if d.d != nil && !yield(d.name, d.d) {
+		for _, name := range DirNames {
+			if d := r.Dir(name); d != nil && !yield(name, d) {
 				return
 			}
 		}
@@ -88,10 +105,30 @@ func (r *Result) Dir(name string) *DirResult {
 		return r.Read
 	case "write":
 		return r.Write
+	case "trim":
+		return r.Trim
+	case "mixed":
+		return r.Mixed
 	case "sync":
 		return r.Sync
 	}
 	return nil
+}
+
+// SetDir sets the named direction (one of DirNames).
+func (r *Result) SetDir(name string, d *DirResult) {
+	switch name {
+	case "read":
+		r.Read = d
+	case "write":
+		r.Write = d
+	case "trim":
+		r.Trim = d
+	case "mixed":
+		r.Mixed = d
+	case "sync":
+		r.Sync = d
+	}
 }
 
 // Interval is the period of the result's series in seconds.
@@ -102,11 +139,11 @@ func (r *Result) Interval() float64 {
 	return 1
 }
 
-// RuntimeS is how long fio measured, in seconds: the longer of the read
-// and write runtimes.
+// RuntimeS is how long fio measured, in seconds: the longest of the
+// read, write, trim and mixed runtimes.
 func (r *Result) RuntimeS() float64 {
 	var ms int64
-	for _, d := range []*DirResult{r.Read, r.Write} {
+	for _, d := range []*DirResult{r.Read, r.Write, r.Trim, r.Mixed} {
 		if d != nil {
 			ms = max(ms, d.RuntimeMs)
 		}
@@ -164,6 +201,10 @@ type DirResult struct {
 	// LatKind says which fio latency the figures come from: "lat" (submit
 	// to completion, end to end), "clat" or "sync".
 	LatKind string `json:"lat_kind"`
+	// TotalLatMeanNs is fio's mean total latency (submission to
+	// completion), whichever LatKind the figures have: Little's law
+	// needs it, and fio has it even when its percentiles are of clat.
+	TotalLatMeanNs float64 `json:"total_lat_mean_ns"`
 	// Hist is fio's json+ histogram: bucket midpoint in ns -> count.
 	Hist Histogram `json:"hist"`
 }
