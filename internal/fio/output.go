@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// Output is one JSON document fio printed. Fields iolens does not model are
-// kept in Raw, so nothing fio reported is lost.
+// Output is one JSON document fio printed, in one schema whatever fio's
+// version: decoding brings every version's units and keys to fio 3.x's
+// (see schema.go). Fields iolens does not model are kept in Raw, so
+// nothing fio reported is lost.
 type Output struct {
 	FioVersion  string     `json:"fio version"`
 	Timestamp   int64      `json:"timestamp"`
@@ -21,6 +23,10 @@ type Output struct {
 	Jobs        []Job      `json:"jobs"`
 	ClientStats []Job      `json:"client_stats"`
 	DiskUtil    []DiskUtil `json:"disk_util"`
+	// GlobalOptions is fio's "global options": an object, or (client
+	// mode, 3.39+) one object per server. Decoding merges it into each
+	// job's JobOptions, as fio applies it.
+	GlobalOptions json.RawMessage `json:"global options"`
 	// Raw is the document as fio wrote it, after bare nan/inf were
 	// replaced by null.
 	Raw json.RawMessage `json:"-"`
@@ -47,8 +53,10 @@ type Job struct {
 	JobName string `json:"jobname"`
 	GroupID int    `json:"groupid"`
 	// Error is the errno of the job's first error; 0 means success.
-	Error      int               `json:"error"`
-	Elapsed    int64             `json:"elapsed"` // s, since fio started
+	Error   int   `json:"error"`
+	Elapsed int64 `json:"elapsed"` // s, since fio started
+	// JobOptions are the job's options with the global ones under them,
+	// as fio applies them (raw strings as given; defaults not listed).
 	JobOptions map[string]string `json:"job options"`
 	Read       DirStats          `json:"read"`
 	Write      DirStats          `json:"write"`
@@ -62,10 +70,20 @@ type Job struct {
 	// IodepthLevel: % of IOs issued while the depth was in [k, 2k).
 	IodepthLevel map[string]float64 `json:"iodepth_level"`
 	Hostname     string             `json:"hostname"`
+	Port         int                `json:"port"`
 	Steadystate  json.RawMessage    `json:"steadystate"`
+	// The latency_target search: fio writes these whenever its latency
+	// depth is set (normally the iodepth); a search ran only when
+	// LatencyTarget > 0. After decoding LatencyTarget is in ns and
+	// LatencyWindow in µs, whatever units the version wrote them in.
+	LatencyDepth      int     `json:"latency_depth"`
+	LatencyTarget     float64 `json:"latency_target"`
+	LatencyPercentile float64 `json:"latency_percentile"`
+	LatencyWindow     float64 `json:"latency_window"`
 }
 
-// DirStats is one direction of a job (read, write, trim or mixed).
+// DirStats is one direction of a job (read, write, trim or mixed), in
+// fio 3.x's units whatever the version that wrote it.
 type DirStats struct {
 	IOBytes  int64    `json:"io_bytes"`
 	BWBytes  int64    `json:"bw_bytes"` // bytes/s
@@ -177,10 +195,11 @@ type Splitter struct {
 // when it is text outside any document.
 func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	if !s.in {
-		if strings.TrimRight(line, " \t\r") == "{" {
+		// A byte order mark can open a file that an editor saved.
+		if strings.TrimRight(strings.TrimPrefix(line, "\ufeff"), " \t\r") == "{" {
 			s.in = true
 			s.cur.Reset()
-			s.cur.WriteString(line)
+			s.cur.WriteString(strings.TrimPrefix(line, "\ufeff"))
 			s.cur.WriteByte('\n')
 			s.depth = 1
 			s.inStr = false
@@ -239,6 +258,7 @@ func Decode(b []byte) (*Output, error) {
 	if err := json.Unmarshal(b, &o); err != nil {
 		return nil, fmt.Errorf("decoding fio JSON: %w", err)
 	}
+	o.normalize()
 	o.Raw = append(json.RawMessage(nil), b...)
 	return &o, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -18,14 +19,16 @@ const (
 	maxDiagnostics = 100
 )
 
-// ReadResults reads fio's JSON or json+ output as a stream and converts
-// its final document into results, one per fio job. Text before and
-// between documents (fio's notes) is kept as diagnostics; with
-// --status-interval only the last document counts, and only it is held.
-// name labels the results.
+// ReadResults reads fio's output as a stream and converts it into
+// results, one per test: its JSON or json+ output (with
+// --status-interval only the last document counts, and only it is
+// held), or its normal text output when there is no JSON. Text before
+// and between JSON documents (fio's notes) is kept as diagnostics. name
+// labels the results.
 func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 	lr := result.NewLineReader(r, maxLine)
 	var sp Splitter
+	var text TextReader
 	var last []byte
 	var diag []string
 	for {
@@ -37,8 +40,13 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 			return nil, fmt.Errorf("line %d: %w: not fio output", lr.Line+1, err)
 		}
 		raw, d := sp.Line(string(line))
-		if d != "" && len(diag) < maxDiagnostics {
-			diag = append(diag, d)
+		if d != "" {
+			if len(diag) < maxDiagnostics {
+				diag = append(diag, d)
+			}
+			if last == nil {
+				text.Line(d)
+			}
 		}
 		if sp.Len() > result.MaxRecordBytes {
 			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, result.MaxRecordBytes>>20)
@@ -51,37 +59,128 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 		return nil, fmt.Errorf("fio output ends inside a JSON document (fio killed before it finished writing?)")
 	}
 	if last == nil {
-		return nil, fmt.Errorf("neither iolens results nor fio JSON output (run fio with --output-format=json or json+): %w", ErrNoDocument)
+		docs := text.Documents()
+		if len(docs) == 0 {
+			return nil, fmt.Errorf("neither iolens results nor fio output (JSON, json+ or fio's normal text): %w", ErrNoDocument)
+		}
+		var out []result.Result
+		for _, doc := range docs {
+			rs, err := resultsOf(doc, nil, name, out)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+		return out, nil
 	}
 	doc, err := Decode(last)
 	if err != nil {
 		return nil, err
 	}
-	return resultsOf(doc, diag, name)
+	return resultsOf(doc, diag, name, nil)
 }
 
-// resultsOf converts one fio document.
-func resultsOf(doc *Output, diag []string, name string) ([]result.Result, error) {
+// test is one test of a fio document: the job entries that ran it at
+// once.
+type test struct {
+	name string
+	jobs []Job
+}
+
+// tests groups a document's job entries: entries of one reporting group
+// and one job name are numjobs clones, or the same job on each host of a
+// client/server run, and ran at once. Jobs of other names in a group are
+// other tests (that happened to run at the same time).
+func tests(doc *Output) []test {
+	type key struct {
+		group int
+		name  string
+	}
+	var out []test
+	at := map[key]int{}
+	groupsOf := map[string]map[int]bool{}
+	for _, j := range doc.AllJobs() {
+		k := key{j.GroupID, j.JobName}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, test{name: j.JobName})
+		}
+		out[i].jobs = append(out[i].jobs, j)
+		if groupsOf[j.JobName] == nil {
+			groupsOf[j.JobName] = map[int]bool{}
+		}
+		groupsOf[j.JobName][j.GroupID] = true
+	}
+	for i := range out {
+		if t := &out[i]; len(groupsOf[t.name]) > 1 {
+			// One name in several groups (stonewalled runs of one job
+			// section): different tests, not repeats of one.
+			t.name = fmt.Sprintf("%s (group %d)", t.name, t.jobs[0].GroupID)
+		}
+	}
+	return out
+}
+
+// resultsOf converts one fio document. before are results already made
+// from earlier documents of the same input (fio's text output can hold
+// several runs): indexes continue after them, and a test run again
+// counts as a repeat.
+func resultsOf(doc *Output, diag []string, name string, before []result.Result) ([]result.Result, error) {
 	end := time.UnixMilli(doc.TimestampMs).UTC()
 	if doc.TimestampMs == 0 {
 		end = time.Unix(doc.Timestamp, 0).UTC()
 	}
+	seen := map[string]int{}
+	for _, r := range before {
+		seen[r.Test.Name] = max(seen[r.Test.Name], r.Repeat)
+	}
 	var out []result.Result
-	for i, j := range doc.AllJobs() {
-		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: i + 1, Repeat: 1,
-			Test: specFromOptions(j), Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
-			Host: result.Host{FioVersion: doc.FioVersion, Hostname: j.Hostname}, End: end, Status: "ok",
-			FioJSON: doc.Raw, FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
-		res.Start = end.Add(-time.Duration(max(j.Read.Runtime, j.Write.Runtime)) * time.Millisecond)
+	for _, t := range tests(doc) {
+		first := t.jobs[0]
+		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: len(before) + len(out) + 1,
+			Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
+			Host: result.Host{FioVersion: doc.FioVersion, Hostname: first.Hostname}, End: end, Status: "ok",
+			FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
+		var inferred []string
+		res.Test, inferred = specOf(t)
+		res.Notes = append(res.Notes, inferred...)
+		seen[res.Test.Name]++
+		res.Repeat = seen[res.Test.Name]
+		if len(out) == 0 {
+			res.FioJSON = doc.Raw
+		} else if len(doc.Raw) > 0 {
+			res.FioJSONIn = out[0].Index
+		}
+		var rt int64
+		for _, j := range t.jobs {
+			rt = max(rt, j.Read.Runtime, j.Write.Runtime, j.Trim.Runtime)
+			if j.Mixed != nil {
+				rt = max(rt, j.Mixed.Runtime)
+			}
+		}
+		res.Start = end.Add(-time.Duration(rt) * time.Millisecond)
 		if len(doc.DiskUtil) > 0 {
 			res.Target.Device = doc.DiskUtil[0].Name
 		}
-		if j.Error != 0 {
-			res.Status, res.Error = "failed", fmt.Sprintf("fio job error %d", j.Error)
+		for _, j := range t.jobs {
+			if j.Error != 0 {
+				who := j.JobName
+				if j.Hostname != "" {
+					who += " on " + j.Hostname
+				}
+				res.Status, res.Error = "failed", fmt.Sprintf("fio job %s failed with error %s", who, errnoText(j.Error))
+				break
+			}
 		}
-		if err := FillFromFio(&res, []Job{j}); err != nil {
-			return nil, fmt.Errorf("job %s: %w", j.JobName, err)
+		if err := FillFromFio(&res, t.jobs); err != nil {
+			return nil, fmt.Errorf("job %s: %w", t.name, err)
 		}
+		if hs := res.Fio.Hosts; len(hs) > 1 {
+			res.Host.Hostname = strings.Join(hs, ",")
+		}
+		res.Notes = append(res.Notes, infoNotes(res.Fio)...)
 		if len(diag) > 0 {
 			res.FioStderr = strings.Join(diag, "\n")
 		}
@@ -93,42 +192,133 @@ func resultsOf(doc *Output, diag []string, name string) ([]result.Result, error)
 	return out, nil
 }
 
-// specFromOptions rebuilds what can be known of a test from fio's "job
-// options" (raw strings as given; defaults are not listed).
-func specFromOptions(j Job) result.TestSpec {
+// specOf rebuilds what can be known of a test from fio's job options
+// (the job's, over the global ones; raw strings as given, defaults not
+// listed). fio wrote no options before 2.3: then the block size, depth
+// and direction come from what the job did, and notes say so.
+func specOf(t test) (result.TestSpec, []string) {
+	j := t.jobs[0]
 	o := j.JobOptions
-	s := result.TestSpec{Name: j.JobName, RW: o["rw"], IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
-	if s.RW == "" {
-		s.RW = o["readwrite"]
+	var notes []string
+	if len(o) == 0 {
+		o, notes = inferOptions(&j)
 	}
+	s := result.TestSpec{Name: t.name, Description: o["description"], RW: firstOf(o, "rw", "readwrite"), IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
 	if s.RW == "" {
-		s.RW = "read"
+		s.RW = "read" // fio's default
 	}
-	if v, err := units.ParseSize(firstOf(o, "bs", "blocksize")); err == nil {
+	if v, err := units.ParseSize(firstComponent(firstOf(o, "bs", "blocksize"))); err == nil && v > 0 {
 		s.BlockSize = v
 	} else {
 		s.BlockSize = 4096
 	}
-	if v, err := strconv.Atoi(o["iodepth"]); err == nil {
+	if v, err := strconv.Atoi(o["iodepth"]); err == nil && v > 0 {
 		s.IODepth = v
 	}
-	if v, err := strconv.Atoi(o["numjobs"]); err == nil {
-		s.NumJobs = v
+	numjobs := 1
+	if v, err := strconv.Atoi(o["numjobs"]); err == nil && v > 0 {
+		numjobs = v
+	}
+	// Jobs at once: an entry alone on its host stands for numjobs jobs
+	// (group_reporting, or numjobs=1); several entries are one job each.
+	perHost := map[string]int{}
+	for _, h := range hostLabels(t.jobs) {
+		perHost[h]++
+	}
+	s.NumJobs = 0
+	for _, n := range perHost {
+		if n == 1 {
+			s.NumJobs += numjobs
+		} else {
+			s.NumJobs += n
+		}
 	}
 	if v, err := strconv.Atoi(o["rwmixread"]); err == nil {
 		s.RWMixRead = v
+	} else if v, err := strconv.Atoi(o["rwmixwrite"]); err == nil {
+		s.RWMixRead = 100 - v
 	}
 	if v, err := strconv.Atoi(o["fdatasync"]); err == nil {
 		s.Fdatasync = v
 	}
-	s.Direct = o["direct"] == "1"
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["runtime"], "s"), 64); err == nil {
-		s.RuntimeS = v
+	s.Direct = o["direct"] == "1" || o["buffered"] == "0"
+	if v, err := units.ParseDuration(o["runtime"]); err == nil {
+		s.RuntimeS = v.Seconds()
 	}
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["ramp_time"], "s"), 64); err == nil {
-		s.RampS = v
+	if v, err := units.ParseDuration(o["ramp_time"]); err == nil {
+		s.RampS = v.Seconds()
 	}
-	return s
+	if _, ok := o["time_based"]; !ok && s.RuntimeS > 0 {
+		s.StopAtSize = true
+	}
+	return s, notes
+}
+
+// inferOptions tells rw, bs and iodepth from what a job did, for fio
+// versions that did not write its options.
+func inferOptions(j *Job) (map[string]string, []string) {
+	o := map[string]string{}
+	var did []string
+	for _, name := range []string{"read", "write", "trim"} {
+		d := dirOf(j, name)
+		if d.TotalIOs > 0 {
+			did = append(did, name)
+			if _, ok := o["bs"]; !ok && d.IOBytes > 0 {
+				o["bs"] = strconv.FormatInt(int64(math.Round(float64(d.IOBytes)/float64(d.TotalIOs))), 10)
+			}
+		}
+	}
+	switch {
+	case len(did) == 1:
+		o["rw"] = did[0]
+	case len(did) > 1:
+		o["rw"] = "rw"
+	}
+	// iodepth_level: the share of IOs issued at each depth bucket; the
+	// job's depth is the bucket most of them were issued at.
+	best, share := "", -1.0
+	for _, k := range []string{"1", "2", "4", "8", "16", "32", ">=64"} {
+		if v, ok := j.IodepthLevel[k]; ok && v > share {
+			best, share = k, v
+		}
+	}
+	if best != "" {
+		o["iodepth"] = strings.TrimPrefix(best, ">=")
+	}
+	if len(o) == 0 {
+		return o, nil
+	}
+	note := fmt.Sprintf("this fio wrote no job options: %s", strings.Join(inferredText(o), ", "))
+	return o, []string{note}
+}
+
+func inferredText(o map[string]string) []string {
+	var out []string
+	if v, ok := o["rw"]; ok {
+		out = append(out, "rw="+v+" (random or sequential unknown)")
+	}
+	if v, ok := o["bs"]; ok {
+		out = append(out, "bs="+v+" from bytes per IO")
+	}
+	if v, ok := o["iodepth"]; ok {
+		q := "iodepth=" + v + " from fio's iodepth_level"
+		if v == "64" {
+			q = "iodepth 64 or more from fio's iodepth_level"
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// firstComponent is the read part of a per-direction value ("4k,64k")
+// and the low end of a range ("4k-16k").
+func firstComponent(v string) string {
+	v, _, _ = strings.Cut(v, ",")
+	v, _, _ = strings.Cut(v, ":")
+	if i := strings.IndexByte(v[min(1, len(v)):], '-'); i >= 0 {
+		v = v[:i+1]
+	}
+	return strings.TrimSpace(v)
 }
 
 func firstOf(m map[string]string, keys ...string) string {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,9 +184,10 @@ func loadJobs(t *testing.T, name string) []fio.Job {
 }
 
 func TestFillFromFio(t *testing.T) {
-	// Two jobs without group_reporting merge into one result: rates add
-	// (15894.052974 + 15885.057471 IOPS from the file), counts add
-	// (31804 + 31786 latency samples).
+	// Two jobs without group_reporting merge into one result as fio sums
+	// a group: IOs and bytes over the longest runtime (both ran 2001 ms,
+	// so the rates add: 15894.052974 + 15885.057471 IOPS from the file),
+	// counts add (31804 + 31786 latency samples).
 	var r result.Result
 	if err := fio.FillFromFio(&r, loadJobs(t, "no_group_reporting_numjobs2.json")); err != nil {
 		t.Fatal(err)
@@ -196,7 +198,7 @@ func TestFillFromFio(t *testing.T) {
 	if d := r.Read.IOPS - (15894.052974 + 15885.057471); d > 1e-6 || d < -1e-6 {
 		t.Errorf("merged iops = %v", r.Read.IOPS)
 	}
-	if r.Read.BWBytes != 65102040+65065195 || r.Read.Lat.N != 31804+31786 {
+	if bw := float64(130269184+130195456) * 1000 / 2001; math.Abs(r.Read.BWBytes-bw) > 1e-6 || r.Read.Lat.N != 31804+31786 {
 		t.Errorf("merged bw = %v, N = %d", r.Read.BWBytes, r.Read.Lat.N)
 	}
 
