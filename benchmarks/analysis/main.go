@@ -139,7 +139,7 @@ func latencyLog(n int, tmp string) error {
 		}},
 		{"streaming analysis (analysis.LatLog)", func() (string, error) {
 			a := analysis.NewLatLog()
-			if err := scanFile(path, a.Add); err != nil {
+			if err := scanFile(path, func(e fio.LogEntry) { a.Add(e.TimeMs, e.Value, e.BS) }); err != nil {
 				return "", err
 			}
 			s := a.Finish()

@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 
-	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -34,17 +33,18 @@ func NewLatLog() *LatLog {
 	return &LatLog{first: true}
 }
 
-// Add takes one row of the log.
-func (a *LatLog) Add(e fio.LogEntry) {
+// Add takes one row of the log: its time in ms, the IO's latency in ns
+// and its size in bytes (0 when the log has none).
+func (a *LatLog) Add(timeMs int64, latNs float64, bs int64) {
 	a.rows++
-	ns := math.Max(e.Value, 0)
+	ns := math.Max(latNs, 0)
 	a.hist.Add(uint64(ns), 1)
 	a.sumNs += ns
 	a.maxNs = math.Max(a.maxNs, ns)
-	sec := (e.TimeMs + 999) / 1000 // the window (s-1, s] holds the row
+	sec := (timeMs + 999) / 1000 // the window (s-1, s] holds the row
 	if a.first {
 		a.first = false
-		a.noSize = e.BS <= 0
+		a.noSize = bs <= 0
 		a.unit = UnitBytes
 		if a.noSize {
 			a.unit = UnitIOPS
@@ -58,7 +58,7 @@ func (a *LatLog) Add(e fio.LogEntry) {
 		a.sec = sec
 	}
 	a.ios++
-	a.bytes += float64(max(e.BS, 0))
+	a.bytes += float64(max(bs, 0))
 }
 
 func (a *LatLog) emit() {

@@ -50,7 +50,7 @@ func (g *logGen) Read(p []byte) (int, error) {
 
 func scanLatLog(t testing.TB, r io.Reader) LatLogSummary {
 	a := NewLatLog()
-	if err := fio.ScanLog(r, func(e fio.LogEntry) error { a.Add(e); return nil }); err != nil {
+	if err := fio.ScanLog(r, func(e fio.LogEntry) error { a.Add(e.TimeMs, e.Value, e.BS); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return a.Finish()
@@ -97,7 +97,7 @@ func BenchmarkLatLog(b *testing.B) {
 				var ms runtime.MemStats
 				k := 0
 				err := fio.ScanLog(&logGen{n: n, iops: 50000, stallFrom: 60, stallTo: 63}, func(e fio.LogEntry) error {
-					a.Add(e)
+					a.Add(e.TimeMs, e.Value, e.BS)
 					if k++; k%1_000_000 == 0 {
 						runtime.ReadMemStats(&ms)
 						peak = max(peak, ms.HeapInuse)

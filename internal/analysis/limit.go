@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -87,7 +86,7 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 		return dirFacts{}, false
 	}
 	f := dirFacts{r: r, dir: dir, d: d, qd: max(1, r.Test.IODepth) * max(1, r.Test.NumJobs), jobs: max(1, r.Test.NumJobs), bs: r.Test.BlockSize,
-		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1, serviceCV: -1, fineCV: -1, latNs: totalLatNs(r, dir, d)}
+		devQueue: -1, fioCPU: -1, hostBusy: -1, cv1s: -1, spread1s: -1, serviceCV: -1, fineCV: -1, latNs: totalLatNs(d)}
 	if f.bs <= 0 {
 		f.bs = int64(d.BWBytes / d.IOPS)
 	}
@@ -130,12 +129,8 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 // unknown.
 func fioCPUOf(r *result.Result) float64 {
 	cpu := -1.0
-	if len(r.FioJSON) > 0 {
-		if o, err := fio.Decode(r.FioJSON); err == nil {
-			for _, j := range o.AllJobs() {
-				cpu = math.Max(cpu, j.UsrCPU+j.SysCPU)
-			}
-		}
+	if r.Fio != nil {
+		cpu = r.Fio.CPUPct
 	}
 	return cpu
 }

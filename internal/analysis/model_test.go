@@ -39,8 +39,7 @@ func curveOf(pts ...pt) []*result.Result {
 		r := &result.Result{RunID: "r", Status: "ok", Index: i + 1, Repeat: 1, Target: result.Target{Kind: "dir", Path: "/x", Device: "vdb"},
 			Test: result.TestSpec{Name: name, RW: "randread", BlockSize: 4096, IODepth: p.qd / jobs, NumJobs: jobs, Direct: true},
 			Read: &result.DirResult{IOPS: p.iops, BWBytes: p.iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 10000, MeanNs: lat}},
-			FioJSON: []byte(fmt.Sprintf(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","usr_cpu":%g,"sys_cpu":%g,"read":{"io_bytes":1,"iops":%g}}]}`,
-				p.fioCPU/2, p.fioCPU/2, p.iops))}
+			Fio:  &result.FioInfo{Jobs: 1, CPUPct: p.fioCPU, UsrCPUPct: p.fioCPU / 2, SysCPUPct: p.fioCPU / 2}}
 		h := result.Histogram{}
 		h.Add(uint64(lat*0.5), 5000)
 		h.Add(uint64(lat*1.5), 5000) // a service time that varies: CV 0.5

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -74,44 +73,26 @@ func singleP99(r *result.Result) float64 {
 }
 
 // totalLatNs is fio's mean total latency (submission to completion) of one
-// direction. Results converted from fio output without lat percentiles
-// carry clat figures; Little's law needs the total, which fio's own JSON
-// still has.
-func totalLatNs(r *result.Result, dir string, d *result.DirResult) float64 {
-	if d.LatKind != "clat" || len(r.FioJSON) == 0 {
-		return d.Lat.MeanNs
+// direction of one result. Results whose percentiles are of clat carry
+// the total mean beside them; Little's law needs the total.
+func totalLatNs(d *result.DirResult) float64 {
+	if d.LatKind == "clat" && d.TotalLatMeanNs > 0 {
+		return d.TotalLatMeanNs
 	}
-	o, err := fio.Decode(r.FioJSON)
-	if err != nil {
-		return d.Lat.MeanNs
-	}
-	var sum float64
-	var n uint64
-	for _, j := range o.AllJobs() {
-		s := j.Read
-		if dir == "write" {
-			s = j.Write
-		}
-		sum += s.LatNs.Mean * float64(s.LatNs.N)
-		n += s.LatNs.N
-	}
-	if n == 0 {
-		return d.Lat.MeanNs
-	}
-	return sum / float64(n)
+	return d.Lat.MeanNs
 }
 
 // totals adds a result's read and write figures; latency is IO-weighted
 // and the p99 comes from the merged histograms.
 func totals(r *result.Result) (iops, bw, latSum float64, n uint64, h *result.Histogram) {
 	h = &result.Histogram{}
-	for i, d := range []*result.DirResult{r.Read, r.Write} {
+	for _, d := range []*result.DirResult{r.Read, r.Write} {
 		if d == nil {
 			continue
 		}
 		iops += d.IOPS
 		bw += d.BWBytes
-		latSum += totalLatNs(r, []string{"read", "write"}[i], d) * float64(d.Lat.N)
+		latSum += totalLatNs(d) * float64(d.Lat.N)
 		n += d.Lat.N
 		h.Merge(&d.Hist)
 	}

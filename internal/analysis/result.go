@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -356,27 +355,11 @@ func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 	}
 	f.Summary = fmt.Sprintf("etcd: %s p99 %s ms against the 10 ms limit: %s (p99.9 %s ms, max %s ms, %d syncs)",
 		call, msStr(s.Lat.P99Ns), verdict, msStr(s.Lat.P999Ns), msStr(s.Lat.MaxNs), s.Lat.N)
-	if call == "fdatasync" && fioSyncCountZero(r.FioJSON) {
+	if call == "fdatasync" && r.Fio != nil && r.Fio.SyncTotalIOsZero {
 		ev["fio_sync_total_ios"] = 0
 		f.Detail = "fio reported sync.total_ios=0 (its fdatasync counter bug); the count is sync.lat_ns.N"
 	}
 	return f, true
-}
-
-func fioSyncCountZero(raw []byte) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	o, err := fio.Decode(raw)
-	if err != nil {
-		return false
-	}
-	for _, j := range o.AllJobs() {
-		if j.Sync.LatNs.N > 0 && j.Sync.TotalIOs == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // smooth averages a sub-second series over a sliding second: windows

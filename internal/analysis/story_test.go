@@ -74,8 +74,8 @@ func TestSweepRegimeFollowsTheModel(t *testing.T) {
 		cpu  float64
 	}{{1, 14000, 30}, {2, 27000, 55}, {4, 55000, 80}, {8, 68000, 97}, {16, 70000, 99}} {
 		r := &result.Result{RunID: "r", Status: "ok", Test: result.TestSpec{Name: fmt.Sprint("qd", q.qd), RW: "randread", BlockSize: 4096, IODepth: q.qd, NumJobs: 1, Direct: true},
-			Read:    &result.DirResult{IOPS: q.iops, BWBytes: q.iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(q.qd) / q.iops * 1e9}},
-			FioJSON: []byte(fmt.Sprintf(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","usr_cpu":%g,"sys_cpu":%g,"read":{"io_bytes":1,"iops":%g}}]}`, q.cpu/2, q.cpu/2, q.iops))}
+			Read: &result.DirResult{IOPS: q.iops, BWBytes: q.iops * 4096, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: float64(q.qd) / q.iops * 1e9}},
+			Fio:  &result.FioInfo{Jobs: 1, CPUPct: q.cpu, UsrCPUPct: q.cpu / 2, SysCPUPct: q.cpu / 2}}
 		rs = append(rs, r)
 	}
 	sw, ok := AnalyzeSweep("randread-4k", rs, nil)
