@@ -33,8 +33,14 @@ func (o Operand) Title() string {
 	return o.Name
 }
 
+// Schema names the version of the comparison object (-o json).
+const Schema = "iolens.comparison/v1"
+
 // Comparison is the whole side-by-side table.
 type Comparison struct {
+	// Schema says what the JSON is: no command reads it back as
+	// results, and the reader says so.
+	Schema   string   `json:"schema"`
 	Operands []string `json:"operands"`
 	// Labels name the operands in words, in the same order.
 	Labels []string `json:"labels"`
@@ -188,7 +194,7 @@ type key struct{ test, dir string }
 // then tests only later operands have. Each operand's figures come from
 // analysis.Summarize over its results.
 func Compare(ops []Operand) Comparison {
-	c := Comparison{Alpha: Alpha}
+	c := Comparison{Schema: Schema, Alpha: Alpha}
 	var order []key
 	seen := map[key]bool{}
 	bs := map[key]int64{}

@@ -46,22 +46,24 @@ func findingsResultLine(r *result.Result) string {
 	if r.Status != "ok" {
 		return "FAILED: " + r.Error
 	}
+	if r.Suite == "watch" {
+		return strings.Join(watchVerdict(r), "; ")
+	}
 	var parts []string
-	for _, x := range []struct {
-		name string
-		d    *result.DirResult
-	}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-		if x.d == nil {
-			continue
+	for name, d := range r.Dirs() {
+		s := fmt.Sprintf("%s %.0f IOPS", name, d.IOPS)
+		if name != "sync" {
+			s += fmt.Sprintf(" %.1f MB/s", d.BWBytes/1e6)
 		}
-		s := fmt.Sprintf("%s %.0f IOPS", x.name, x.d.IOPS)
-		if x.name != "sync" {
-			s += fmt.Sprintf(" %.1f MB/s", x.d.BWBytes/1e6)
-		}
-		if x.d.Lat.P99Ns > 0 {
-			s += fmt.Sprintf(" p99 %.3g ms", x.d.Lat.P99Ns/1e6)
+		if d.Lat.P99Ns > 0 {
+			s += fmt.Sprintf(" p99 %.3g ms", d.Lat.P99Ns/1e6)
 		}
 		parts = append(parts, s)
+	}
+	if r.Fio != nil && len(r.Fio.Hosts) > 1 {
+		parts = append(parts, fmt.Sprintf("summed over %d hosts (%s)", len(r.Fio.Hosts), strings.Join(r.Fio.Hosts, ", ")))
+	} else if r.Fio != nil && r.Fio.Jobs > 1 {
+		parts = append(parts, fmt.Sprintf("summed over %d jobs", r.Fio.Jobs))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -14,7 +14,7 @@ import (
 // with an error: never a panic, and never memory sized from a number in
 // the input.
 func FuzzDecode(f *testing.F) {
-	for _, glob := range []string{"testdata/*.json", "../fio/testdata/*.json", "../result/testdata/*"} {
+	for _, glob := range []string{"testdata/*.json", "../fio/testdata/*.json", "../result/testdata/*", "../fio/testdata/*.txt"} {
 		files, _ := filepath.Glob(glob)
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil && len(b) < 256<<10 {
@@ -25,6 +25,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema":"iolens.result/v2","status":"ok","test":{"name":"t","runtime_s":1e300},"fio_series":[{"t_s":1e15,"read_iops":1}],"read":{"iops":1,"runtime_ms":1000000000000000}}`))
 	f.Add([]byte(`{"schema":"iolens.result/v2","status":"ok","test":{"name":"t","group":"qd-sweep:x","iodepth":-5,"numjobs":-1},"read":{"iops":-1,"lat":{"mean_ns":-3}}}`))
 	f.Add([]byte(`{"schema":"iolens.watch/v1","type":"sample","t_s":1e300,"devices":[{"device":"d"}]}`))
+	f.Add([]byte("{\n  \"schema\": \"iolens.diagnosis/v1\",\n  \"verdict\": [],\n  \"results\": [{\"schema\":\"iolens.result/v3\",\"status\":\"ok\",\"test\":{\"name\":\"t\"},\"trim\":{\"iops\":1},\"fio\":{\"jobs\":2,\"hosts\":[\"a\",\"b\"],\"parts\":[{\"job\":\"t\",\"host\":\"a\",\"jobs\":3,\"mixed\":{\"iops\":1}}]}}]\n}\n"))
+	f.Add([]byte("{\n  \"schema\": \"iolens.comparison/v1\"\n}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rs, err := ReadResults(bytes.NewReader(b), "fuzz")
 		if err != nil {

@@ -76,11 +76,13 @@ func JSON(w io.Writer, rs []result.Result) error {
 	return err
 }
 
-// row is one direction of one result, as the tables show it.
+// row is one direction of one result, as the tables show it. part names
+// a sub-row: one host, or one job, of a result that sums several.
 type row struct {
-	r   *result.Result
-	dir string
-	d   *result.DirResult
+	r    *result.Result
+	dir  string
+	d    *result.DirResult
+	part string
 }
 
 func rows(rs []result.Result) []row {
@@ -88,20 +90,82 @@ func rows(rs []result.Result) []row {
 	for i := range rs {
 		r := &rs[i]
 		n := 0
-		for _, x := range []struct {
-			name string
-			d    *result.DirResult
-		}{{"read", r.Read}, {"write", r.Write}, {"sync", r.Sync}} {
-			if x.d != nil {
-				out = append(out, row{r, x.name, x.d})
-				n++
-			}
+		for name, d := range r.Dirs() {
+			out = append(out, row{r: r, dir: name, d: d})
+			n++
 		}
 		if n == 0 {
 			out = append(out, row{r: r, dir: "-"})
 		}
 	}
 	return out
+}
+
+// maxJobRows is the most per-job sub-rows a table shows under a result;
+// beyond it the per-job figures are in the JSON output only.
+const maxJobRows = 8
+
+// partRows are the sub-rows of a result that sums several fio jobs or
+// hosts: one per host when several ran it, else one per job (up to
+// maxJobRows).
+func partRows(r *result.Result) []row {
+	if r.Fio == nil || len(r.Fio.Parts) == 0 {
+		return nil
+	}
+	var picked []*result.Part
+	var labels []string
+	if hs := r.Fio.Hosts; len(hs) > 1 {
+		for _, h := range hs {
+			var mine []*result.Part
+			var total *result.Part
+			for i := range r.Fio.Parts {
+				p := &r.Fio.Parts[i]
+				if p.Host == h && p.Jobs > 1 {
+					total = p
+				} else if p.Host == h {
+					mine = append(mine, p)
+				}
+			}
+			switch {
+			case total != nil:
+				picked, labels = append(picked, total), append(labels, fmt.Sprintf("host %s (%d jobs)", h, total.Jobs))
+			case len(mine) == 1:
+				picked, labels = append(picked, mine[0]), append(labels, "host "+h)
+			}
+		}
+	} else if len(r.Fio.Parts) <= maxJobRows {
+		for i := range r.Fio.Parts {
+			picked, labels = append(picked, &r.Fio.Parts[i]), append(labels, fmt.Sprintf("job %d", i+1))
+		}
+	}
+	var out []row
+	for i, p := range picked {
+		for _, name := range result.DirNames {
+			if d := p.Dir(name); d != nil {
+				out = append(out, row{r: r, dir: name, d: d, part: labels[i]})
+			}
+		}
+	}
+	return out
+}
+
+// tableRows are the rows of a table: each result's directions, then its
+// parts' sub-rows.
+func tableRows(rs []result.Result) []row {
+	var out []row
+	for i := range rs {
+		out = append(out, rows(rs[i:i+1])...)
+		out = append(out, partRows(&rs[i])...)
+	}
+	return out
+}
+
+// rowLabel names a row: the test (and repeat), or a sub-row's part.
+func rowLabel(x row, repeats bool) string {
+	if x.part != "" {
+		return "  " + x.part
+	}
+	return testLabel(x.r, repeats)
 }
 
 // ms formats nanoseconds as milliseconds with enough digits for µs-scale
@@ -120,6 +184,15 @@ func ms(ns float64) string {
 }
 
 func mbs(b float64) string { return strconv.FormatFloat(b/1e6, 'f', 1, 64) }
+
+// pct formats a percentile: "-" when fio reported none (several jobs
+// without histograms cannot be combined), which 0 would misstate.
+func pct(ns float64) string {
+	if ns == 0 {
+		return "-"
+	}
+	return ms(ns)
+}
 
 func iops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
@@ -161,6 +234,12 @@ func text(w io.Writer, rs []result.Result, verbose bool) error {
 			fmt.Fprintln(w)
 		}
 		writeHeader(w, g[0])
+		if isWatch(g) {
+			if err := watchText(w, g); err != nil {
+				return err
+			}
+			continue
+		}
 		d := Diagnose(g, nil)
 		fmt.Fprintln(w, "Verdict")
 		for _, l := range d.Verdict {
@@ -190,17 +269,17 @@ func text(w io.Writer, rs []result.Result, verbose bool) error {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "test\tdir\tIOPS\tMB/s\tlat mean\tp50\tp99\tp99.9\tmax\t")
-		for _, x := range rows(g) {
+		for _, x := range tableRows(g) {
 			if x.d == nil {
-				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", testLabel(x.r, rep), strings.ToUpper(x.r.Status))
+				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", rowLabel(x, rep), strings.ToUpper(x.r.Status))
 				continue
 			}
 			mb := mbs(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", testLabel(x.r, rep), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), ms(x.d.Lat.P50Ns), ms(x.d.Lat.P99Ns), ms(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, iops(x.d.IOPS), mb,
+				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -324,8 +403,19 @@ func writeHeader(w io.Writer, r result.Result) {
 	}
 	fmt.Fprintln(w)
 	h := r.Host
-	fmt.Fprintf(w, "host    %s  kernel %s  %d CPUs  %s RAM  %s\n", units.OrDash(h.Hostname), units.OrDash(h.Kernel), h.CPUs,
-		units.HumanBytes(float64(h.MemTotalBytes)), units.OrDash(r.FioVersion))
+	fmt.Fprintf(w, "host    %s  kernel %s", units.OrDash(h.Hostname), units.OrDash(h.Kernel))
+	// Results read from fio's own output or a watch log do not know the
+	// machine's size: say nothing rather than "0 CPUs".
+	if h.CPUs > 0 {
+		fmt.Fprintf(w, "  %d CPUs", h.CPUs)
+	}
+	if h.MemTotalBytes > 0 {
+		fmt.Fprintf(w, "  %s RAM", units.HumanBytes(float64(h.MemTotalBytes)))
+	}
+	if r.FioVersion != "" {
+		fmt.Fprintf(w, "  %s", r.FioVersion)
+	}
+	fmt.Fprintln(w)
 	if len(t.Labels) > 0 {
 		fmt.Fprintf(w, "labels  %s\n", formatLabels(t.Labels))
 	}
@@ -430,6 +520,21 @@ func Markdown(w io.Writer, rs []result.Result) error {
 		fmt.Fprintf(w, "- device: %s, file system: %s\n- host: %s, kernel %s, %s\n- run: %s\n\n",
 			mdEscape(units.OrDash(r.Target.Device)), mdEscape(units.OrDash(r.Target.Filesystem)), mdEscape(units.OrDash(r.Host.Hostname)),
 			mdEscape(units.OrDash(r.Host.Kernel)), mdEscape(units.OrDash(r.FioVersion)), mdEscape(r.RunID))
+		if isWatch(g) {
+			fmt.Fprintf(w, "### Watch\n\n")
+			for i := range g {
+				for _, l := range watchVerdict(&g[i]) {
+					fmt.Fprintf(w, "- %s\n", mdEscape(l))
+				}
+			}
+			if fl := stories(g, &diagnosis.Diagnosis{}); len(fl) > 0 {
+				fmt.Fprintf(w, "\n### Findings\n\n")
+				for _, f := range fl {
+					fmt.Fprintf(w, "- **%s** %s\n", f.Severity, mdEscape(f.Summary))
+				}
+			}
+			continue
+		}
 		d := Diagnose(g, nil)
 		fmt.Fprintf(w, "### Verdict\n\n")
 		for _, l := range d.Verdict {
@@ -453,17 +558,17 @@ func Markdown(w io.Writer, rs []result.Result) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| test | dir | IOPS | MB/s | mean ms | p50 ms | p99 ms | p99.9 ms | max ms |")
 		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
-		for _, x := range rows(g) {
+		for _, x := range tableRows(g) {
 			if x.d == nil {
-				fmt.Fprintf(w, "| %s | - | %s | | | | | | |\n", mdEscape(testLabel(x.r, rep)), strings.ToUpper(x.r.Status))
+				fmt.Fprintf(w, "| %s | - | %s | | | | | | |\n", mdEscape(rowLabel(x, rep)), strings.ToUpper(x.r.Status))
 				continue
 			}
 			mb := mbs(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(testLabel(x.r, rep)), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), ms(x.d.Lat.P50Ns), ms(x.d.Lat.P99Ns), ms(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(rowLabel(x, rep)), x.dir, iops(x.d.IOPS), mb,
+				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
 		}
 		writeRepeatsMD(w, g)
 	}
