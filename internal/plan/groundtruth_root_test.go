@@ -58,6 +58,7 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 	if took > budget+20*time.Second {
 		t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
 	}
+	snk.Revise(ctx) // as diagnose does once the plan ends: every finding read off the whole curve
 	rs := snk.Results()
 	dg := diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
 	for _, u := range dg.Unknown {
@@ -148,8 +149,10 @@ func TestDiagnoseCreditBurst(t *testing.T) {
 }
 
 // A network disk's latency (2 ms per IO, no cap): one IO at a time is
-// latency-bound at about 500 IOPS, and at QD32 the device itself holds the
-// queue, IO spending its time in it: the device code, not a cap.
+// latency-bound at about 500 IOPS, and so is QD32, its latency still the
+// base one: a deeper queue gives more, which the plan's deeper steps show.
+// Where the emulator itself levels off depends on the machine's CPU, so
+// the test asserts nothing about it.
 func TestDiagnoseLatencyBound(t *testing.T) {
 	lat := emulate.Fixed(2 * time.Millisecond)
 	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-lat", RAM: true, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}}, 60*time.Second)
@@ -164,8 +167,8 @@ func TestDiagnoseLatencyBound(t *testing.T) {
 	if codes["randread-4k-qd1"] != result.CodeLatency {
 		t.Errorf("QD1 at 2 ms called %q, want latency", codes["randread-4k-qd1"])
 	}
-	if c := codes["randread-4k-qd32"]; c != result.CodeDevice {
-		t.Errorf("QD32 on an uncapped 2 ms device called %q, want device", c)
+	if c := codes["randread-4k-qd32"]; c != result.CodeLatency {
+		t.Errorf("QD32 on an uncapped 2 ms device called %q, want latency", c)
 	}
 	if r := d.Disk.Read; r == nil || r.QD1LatencyNs < 2e6 || r.QD1IOPS > 500 {
 		t.Errorf("read QD1 %+v: want at least 2 ms and at most 500 IOPS", r)
