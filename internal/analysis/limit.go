@@ -288,8 +288,8 @@ func sameLevel(a, b float64) bool {
 func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
 	var peers []dirFacts
 	for _, o := range others {
-		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") {
-			continue
+		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") || o.Test.IOEngine == "null" {
+			continue // (a null-engine test measured no disk)
 		}
 		peers = append(peers, allFacts(o)...)
 	}
@@ -312,6 +312,18 @@ func allFacts(r *result.Result) []dirFacts {
 // r, and returns the curves r is on.
 func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Curve) {
 	own := allFacts(r)
+	if r.Test.IOEngine == "null" {
+		// The null engine completes IO without doing any: the rate is
+		// fio's own, no disk was there to bind it, and it joins no curve.
+		var out []result.Finding
+		for _, f := range own {
+			out = append(out, result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Code: result.CodeUnknown,
+				Evidence: map[string]float64{"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs)},
+				Summary: fmt.Sprintf("%s at QD%d, %s: %s IOPS with ioengine=null, which does no IO: no disk was measured, only fio's own overhead",
+					f.dir, f.qd, units.IOSize(f.bs), units.Figure(f.d.IOPS))})
+		}
+		return out, nil
+	}
 	m := fitFacts(append(append([]dirFacts(nil), peers...), own...))
 	var out []result.Finding
 	var curves []*Curve

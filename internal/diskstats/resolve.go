@@ -248,3 +248,58 @@ func readTrim(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return strings.TrimSpace(string(b)), err
 }
+
+// imageFS are read-only image file systems (snaps, ISO images) that
+// loop devices mount: they are not disks someone meant to test.
+var imageFS = map[string]bool{"squashfs": true, "iso9660": true, "erofs": true, "cramfs": true, "udf": true}
+
+// OtherDisks lists the disks, other than the ones under res, that carry
+// a mounted file system ("vdb at /mnt/data"), one entry a disk. A
+// partition or logical volume of res's disk is the same disk; a loop
+// device is a disk of its own, whatever file backs it.
+func (r Resolver) OtherDisks(res Resolution) []string {
+	mine := map[string]bool{}
+	for _, d := range res.Devices {
+		if d.Role != "backing" {
+			mine[d.Name] = true
+		}
+	}
+	fs, err := procfs.NewFS(r.proc())
+	if err != nil {
+		return nil
+	}
+	self, err := fs.Self()
+	if err != nil {
+		return nil
+	}
+	mounts, err := self.MountInfo()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range mounts {
+		if imageFS[m.FSType] || strings.HasPrefix(m.MajorMinorVer, "0:") || !filepath.IsAbs(m.MountPoint) {
+			continue
+		}
+		name, err := r.nameOf(m.MajorMinorVer)
+		if err != nil || seen[name] {
+			continue
+		}
+		seen[name] = true
+		same := false
+		var disk string
+		for _, d := range r.expand(name, m.MajorMinorVer, "direct", map[string]bool{}) {
+			if d.Role == "backing" {
+				continue
+			}
+			same = same || mine[d.Name]
+			disk = d.Name // the last is the disk under partitions and volumes
+		}
+		if !same && !seen["disk:"+disk] {
+			seen["disk:"+disk] = true
+			out = append(out, disk+" at "+m.MountPoint)
+		}
+	}
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,27 +108,33 @@ func specFromOptions(j Job) result.TestSpec {
 	} else {
 		s.BlockSize = 4096
 	}
-	if v, err := strconv.Atoi(o["iodepth"]); err == nil {
-		s.IODepth = v
+	// Values out of what fio accepts (a NaN runtime, a negative depth)
+	// are left at their defaults: a record must hold only what JSON can.
+	count := func(key string, lo, hi int64, set func(int)) {
+		if v, err := units.ParseCount(o[key], lo, hi); err == nil {
+			set(int(v))
+		}
 	}
-	if v, err := strconv.Atoi(o["numjobs"]); err == nil {
-		s.NumJobs = v
+	count("iodepth", 1, 1<<16, func(v int) { s.IODepth = v })
+	count("numjobs", 1, 1<<16, func(v int) { s.NumJobs = v })
+	if s.Mixed() {
+		s.RWMixRead = 50 // fio's default; job options list only what was set
 	}
-	if v, err := strconv.Atoi(o["rwmixread"]); err == nil {
-		s.RWMixRead = v
-	}
-	if v, err := strconv.Atoi(o["fdatasync"]); err == nil {
-		s.Fdatasync = v
-	}
+	count("rwmixread", 0, 100, func(v int) { s.RWMixRead = v })
+	count("rwmixwrite", 0, 100, func(v int) { s.RWMixRead = 100 - v })
+	count("fdatasync", 0, 1<<31-1, func(v int) { s.Fdatasync = v })
 	s.Direct = o["direct"] == "1"
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["runtime"], "s"), 64); err == nil {
-		s.RuntimeS = v
+	if d, err := units.ParseDuration(o["runtime"]); err == nil && d <= maxOptionTime {
+		s.RuntimeS = d.Seconds()
 	}
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["ramp_time"], "s"), 64); err == nil {
-		s.RampS = v
+	if d, err := units.ParseDuration(o["ramp_time"]); err == nil && d <= maxOptionTime {
+		s.RampS = d.Seconds()
 	}
 	return s
 }
+
+// maxOptionTime bounds the runtime and ramp read from fio's job options.
+const maxOptionTime = 365 * 24 * time.Hour
 
 func firstOf(m map[string]string, keys ...string) string {
 	for _, k := range keys {
