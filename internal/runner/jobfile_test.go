@@ -117,6 +117,13 @@ var badNumbers = []struct{ name, text, names string }{
 	{"buffers", "[a]\nbs=64m\niodepth=4096\n", "iodepth"},
 	{"bssplit over 100", "[a]\nbssplit=4k/60:64k/60\n", "bssplit"},
 	{"cpus_allowed junk", "[a]\ncpus_allowed=all\n", "cpus_allowed"},
+	// fio checks its runtime only between IOs: a wait longer than the
+	// runtime stretches the test (thinktime=20s made runtime=2 last 20 s).
+	{"thinktime past the runtime", "[a]\nruntime=2\ntime_based\nthinktime=20s\n", "thinktime"},
+	{"thinktime and spin past the runtime", "[a]\nruntime=2\nthinktime=1500ms\nthinktime_spin=1s\n", "thinktime"},
+	{"thinktime a week", "[a]\nruntime=7d\ntime_based\nthinktime=7d\n", "thinktime"},
+	{"thinktime past the bound of a test without runtime", "[a]\nsize=1m\nthinktime=2h\n", "thinktime"},
+	{"startdelay past the runtime", "[a]\nruntime=2\nstartdelay=1m\n", "startdelay"},
 }
 
 func TestJobFilesRefused(t *testing.T) {

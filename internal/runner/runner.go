@@ -178,10 +178,10 @@ type runner struct {
 	engine     string
 	// lease holds a tested device exclusively; readOnly is set when the
 	// device is in use and only reads may run.
-	lease      *DeviceLease
-	readOnly   bool
-	host       result.Host
-	target     result.Target
+	lease    *DeviceLease
+	readOnly bool
+	host     result.Host
+	target   result.Target
 	// owned is how much of a tested device iolens may use: the device,
 	// or --size of it.
 	owned      int64

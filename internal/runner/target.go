@@ -52,7 +52,7 @@ func (e *SpaceError) Error() string {
 // Hint says how to fit.
 func (e *SpaceError) Hint() string {
 	if e.SuiteSize > 0 {
-		return fmt.Sprintf("the suite's tests use a %s file, as the write-up it reproduces did: free some space, pick a directory on a larger file system, or scale the tests down with --size (each result then says so)",
+		return fmt.Sprintf("the suite's tests ask for a %s file (their size, offsets and filesize): free some space, pick a directory on a larger file system, or scale the tests down with --size (each result then says so)",
 			units.HumanBytes(float64(e.SuiteSize)))
 	}
 	return "free some space, pick a directory on a larger file system, or pass a smaller --size (at least 64M)"
