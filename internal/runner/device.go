@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -356,7 +357,7 @@ func CheckDevice(ctx context.Context, c DeviceCheck) (*DeviceLease, error) {
 	refuse := func(reason, hint string) error { return &DeviceRefusal{Device: c.Device, Reason: reason, hint: hint} }
 	var st unix.Stat_t
 	if err := unix.Stat(c.Device, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Device, err)
+		return nil, &hint.Error{Err: fmt.Errorf("%s: %w", c.Device, err), Advice: "check the device's path: lsblk lists the block devices"}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
 		return nil, refuse("it is not a block device", "pass a block device such as /dev/sdb, or a directory as the DIR argument")

@@ -652,6 +652,13 @@ func parseFioTime(v string, unit time.Duration) (time.Duration, error) {
 		i++
 	}
 	num, suffix := t[:i], strings.ToLower(t[i:])
+	if num == "" {
+		why := "not a number"
+		if strings.HasPrefix(t, "-") {
+			why = "negative"
+		}
+		return 0, &units.ValueError{Kind: "duration", Value: v, Why: why, Want: want}
+	}
 	x, err := units.ParseNumber(num, 0, float64(maxTestTime))
 	if err != nil {
 		return 0, &units.ValueError{Kind: "duration", Value: v, Why: err.(*units.ValueError).Why, Want: want}

@@ -538,7 +538,8 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 		reason := "the whole device"
 		switch {
 		case cfg.SizeBytes > size:
-			return release, &RegionError{Test: "--size", End: cfg.SizeBytes, Limit: size, Of: cfg.Device, Device: true}
+			return release, &hint.Error{Err: fmt.Errorf("--size %s is larger than %s (%s)", units.HumanBytes(float64(cfg.SizeBytes)), cfg.Device, units.HumanBytes(float64(size))),
+				Advice: "give a --size up to the device's size, or leave it out to use the whole device"}
 		case cfg.SizeBytes > 0 && cfg.SizeBytes < size:
 			size, reason = cfg.SizeBytes, "set with --size"
 		}
@@ -716,7 +717,7 @@ func (r *runner) precondition(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if pctx.Err() != nil {
-			return &BoundError{Test: "preconditioning (the layout of the test file)", Bound: bnd}
+			return &BoundError{Test: "preconditioning (the layout of the test file)", Bound: bnd, Killed: run != nil && run.ExitCode == 128+int(unix.SIGKILL)}
 		}
 		return fmt.Errorf("preconditioning the test file: %w", explainFioError(err, run))
 	}
