@@ -312,18 +312,6 @@ func allFacts(r *result.Result) []dirFacts {
 // r, and returns the curves r is on.
 func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Curve) {
 	own := allFacts(r)
-	if r.Test.IOEngine == "null" {
-		// The null engine completes IO without doing any: the rate is
-		// fio's own, no disk was there to bind it, and it joins no curve.
-		var out []result.Finding
-		for _, f := range own {
-			out = append(out, result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Code: result.CodeUnknown,
-				Evidence: map[string]float64{"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs)},
-				Summary: fmt.Sprintf("%s at QD%d, %s: %s IOPS with ioengine=null, which does no IO: no disk was measured, only fio's own overhead",
-					f.dir, f.qd, units.IOSize(f.bs), units.Figure(f.d.IOPS))})
-		}
-		return out, nil
-	}
 	m := fitFacts(append(append([]dirFacts(nil), peers...), own...))
 	var out []result.Finding
 	var curves []*Curve
@@ -340,6 +328,15 @@ func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Cur
 // limitFinding states what binds one direction of one test: its point on
 // its curve, or (off any curve) its own evidence.
 func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
+	if f.r.Test.IOEngine == "null" {
+		// The null engine completes IO without doing any: the rate is
+		// fio's own, and no disk was there to bind it (fitFacts leaves
+		// it off every curve).
+		return result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Code: result.CodeUnknown,
+			Evidence: map[string]float64{"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs)},
+			Summary: fmt.Sprintf("%s at QD%d, %s: %s IOPS with ioengine=null, which does no IO: no disk was measured, only fio's own overhead",
+				f.dir, f.qd, units.IOSize(f.bs), units.Figure(f.d.IOPS))}
+	}
 	if p != nil {
 		for _, pf := range p.facts {
 			if pf.r == f.r && pf.dir == f.dir {

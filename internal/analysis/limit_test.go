@@ -75,3 +75,17 @@ func TestLimitNullEngine(t *testing.T) {
 		t.Fatalf("a null-engine test made a real one a cap: %+v", fs)
 	}
 }
+
+// Revise, over a whole run, says the same of a null-engine test, and
+// fits no curve through it.
+func TestReviseNullEngine(t *testing.T) {
+	null := qd32(5000, 0, func(i int) float64 { return 5000 + float64(i%2) })
+	null.Test.IOEngine = "null"
+	rs := []result.Result{*null}
+	Revise(rs)
+	for _, f := range rs[0].Findings {
+		if f.Kind == result.KindModel || f.Kind == result.KindLimit && !strings.Contains(f.Summary, "no disk was measured") {
+			t.Errorf("finding %s %s: %s", f.Kind, f.Code, f.Summary)
+		}
+	}
+}
