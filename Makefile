@@ -49,7 +49,7 @@ deps:
 run:
 	@scripts/install-deps $(RUN_PKGS)
 	@$(MAKE) --no-print-directory build
-	./$(BIN) diagnose $(SCRATCH)
+	./$(BIN) diagnose --create $(SCRATCH)
 
 # test: every test: the unit tests of every package first (they fail
 # fast), then, in full, the packages whose tests -short cut short

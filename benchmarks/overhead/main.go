@@ -99,7 +99,7 @@ func run(dir string, pairs, runtime int, size, iolens string, quick bool) error 
 	}
 	if quick {
 		start := time.Now()
-		cmd := exec.Command(iolens, "run", "--suite", "quick", "-q", "--no-save", filepath.Join(dir, "quick"))
+		cmd := exec.Command(iolens, "run", "--suite", "quick", "-q", "--no-save", "--create", filepath.Join(dir, "quick"))
 		cmd.Stdout = os.Stdout
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -112,7 +112,7 @@ func run(dir string, pairs, runtime int, size, iolens string, quick bool) error 
 
 func viaIolens(bin, jobFile, dir, size string) (measure, error) {
 	before := childCPU()
-	cmd := exec.Command(bin, "run", "--job", jobFile, "--size", size, "-o", "ndjson", "-q", "--no-save", filepath.Join(dir, "iolens"))
+	cmd := exec.Command(bin, "run", "--job", jobFile, "--size", size, "-o", "ndjson", "-q", "--no-save", "--create", filepath.Join(dir, "iolens"))
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr

@@ -315,8 +315,8 @@ func sameLevel(a, b float64) bool {
 func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
 	var peers []dirFacts
 	for _, o := range others {
-		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") {
-			continue
+		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") || o.Test.IOEngine == "null" {
+			continue // (a null-engine test measured no disk)
 		}
 		peers = append(peers, allFacts(o)...)
 	}
@@ -358,6 +358,15 @@ func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Cur
 // limitFinding states what binds one direction of one test: its point on
 // its curve, or (off any curve) its own evidence.
 func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
+	if f.r.Test.IOEngine == "null" {
+		// The null engine completes IO without doing any: the rate is
+		// fio's own, and no disk was there to bind it (fitFacts leaves
+		// it off every curve).
+		return result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Code: result.CodeUnknown,
+			Evidence: map[string]float64{"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs)},
+			Summary: fmt.Sprintf("%s at QD%d, %s: %s IOPS with ioengine=null, which does no IO: no disk was measured, only fio's own overhead",
+				f.dir, f.qd, units.IOSize(f.bs), units.Figure(f.d.IOPS))}
+	}
 	if p != nil {
 		for _, pf := range p.facts {
 			if pf.r == f.r && pf.dir == f.dir {

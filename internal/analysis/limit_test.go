@@ -57,3 +57,35 @@ func TestLimitFlatRateIsACap(t *testing.T) {
 		t.Fatalf("a flat rate with the device's queue full: %+v", fs)
 	}
 }
+
+// The null engine does no IO: a test run with it measured no disk, and
+// says so instead of naming a limit (it once read "the CPU binds ... the
+// disk was not the limit"); nor does it stand as a peer of real tests.
+func TestLimitNullEngine(t *testing.T) {
+	null := qd32(5000, 0, func(i int) float64 { return 5000 + float64(i%2) })
+	null.Test.IOEngine = "null"
+	fs := LimitFindings(null, nil)
+	if len(fs) != 1 || fs[0].Code != result.CodeUnknown || !strings.Contains(fs[0].Summary, "no disk was measured") {
+		t.Fatalf("null engine: %+v", fs)
+	}
+	wander := qd32(5000, 15.7, func(i int) float64 { return 5000 + 400*float64(i%3-1) })
+	peer := qd32(5000, 0, func(i int) float64 { return 5000 })
+	peer.Test.IOEngine, peer.Test.IODepth, peer.Test.Name = "null", 1, "null-qd1"
+	if fs := LimitFindings(wander, []*result.Result{peer}); len(fs) != 1 || fs[0].Code == result.CodeIOPSCap {
+		t.Fatalf("a null-engine test made a real one a cap: %+v", fs)
+	}
+}
+
+// Revise, over a whole run, says the same of a null-engine test, and
+// fits no curve through it.
+func TestReviseNullEngine(t *testing.T) {
+	null := qd32(5000, 0, func(i int) float64 { return 5000 + float64(i%2) })
+	null.Test.IOEngine = "null"
+	rs := []result.Result{*null}
+	Revise(rs)
+	for _, f := range rs[0].Findings {
+		if f.Kind == result.KindModel || f.Kind == result.KindLimit && !strings.Contains(f.Summary, "no disk was measured") {
+			t.Errorf("finding %s %s: %s", f.Kind, f.Code, f.Summary)
+		}
+	}
+}

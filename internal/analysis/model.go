@@ -240,8 +240,8 @@ func fitFacts(fs []dirFacts) Model {
 	var order []CurveKey
 	for _, f := range fs {
 		k, ok := curveKey(f.r, f.dir)
-		if !ok {
-			continue
+		if !ok || f.r.Test.IOEngine == "null" {
+			continue // (the null engine measured no disk)
 		}
 		if _, seen := byKey[k]; !seen {
 			order = append(order, k)

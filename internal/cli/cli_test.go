@@ -119,7 +119,7 @@ func TestRunQuickEndToEnd(t *testing.T) {
 	target := filepath.Join(base, "target")
 	out := filepath.Join(base, "results.ndjson")
 	stdout, stderr, code := execute(t, "run", "--suite", "quick", "--runtime", "2", "--ramp", "0", "--size", "64M",
-		"--out", out, "--label", "env=test", "-o", "json", "-q", target)
+		"--out", out, "--label", "env=test", "-o", "json", "-q", "--create", target)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -183,7 +183,7 @@ func TestRunRelativeDir(t *testing.T) {
 	needFio(t)
 	base := t.TempDir()
 	t.Chdir(base)
-	_, stderr, code := execute(t, "run", "--suite", "etcd", "--size", "64M", "-q", "scratch")
+	_, stderr, code := execute(t, "run", "--suite", "etcd", "--size", "64M", "-q", "--create", "scratch")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -227,7 +227,7 @@ func TestInterruptCleansUp(t *testing.T) {
 	base := t.TempDir()
 	target := filepath.Join(base, "t")
 	out := filepath.Join(base, "r.ndjson")
-	cmd := iolensCmd(t, "run", "--suite", "quick", "--runtime", "30", "--ramp", "0", "--size", "64M", "--out", out, target)
+	cmd := iolensCmd(t, "run", "--suite", "quick", "--runtime", "30", "--ramp", "0", "--size", "64M", "--out", out, "--create", target)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

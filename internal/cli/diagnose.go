@@ -20,6 +20,7 @@ import (
 
 type diagnoseOptions struct {
 	device      string
+	create      bool
 	destructive bool
 	force       bool
 	emulated    string
@@ -57,6 +58,11 @@ establish.
 The report opens with the verdict in a few lines, what to change, and the
 disk model (IOPS and latency against queue depth, with what binds each
 figure and the catalog disks whose published limits fit).
+
+DIR must exist (--create makes it, and removes it afterwards): a typo, or a
+volume that is not mounted, would measure the disk below it. With --device,
+every step runs on the device itself.
+
 On a cloud VM the instance metadata says which disk and VM size to compare
 with (--no-metadata skips it; --expect overrides it).`,
 		Example: `  iolens diagnose                        # ./iolens-scratch
@@ -76,6 +82,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.device, "device", "", "diagnose a raw block device instead of a directory (writes it: needs --destructive)")
+	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
 	f.BoolVar(&o.destructive, "destructive", false, "allow writing --device (destroys its data)")
 	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
 	f.StringVar(&o.emulated, "emulated", "", "diagnose emulated disk NAME ('iolens emulate create')")
@@ -114,6 +121,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if dir != "" && o.device != "" {
 		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}
 	}
+	if o.create && o.device != "" {
+		return &UsageError{Err: fmt.Errorf("--create applies to DIR only"), Help: "see 'iolens diagnose --help'"}
+	}
 	if o.device != "" && !o.destructive {
 		return &UsageError{Err: fmt.Errorf("diagnose writes the device: --device %s needs --destructive", o.device),
 			Help: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
@@ -141,10 +151,10 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	suite := plan.Suite()
-	cfg := runner.Config{Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
+	cfg := runner.Config{Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
-	prog.Line("iolens diagnose %s: budget %s, precision %s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%")
+	prog.Line("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
 	s, err := runner.Open(ctx, cfg, prog.Event)
 	if err != nil {
 		return err
@@ -196,6 +206,18 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return planErr
 	}
 	return closeErr
+}
+
+// rootDiskWords ends a command's first line when DIR is on the root disk
+// while other disks are mounted.
+func rootDiskWords(dir, device string) string {
+	if device != "" {
+		return ""
+	}
+	if note := runner.RootDisk(dir); note != "" {
+		return "; " + note
+	}
+	return ""
 }
 
 // EnvNoMetadata, when set to anything, turns the cloud metadata lookup off

@@ -20,6 +20,7 @@ type runOptions struct {
 	tests          []string
 	jobFile        string
 	device         string
+	create         bool
 	destructive    bool
 	force          bool
 	runtime        units.Duration
@@ -51,9 +52,11 @@ func newRunCommand(streams IOStreams) *cobra.Command {
 		Short: "Run a benchmark suite against a directory or a block device",
 		Long: `Run a suite of fio tests against DIR (default ./iolens-scratch) or a raw
 block device. iolens works in a subdirectory of its own and removes it
-afterwards, on success, failure or Ctrl-C. Each test records fio's json+
-report with latency histograms, fio's 1 s logs and 1 s samples of every
-block device behind the target.`,
+afterwards, on success, failure or Ctrl-C. A DIR that does not exist is
+refused unless --create is given (a typo, or a volume that is not mounted,
+would measure the disk below it). Each test records fio's json+ report with
+latency histograms, fio's 1 s logs and 1 s samples of every block device
+behind the target. With --device, every test runs on the device itself.`,
 		Example: `  iolens run --suite quick
   iolens run /mnt/data --suite standard --repeat 3 --out results.ndjson
   iolens run --device /dev/vdb --suite quick --destructive
@@ -80,6 +83,7 @@ block device behind the target.`,
 	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
 	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
+	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
 	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
 	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
 	f.Var(&o.runtime, "runtime", "time per test, e.g. 30s, 2m or plain seconds (default: each suite's own)")
@@ -172,6 +176,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if (o.destructive || o.force) && o.device == "" {
 		return usageErr("--destructive and --force apply to --device only")
 	}
+	if o.create && o.device != "" {
+		return usageErr("--create applies to DIR only")
+	}
 	labels, err := parseLabels(o.labels)
 	if err != nil {
 		return err
@@ -192,7 +199,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	cfg := runner.Config{
-		Suite: suite, Dir: dir, Device: o.device, Destructive: o.destructive, Force: o.force,
+		Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat,
 		WritebackCap: writebackCap(o.writebackCap),
 		Labels:       labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
@@ -206,7 +213,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
 		}
 	}
-	prog.Line("iolens run %s: suite %s, %d tests x %d", cfg.RunID, suite.Name, len(suite.Tests), o.repeat)
+	prog.Line("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
 	if err != nil {
 		return err

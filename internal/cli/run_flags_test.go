@@ -95,7 +95,7 @@ func TestRunRuntimeDuration(t *testing.T) {
 	if err := os.WriteFile(job, []byte("[r]\nrw=randread\nbs=4k\nruntime=30\ntime_based\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := execute(t, "run", "--job", job, "--runtime", "1500ms", "--ramp", "0s", "--size", "64M", "-o", "json", "-q", filepath.Join(base, "t"))
+	stdout, stderr, code := execute(t, "run", "--job", job, "--runtime", "1500ms", "--ramp", "0s", "--size", "64M", "-o", "json", "-q", "--create", filepath.Join(base, "t"))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -217,5 +217,29 @@ func TestRunSelectsTests(t *testing.T) {
 	_, stderr, code := execute(t, "run", "--fio", fio, "--suite", "quick", "--test", "nope", dir)
 	if code != 2 || !strings.Contains(stderr, `suite "quick" has no test "nope"`) || !strings.Contains(stderr, "hint: tests of quick: randread-4k-qd32, randwrite-4k-qd32") {
 		t.Errorf("unknown test: exit %d\n%s", code, stderr)
+	}
+}
+
+// A DIR that does not exist is refused by run and diagnose, with what to
+// do, before anything is created or measured. (A mistyped
+// /nonexistent/dir once wrote 1 GiB on the root disk and left
+// /nonexistent behind.)
+func TestMissingDirRefused(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "nonexistent", "dir")
+	for _, args := range [][]string{
+		{"run", "--suite", "etcd", "--no-save", "-q", dir},
+		{"diagnose", "--no-save", "-q", "--no-metadata", dir},
+	} {
+		stdout, stderr, code := execute(t, args...)
+		if code != 1 || !strings.Contains(stderr, dir+" does not exist") || !strings.Contains(stderr, "--create") || stdout != "" {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", args[0], code, stdout, stderr)
+		}
+		if ents, _ := os.ReadDir(base); len(ents) != 0 {
+			t.Errorf("%s: created %v", args[0], ents)
+		}
+	}
+	if _, stderr, code := execute(t, "run", "--device", "/dev/null", "--create"); code != 2 || !strings.Contains(stderr, "--create") {
+		t.Errorf("--create with --device: exit %d\n%s", code, stderr)
 	}
 }

@@ -425,6 +425,11 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 // verdict says the model in a few lines, most important first.
 func verdict(d *Diagnosis) []string {
 	var out []string
+	if t := d.Target; t.RootDisk {
+		// A mistyped path or a volume that is not mounted measures the
+		// root disk: say so before any figure.
+		out = append(out, fmt.Sprintf("target: this is the root disk, %s, while other disks are mounted (%s)", t.Device, strings.Join(t.OtherDisks, ", ")))
+	}
 	if d.Interrupted {
 		out = append(out, "interrupted: the run was stopped part way; the figures below are partial and no catalog disk is matched")
 	}

@@ -182,3 +182,22 @@ func TestVerdictShort(t *testing.T) {
 		}
 	}
 }
+
+// A run on the root disk while other disks are mounted says so first:
+// a mistyped path gives the root disk's answer.
+func TestVerdictNamesRootDisk(t *testing.T) {
+	rs := readFixture(t, "quick-3000iops-80MBps.ndjson")
+	for i := range rs {
+		rs[i].Target.Device, rs[i].Target.RootDisk, rs[i].Target.OtherDisks = "vda", true, []string{"vdb at /mnt/data"}
+	}
+	d := Build(rs, Options{})
+	if len(d.Verdict) == 0 || d.Verdict[0] != "target: this is the root disk, vda, while other disks are mounted (vdb at /mnt/data)" {
+		t.Errorf("verdict = %q", d.Verdict)
+	}
+	for i := range rs {
+		rs[i].Target.RootDisk = false
+	}
+	if d := Build(rs, Options{}); len(d.Verdict) > 0 && strings.Contains(d.Verdict[0], "root disk") {
+		t.Errorf("verdict = %q without the mark", d.Verdict)
+	}
+}

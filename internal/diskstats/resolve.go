@@ -150,6 +150,12 @@ func (r Resolver) nameOf(mm string) (string, error) {
 func (r Resolver) sysDir(mm string) string { return filepath.Join(r.sys(), "dev", "block", mm) }
 
 func (r Resolver) expand(name, mm, role string, seen map[string]bool) []Device {
+	return r.expandOpt(name, mm, role, seen, true)
+}
+
+// expandOpt is expand; backing says whether to follow a loop device to
+// the disk under its backing file.
+func (r Resolver) expandOpt(name, mm, role string, seen map[string]bool, backing bool) []Device {
 	if seen[name] {
 		return nil
 	}
@@ -161,12 +167,12 @@ func (r Resolver) expand(name, mm, role string, seen map[string]bool) []Device {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			parent := filepath.Base(filepath.Dir(real))
 			if pmm, err := readTrim(filepath.Join(filepath.Dir(real), "dev")); err == nil {
-				out = append(out, r.expand(parent, pmm, "parent", seen)...)
+				out = append(out, r.expandOpt(parent, pmm, "parent", seen, backing)...)
 			}
 		}
 	}
 	// A loop device: add whatever holds its backing file.
-	if b, err := readTrim(filepath.Join(dir, "loop", "backing_file")); err == nil && b != "" {
+	if b, err := readTrim(filepath.Join(dir, "loop", "backing_file")); backing && err == nil && b != "" {
 		if bdev, _, _, err := r.stat(b); err == nil && unix.Major(bdev) != 0 {
 			if bname, err := r.nameOf(majmin(bdev)); err == nil {
 				out = append(out, r.expand(bname, majmin(bdev), "backing", seen)...)
@@ -180,7 +186,7 @@ func (r Resolver) expand(name, mm, role string, seen map[string]bool) []Device {
 			if err != nil {
 				continue
 			}
-			out = append(out, r.expand(e.Name(), smm, "slave", seen)...)
+			out = append(out, r.expandOpt(e.Name(), smm, "slave", seen, backing)...)
 		}
 	}
 	return out
@@ -247,4 +253,59 @@ func joinOpts(m map[string]string) string {
 func readTrim(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return strings.TrimSpace(string(b)), err
+}
+
+// imageFS are read-only image file systems (snaps, ISO images) that
+// loop devices mount: they are not disks someone meant to test.
+var imageFS = map[string]bool{"squashfs": true, "iso9660": true, "erofs": true, "cramfs": true, "udf": true}
+
+// OtherDisks lists the disks, other than the ones under res, that carry
+// a mounted file system ("vdb at /mnt/data"), one entry a disk. A
+// partition or logical volume of res's disk is the same disk; a loop
+// device is a disk of its own, whatever file backs it.
+func (r Resolver) OtherDisks(res Resolution) []string {
+	mine := map[string]bool{}
+	if len(res.Devices) > 0 {
+		d := res.Devices[0]
+		for _, x := range r.expandOpt(d.Name, d.MajMin, d.Role, map[string]bool{}, false) {
+			mine[x.Name] = true
+		}
+	}
+	fs, err := procfs.NewFS(r.proc())
+	if err != nil {
+		return nil
+	}
+	self, err := fs.Self()
+	if err != nil {
+		return nil
+	}
+	mounts, err := self.MountInfo()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range mounts {
+		if imageFS[m.FSType] || strings.HasPrefix(m.MajorMinorVer, "0:") || !filepath.IsAbs(m.MountPoint) {
+			continue
+		}
+		name, err := r.nameOf(m.MajorMinorVer)
+		if err != nil || seen[name] {
+			continue
+		}
+		seen[name] = true
+		same := false
+		disk := name
+		for i, d := range r.expandOpt(name, m.MajorMinorVer, "direct", map[string]bool{}, false) {
+			same = same || mine[d.Name]
+			if i == 1 && d.Role == "parent" {
+				disk = d.Name // a partition's disk
+			}
+		}
+		if !same && !seen["disk:"+disk] {
+			seen["disk:"+disk] = true
+			out = append(out, disk+" at "+m.MountPoint)
+		}
+	}
+	return out
 }

@@ -182,3 +182,34 @@ func BenchmarkTick(b *testing.B) {
 		prev = cur
 	}
 }
+
+// The disks other than the root's that carry mounted file systems: a
+// volume over two disks, a loop device (whatever backs it); not the
+// root disk's partitions, not a tmpfs, not a read-only image.
+func TestOtherDisks(t *testing.T) {
+	r, root := fixture(t)
+	res, err := r.Resolve("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(root, "proc/1/mountinfo"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second mount of the root's partition, and a snap's squashfs.
+	if _, err := f.WriteString("41 22 253:1 /home /home rw - ext4 /dev/vda1 rw\n50 22 7:0 / /snap/core/1 ro - squashfs /dev/loop0 ro\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := strings.Join(r.OtherDisks(res), "; ")
+	if got != "dm-0 at /data; loop0 at /mnt/emu" {
+		t.Errorf("other disks = %q", got)
+	}
+	data, err := r.Resolve("/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.OtherDisks(data), "; "); got != "vda at /; loop0 at /mnt/emu" {
+		t.Errorf("other disks than /data's = %q", got)
+	}
+}

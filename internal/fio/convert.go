@@ -19,6 +19,11 @@ import (
 // exactly and percentiles are read from the merged histogram. Each entry
 // is kept as a part, and each host's subtotal when a host ran several.
 func FillFromFio(res *result.Result, jobs []Job) error {
+	for _, j := range jobs {
+		if err := checkFigures(j); err != nil {
+			return err
+		}
+	}
 	for _, name := range result.DirNames {
 		d, err := sumDir(jobs, name, true)
 		if err != nil {
@@ -328,4 +333,88 @@ func errnoText(n int) string {
 		return strconv.Itoa(n)
 	}
 	return fmt.Sprintf("%d (%s)", n, syscall.Errno(n).Error())
+}
+
+// Bounds on what fio can report. No device does ten billion IOPS or a
+// petabyte a second, and no latency lasts a year: a figure past them is
+// a corrupt or forged output, which would overflow the reports'
+// arithmetic.
+const (
+	maxIOPS    = 1e10
+	maxBWBytes = 1e15
+	maxLatNs   = 365 * 24 * 3600 * 1e9
+)
+
+// FigureError is a figure in fio's output that cannot be a measurement.
+type FigureError struct {
+	Field string
+	Value float64
+	Max   float64
+}
+
+func (e *FigureError) Error() string {
+	return fmt.Sprintf("fio reported %s = %g, outside 0 to %g: the output is corrupt", e.Field, e.Value, e.Max)
+}
+
+// Hint says what to do.
+func (e *FigureError) Hint() string {
+	return "re-run fio, or check that the file is fio's own output, unedited"
+}
+
+// checkFigures refuses a job whose figures are not finite, negative or
+// beyond any device.
+func checkFigures(j Job) error {
+	check := func(field string, v, hi float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > hi {
+			return &FigureError{Field: field, Value: v, Max: hi}
+		}
+		return nil
+	}
+	lat := func(dir, name string, l LatStats) error {
+		for _, f := range []struct {
+			k string
+			v float64
+		}{{"min", l.Min}, {"max", l.Max}, {"mean", l.Mean}, {"stddev", l.Stddev}} {
+			if err := check(dir+"."+name+"."+f.k, f.v, maxLatNs); err != nil {
+				return err
+			}
+		}
+		for p, v := range l.Percentile {
+			if err := check(dir+"."+name+".percentile."+p, v, maxLatNs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	dirs := []struct {
+		name string
+		d    DirStats
+	}{{"read", j.Read}, {"write", j.Write}, {"trim", j.Trim}}
+	if j.Mixed != nil {
+		dirs = append(dirs, struct {
+			name string
+			d    DirStats
+		}{"mixed", *j.Mixed})
+	}
+	for _, x := range dirs {
+		d := x.d
+		for _, f := range []struct {
+			k     string
+			v, hi float64
+		}{{"iops", d.IOPS, maxIOPS}, {"bw_bytes", float64(d.BWBytes), maxBWBytes}, {"io_bytes", float64(d.IOBytes), math.MaxInt64},
+			{"runtime", float64(d.Runtime), maxLatNs / 1e6}, {"total_ios", float64(d.TotalIOs), math.MaxInt64}} {
+			if err := check(x.name+"."+f.k, f.v, f.hi); err != nil {
+				return err
+			}
+		}
+		for _, l := range []struct {
+			name string
+			s    LatStats
+		}{{"lat_ns", d.LatNs}, {"clat_ns", d.ClatNs}, {"slat_ns", d.SlatNs}} {
+			if err := lat(x.name, l.name, l.s); err != nil {
+				return err
+			}
+		}
+	}
+	return lat("sync", "lat_ns", j.Sync.LatNs)
 }

@@ -212,13 +212,16 @@ func specOf(t test) (result.TestSpec, []string) {
 	} else {
 		s.BlockSize = 4096
 	}
-	if v, err := strconv.Atoi(o["iodepth"]); err == nil && v > 0 {
-		s.IODepth = v
+	// Values out of what fio accepts (a NaN runtime, a negative depth)
+	// are left at their defaults: a record must hold only what JSON can.
+	count := func(key string, lo, hi int64, set func(int)) {
+		if v, err := units.ParseCount(o[key], lo, hi); err == nil {
+			set(int(v))
+		}
 	}
+	count("iodepth", 1, 1<<16, func(v int) { s.IODepth = v })
 	numjobs := 1
-	if v, err := strconv.Atoi(o["numjobs"]); err == nil && v > 0 {
-		numjobs = v
-	}
+	count("numjobs", 1, 1<<16, func(v int) { numjobs = v })
 	// Jobs at once: an entry alone on its host stands for numjobs jobs
 	// (group_reporting, or numjobs=1); several entries are one job each.
 	perHost := map[string]int{}
@@ -233,20 +236,20 @@ func specOf(t test) (result.TestSpec, []string) {
 			s.NumJobs += n
 		}
 	}
-	if v, err := strconv.Atoi(o["rwmixread"]); err == nil {
-		s.RWMixRead = v
-	} else if v, err := strconv.Atoi(o["rwmixwrite"]); err == nil {
-		s.RWMixRead = 100 - v
+	if s.Mixed() {
+		s.RWMixRead = 50 // fio's default; job options list only what was set
 	}
-	if v, err := strconv.Atoi(o["fdatasync"]); err == nil {
-		s.Fdatasync = v
+	count("rwmixread", 0, 100, func(v int) { s.RWMixRead = v })
+	if _, ok := o["rwmixread"]; !ok {
+		count("rwmixwrite", 0, 100, func(v int) { s.RWMixRead = 100 - v })
 	}
+	count("fdatasync", 0, 1<<31-1, func(v int) { s.Fdatasync = v })
 	s.Direct = o["direct"] == "1" || o["buffered"] == "0"
-	if v, err := units.ParseDuration(o["runtime"]); err == nil {
-		s.RuntimeS = v.Seconds()
+	if d, err := units.ParseDuration(o["runtime"]); err == nil && d <= maxOptionTime {
+		s.RuntimeS = d.Seconds()
 	}
-	if v, err := units.ParseDuration(o["ramp_time"]); err == nil {
-		s.RampS = v.Seconds()
+	if d, err := units.ParseDuration(o["ramp_time"]); err == nil && d <= maxOptionTime {
+		s.RampS = d.Seconds()
 	}
 	if _, ok := o["time_based"]; !ok && s.RuntimeS > 0 {
 		s.StopAtSize = true
@@ -320,6 +323,9 @@ func firstComponent(v string) string {
 	}
 	return strings.TrimSpace(v)
 }
+
+// maxOptionTime bounds the runtime and ramp read from fio's job options.
+const maxOptionTime = 365 * 24 * time.Hour
 
 func firstOf(m map[string]string, keys ...string) string {
 	for _, k := range keys {

@@ -164,10 +164,15 @@ type Target struct {
 	MountOptions string   `json:"mount_options"`
 	SizeBytes    int64    `json:"size_bytes"`
 	// SizeReason explains how the test file size was chosen.
-	SizeReason     string            `json:"size_reason,omitempty"`
-	Preconditioned bool              `json:"preconditioned"`
-	Emulated       string            `json:"emulated,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
+	SizeReason     string `json:"size_reason,omitempty"`
+	Preconditioned bool   `json:"preconditioned"`
+	// RootDisk is set when a directory target is on the root file system
+	// while other disks (OtherDisks, "vdb at /mnt/data") are mounted: a
+	// mistyped path or a volume that is not mounted looks like this.
+	RootDisk   bool              `json:"root_disk,omitempty"`
+	OtherDisks []string          `json:"other_disks,omitempty"`
+	Emulated   string            `json:"emulated,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
 }
 
 // AddLabels sets labels on the target, over any of the same keys.

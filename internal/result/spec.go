@@ -18,7 +18,10 @@ type TestSpec struct {
 	BlockSize int64  `json:"bs_bytes"`
 	IODepth   int    `json:"iodepth"`
 	NumJobs   int    `json:"numjobs"`
-	RWMixRead int    `json:"rwmixread,omitempty"`
+	// RWMixRead is the percentage of reads of a mixed test (rw,
+	// readwrite, randrw): 0 is all writes. iolens writes it to fio for
+	// every mixed test; fio's own default is 50.
+	RWMixRead int    `json:"rwmixread"`
 	Direct    bool   `json:"direct"`
 	IOEngine  string `json:"ioengine"`
 	// Fdatasync issues an fdatasync after this many writes (etcd style).
@@ -75,6 +78,16 @@ func (t TestSpec) Writes() bool {
 	return true
 }
 
+// Mixed reports whether the test mixes reads and writes (rwmixread
+// applies).
+func (t TestSpec) Mixed() bool {
+	switch t.RW {
+	case "rw", "readwrite", "randrw":
+		return true
+	}
+	return false
+}
+
 // Summary is a one-line description of the test's parameters.
 func (t TestSpec) Summary() string {
 	var b strings.Builder
@@ -82,7 +95,7 @@ func (t TestSpec) Summary() string {
 	if t.NumJobs > 1 {
 		fmt.Fprintf(&b, " numjobs=%d", t.NumJobs)
 	}
-	if t.RWMixRead > 0 {
+	if t.Mixed() || t.RWMixRead > 0 {
 		fmt.Fprintf(&b, " rwmixread=%d", t.RWMixRead)
 	}
 	if !t.Direct {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -84,9 +85,13 @@ func orDefault(s, def string) string {
 
 // Inspect finds the mounts (in every mount namespace it can see), holders
 // and swap areas of the device numbered majmin ("7:3") and of its
-// partitions. name is the device's name to fall back on when sysfs has no
-// entry for it (a container may see /dev but not /sys): partitions and
-// holders are then left unchecked, and said so.
+// partitions, and of every device that shows the same blocks: the disk
+// of a partition, other loop devices on the same backing file, the
+// block device a loop device reads, and loop devices that read this one.
+// The kernel's exclusive open sees none of those. name is the device's
+// name to fall back on when sysfs has no entry for it (a container may
+// see /dev but not /sys): partitions, holders and the others are then
+// left unchecked, and said so.
 func (d DeviceInspector) Inspect(majmin, name string) (DeviceUse, error) {
 	u := DeviceUse{Name: name}
 	link, err := os.Readlink(filepath.Join(d.sys(), "dev", "block", majmin))
@@ -95,28 +100,35 @@ func (d DeviceInspector) Inspect(majmin, name string) (DeviceUse, error) {
 	} else {
 		u.Unchecked = fmt.Sprintf("partitions and holders (no %s/dev/block/%s)", d.sys(), majmin)
 	}
-	dir := filepath.Join(d.sys(), "class", "block", u.Name)
+	// numbers and names are what the mount tables and swaps are matched
+	// against; each name says how it relates to the device.
 	numbers := map[string]string{majmin: u.Name}
 	names := map[string]bool{u.Name: true}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "partition")); err != nil {
-			continue
+	add := func(name, mm, label string, partitions bool) {
+		numbers[mm], names[name] = label, true
+		u.Holders = append(u.Holders, d.holders(name, "")...)
+		if !partitions {
+			return
 		}
-		u.Partitions = append(u.Partitions, e.Name())
-		names[e.Name()] = true
-		if mm, err := os.ReadFile(filepath.Join(dir, e.Name(), "dev")); err == nil {
-			numbers[strings.TrimSpace(string(mm))] = e.Name()
+		for _, p := range d.partitions(name) {
+			plabel := p.name
+			if label != name {
+				plabel = p.name + " (a partition of " + label + ")"
+			}
+			if name == u.Name {
+				u.Partitions = append(u.Partitions, p.name)
+			}
+			numbers[p.mm], names[p.name] = plabel, true
+			u.Holders = append(u.Holders, d.holders(name, p.name)...)
 		}
 	}
-	for _, n := range append([]string{u.Name}, u.Partitions...) {
-		hd := filepath.Join(dir, "holders")
-		if n != u.Name {
-			hd = filepath.Join(dir, n, "holders")
+	add(u.Name, majmin, u.Name, true)
+	if err == nil {
+		if disk, mm, ok := d.parent(majmin); ok {
+			add(disk, mm, disk+" (the disk "+u.Name+" is a partition of)", false)
 		}
-		hs, _ := os.ReadDir(hd)
-		for _, h := range hs {
-			u.Holders = append(u.Holders, h.Name())
+		for _, o := range d.sameBlocks(u.Name, majmin) {
+			add(o.name, o.mm, o.name+" ("+o.why+")", true)
 		}
 	}
 	fs, err := procfs.NewFS(d.proc())
@@ -135,6 +147,118 @@ func (d DeviceInspector) Inspect(majmin, name string) (DeviceUse, error) {
 	u.Mounts, err = d.mounts(fs, numbers)
 	sort.Strings(u.Holders)
 	return u, err
+}
+
+// blockDev is a block device by kernel name and major:minor.
+type blockDev struct{ name, mm, why string }
+
+// partitions lists the partitions of disk name.
+func (d DeviceInspector) partitions(name string) []blockDev {
+	dir := filepath.Join(d.sys(), "class", "block", name)
+	ents, _ := os.ReadDir(dir)
+	var out []blockDev
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "partition")); err != nil {
+			continue
+		}
+		mm, _ := os.ReadFile(filepath.Join(dir, e.Name(), "dev"))
+		out = append(out, blockDev{name: e.Name(), mm: strings.TrimSpace(string(mm))})
+	}
+	return out
+}
+
+// holders lists what is stacked on disk name, or on its partition part.
+func (d DeviceInspector) holders(name, part string) []string {
+	dir := filepath.Join(d.sys(), "class", "block", name, "holders")
+	if part != "" {
+		dir = filepath.Join(d.sys(), "class", "block", name, part, "holders")
+	}
+	hs, _ := os.ReadDir(dir)
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Name())
+	}
+	return out
+}
+
+// parent returns the disk of a partition.
+func (d DeviceInspector) parent(majmin string) (name, mm string, ok bool) {
+	dir := filepath.Join(d.sys(), "dev", "block", majmin)
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err != nil {
+		return "", "", false
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", "", false
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(real), "dev"))
+	if err != nil {
+		return "", "", false
+	}
+	return filepath.Base(filepath.Dir(real)), strings.TrimSpace(string(b)), true
+}
+
+// fileID names the file at path by device and inode when it can be
+// seen from here, and by its path otherwise: two loop devices on the
+// same image match either way, through any hard link or bind mount that
+// stat follows. A block device is named by the device it is.
+func fileID(path string) string {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return "path:" + path
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		return fmt.Sprintf("blk:%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+	}
+	return fmt.Sprintf("file:%d:%d", st.Dev, st.Ino)
+}
+
+// sameBlocks finds the other block devices that show the blocks of
+// device name (majmin): loop devices on the same backing file, the
+// block device a loop device reads, and loop devices that read this one.
+func (d DeviceInspector) sameBlocks(name, majmin string) []blockDev {
+	backing := func(n string) string {
+		b, err := os.ReadFile(filepath.Join(d.sys(), "class", "block", n, "loop", "backing_file"))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	mine := ""
+	if b := backing(name); b != "" {
+		mine = fileID(b)
+	}
+	self := "blk:" + majmin
+	var out []blockDev
+	ents, _ := os.ReadDir(filepath.Join(d.sys(), "class", "block"))
+	for _, e := range ents {
+		n := e.Name()
+		if n == name {
+			continue
+		}
+		b := backing(n)
+		if b == "" {
+			continue
+		}
+		mm, err := os.ReadFile(filepath.Join(d.sys(), "class", "block", n, "dev"))
+		if err != nil {
+			continue
+		}
+		id := fileID(b)
+		switch {
+		case mine != "" && id == mine:
+			out = append(out, blockDev{name: n, mm: strings.TrimSpace(string(mm)), why: "a loop device on the same backing file, " + b})
+		case id == self:
+			out = append(out, blockDev{name: n, mm: strings.TrimSpace(string(mm)), why: "a loop device that reads " + name})
+		}
+	}
+	if strings.HasPrefix(mine, "blk:") {
+		mm := strings.TrimPrefix(mine, "blk:")
+		if link, err := os.Readlink(filepath.Join(d.sys(), "dev", "block", mm)); err == nil {
+			out = append(out, blockDev{name: filepath.Base(link), mm: mm, why: "the device " + name + " reads"})
+		}
+	}
+	return out
 }
 
 // mounts scans the mount table of this process and of one process of
@@ -233,7 +357,7 @@ func CheckDevice(ctx context.Context, c DeviceCheck) (*DeviceLease, error) {
 	refuse := func(reason, hint string) error { return &DeviceRefusal{Device: c.Device, Reason: reason, hint: hint} }
 	var st unix.Stat_t
 	if err := unix.Stat(c.Device, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Device, err)
+		return nil, &hint.Error{Err: fmt.Errorf("%s: %w", c.Device, err), Advice: "check the device's path: lsblk lists the block devices"}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
 		return nil, refuse("it is not a block device", "pass a block device such as /dev/sdb, or a directory as the DIR argument")

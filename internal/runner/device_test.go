@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
+	"golang.org/x/sys/unix"
 )
 
 // devTree builds /proc and /sys fixture trees for a disk loop3 (7:3) with
@@ -328,4 +329,232 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// loopOn adds loop device name (7:minor) to a fixture tree, on backing
+// file img.
+func loopOn(t testing.TB, sys, name, minor, img string) {
+	t.Helper()
+	dev := filepath.Join(sys, "devices", "virtual", "block", name)
+	mustMkdir(t, filepath.Join(dev, "holders"))
+	mustWrite(t, filepath.Join(dev, "dev"), "7:"+minor+"\n")
+	mustWrite(t, filepath.Join(dev, "loop", "backing_file"), img+"\n")
+	mustLink(t, "../../devices/virtual/block/"+name, filepath.Join(sys, "dev", "block", "7:"+minor))
+	mustLink(t, "../../devices/virtual/block/"+name, filepath.Join(sys, "class", "block", name))
+}
+
+// The blocks of a device can be reached through other devices: another
+// loop device on the same image, the disk of a partition. A mount, a
+// holder or swap on any of them is a use of this device, which the
+// kernel's exclusive open does not see.
+func TestInspectSameBlocks(t *testing.T) {
+	const img = "/nonexistent/images/disk.img"
+	appendTo := func(path, text string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := func(t *testing.T, mods func(proc, sys string)) DeviceInspector {
+		return devTree(t, func(proc, sys string) {
+			mustWrite(t, filepath.Join(sys, "devices", "virtual", "block", "loop3", "dev"), "7:3\n")
+			mustWrite(t, filepath.Join(sys, "devices", "virtual", "block", "loop3", "loop", "backing_file"), img+"\n")
+			loopOn(t, sys, "loop5", "5", img)
+			loopOn(t, sys, "loop6", "6", "/nonexistent/images/other.img")
+			if mods != nil {
+				mods(proc, sys)
+			}
+		})
+	}
+	tests := []struct {
+		name        string
+		dev, majmin string
+		mods        func(proc, sys string)
+		mount       string // in the use's mounts
+		holder      string
+		swap        string
+	}{
+		{name: "another loop device on the same image is mounted", dev: "loop3", majmin: "7:3", mods: func(proc, _ string) {
+			appendTo(filepath.Join(proc, "100", "mountinfo"), fmt.Sprintf(mountLine, "7:5", "/data", "loop5"))
+		}, mount: "loop5 (a loop device on the same backing file, " + img + ") at /data"},
+		{name: "another loop device on the same image is held by device mapper", dev: "loop3", majmin: "7:3", mods: func(_, sys string) {
+			mustLink(t, "../../dm-2", filepath.Join(sys, "devices/virtual/block/loop5/holders/dm-2"))
+		}, holder: "dm-2"},
+		{name: "another loop device on the same image is swap", dev: "loop3", majmin: "7:3", mods: func(proc, _ string) {
+			appendTo(filepath.Join(proc, "swaps"), "/dev/loop5                              partition\t65532\t\t0\t\t-2\n")
+		}, swap: "/dev/loop5"},
+		{name: "a loop device on another image is not this one", dev: "loop3", majmin: "7:3", mods: func(proc, _ string) {
+			appendTo(filepath.Join(proc, "100", "mountinfo"), fmt.Sprintf(mountLine, "7:6", "/other", "loop6"))
+		}},
+		{name: "the disk of a partition is mounted", dev: "loop3p1", majmin: "259:0", mods: func(proc, _ string) {
+			appendTo(filepath.Join(proc, "100", "mountinfo"), fmt.Sprintf(mountLine, "7:3", "/whole", "loop3"))
+		}, mount: "loop3 (the disk loop3p1 is a partition of) at /whole"},
+		{name: "a partition of the same image through another loop device", dev: "loop3", majmin: "7:3", mods: func(proc, sys string) {
+			p := filepath.Join(sys, "devices", "virtual", "block", "loop5", "loop5p1")
+			mustWrite(t, filepath.Join(p, "partition"), "1\n")
+			mustWrite(t, filepath.Join(p, "dev"), "259:7\n")
+			appendTo(filepath.Join(proc, "300", "mountinfo"), fmt.Sprintf(mountLine, "259:7", "/p", "loop5p1"))
+		}, mount: "loop5p1 (a partition of loop5 (a loop device on the same backing file, " + img + ")) at /p (in the mount namespace of pid 300)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := tree(t, tt.mods).Inspect(tt.majmin, tt.dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.mount != "" || tt.holder != "" || tt.swap != ""
+			if u.InUse() != want {
+				t.Errorf("in use = %v, want %v: %+v", u.InUse(), want, u)
+			}
+			if tt.mount != "" && !contains(u.Mounts, tt.mount) {
+				t.Errorf("mounts = %q, want %q", u.Mounts, tt.mount)
+			}
+			if tt.holder != "" && !contains(u.Holders, tt.holder) {
+				t.Errorf("holders = %q, want %q", u.Holders, tt.holder)
+			}
+			if tt.swap != "" && !contains(u.Swap, tt.swap) {
+				t.Errorf("swap = %q, want %q", u.Swap, tt.swap)
+			}
+		})
+	}
+}
+
+// attach attaches another loop device to img (with its partitions when
+// part), detached when the test ends.
+func attach(t *testing.T, img string, part bool) string {
+	t.Helper()
+	args := []string{"--find", "--show"}
+	if part {
+		args = append(args, "--partscan")
+	}
+	out, err := exec.Command("losetup", append(args, img)...).Output()
+	if err != nil {
+		t.Skipf("no loop device available: %v", err)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
+		}
+	})
+	return dev
+}
+
+func backingFile(t *testing.T, dev string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/sys/class/block", filepath.Base(dev), "loop", "backing_file"))
+	if err != nil {
+		t.Skipf("no loop sysfs entry for %s: %v", dev, err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// A second loop device on an image mounted through the first is in use:
+// never written, even with --force, and read only with --readonly.
+func TestCheckDeviceSameImage(t *testing.T) {
+	first := loopDevice(t, 64<<20)
+	img := backingFile(t, first)
+	second := attach(t, img, false)
+	run(t, "mkfs.ext4", "-q", "-F", first)
+	mnt := t.TempDir()
+	run(t, "mount", first, mnt)
+	defer run(t, "umount", mnt)
+	ctx := context.Background()
+	_, err := CheckDevice(ctx, DeviceCheck{Device: second, Writes: true, Destructive: true, Force: true})
+	if !refusedFor(err, "mounted at") || !refusedFor(err, filepath.Base(first)+" (a loop device on the same backing file") {
+		t.Errorf("writing %s while %s (same image) is mounted: %v", second, first, err)
+	}
+	lease, err := CheckDevice(ctx, DeviceCheck{Device: second})
+	if err != nil || !lease.ReadOnly {
+		t.Errorf("reading %s: lease %+v, err %v; want read-only", second, lease, err)
+	}
+	_ = lease.Release()
+}
+
+// A loop device whose twin on the same image carries a device-mapper
+// volume is held.
+func TestCheckDeviceSameImageHeld(t *testing.T) {
+	if _, err := exec.LookPath("dmsetup"); err != nil {
+		t.Skip("needs dmsetup")
+	}
+	first := loopDevice(t, 64<<20)
+	second := attach(t, backingFile(t, first), false)
+	name := fmt.Sprintf("iolens-test-%d", os.Getpid())
+	if out, err := exec.Command("dmsetup", "create", name, "--table", fmt.Sprintf("0 %d linear %s 0", (64<<20)/512, second)).CombinedOutput(); err != nil {
+		t.Skipf("dmsetup create: %v: %s", err, out)
+	}
+	defer run(t, "dmsetup", "remove", name)
+	_, err := CheckDevice(context.Background(), DeviceCheck{Device: first, Writes: true, Destructive: true, Force: true})
+	if !refusedFor(err, "held by dm-") {
+		t.Errorf("writing %s while %s (same image) is held by %s: %v", first, second, name, err)
+	}
+}
+
+// mbr writes a DOS partition table with one Linux partition from 1 MiB
+// to the end of a disk of size bytes.
+func mbr(t *testing.T, img string, size int64) {
+	t.Helper()
+	var sec [512]byte
+	e := sec[446:462]
+	e[4] = 0x83 // Linux
+	start, n := uint32(2048), uint32(size/512-2048)
+	for i := 0; i < 4; i++ {
+		e[8+i] = byte(start >> (8 * i))
+		e[12+i] = byte(n >> (8 * i))
+	}
+	sec[510], sec[511] = 0x55, 0xaa
+	f, err := os.OpenFile(img, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(sec[:], 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A partition whose disk is mounted is refused, and the reason names the
+// disk's mount (not a busy device somewhere out of sight).
+func TestCheckPartitionOfMountedDisk(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "disk.img")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to attach loop devices")
+	}
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	mbr(t, img, 64<<20)
+	disk := attach(t, img, true)
+	part := disk + "p1"
+	mm, err := os.ReadFile(filepath.Join("/sys/class/block", filepath.Base(part), "dev"))
+	if err != nil {
+		t.Skipf("the kernel found no partition on %s (no DOS partition support?): %v", disk, err)
+	}
+	if _, err := os.Stat(part); err != nil {
+		// No udev to make the node: make one.
+		var maj, min uint32
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(mm)), "%d:%d", &maj, &min); err != nil {
+			t.Fatal(err)
+		}
+		part = filepath.Join(t.TempDir(), filepath.Base(part))
+		if err := unix.Mknod(part, unix.S_IFBLK|0o600, int(unix.Mkdev(maj, min))); err != nil {
+			t.Skipf("mknod %s: %v", part, err)
+		}
+	}
+	// ext4 leaves the first KiB, and with it the partition table, alone.
+	run(t, "mkfs.ext4", "-q", "-F", disk)
+	mnt := t.TempDir()
+	run(t, "mount", disk, mnt)
+	defer run(t, "umount", mnt)
+	_, err = CheckDevice(context.Background(), DeviceCheck{Device: part, Writes: true, Destructive: true, Force: true})
+	if !refusedFor(err, filepath.Base(disk)+" (the disk "+filepath.Base(part)+" is a partition of) at "+mnt) {
+		t.Errorf("writing %s while its disk is mounted: %v", part, err)
+	}
 }

@@ -119,6 +119,7 @@ func specFromSection(file string, sec fio.Section, globals []fio.KV) (result.Tes
 	// Without time_based, fio stops at size or runtime.
 	spec := result.TestSpec{Name: sec.Name, RW: "read", BlockSize: 4096, IODepth: 1, NumJobs: 1, IOEngine: "psync", StopAtSize: true}
 	placed := ""
+	mixSet := false
 	fail := func(kv fio.KV, reason string, err error, hint string) error {
 		return &JobOptionError{File: file, Section: sec.Name, Line: kv.Line, Key: kv.Key, Value: kv.Value, Reason: reason, Err: err, hint: hint}
 	}
@@ -143,6 +144,12 @@ func specFromSection(file string, sec fio.Section, globals []fio.KV) (result.Tes
 			return spec, fail(kv, "", err, "")
 		}
 		setOption(&spec, key, val)
+		mixSet = mixSet || key == "rwmixread" || key == "rwmixwrite"
+	}
+	if !mixSet && spec.Mixed() {
+		// fio's default share, written out: a mixed test's record always
+		// says how it was mixed, and 0 stays 0.
+		spec.RWMixRead = 50
 	}
 	if !spec.StopAtSize && spec.RuntimeS == 0 {
 		return spec, &JobOptionError{File: file, Section: sec.Name, Line: sec.Line, Key: "time_based", Reason: "a time-based test needs a runtime",
@@ -331,12 +338,67 @@ func CheckSpec(s result.TestSpec) error {
 			}
 		}
 	}
+	if err := checkWaits(s); err != nil {
+		return err
+	}
 	depth, jobs := int64(max(s.IODepth, 1)), int64(max(s.NumJobs, 1))
 	if per := maxBlock * depth; per > maxBuffersPerJob || per*jobs > maxBuffers {
 		return bad("bs x iodepth x numjobs", fmt.Sprintf("%dx%dx%d", maxBlock, depth, jobs),
 			fmt.Sprintf("fio would allocate %s of IO buffers; iolens allows %s per job and %s in all",
 				units.HumanBytes(float64(per*jobs)), units.HumanBytes(maxBuffersPerJob), units.HumanBytes(maxBuffers)),
 			"lower the block size, iodepth or numjobs")
+	}
+	return nil
+}
+
+// NoRuntimeBound is how long a test without a runtime (one that stops
+// at its size, as the etcd suite's) may run: iolens gives fio this
+// runtime, so that a slow disk or a rate limit ends it with its results.
+const NoRuntimeBound = time.Hour
+
+// bound is the time fio may measure a test for: its runtime, or
+// NoRuntimeBound.
+func bound(s result.TestSpec) time.Duration {
+	if s.RuntimeS > 0 {
+		return s.Runtime()
+	}
+	return NoRuntimeBound
+}
+
+// waits are the times fio spends outside the runtime's IO: startdelay
+// before the job, and thinktime (with its spin) after each IO or batch,
+// which fio checks the runtime only after.
+func waits(s result.TestSpec) (think, delay time.Duration) {
+	for _, o := range s.Options {
+		var d time.Duration
+		switch o.Key {
+		case "thinktime", "thinktime_spin":
+			d, _ = parseFioTime(o.Value, time.Microsecond)
+			think += d
+		case "startdelay":
+			delay, _ = parseFioTime(o.Value, time.Second)
+		}
+	}
+	return think, delay
+}
+
+// checkWaits keeps fio's waits within the test's runtime: a thinktime
+// longer than the runtime makes one IO, then waits past the end.
+func checkWaits(s result.TestSpec) error {
+	think, delay := waits(s)
+	limit := bound(s)
+	what := fmt.Sprintf("the test's %s runtime", units.FormatSeconds(limit.Seconds()))
+	if s.RuntimeS == 0 {
+		what = fmt.Sprintf("the %s iolens gives a test without a runtime", units.FormatSeconds(limit.Seconds()))
+	}
+	if think > limit {
+		return &SpecError{Test: s.Name, Field: "thinktime", Value: think.String(),
+			Reason: fmt.Sprintf("fio would wait %s after an IO (thinktime plus thinktime_spin), longer than %s: the test would run past it", think, what),
+			hint:   "lower thinktime, or raise runtime"}
+	}
+	if delay > limit {
+		return &SpecError{Test: s.Name, Field: "startdelay", Value: delay.String(),
+			Reason: fmt.Sprintf("fio would wait %s before the test starts, longer than %s", delay, what), hint: "lower startdelay, or raise runtime"}
 	}
 	return nil
 }

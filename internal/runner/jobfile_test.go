@@ -117,6 +117,13 @@ var badNumbers = []struct{ name, text, names string }{
 	{"buffers", "[a]\nbs=64m\niodepth=4096\n", "iodepth"},
 	{"bssplit over 100", "[a]\nbssplit=4k/60:64k/60\n", "bssplit"},
 	{"cpus_allowed junk", "[a]\ncpus_allowed=all\n", "cpus_allowed"},
+	// fio checks its runtime only between IOs: a wait longer than the
+	// runtime stretches the test (thinktime=20s made runtime=2 last 20 s).
+	{"thinktime past the runtime", "[a]\nruntime=2\ntime_based\nthinktime=20s\n", "thinktime"},
+	{"thinktime and spin past the runtime", "[a]\nruntime=2\nthinktime=1500ms\nthinktime_spin=1s\n", "thinktime"},
+	{"thinktime a week", "[a]\nruntime=7d\ntime_based\nthinktime=7d\n", "thinktime"},
+	{"thinktime past the bound of a test without runtime", "[a]\nsize=1m\nthinktime=2h\n", "thinktime"},
+	{"startdelay past the runtime", "[a]\nruntime=2\nstartdelay=1m\n", "startdelay"},
 }
 
 func TestJobFilesRefused(t *testing.T) {
@@ -214,8 +221,22 @@ mem=mmapshared
 		}
 	}
 	// fio itself accepts what iolens writes.
-	r := &runner{cfg: Config{SampleInterval: 1e9}, scratch: t.TempDir(), sharedFile: "/tmp/x", target: result.Target{SizeBytes: 1 << 20}}
-	checkFioParses(t, r.jobFile(tt, "/tmp/log").String())
+	r := &runner{cfg: Config{SampleInterval: 1e9}, scratch: t.TempDir(), sharedFile: "/tmp/x", target: result.Target{SizeBytes: 1 << 30}}
+	jf, err := r.jobFile(tt, "/tmp/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFioParses(t, jf.String())
+}
+
+// mustJob renders test s as r would run it.
+func mustJob(t testing.TB, r *runner, s result.TestSpec, logPrefix string) string {
+	t.Helper()
+	jf, err := r.jobFile(s, logPrefix)
+	if err != nil {
+		t.Fatalf("placing %s: %v", s.Name, err)
+	}
+	return jf.String()
 }
 
 // checkFioParses runs fio --parse-only on a job file, when fio is here.
@@ -269,7 +290,7 @@ func TestSeed000JobFile(t *testing.T) {
 	}
 	scratch := t.TempDir()
 	r := &runner{cfg: Config{SampleInterval: 1e9}, engine: "libaio", scratch: scratch, sharedFile: filepath.Join(scratch, "iolens.dat"), target: result.Target{SizeBytes: 10 << 30}}
-	job := r.jobFile(r.effective(s.Tests[0]), filepath.Join(scratch, "t")).String()
+	job := mustJob(t, r, r.effective(s.Tests[0]), filepath.Join(scratch, "t"))
 	for _, want := range []string{"filename=" + filepath.Join(scratch, "iolens.dat") + "\n", "size=10737418240\n", "runtime=300\n", "cpus_allowed=1\n", "thread\n"} {
 		if !strings.Contains(job, want) {
 			t.Errorf("job file lacks %q:\n%s", want, job)
@@ -299,7 +320,7 @@ func TestJobFileFilenameNeverHonoured(t *testing.T) {
 		}
 		scratch := t.TempDir()
 		r := &runner{cfg: Config{SampleInterval: 1e9}, scratch: scratch, sharedFile: filepath.Join(scratch, "iolens.dat"), target: result.Target{SizeBytes: 1 << 20}}
-		job := r.jobFile(tt, filepath.Join(scratch, "t")).String()
+		job := mustJob(t, r, tt, filepath.Join(scratch, "t"))
 		for _, bad := range []string{"/etc", "/dev/sda", "directory"} {
 			if strings.Contains(job, bad) {
 				t.Errorf("%q: the job file iolens runs contains %q:\n%s", in, bad, job)

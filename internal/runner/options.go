@@ -41,7 +41,9 @@ const (
 type optSpec struct {
 	kind     optKind
 	min, max int64
-	words    []string
+	// maxTime bounds a time option below maxTestTime.
+	maxTime time.Duration
+	words   []string
 	// alias is the canonical name when this entry is an alias.
 	alias string
 }
@@ -63,6 +65,10 @@ const (
 	maxNumJobs       = 64
 	// maxTestTime bounds runtime, ramp and the like: a week.
 	maxTestTime = 7 * 24 * time.Hour
+	// maxWait bounds the waits fio adds outside the IO (thinktime per
+	// IO or batch, startdelay before the job); CheckSpec also keeps them
+	// within the test's runtime.
+	maxWait = time.Hour
 )
 
 var allowed = map[string]optSpec{
@@ -145,9 +151,9 @@ var allowed = map[string]optSpec{
 	"timeout":               {alias: "runtime"},
 	"time_based":            {kind: kFlag},
 	"ramp_time":             {kind: kSeconds},
-	"startdelay":            {kind: kSeconds},
-	"thinktime":             {kind: kMicros},
-	"thinktime_spin":        {kind: kMicros},
+	"startdelay":            {kind: kSeconds, maxTime: maxWait},
+	"thinktime":             {kind: kMicros, maxTime: maxWait},
+	"thinktime_spin":        {kind: kMicros, maxTime: maxWait},
 	"thinktime_blocks":      {kind: kCount, min: 1, max: 1 << 40},
 	"thinktime_blocks_type": {kind: kEnum, words: []string{"complete", "issue"}},
 
@@ -437,6 +443,10 @@ func (sp optSpec) check(name, v string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if sp.maxTime > 0 && d > sp.maxTime {
+			return "", &units.ValueError{Kind: "duration", Value: v, Why: "too long",
+				Want: fmt.Sprintf("at most %s (and within the test's runtime)", sp.maxTime)}
+		}
 		return formatFioTime(d, unit), nil
 	case kCPUs:
 		return checkCPUList(v)
@@ -642,6 +652,13 @@ func parseFioTime(v string, unit time.Duration) (time.Duration, error) {
 		i++
 	}
 	num, suffix := t[:i], strings.ToLower(t[i:])
+	if num == "" {
+		why := "not a number"
+		if strings.HasPrefix(t, "-") {
+			why = "negative"
+		}
+		return 0, &units.ValueError{Kind: "duration", Value: v, Why: why, Want: want}
+	}
 	x, err := units.ParseNumber(num, 0, float64(maxTestTime))
 	if err != nil {
 		return 0, &units.ValueError{Kind: "duration", Value: v, Why: err.(*units.ValueError).Why, Want: want}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iolens/iolens/internal/diskstats"
@@ -30,9 +31,13 @@ import (
 type Config struct {
 	Suite result.Suite
 	// Dir is the target directory; iolens works in a subdirectory of its
-	// own there and removes it afterwards. Device, if set, is a raw block
-	// device to test instead.
+	// own there and removes it afterwards. A Dir that does not exist is
+	// refused unless Create is set (a typo or a volume that is not
+	// mounted would measure the disk below); "" is ./iolens-scratch,
+	// created when missing. What iolens creates it removes. Device, if
+	// set, is a raw block device to test instead.
 	Dir         string
+	Create      bool
 	Device      string
 	Destructive bool
 	Force       bool
@@ -79,6 +84,11 @@ type Config struct {
 	// Plan says a plan chooses the tests as it goes: Suite lists those it
 	// may run (to size and vet the target), not what will run.
 	Plan bool
+
+	// BoundMargin replaces the margin a test gets past its runtime, ramp
+	// and waits before iolens stops fio (0: the larger of 2 minutes and a
+	// quarter of the runtime).
+	BoundMargin time.Duration
 
 	// ProcRoot and SysRoot are for tests (default /proc and /sys).
 	ProcRoot, SysRoot string
@@ -168,10 +178,13 @@ type runner struct {
 	engine     string
 	// lease holds a tested device exclusively; readOnly is set when the
 	// device is in use and only reads may run.
-	lease      *DeviceLease
-	readOnly   bool
-	host       result.Host
-	target     result.Target
+	lease    *DeviceLease
+	readOnly bool
+	host     result.Host
+	target   result.Target
+	// owned is how much of a tested device iolens may use: the device,
+	// or --size of it.
+	owned      int64
 	scratch    string
 	sharedFile string
 	res        diskstats.Resolution
@@ -379,14 +392,12 @@ func (r *runner) effective(s result.TestSpec) result.TestSpec {
 	return s
 }
 
-// sizeLimit is the largest size a test may use: --size, or the shared
-// file's (the device's) size for tests that use it.
-func (r *runner) sizeLimit(s result.TestSpec) (int64, string) {
+// sizeLimit is the largest size a test may use: --size scales every
+// test down. Nothing else does: a test larger than its file or device is
+// refused (region), since a smaller one would measure something else.
+func (r *runner) sizeLimit(result.TestSpec) (int64, string) {
 	if r.cfg.SizeBytes > 0 {
 		return r.cfg.SizeBytes, "set with --size"
-	}
-	if !s.OwnFile && r.target.SizeBytes > 0 {
-		return r.target.SizeBytes, "the size of " + r.target.Path
 	}
 	return 0, ""
 }
@@ -478,28 +489,32 @@ func hostInfo(procRoot, fioVersion, version string) result.Host {
 }
 
 // prepareTarget creates the scratch directory (or checks the device),
-// picks the file size and finds the devices to sample. The returned
-// cleanup removes everything iolens created.
+// picks the file size, checks that every test fits, and finds the devices
+// to sample. The returned cleanup removes everything iolens created.
 func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error, error) {
 	cfg := r.cfg
 	resolver := diskstats.Resolver{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}
 	// Own-file tests remove their file when they end, so they need the
-	// largest of their sizes, not the sum. Shared tests that fix a size
-	// (the seed suites) size the shared file. A plan (no tests listed up
-	// front) may run anything: it gets the shared file.
+	// largest of their extents, not the sum. Shared tests that fix a size
+	// (the seed suites, a job file's sections that name a file) size the
+	// shared file. A plan (no tests listed up front) may run anything: it
+	// gets the shared file.
 	var ownMax, sharedWant int64
 	shared := len(cfg.Suite.Tests) == 0
 	writes := false
 	for _, s := range cfg.Suite.Tests {
+		s = r.effective(s)
 		if s.OwnFile {
-			sz := s.SizeBytes
-			if sz == 0 || cfg.SizeBytes > 0 && sz > cfg.SizeBytes {
-				sz = cfg.SizeBytes
+			if s.SizeBytes > 0 {
+				ownMax = max(ownMax, fixedExtent(s))
+			} else {
+				ownMax = max(ownMax, cfg.SizeBytes)
 			}
-			ownMax = max(ownMax, sz)
 		} else {
 			shared = true
-			sharedWant = max(sharedWant, s.SizeBytes)
+			if s.SizeBytes > 0 {
+				sharedWant = max(sharedWant, fixedExtent(s))
+			}
 		}
 		writes = writes || s.Writes()
 	}
@@ -521,58 +536,43 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 			return release, err
 		}
 		reason := "the whole device"
-		if cfg.SizeBytes > 0 && cfg.SizeBytes < size {
+		switch {
+		case cfg.SizeBytes > size:
+			return release, &hint.Error{Err: fmt.Errorf("--size %s is larger than %s (%s)", units.HumanBytes(float64(cfg.SizeBytes)), cfg.Device, units.HumanBytes(float64(size))),
+				Advice: "give a --size up to the device's size, or leave it out to use the whole device"}
+		case cfg.SizeBytes > 0 && cfg.SizeBytes < size:
 			size, reason = cfg.SizeBytes, "set with --size"
 		}
 		r.target.Kind, r.target.Path, r.target.SizeBytes, r.target.SizeReason = "device", cfg.Device, size, reason
+		r.owned = size
 		r.sharedFile = cfg.Device
 		r.res, err = resolver.Resolve(cfg.Device)
 		if err != nil {
 			return release, err
 		}
 		r.fillDevices()
-		// Own-file tests (fsync, job files) write files; a raw device has
-		// no place for them other than the device itself.
+		// Every test runs on the device: the scratch directory holds
+		// only fio's job files and logs.
 		dir, err := os.MkdirTemp("", "iolens-"+cfg.RunID+"-")
 		if err != nil {
 			return release, err
 		}
 		r.scratch = dir
-		return func(ctx context.Context) error { return errors.Join(os.RemoveAll(dir), release(ctx)) }, r.openReader()
+		cleanup := func(ctx context.Context) error { return errors.Join(os.RemoveAll(dir), release(ctx)) }
+		if err := r.vetSuite(); err != nil {
+			return cleanup, err
+		}
+		return cleanup, r.openReader()
 	}
 
-	dir := cfg.Dir
-	if dir == "" {
-		dir = "iolens-scratch"
-	}
-	// fio runs in the scratch directory and is handed absolute paths.
-	dir, err := filepath.Abs(dir)
+	dir, created, err := targetDir(cfg.Dir, cfg.Create)
 	if err != nil {
 		return nil, err
 	}
-	var created string
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating target directory: %w", err)
-		}
-		created = dir
-	} else if err != nil {
-		return nil, err
-	}
-	removeCreated := func() error {
-		if created == "" {
-			return nil
-		}
-		// Only an empty directory we made ourselves is removed.
-		if err := os.Remove(created); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("removing %s: %w", created, err)
-		}
-		return nil
-	}
+	removeCreated := func() error { return removeDirs(created) }
 	scratch, err := os.MkdirTemp(dir, "iolens-"+cfg.RunID+"-")
 	if err != nil {
-		_ = removeCreated()
-		return nil, fmt.Errorf("creating scratch directory in %s: %w", dir, err)
+		return nil, errors.Join(fmt.Errorf("creating scratch directory in %s: %w", dir, err), removeCreated())
 	}
 	r.scratch = scratch
 	cleanup := func(context.Context) error {
@@ -602,12 +602,19 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	if shared {
 		r.sharedFile = filepath.Join(scratch, "iolens.dat")
 	}
+	if err := r.vetSuite(); err != nil {
+		return cleanup, err
+	}
 	if r.res, err = resolver.Resolve(scratch); err != nil {
 		return cleanup, err
 	}
 	r.target.Filesystem = r.res.Mount.FSType
 	r.target.MountOptions = r.res.Mount.Options
 	r.fillDevices()
+	if others := resolver.OtherDisks(r.res); len(others) > 0 && onRootFS(scratch) && r.target.Device != "" {
+		r.target.RootDisk, r.target.OtherDisks = true, others
+		r.progress(Event{Kind: EventInfo, Message: RootDiskNote(abs, r.target.Device, others)})
+	}
 	switch fs := r.res.Mount.FSType; {
 	case r.target.Device != "":
 	case fs == "nfs" || fs == "nfs4":
@@ -616,6 +623,35 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 		r.progress(Event{Kind: EventInfo, Message: fmt.Sprintf("no block device backs %s (%s): there is no device-side series, and results may measure memory or a network", abs, fs)})
 	}
 	return cleanup, r.openReader()
+}
+
+// fixedExtent is how far a test that sets its own size reaches into its
+// file: region's end, before the file is known.
+func fixedExtent(s result.TestSpec) int64 {
+	off, inc := optInt(s, "offset"), optInt(s, "offset_increment")
+	end := addSat(addSat(addSat(off, optInt(s, "offset_align")), mulSat(inc, int64(max(s.NumJobs, 1))-1)), s.SizeBytes)
+	return max(end, optInt(s, "filesize"))
+}
+
+// vetSuite places every test of the suite before anything is written, so
+// that a test that does not fit is refused before the first one runs.
+func (r *runner) vetSuite() error {
+	for _, s := range r.cfg.Suite.Tests {
+		if err := r.vet(r.effective(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vet checks a test as it will run (after effective): its fields and
+// options, its waits against its runtime, and its region.
+func (r *runner) vet(s result.TestSpec) error {
+	if err := CheckSpec(s); err != nil {
+		return err
+	}
+	_, err := r.region(s)
+	return err
 }
 
 func (r *runner) fillDevices() {
@@ -663,11 +699,25 @@ func (r *runner) precondition(ctx context.Context) error {
 		r.progress(Event{Kind: EventStatus, Test: spec, Elapsed: time.Since(r.start), ETA: eta, BWBytes: rate,
 			Message: fmt.Sprintf("%s of %s written, %.0f MB/s, about %s left", units.HumanBytes(done), units.HumanBytes(total), rate/1e6, eta.Round(time.Second))})
 	}
+	// The layout is bounded like a test: at the slowest rate a working
+	// disk writes, and a margin.
+	bnd := time.Duration(total/slowRate*float64(time.Second)) + 2*time.Minute
+	if r.cfg.BoundMargin > 0 {
+		bnd = time.Duration(total/slowRate*float64(time.Second)) + r.cfg.BoundMargin
+	}
+	pctx, cancel := context.WithTimeout(ctx, bnd)
+	defer cancel()
 	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: []string{"--output-format=json", "--status-interval=1", path},
-		Dir: r.scratch, OnStatus: onStatus}.Exec(ctx)
+		Dir: r.scratch, OnStatus: onStatus, GracePeriod: r.grace()}.Exec(pctx)
+	if err == nil && pctx.Err() != nil && ctx.Err() == nil {
+		err = pctx.Err()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if pctx.Err() != nil {
+			return &BoundError{Test: "preconditioning (the layout of the test file)", Bound: bnd, Killed: run != nil && run.ExitCode == 128+int(unix.SIGKILL)}
 		}
 		return fmt.Errorf("preconditioning the test file: %w", explainFioError(err, run))
 	}
@@ -699,47 +749,40 @@ func (r *runner) interval(s result.TestSpec) time.Duration {
 	return 250 * time.Millisecond
 }
 
-func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
+// jobFile renders test s (after effective) as a fio job file: the
+// typed fields and the region in the global section, the test's own
+// options, each with its value, in the job's section, so that they win.
+func (r *runner) jobFile(s result.TestSpec, logPrefix string) (fio.JobFile, error) {
+	reg, err := r.region(s)
+	if err != nil {
+		return fio.JobFile{}, err
+	}
 	kv := func(k string, v any) fio.KV { return fio.KV{Key: k, Value: fmt.Sprint(v)} }
-	file := r.sharedFile
-	size := r.target.SizeBytes
-	if s.OwnFile || file == "" {
-		file = filepath.Join(r.scratch, safeName(s.Name)+".dat")
-	}
-	if s.SizeBytes > 0 {
-		size = s.SizeBytes
-	}
 	g := []fio.KV{
-		kv("filename", file),
+		kv("filename", reg.file),
 		kv("rw", s.RW), kv("bs", s.BlockSize), kv("iodepth", s.IODepth),
 		kv("ioengine", s.IOEngine), kv("direct", b2i(s.Direct)),
 	}
 	if s.NumJobs > 1 {
 		g = append(g, kv("numjobs", s.NumJobs))
-		if !s.OwnFile && size > 0 {
-			// Each job gets its own region of the shared file.
-			per := size / int64(s.NumJobs) &^ (1<<20 - 1)
-			size = per
-			g = append(g, kv("offset_increment", per))
-		}
 	}
-	if size > 0 {
-		g = append(g, kv("size", size))
+	if reg.inc > 0 {
+		// Each job gets its own region of the shared file.
+		g = append(g, kv("offset_increment", reg.inc))
 	}
-	if s.RWMixRead > 0 {
+	g = append(g, kv("size", reg.size))
+	if s.Mixed() || s.RWMixRead > 0 {
 		g = append(g, kv("rwmixread", s.RWMixRead))
 	}
 	if s.Fdatasync > 0 {
 		g = append(g, kv("fdatasync", s.Fdatasync))
 	}
 	// Without time_based, fio stops at size or runtime, whichever
-	// comes first.
+	// comes first. A test without a runtime gets the bound.
 	if s.TimeBased() {
 		g = append(g, fio.KV{Key: "time_based"})
 	}
-	if s.RuntimeS > 0 {
-		g = append(g, kv("runtime", formatFioTime(s.Runtime(), time.Second)))
-	}
+	g = append(g, kv("runtime", formatFioTime(bound(s), time.Second)))
 	if s.RampS > 0 {
 		g = append(g, kv("ramp_time", formatFioTime(s.Ramp(), time.Second)))
 	}
@@ -762,7 +805,7 @@ func (r *runner) jobFile(s result.TestSpec, logPrefix string) fio.JobFile {
 	for _, o := range s.Options {
 		sec = append(sec, fio.KV{Key: o.Key, Value: o.Value})
 	}
-	return fio.JobFile{Global: g, Jobs: []fio.Section{{Name: safeName(s.Name), Options: sec}}}
+	return fio.JobFile{Global: g, Jobs: []fio.Section{{Name: safeName(s.Name), Options: sec}}}, nil
 }
 
 func b2i(b bool) int {
@@ -804,26 +847,45 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		return fail(err)
 	}
 	defer os.RemoveAll(logDir)
-	if err := r.checkExtent(s); err != nil {
+	if err := r.vet(s); err != nil {
+		return fail(err)
+	}
+	reg, err := r.region(s)
+	if err != nil {
+		return fail(err)
+	}
+	if err := r.spaceFor(s, reg); err != nil {
 		return fail(err)
 	}
 	if r.readOnly && s.Writes() {
 		return fail(&DeviceRefusal{Device: r.cfg.Device, Reason: "it is in use, so only reads run",
 			hint: "unmount it, remove what is stacked on it, or swapoff it first"})
 	}
-	if own := r.ownFile(s); own != "" {
+	if r.ownsFile(s) {
+		// The target is what this test measured: its own file, or its
+		// own region of the device, not the shared file.
+		res.Target.SizeBytes, res.Target.Preconditioned = reg.end, false
+		res.Target.SizeReason = "the test's own " + units.HumanBytes(float64(reg.end)) + " file in " + r.target.Path
+		if r.cfg.Device != "" {
+			res.Target.SizeReason = "the test's own region of " + r.cfg.Device + ": its first " + units.HumanBytes(float64(reg.end))
+		}
+	}
+	if reg.own {
 		// An own file is this test's alone: removing it when the test
 		// ends keeps the space a suite needs to its largest test.
-		defer os.Remove(own)
+		defer os.Remove(reg.file)
 	}
-	jf := r.jobFile(s, filepath.Join(logDir, "t"))
+	jf, err := r.jobFile(s, filepath.Join(logDir, "t"))
+	if err != nil {
+		return fail(err)
+	}
 	res.FioJob = jf.String()
 	jobPath := filepath.Join(logDir, "job.fio")
 	if err := os.WriteFile(jobPath, []byte(res.FioJob), 0o644); err != nil {
 		return fail(err)
 	}
 	args := []string{"--output-format=json+", fmt.Sprintf("--status-interval=%dms", r.interval(s).Milliseconds())}
-	if r.fileReady(s) && !s.Writes() {
+	if r.fileReady(s, reg) && !s.Writes() {
 		// fio's own guard: it refuses any write or trim of this job.
 		args = append(args, "--readonly")
 	}
@@ -916,7 +978,17 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		}
 		r.progress(Event{Kind: EventInfo, Index: n, Total: total, Test: s, Message: line})
 	}}
-	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: args, Dir: r.scratch, OnStatus: onStatus, Stderr: stderr}.Exec(tctx)
+	// The bound: fio is stopped (SIGINT, then SIGKILL) once the test has
+	// run past its runtime, ramp, waits and a margin.
+	bnd := r.boundOf(s, reg)
+	var overran atomic.Bool
+	watchdog := time.AfterFunc(bnd, func() {
+		overran.Store(true)
+		stopTest()
+	})
+	run, err := fio.Command{Binary: r.cfg.FioBinary, Prefix: r.cfg.CommandPrefix, Args: args, Dir: r.scratch, OnStatus: onStatus, Stderr: stderr,
+		GracePeriod: r.grace()}.Exec(tctx)
+	watchdog.Stop()
 	stderr.flush()
 	fioEnd := time.Now()
 	if run != nil {
@@ -939,6 +1011,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	res.End = time.Now().UTC()
 	r.done += s.Runtime() + s.Ramp()
 
+	if overran.Load() && ctx.Err() == nil {
+		return fail(&BoundError{Test: s.Name, Bound: bnd, Killed: run != nil && run.ExitCode == 128+int(unix.SIGKILL)})
+	}
 	if err != nil && !(stoppedAt >= 0 && ctx.Err() == nil && run != nil && run.Final != nil) {
 		if ctx.Err() != nil {
 			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
@@ -980,6 +1055,13 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("ended early after %.1f s (%s): %s", stoppedAt, limit, what))
 	}
+	if s.RuntimeS == 0 && float64(maxRuntimeMs(run.Final)) >= NoRuntimeBound.Seconds()*1000-1000 {
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped after %s, the bound iolens gives a test without a runtime, before its size was done",
+			units.FormatSeconds(NoRuntimeBound.Seconds())))
+	}
+	if s.IOEngine == "null" {
+		res.Notes = append(res.Notes, "ioengine=null: fio moved no data to or from any disk, so no disk was measured; the figures are fio's own overhead")
+	}
 	if buffered {
 		res.Notes = append(res.Notes, "buffered writes: fio's figures include the page cache; the device series shows what reached the disk")
 		if note := wb.note(r.cfg.WritebackCap); note != "" {
@@ -990,6 +1072,14 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		res.Notes = append(res.Notes, "no block device behind the target ("+r.target.Filesystem+")")
 	}
 	return res
+}
+
+// grace is how long fio gets to write its report after iolens stops it.
+func (r *runner) grace() time.Duration {
+	if r.cfg.BoundMargin > 0 {
+		return min(r.cfg.BoundMargin, 15*time.Second)
+	}
+	return 15 * time.Second
 }
 
 // writebackEnd is how the watch of a writeback tail ended.
@@ -1086,56 +1176,30 @@ func didNoIO(res *result.Result) bool {
 	return n == 0
 }
 
-// ownFile is the path of a test's own file, or "" when it uses the
-// shared one (or the device).
-func (r *runner) ownFile(s result.TestSpec) string {
-	if s.OwnFile || r.sharedFile == "" {
-		return filepath.Join(r.scratch, safeName(s.Name)+".dat")
-	}
-	return ""
-}
-
 // fileReady reports whether the test's file exists at full size before
 // fio starts, so that a read test needs no layout and fio can run with
 // --readonly: a device always, a preconditioned shared file.
-func (r *runner) fileReady(s result.TestSpec) bool {
+func (r *runner) fileReady(s result.TestSpec, g region) bool {
 	if r.cfg.Device != "" {
-		return r.ownFile(s) == ""
+		return true
 	}
-	return r.ownFile(s) == "" && r.target.Preconditioned && s.SizeBytes <= r.target.SizeBytes
+	return !g.own && r.target.Preconditioned && g.end <= r.target.SizeBytes
 }
 
-// checkExtent refuses a test whose offsets reach past the shared file or
-// device, where fio would extend iolens's file beyond the space checked.
-func (r *runner) checkExtent(s result.TestSpec) error {
-	if r.ownFile(s) != "" {
+// spaceFor checks, just before a test of its own file runs, that its file
+// fits in the free space less the reserve. Open checked the suite's
+// tests; this holds for the tests a plan adds, and for space others used
+// since.
+func (r *runner) spaceFor(s result.TestSpec, g region) error {
+	if !g.own {
 		return nil
 	}
-	size := r.target.SizeBytes
-	if s.SizeBytes > 0 {
-		size = s.SizeBytes
+	sp, err := FreeSpace(r.scratch)
+	if err != nil {
+		return err
 	}
-	var off, inc int64
-	for _, o := range s.Options {
-		n, _ := strconv.ParseInt(o.Value, 10, 64)
-		switch o.Key {
-		case "offset":
-			off = n
-		case "offset_increment":
-			inc = n
-		}
-	}
-	jobs := int64(max(s.NumJobs, 1))
-	if inc == 0 && jobs > 1 {
-		return nil // iolens splits the file between the jobs itself
-	}
-	end := off + size
-	if inc > 0 {
-		end = off + inc*(jobs-1) + size/jobs
-	}
-	if off > r.target.SizeBytes || inc > r.target.SizeBytes || end > r.target.SizeBytes || end < 0 {
-		return &SpecError{Test: s.Name, Field: "offset", Reason: fmt.Sprintf("the test's region ends past the %s %s", units.HumanBytes(float64(r.target.SizeBytes)), r.target.Kind),
-			hint: "lower offset, offset_increment or size"}
+	if g.end > sp.FreeBytes-reserve {
+		return &SpaceError{Path: r.target.Path, Need: g.end, FreeBytes: sp.FreeBytes}
 	}
 	return nil
 }

@@ -1,9 +1,14 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/iolens/iolens/internal/diskstats"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +52,7 @@ func (e *SpaceError) Error() string {
 // Hint says how to fit.
 func (e *SpaceError) Hint() string {
 	if e.SuiteSize > 0 {
-		return fmt.Sprintf("the suite's tests use a %s file, as the write-up it reproduces did: free some space, pick a directory on a larger file system, or scale the tests down with --size (each result then says so)",
+		return fmt.Sprintf("the suite's tests ask for a %s file (their size, offsets and filesize): free some space, pick a directory on a larger file system, or scale the tests down with --size (each result then says so)",
 			units.HumanBytes(float64(e.SuiteSize)))
 	}
 	return "free some space, pick a directory on a larger file system, or pass a smaller --size (at least 64M)"
@@ -103,4 +108,114 @@ func DeviceSize(dev string) (int64, error) {
 		return 0, fmt.Errorf("size of %s: %w", dev, err)
 	}
 	return n, nil
+}
+
+// DefaultDir is the directory tested when none is given: iolens's own,
+// created when missing and removed afterwards.
+const DefaultDir = "iolens-scratch"
+
+// MissingDirError is a target directory that does not exist.
+type MissingDirError struct{ Dir string }
+
+func (e *MissingDirError) Error() string { return e.Dir + " does not exist" }
+
+// Hint says why iolens does not create it, and how to ask it to.
+func (e *MissingDirError) Hint() string {
+	return "check the path: a typo, or a volume that is not mounted, would measure the disk below it instead; pass --create to have iolens create it (it removes what it created afterwards)"
+}
+
+// targetDir returns the absolute target directory, creating it when it
+// is missing and create is set (or dir is the default), and the
+// directories it created, outermost first.
+func targetDir(dir string, create bool) (string, []string, error) {
+	if dir == "" {
+		dir, create = DefaultDir, true
+	}
+	// fio runs in the scratch directory and is handed absolute paths.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && !fi.IsDir():
+		return "", nil, &hint.Error{Err: fmt.Errorf("%s is not a directory", abs), Advice: "give a directory to test, or --device for a block device"}
+	case err == nil:
+		return abs, nil, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", nil, err
+	case !create:
+		return "", nil, &MissingDirError{Dir: abs}
+	}
+	var missing []string
+	for p := abs; ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		missing = append([]string{p}, missing...)
+	}
+	var created []string
+	for _, p := range missing {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return "", nil, errors.Join(fmt.Errorf("creating target directory: %w", err), removeDirs(created))
+		}
+		created = append(created, p)
+	}
+	return abs, created, nil
+}
+
+// removeDirs removes the directories iolens created, innermost first,
+// each only when empty: whatever someone else put there stays.
+func removeDirs(created []string) error {
+	var errs []error
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := os.Remove(created[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s, which iolens created: %w", created[i], err))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RootDiskNote says that dir is on the root disk while other disks are
+// mounted: the usual sign of a mistyped path or a volume not mounted.
+func RootDiskNote(dir, disk string, others []string) string {
+	return fmt.Sprintf("%s is on the root file system: this is the root disk, %s, while other disks are mounted (%s)", dir, disk, strings.Join(others, ", "))
+}
+
+// RootDisk answers, before a run, whether dir (or, when it does not exist
+// yet, the directory it would be created in) lies on the root file
+// system while other disks are mounted: then it returns RootDiskNote's
+// words, for the first line a command prints. It returns "" otherwise, or
+// when it cannot tell.
+func RootDisk(dir string) string {
+	if dir == "" {
+		dir = DefaultDir
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	p := abs
+	for {
+		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		p = filepath.Dir(p)
+	}
+	var rv diskstats.Resolver
+	res, err := rv.Resolve(p)
+	if err != nil || !onRootFS(p) || res.Primary() == "" {
+		return ""
+	}
+	if others := rv.OtherDisks(res); len(others) > 0 {
+		return RootDiskNote(abs, res.Primary(), others)
+	}
+	return ""
+}
+
+// onRootFS reports whether path is on the file system mounted at /.
+func onRootFS(path string) bool {
+	var a, b unix.Stat_t
+	return unix.Stat(path, &a) == nil && unix.Stat("/", &b) == nil && a.Dev == b.Dev
 }
