@@ -334,7 +334,9 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
 				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)
 			}
-			return d.Exec(args[1:], streams.In, streams.Out, streams.ErrOut)
+			// The command's own output, unfiltered, on the very same
+			// streams (a terminal stays its terminal).
+			return d.Exec(args[1:], streams.In, passThrough(streams.Out), passThrough(streams.ErrOut))
 		},
 	}
 	return cmd

@@ -70,10 +70,12 @@ and a run id, and is deleted on success, failure, timeout and Ctrl-C.`,
 // NewKubectlPluginCommand is the root of the kubectl-iolens plugin:
 // 'kubectl iolens run' is 'iolens k8s run'.
 func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
+	written := filterStreams(&streams)
 	cmd := newK8sCommand(streams)
 	cmd.Use = "kubectl-iolens"
 	cmd.Version = Version
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.PersistentPostRunE = written
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
@@ -321,6 +323,21 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 // podConfig checks the flags that shape every pod (tolerations, image,
 // pull policy) and gives the run its id.
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
+	// Everything the run writes and every id it sends is checked before
+	// the first call to the API.
+	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db, useDB: !o.save.noSave}, [2]string{"--out", o.out}); err != nil {
+		return k8s.Config{}, err
+	}
+	if o.runID != "" {
+		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
+			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
+		}
+	}
+	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
+		if check != nil {
+			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
+		}
+	}
 	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
@@ -396,11 +413,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if o.render != nil {
 		render = o.render
 	}
-	out, closeOut, err := openOut(o.out)
+	out, err := openOut(o.out)
 	if err != nil {
 		return err
 	}
-	defer closeOut()
+	defer out.Close()
 	keeper, err := o.save.start(ctx, streams, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID})
 	if err != nil {
 		return err
@@ -420,9 +437,9 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if expect == nil {
 		expect = limits.CatalogCeiling
 	}
-	snk := keeper.Sink(expect, nil, out)
+	snk := keeper.Sink(expect, nil, copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
+		snk.Out = append(snk.Out, result.NewEncoder(rawOf(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
@@ -433,8 +450,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		prog.Line("%s", note)
 	}
 	keeper.Finish(ctx)
+	if err := out.Close(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if !stream && len(results) > 0 {
-		if err := render(streams.Out, results); err != nil {
+		if err := render(reportOut(streams.Out, output), results); err != nil {
 			return err
 		}
 	}
@@ -488,6 +508,12 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("run-as-user") && o.runAsUser < 0 {
+				return k8sUsage("node-check", "--run-as-user %d: a uid is 0 or more", o.runAsUser)
+			}
+			if err := k8s.CheckName("node", args[0]); err != nil {
+				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
+			}
 			if err := k8s.CheckHostPath(path); err != nil {
 				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
 			}
@@ -559,6 +585,14 @@ lists what it would delete and asks for --yes.`,
 			if (runID == "") == !all {
 				return k8sUsage("cleanup", "give either --run ID or --all")
 			}
+			if runID != "" {
+				if err := k8s.CheckRunID("--run", runID); err != nil {
+					return &UsageError{Err: err, Help: hint.Of(err)}
+				}
+			}
+			if timeout <= 0 {
+				return k8sUsage("cleanup", "--timeout %s: must be positive", timeout)
+			}
 			c, ns, _, err := kf.client()
 			if err != nil {
 				return err
@@ -622,7 +656,8 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.RampSet = cmd.Flags().Changed("ramp")
-			return a.Run(cmd.Context(), streams.Out)
+			// The frames are data: past the terminal filter.
+			return a.Run(cmd.Context(), rawOf(streams.Out))
 		},
 	}
 	f := cmd.Flags()

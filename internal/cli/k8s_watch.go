@@ -51,6 +51,12 @@ Findings from every node are listed below the table.`,
 }
 
 func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags) error {
+	if o.interval <= 0 || o.timeout <= 0 {
+		return k8sUsage("watch", "--refresh %s and --timeout %s must be positive", o.interval, o.timeout)
+	}
+	if err := k8s.CheckName("namespace", o.namespace); err != nil {
+		return &UsageError{Err: err, Help: "give the DaemonSet's namespace with --watch-namespace"}
+	}
 	c, _, _, err := kf.client()
 	if err != nil {
 		return err
@@ -94,7 +100,12 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 				}
 				continue
 			}
-			watch.WriteCluster(streams.Out, st, tty)
+			if tty {
+				// Clear the screen with a code of iolens's own, past the
+				// filter the table's cells go through.
+				fmt.Fprint(rawOf(streams.Out), watch.ClearScreen)
+			}
+			watch.WriteCluster(streams.Out, st, false)
 		}
 	}
 }

@@ -2,15 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -184,11 +187,13 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
 	}
 
-	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)
+	// Every file the run writes is checked, and --out opened, before the
+	// first IO: a mistyped path must not cost the run.
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db, useDB: !o.keep.noSave})
 	if err != nil {
 		return err
 	}
-	defer closeOut()
+	defer out.Close()
 	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	cfg := runner.Config{
@@ -216,9 +221,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), out)
+	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
+		snk.Out = append(snk.Out, result.NewEncoder(rawOf(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
@@ -229,10 +234,10 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	prog.Done()
 	keeper.Finish(ctx)
+	outErr := out.Close()
 	if len(results) > 0 {
-		if err := o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }); err != nil {
-			return err
-		}
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }))
+		// The report comes whatever became of the files.
 		if !stream && o.files.stdout() {
 			if err := render(reportOut(streams.Out, o.output), results); err != nil {
 				return err
@@ -240,10 +245,23 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 	}
 	switch {
+	case outErr != nil:
+		return keptAs(outErr, keeper, cfg.RunID, runErr)
 	case runErr == nil:
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
 	}
 	return runErr
+}
+
+// keptAs is an output file that failed after the run: the error names
+// where the results still are (the run id in the history), and keeps the
+// run's own error, if any.
+func keptAs(outErr error, keeper *sink.Run, runID string, runErr error) error {
+	advice := "the report above has the figures; run again with a file you can write, or without --no-save to keep them"
+	if keeper.Store != nil {
+		advice = fmt.Sprintf("the results are saved as run %s: 'iolens history show %s --html FILE' or 'iolens history export %s --out FILE' writes them again", runID, runID, runID)
+	}
+	return &hint.Error{Err: errors.Join(outErr, runErr), Advice: advice}
 }

@@ -196,12 +196,12 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	switch mode {
 	case "ndjson":
-		enc := json.NewEncoder(streams.Out)
+		enc := json.NewEncoder(rawOf(streams.Out))
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))
 	case "tty":
-		f := streams.Out.(*os.File)
+		f, _ := rawFile(streams.Out) // -o tty checked that it is a terminal
 		v := watch.NewScreen(f, func() (int, int, error) { return term.GetSize(int(f.Fd())) }, w)
 		v.Open()
 		defer v.Close()

@@ -37,7 +37,7 @@ func TestOutPlainText(t *testing.T) {
 		if _, err := Out(&b, f, false).Write([]byte(in)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := b.String(), "label ?]0;title? red?[31m del? c1?? é\ttab\n"; got != want {
+		if got, want := b.String(), "label ?]0;title? red?[31m del? c1? é\ttab\n"; got != want {
 			t.Errorf("%s: %q, want %q", f, got, want)
 		}
 	}

@@ -1,0 +1,112 @@
+package termtext
+
+import (
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Clean returns s with every character a terminal would obey replaced by
+// '?'.
+func Clean(s string) string {
+	if IsClean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if obeyed(r, n) {
+			b.WriteByte('?')
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// IsClean reports whether s prints as it is.
+func IsClean(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if obeyed(r, n) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// obeyed reports whether a terminal acts on rune r (n bytes long) instead
+// of showing it.
+func obeyed(r rune, n int) bool {
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return true // not UTF-8: a lone 0x9b is CSI to an 8-bit terminal
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidi embeddings, overrides and isolates
+	}
+	return false
+}
+
+// Writer passes what is written through Clean on its way to W. A
+// character split between two writes is held until the next one.
+type Writer struct {
+	W       io.Writer
+	pending []byte
+}
+
+// NewWriter filters what is written to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{W: w} }
+
+// Write cleans p and writes it; it reports len(p) when W took it all.
+func (t *Writer) Write(p []byte) (int, error) {
+	buf := p
+	if len(t.pending) > 0 {
+		buf = append(t.pending, p...)
+		t.pending = nil
+	}
+	// Hold back an incomplete UTF-8 sequence at the end.
+	if cut := incompleteTail(buf); cut < len(buf) {
+		t.pending = append([]byte(nil), buf[cut:]...)
+		buf = buf[:cut]
+	}
+	s := string(buf)
+	if !IsClean(s) {
+		s = Clean(s)
+	}
+	if _, err := io.WriteString(t.W, s); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// incompleteTail is where a trailing, possibly incomplete UTF-8 sequence
+// starts in b, or len(b) when b ends on a whole character.
+func incompleteTail(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
+		c := b[i]
+		if c < 0x80 {
+			return len(b)
+		}
+		if c >= 0xc0 { // a leading byte
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			return len(b)
+		}
+	}
+	return len(b)
+}
