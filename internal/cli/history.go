@@ -324,4 +324,3 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	}
 	return k, nil
 }
-
