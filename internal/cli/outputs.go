@@ -68,7 +68,10 @@ func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
 	if o.html == "" {
 		return nil
 	}
-	return userfile.Write(o.html, write)
+	if err := userfile.Write(o.html, write); err != nil {
+		return fmt.Errorf("%s: %w", o.htmlFlag, err)
+	}
+	return nil
 }
 
 // writeCopy writes rs to --out as NDJSON, if given, replacing the file
@@ -78,7 +81,10 @@ func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	return userfile.Write(o.out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+	if err := userfile.Write(o.out, func(w io.Writer) error { return report.NDJSON(w, rs) }); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
 
 // reads are the files a command reads, which none of its outputs may be.

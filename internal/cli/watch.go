@@ -99,6 +99,9 @@ Without arguments, every disk backing a mounted filesystem is watched
 }
 
 func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string) error {
+	if err := checkOutputs(reads{}, [2]string{"--out", o.out}); err != nil {
+		return err
+	}
 	if o.interval < 100*time.Millisecond {
 		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
@@ -175,12 +178,12 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 
 	var sinks []func(result.WatchRecord) error
-	var file *os.File
-	if o.out != "" {
-		if file, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return &hint.Error{Err: err, Advice: "choose a file you can write"}
-		}
-		defer file.Close()
+	file, err := openOut(o.out)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if file != nil {
 		enc := json.NewEncoder(file)
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	}
@@ -208,7 +211,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		sinks = append(sinks, v.Add)
 	}
 	// --duration running out is a normal end: w.Run returns nil.
-	return w.Run(ctx, func(r result.WatchRecord) error {
+	err = w.Run(ctx, func(r result.WatchRecord) error {
 		for _, s := range sinks {
 			if err := s(r); err != nil {
 				return err
@@ -216,6 +219,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		return nil
 	})
+	return errors.Join(err, file.Close())
 }
 
 // parseExpect reads --expect (watch.ParseExpect); its mistakes are usage
