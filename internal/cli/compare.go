@@ -44,7 +44,7 @@ IOPS of each second of it (fio's per-window series).`,
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db, useDB: true}); err != nil {
 				return err
 			}
-			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
+			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) }, warnSkipped(streams.ErrOut))
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:

@@ -278,7 +278,7 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
-func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
+func (o *k8sRunOptions) agentArgs(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.AgentArgs, error) {
 	a := k8s.AgentArgs{RuntimeS: seconds(o.runtime), Repeat: o.repeat, FileSize: o.fileSize, RampS: seconds(o.ramp), RampSet: o.rampSet}
 	if o.untilSteady {
 		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, seconds(o.minRuntime), seconds(o.maxRuntime)
@@ -286,29 +286,25 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 	if err := a.CheckTimes(); err != nil {
 		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
 	}
-	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
+	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
-	}
-	var job []byte
-	if o.jobFile != "" {
-		text, err := runner.ReadJobFile(o.jobFile)
-		if err != nil {
-			return a, err
-		}
-		job = []byte(text)
 	}
 	if o.fileSize != "" {
 		if _, err := units.ParseSize(o.fileSize); err != nil {
 			return a, k8sUsage("run", "--file-size: %v", err)
 		}
 	}
-	return a.ForSuite(suite, o.jobFile, string(job)), nil
+	jobName := o.jobFile
+	if jobName == "-" || jobName == "/dev/stdin" {
+		jobName = "stdin"
+	}
+	return a.ForSuite(suite, jobName, job), nil
 }
 
 // baseConfig checks the flags every target shares, the job file included,
 // before anything talks to the cluster.
-func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
+func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.Config, error) {
 	if o.repeat < 1 {
 		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
 	}
@@ -316,7 +312,7 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Agent, err = o.agentArgs(suiteSet)
+	cfg.Agent, err = o.agentArgs(ctx, streams, suiteSet)
 	return cfg, err
 }
 
@@ -361,7 +357,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if _, err := report.RendererFor(o.output); err != nil {
 		return &UsageError{Err: err, Help: "see 'iolens k8s run --help'"}
 	}
-	cfg, err := o.baseConfig(suiteSet)
+	cfg, err := o.baseConfig(ctx, streams, suiteSet)
 	if err != nil {
 		return err
 	}
@@ -525,7 +521,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 				return err
 			}
 			o.rampSet = cmd.Flags().Changed("ramp")
-			cfg, err := o.baseConfig(cmd.Flags().Changed("suite"))
+			cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 			if err != nil {
 				return err
 			}

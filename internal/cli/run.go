@@ -5,17 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type runOptions struct {
@@ -137,19 +141,39 @@ func parseLabels(in []string) (map[string]string, error) {
 	return m, nil
 }
 
-// suiteFor resolves --suite and --job.
-func suiteFor(name, jobFile string, suiteSet bool) (result.Suite, error) {
-	if jobFile != "" {
-		if suiteSet {
-			return result.Suite{}, usageErr("--suite and --job are exclusive")
-		}
-		text, err := runner.ReadJobFile(jobFile)
-		if err != nil {
-			return result.Suite{}, err
-		}
-		return runner.SuiteFromJobFile(jobFile, text)
+// jobWait is how long --job - waits for standard input to end.
+const jobWait = 30 * time.Second
+
+// suiteFor resolves --suite and --job, returning the job file's text
+// too. --job - (or /dev/stdin) reads standard input, at most as much as a
+// job file may be, and gives up when nothing ends it within jobWait or
+// on Ctrl-C.
+func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suiteSet bool) (result.Suite, string, error) {
+	if jobFile == "" {
+		s, err := runner.LookupSuite(name)
+		return s, "", err
 	}
-	return runner.LookupSuite(name)
+	if suiteSet {
+		return result.Suite{}, "", usageErr("--suite and --job are exclusive")
+	}
+	var text string
+	if jobFile == "-" || jobFile == "/dev/stdin" {
+		if f, ok := streams.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			fmt.Fprintln(streams.ErrOut, "iolens: reading the job file from standard input (Ctrl-D ends it)")
+		}
+		b, err := userfile.ReadAll(ctx, streams.In, "standard input", fio.MaxJobFileBytes, jobWait)
+		if err != nil {
+			return result.Suite{}, "", &hint.Error{Err: fmt.Errorf("--job -: %w", err), Advice: hint.Of(err)}
+		}
+		jobFile, text = "stdin", string(b)
+	} else {
+		var err error
+		if text, err = runner.ReadJobFile(jobFile); err != nil {
+			return result.Suite{}, "", err
+		}
+	}
+	s, err := runner.SuiteFromJobFile(jobFile, text)
+	return s, text, err
 }
 
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
@@ -179,7 +203,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if err != nil {
 		return err
 	}
-	suite, err := suiteFor(o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
+	suite, _, err := suiteFor(ctx, streams, o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
 	if err != nil {
 		return err
 	}

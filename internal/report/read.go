@@ -27,16 +27,33 @@ func ReadFiles(paths []string, stdin io.Reader) ([]result.Result, error) {
 	return ReadFilesContext(context.Background(), paths, stdin, nil)
 }
 
-// ReadFilesContext reads every named file ("-" is standard input, read
-// until ctx ends). A named file must be a regular file: a FIFO or a
-// device is refused without blocking. What all the files hold together
-// is bounded by result.MaxReadBytes. skipped, if set, hears each line
-// passed over (a *result.DecodeError that names it).
+// ReadFilesContext reads every named file as a FileReader does.
 func ReadFilesContext(ctx context.Context, paths []string, stdin io.Reader, skipped func(error)) ([]result.Result, error) {
+	r := FileReader{Stdin: stdin, Skipped: skipped}
+	return r.Read(ctx, paths...)
+}
+
+// FileReader reads results files by name ("-" is Stdin, read until ctx
+// ends). A named file must be a regular file: a FIFO or a device is
+// refused without blocking. What every Read of one FileReader takes
+// together is bounded by result.MaxReadBytes (a *result.TooMuchError
+// past it).
+type FileReader struct {
+	Stdin io.Reader
+	// Skipped, if set, hears each line passed over (a
+	// *result.DecodeError that names it).
+	Skipped func(error)
+	left    *budget
+}
+
+// Read reads every named file.
+func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Result, error) {
+	if fr.left == nil {
+		fr.left = &budget{left: result.MaxReadBytes}
+	}
 	var all []result.Result
-	left := &budget{left: result.MaxReadBytes}
 	for _, p := range paths {
-		rs, err := readFile(ctx, p, stdin, left, skipped)
+		rs, err := readFile(ctx, p, fr.Stdin, fr.left, fr.Skipped)
 		if err != nil {
 			return nil, err
 		}

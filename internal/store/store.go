@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
@@ -109,6 +110,8 @@ type Store struct {
 	path    string
 	ro      bool
 	version int
+	// read is what is left of the reads' budget (query).
+	read atomic.Int64
 }
 
 // Open opens (creating it and its directory if needed) the database at
@@ -233,6 +236,7 @@ func connect(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, ro: o.ReadOnly}
+	s.read.Store(result.MaxReadBytes)
 	if s.version, err = s.Version(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening %s: %w", path, err)
@@ -470,6 +474,10 @@ func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, erro
 		` ORDER BY runs.started_at, r.run_id, r.idx, r.repeat, r.id`, args...)
 }
 
+// query reads the records q selects. Every record a Store reads counts
+// against its budget: what one command takes from the history is bounded
+// by result.MaxReadBytes in total, however many queries it makes (a
+// *result.TooMuchError past it).
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Result, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -482,7 +490,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Resu
 		if err := rows.Scan(&gz); err != nil {
 			return nil, err
 		}
-		r, err := decodeRecord(gz)
+		left := s.read.Load()
+		r, err := decodeRecord(gz, &left)
+		s.read.Store(left)
 		if err != nil {
 			return nil, fmt.Errorf("reading a stored result: %w", err)
 		}
