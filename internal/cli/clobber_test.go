@@ -29,6 +29,22 @@ func deviceAt(t *testing.T, p string) (string, bool) {
 	return p, true
 }
 
+// devFull is a device like /dev/full that a test may hand to code that
+// could clobber it: a node of its own in dir as root (the real one would
+// be replaced if the code under test were wrong), else /dev/full itself,
+// which a user cannot replace.
+func devFull(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "full")
+	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, int(1<<8|7)); err == nil {
+		return p
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("cannot make a device node as root")
+	}
+	return "/dev/full"
+}
+
 func isKind(t *testing.T, p string, mode os.FileMode) {
 	t.Helper()
 	fi, err := os.Lstat(p)
@@ -125,16 +141,18 @@ func TestWritesAreChecked(t *testing.T) {
 	if _, e, code := execute(t, "history", "import", "--db", db, in); code != 0 {
 		t.Fatalf("import: %s", e)
 	}
+	devfull := devFull(t, dir)
 	for _, args := range [][]string{
-		{"report", in, "--out", "/dev/full"},
-		{"history", "export", "--db", db, "20240501", "--out", "/dev/full"},
-		{"export", "prometheus", "--db", db, "--out", "/dev/full"},
+		{"report", in, "--out", devfull},
+		{"history", "export", "--db", db, "20240501", "--out", devfull},
+		{"export", "prometheus", "--db", db, "--out", devfull},
 	} {
-		if _, errOut, code := execute(t, args...); code == 0 || !strings.Contains(errOut, "/dev/full") {
+		if _, errOut, code := execute(t, args...); code == 0 || !strings.Contains(errOut, devfull) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
 	}
-	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	isKind(t, devfull, os.ModeDevice|os.ModeCharDevice)
+	full, err := os.OpenFile(devfull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}

@@ -203,7 +203,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
-	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.Var((*units.Duration)(&o.timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
 	o.addPodFlags(f)
 	o.expect.addFlags(cmd)
@@ -218,10 +218,14 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
 	f.BoolVar(&o.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
 	d := k8s.DefaultTimeouts()
-	f.DurationVar(&o.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
-	f.DurationVar(&o.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
-	f.DurationVar(&o.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
-	f.DurationVar(&o.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
+	o.timeouts.Bind = d.Bind
+	f.Var((*units.Duration)(&o.timeouts.Bind), "bind-timeout", "how long a PVC may take to bind")
+	o.timeouts.Schedule = d.Schedule
+	f.Var((*units.Duration)(&o.timeouts.Schedule), "schedule-timeout", "how long a pod may wait for a node")
+	o.timeouts.Start = d.Start
+	f.Var((*units.Duration)(&o.timeouts.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
+	o.timeouts.Cleanup = d.Cleanup
+	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
@@ -602,7 +606,8 @@ lists what it would delete and asks for --yes.`,
 	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
 	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for everything to go")
+	timeout = 5 * time.Minute
+	cmd.Flags().Var((*units.Duration)(&timeout), "timeout", "how long to wait for everything to go")
 	return cmd
 }
 
@@ -674,10 +679,13 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&target, "target", "", "target id (in the pod's arguments for people reading them; unused)")
 	f.StringVar(&a.GateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
 	f.StringVar(&a.GateKey, "gate-key", "", "key of the start time in that ConfigMap")
-	f.DurationVar(&a.GateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
+	a.GateTimeout = 15 * time.Minute
+	f.Var((*units.Duration)(&a.GateTimeout), "gate-timeout", "start alone when the start time has not come after this long")
 	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
-	f.DurationVar(&a.Budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
-	f.Float64Var(&a.Precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
+	a.Budget = 3 * time.Minute
+	f.Var((*units.Duration)(&a.Budget), "budget", "with --diagnose: time for the whole plan")
+	a.Precision = 0.02
+	f.Var((*precisionFlag)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
 )
@@ -45,8 +46,10 @@ Findings from every node are listed below the table.`,
 	f.StringVar(&o.namespace, "watch-namespace", "iolens-privileged", "namespace of the DaemonSet")
 	f.StringVarP(&o.selector, "selector", "l", WatchSelector, "label selector of the DaemonSet's pods")
 	f.BoolVar(&o.once, "once", false, "print one table once every pod has reported a sample, then exit")
-	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "with --once, how long to wait for the samples")
-	f.DurationVar(&o.interval, "refresh", 2*time.Second, "how often the table is redrawn")
+	o.timeout = 30 * time.Second
+	f.Var((*units.Duration)(&o.timeout), "timeout", "with --once, how long to wait for the samples")
+	o.interval = 2 * time.Second
+	f.Var((*units.Duration)(&o.interval), "refresh", "how often the table is redrawn")
 	return cmd
 }
 

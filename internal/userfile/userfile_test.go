@@ -25,6 +25,21 @@ func within(t *testing.T, what string, f func()) {
 	}
 }
 
+// devNode makes a character device node (major 1, minor) of its own as
+// root, so that code under test, right or wrong, never touches the real
+// one; else the real /dev/name, which a user cannot replace.
+func devNode(t *testing.T, name string, minor int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|minor); err == nil {
+		return p
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("cannot make a device node as root")
+	}
+	return "/dev/" + name
+}
+
 func fifo(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "fifo")
@@ -144,7 +159,7 @@ func TestOutputsRefuse(t *testing.T) {
 		path string
 		want string // in the error
 	}{
-		{"/dev/null", "character device"},
+		{devNode(t, "null", 3), "character device"},
 		{fifo(t), "FIFO"},
 		{sub, "directory"},
 		{dangling, "symbolic link to nothing"},
@@ -215,7 +230,8 @@ func TestWrite(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "new" {
 		t.Errorf("a failed write left %q", b)
 	}
-	for _, dev := range []string{"/dev/null", "/dev/full", fifo(t)} {
+	null := devNode(t, "null", 3)
+	for _, dev := range []string{null, devNode(t, "full", 7), fifo(t)} {
 		within(t, "Write("+dev+")", func() {
 			var nr *NotRegularError
 			if err := Write(dev, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); !errors.As(err, &nr) {
@@ -223,8 +239,8 @@ func TestWrite(t *testing.T) {
 			}
 		})
 	}
-	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode().IsRegular() {
-		t.Errorf("/dev/null is no longer a device: %v", err)
+	if fi, err := os.Stat(null); err != nil || fi.Mode().IsRegular() {
+		t.Errorf("%s is no longer a device: %v", null, err)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(m) > 0 {
 		t.Errorf("temporary files left: %v", m)
@@ -246,7 +262,7 @@ func TestAppend(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "line\nline\n" {
 		t.Errorf("appended %q", b)
 	}
-	for _, dev := range []string{"/dev/full", "/dev/null", fifo(t), filepath.Dir(p)} {
+	for _, dev := range []string{devNode(t, "full", 7), devNode(t, "null", 3), fifo(t), filepath.Dir(p)} {
 		within(t, "Append("+dev+")", func() {
 			if a, err := Append(dev); err == nil {
 				a.Close()

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 27.7: every number watch takes goes through units: NaN, an
+// infinity, a negative or an out-of-range value is a usage error that
+// says what is accepted (a NaN ceiling used to stop at-cap alerts
+// without a word).
+func TestWatchNumbers(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--at-cap", "NaN"}, "--at-cap"},
+		{[]string{"--at-cap", "-5"}, "negative"},
+		{[]string{"--at-cap", "500"}, "out of range"},
+		{[]string{"--stall-ratio", "NaN"}, "--stall-ratio"},
+		{[]string{"--stall-ratio", "-0.1"}, "negative"},
+		{[]string{"--stall-ratio", "Inf"}, "--stall-ratio"},
+		{[]string{"--saturated-queue", "nan"}, "--saturated-queue"},
+		{[]string{"--saturated-queue", "-1"}, "negative"},
+		{[]string{"--burst-credit", "NaN"}, "--burst-credit"},
+		{[]string{"--burst-credit", "101"}, "out of range"},
+		{[]string{"--top", "-1"}, "--top"},
+		{[]string{"--top", "1e9"}, "--top"},
+		{[]string{"--interval", "-1s"}, "negative"},
+		{[]string{"--expect", "iops=NaN"}, "iops"},
+		{[]string{"--expect", "iops=-500"}, "negative"},
+		{[]string{"--expect", "iops=500,bw=Inf"}, "bw"},
+		{[]string{"--expect", "iops=1e308"}, "iops"},
+		{[]string{"--expect", "iops=500,burst-s=NaN"}, "burst-s"},
+	} {
+		args := append([]string{"watch", "--duration", "1s"}, c.args...)
+		_, errOut, code := execute(t, args...)
+		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "hint: ") {
+			t.Errorf("%v: exit %d, %q; want 2, %q and a hint", c.args, code, errOut, c.want)
+		}
+	}
+	for _, c := range [][]string{
+		{"k8s", "agent", "--diagnose", "--precision", "NaN"},
+		{"k8s", "agent", "--diagnose", "--precision", "-0.02"},
+		{"k8s", "run", "--bind-timeout", "-5m"},
+		{"k8s", "cleanup", "--run", "x", "--timeout", "-1s"},
+		{"k8s", "watch", "--refresh", "-2s"},
+	} {
+		if _, errOut, code := execute(t, c...); code != 2 {
+			t.Errorf("%v: exit %d, %q; want 2", c, code, errOut)
+		}
+	}
+}
