@@ -77,7 +77,10 @@ func sizeOf(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// kind names a file type as people say it.
+// Kind names a file type as people say it: "directory", "FIFO",
+// "character device"...
+func Kind(m fs.FileMode) string { return kind(m) }
+
 func kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
