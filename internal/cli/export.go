@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
@@ -56,6 +57,10 @@ rename), as the collector requires.`,
 			rs, err := s.ResultsOf(cmd.Context(), ids)
 			if err != nil {
 				return lookupErr(err)
+			}
+			if len(rs) == 0 && len(args) > 0 {
+				return &hint.Error{Err: fmt.Errorf("nothing matched %s", strings.Join(args, " ")),
+					Advice: "'iolens history' lists the saved runs and their labels; 'iolens history -l SELECTOR' tries a selector"}
 			}
 			if len(rs) == 0 {
 				return &hint.Error{Err: fmt.Errorf("no saved results to export"), Advice: "'iolens history' lists the saved runs"}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,34 @@ func TestWatchNumbers(t *testing.T) {
 		if _, errOut, code := execute(t, c...); code != 2 {
 			t.Errorf("%v: exit %d, %q; want 2", c, code, errOut)
 		}
+	}
+}
+
+// Issue 27.10: label keys that would be one Prometheus label are refused
+// (a-b, a_b and a.b all became label_a_b, and all but one value were
+// lost), at --label and at export.
+func TestPrometheusLabelsDoNotClash(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := execute(t, "run", "--label", "a-b=1", "--label", "a.b=2", "--fio", "/nonexistent/fio", dir); code != 2 || !strings.Contains(errOut, "label_a_b") {
+		t.Errorf("run --label a-b --label a.b: exit %d, %q", code, errOut)
+	}
+	db := filepath.Join(dir, "h.db")
+	for i, l := range []map[string]string{{"a-b": "1"}, {"a.b": "2"}, {"a_b": "3"}} {
+		p := writeRun(t, dir, fmt.Sprintf("2024050%d-120000-aaaaaa", i+1), []float64{1000}, l)
+		if _, e, code := execute(t, "history", "import", "--db", db, p); code != 0 {
+			t.Fatal(e)
+		}
+	}
+	out, errOut, code := execute(t, "export", "prometheus", "--db", db, "--last", "3")
+	if code == 0 || !strings.Contains(errOut, "would both be the Prometheus label label_a_b") || strings.Contains(out, "label_a_b") {
+		t.Errorf("export of clashing labels: exit %d, %q\n%s", code, errOut, out)
+	}
+	out, _, code = execute(t, "export", "prometheus", "--db", db, "20240503")
+	if code != 0 || !strings.Contains(out, `label_a_b="3"`) {
+		t.Errorf("export of one run: exit %d\n%s", code, out)
+	}
+	// Issue 26.11: a selector that matches nothing says so.
+	if _, errOut, code := execute(t, "export", "prometheus", "--db", db, "nosuch=label"); code != 1 || !strings.Contains(errOut, "nothing matched nosuch=label") {
+		t.Errorf("export nosuch=label: exit %d, %q", code, errOut)
 	}
 }

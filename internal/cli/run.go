@@ -12,6 +12,7 @@ import (
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -137,6 +138,11 @@ func parseLabels(in []string) (map[string]string, error) {
 			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: err.(*units.ValueError).Hint()}
 		}
 		m[k] = v
+	}
+	// The labels become Prometheus labels too (--metrics-addr, export
+	// prometheus, --push): two that would be one are refused now.
+	if err := metrics.CheckLabelKeys(m); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
 	}
 	return m, nil
 }
