@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -99,7 +98,9 @@ func resultsOf(doc *Output, diag []string, name string) ([]result.Result, error)
 }
 
 // specFromOptions rebuilds what can be known of a test from fio's "job
-// options" (raw strings as given; defaults are not listed).
+// options" (raw strings as given; defaults are not listed). The output is
+// anyone's file: a value out of range (a block size of 0, a negative
+// depth, NaN seconds) keeps fio's default, through units' parsers.
 func specFromOptions(j Job) result.TestSpec {
 	o := j.JobOptions
 	s := result.TestSpec{Name: j.JobName, RW: o["rw"], IOEngine: o["ioengine"], IODepth: 1, NumJobs: 1}
@@ -109,29 +110,26 @@ func specFromOptions(j Job) result.TestSpec {
 	if s.RW == "" {
 		s.RW = "read"
 	}
-	if v, err := units.ParseSize(firstOf(o, "bs", "blocksize")); err == nil {
+	if v, err := units.ParseSize(firstOf(o, "bs", "blocksize")); err == nil && v > 0 {
 		s.BlockSize = v
 	} else {
 		s.BlockSize = 4096
 	}
-	if v, err := strconv.Atoi(o["iodepth"]); err == nil {
-		s.IODepth = v
+	count := func(key string, lo, hi int64, into *int) {
+		if v, err := units.ParseCount(o[key], lo, hi); err == nil {
+			*into = int(v)
+		}
 	}
-	if v, err := strconv.Atoi(o["numjobs"]); err == nil {
-		s.NumJobs = v
-	}
-	if v, err := strconv.Atoi(o["rwmixread"]); err == nil {
-		s.RWMixRead = v
-	}
-	if v, err := strconv.Atoi(o["fdatasync"]); err == nil {
-		s.Fdatasync = v
-	}
+	count("iodepth", 1, 1<<16, &s.IODepth)
+	count("numjobs", 1, 1<<16, &s.NumJobs)
+	count("rwmixread", 0, 100, &s.RWMixRead)
+	count("fdatasync", 0, 1<<31-1, &s.Fdatasync)
 	s.Direct = o["direct"] == "1"
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["runtime"], "s"), 64); err == nil {
-		s.RuntimeS = v
+	if v, err := units.ParseDuration(o["runtime"]); err == nil {
+		s.RuntimeS = v.Seconds()
 	}
-	if v, err := strconv.ParseFloat(strings.TrimSuffix(o["ramp_time"], "s"), 64); err == nil {
-		s.RampS = v
+	if v, err := units.ParseDuration(o["ramp_time"]); err == nil {
+		s.RampS = v.Seconds()
 	}
 	return s
 }
