@@ -204,7 +204,7 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeTo(rawOf(streams.Out), out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+			return writeTo(dataOut(streams.Out), out, func(w io.Writer) error { return report.NDJSON(w, rs) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")

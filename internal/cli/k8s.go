@@ -439,7 +439,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	}
 	snk := keeper.Sink(expect, nil, copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(rawOf(streams.Out)))
+		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}

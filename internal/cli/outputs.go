@@ -190,7 +190,7 @@ func (o *format) print(w io.Writer, v any, text func() error) error {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(rawOf(w))
+	enc := json.NewEncoder(dataOut(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -253,7 +253,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(rawOf(streams.Out)))
+		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))

@@ -61,6 +61,11 @@ func (r *rawWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// dataOut is where JSON and NDJSON go on standard output: past the
+// filter, with what a terminal would obey and JSON leaves raw escaped
+// (termtext.JSONWriter), so the data reads back the same.
+func dataOut(w io.Writer) io.Writer { return termtext.NewJSONWriter(rawOf(w)) }
+
 // rawFile is the *os.File under w, if w is one (a terminal to draw on,
 // a command's own standard stream).
 func rawFile(w io.Writer) (*os.File, bool) {

@@ -76,10 +76,27 @@ func TestTerminalFilterHistory(t *testing.T) {
 			}
 		}
 	}
-	// JSON keeps the data as it is, escaped.
-	out, _, _ := execute(t, "report", p, "-o", "json")
-	if !strings.Contains(out, `\u001b]0;owned`) {
-		t.Errorf("JSON no longer carries the run id as it is: %.300s", out)
+	// JSON keeps the data as it is, escaped: nothing raw that a terminal
+	// would obey, and it reads back the same.
+	if _, e, code := execute(t, "history", "import", "--db", db, p); code != 0 {
+		t.Fatalf("import again: %s", e)
+	}
+	for _, args := range [][]string{{"report", p, "-o", "json"}, {"report", p, "-o", "ndjson"}, {"history", "--db", db, "-o", "json"}} {
+		out, _, _ := execute(t, args...)
+		noControls(t, strings.Join(args, " "), out)
+		if !strings.Contains(out, `\u001b]0;owned`) || !strings.Contains(out, `\u009b31m\u202e`) {
+			t.Errorf("%v no longer carries the run id as it is: %.300s", args, out)
+		}
+	}
+	// A file that is not there gets a hint, its name filtered.
+	_, errOut, code := execute(t, "report", filepath.Join(dir, "no"+hostile))
+	noControls(t, "the error", errOut)
+	if code != 1 || !strings.Contains(errOut, "hint: check the name") {
+		t.Errorf("a missing file: exit %d, %q", code, errOut)
+	}
+	// A label may not carry a bidi override.
+	if _, errOut, code := execute(t, "run", "--label", "team=\u202eevil", "--fio", "/nonexistent/fio", dir); code != 2 || !strings.Contains(errOut, "bidirectional") {
+		t.Errorf("--label with a bidi override: exit %d, %q", code, errOut)
 	}
 }
 
@@ -123,6 +140,8 @@ func TestTerminalFilterHTTP(t *testing.T) {
 		t.Fatalf("etcd: exit %d: %s%s", code, out, errOut)
 	}
 	noControls(t, "etcd", out+errOut)
+	out, errOut, _ = execute(t, "etcd", url, "-o", "json")
+	noControls(t, "etcd -o json", out+errOut)
 
 	root := t.TempDir()
 	proc, sys := filepath.Join(root, "proc"), filepath.Join(root, "sys")
@@ -143,6 +162,9 @@ func TestTerminalFilterHTTP(t *testing.T) {
 		t.Errorf("watch --etcd never said what the server answered:\n%s%s", out, errOut)
 	}
 	noControls(t, "watch --etcd", out+errOut)
+	out, errOut, _ = execute(t, "watch", "vdb", "--proc-root", proc, "--sys-root", sys, "--interval", "200ms", "--duration", "1s",
+		"--top", "0", "--etcd", url, "--etcd-window", "1s", "-o", "ndjson")
+	noControls(t, "watch --etcd -o ndjson", out+errOut)
 }
 
 // Issue 27.5: what a run's progress prints (a test's name, fio's

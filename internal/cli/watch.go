@@ -202,7 +202,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	switch mode {
 	case "ndjson":
-		enc := json.NewEncoder(rawOf(streams.Out))
+		enc := json.NewEncoder(dataOut(streams.Out))
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))

@@ -19,7 +19,8 @@ var severityColors = []struct{ token, color string }{
 // the terminal filter (termtext: a label or path in a result file can
 // hold terminal control sequences); text is then coloured when color is
 // set (the caller knows whether w is a terminal that wants colour). JSON
-// escapes control characters itself, and HTML its markup.
+// gets the few a JSON encoder leaves raw escaped (termtext.JSONWriter: the
+// same JSON to any reader); HTML escapes its markup.
 func Out(w io.Writer, format string, color bool) io.Writer {
 	switch format {
 	case "text", "":
@@ -27,7 +28,9 @@ func Out(w io.Writer, format string, color bool) io.Writer {
 			w = colorWriter{w}
 		}
 		return termtext.NewWriter(w)
-	case "json", "ndjson", "html":
+	case "json", "ndjson":
+		return termtext.NewJSONWriter(w)
+	case "html":
 		return w
 	}
 	return termtext.NewWriter(w)

@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -109,4 +110,48 @@ func incompleteTail(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// JSONWriter passes JSON through to W with the characters a terminal
+// would obey that JSON leaves raw (DEL, the C1 controls, the bidi
+// overrides; encoders already escape C0) written as \uXXXX escapes: the
+// same JSON to any reader, and nothing a terminal acts on. Outside
+// strings JSON holds none of them, so every one is inside a string.
+type JSONWriter struct {
+	W       io.Writer
+	pending []byte
+}
+
+// NewJSONWriter escapes what is written to w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
+
+// Write escapes p and writes it; it reports len(p) when W took it all.
+func (j *JSONWriter) Write(p []byte) (int, error) {
+	buf := p
+	if len(j.pending) > 0 {
+		buf = append(j.pending, p...)
+		j.pending = nil
+	}
+	if cut := incompleteTail(buf); cut < len(buf) {
+		j.pending = append([]byte(nil), buf[cut:]...)
+		buf = buf[:cut]
+	}
+	out := buf
+	if !IsClean(string(buf)) {
+		var b strings.Builder
+		for i := 0; i < len(buf); {
+			r, n := utf8.DecodeRune(buf[i:])
+			if r != '\n' && r != '\t' && obeyed(r, n) && !(r == utf8.RuneError && n <= 1) && r >= 0x20 {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			} else {
+				b.Write(buf[i : i+n])
+			}
+			i += n
+		}
+		out = []byte(b.String())
+	}
+	if _, err := j.W.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

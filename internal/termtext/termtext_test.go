@@ -2,6 +2,7 @@ package termtext
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 )
 
@@ -70,6 +71,49 @@ func FuzzClean(f *testing.F) {
 		w.Write([]byte("\n")) // ends any held sequence
 		if got := b.String(); !IsClean(got) {
 			t.Fatalf("Writer let %q through", got)
+		}
+	})
+}
+
+// The JSON writer escapes what a terminal would obey and JSON leaves raw,
+// and the JSON reads back the same.
+func TestJSONWriter(t *testing.T) {
+	for _, s := range []string{"plain", "c1 \u009b31m del \x7f bidi \u202e\u2066 é 日本", "\x1b]0;t\x07"} {
+		raw, _ := json.Marshal(map[string]string{"run_id": s})
+		var b bytes.Buffer
+		w := NewJSONWriter(&b)
+		for i := 0; i < len(raw); i += 3 { // split characters across writes
+			w.Write(raw[i:min(i+3, len(raw))])
+		}
+		if !IsClean(b.String()) {
+			t.Errorf("%q: %q is not clean", s, b.String())
+		}
+		var back map[string]string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["run_id"] != s {
+			t.Errorf("%q: read back %q, %v", s, back["run_id"], err)
+		}
+	}
+}
+
+func FuzzJSONWriter(f *testing.F) {
+	f.Add("\u009b\u202e\x7f", 2)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return
+		}
+		if cut < 0 {
+			cut = -cut
+		}
+		cut %= len(raw) + 1
+		var b bytes.Buffer
+		w := NewJSONWriter(&b)
+		w.Write(raw[:cut])
+		w.Write(raw[cut:])
+		var back, want string
+		json.Unmarshal(raw, &want)
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil || back != want || !IsClean(b.String()) {
+			t.Fatalf("%q: %q -> %q (%v)", s, raw, b.String(), err)
 		}
 	})
 }

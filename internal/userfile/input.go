@@ -2,6 +2,7 @@ package userfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -99,12 +100,30 @@ func kind(m fs.FileMode) string {
 	return "special file"
 }
 
+// OpenError is a named file that could not be opened.
+type OpenError struct{ Err error }
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Hint says what to check.
+func (e *OpenError) Hint() string {
+	switch {
+	case errors.Is(e.Err, fs.ErrNotExist):
+		return "check the name: there is no file there"
+	case errors.Is(e.Err, fs.ErrPermission):
+		return "check the file's permissions: this user may not read it"
+	}
+	return "check the name and the file's permissions"
+}
+
 // Open opens a regular file for reading. The open itself never blocks: a
-// FIFO without a writer, a device or a directory is a *NotRegularError.
+// FIFO without a writer, a device or a directory is a *NotRegularError;
+// any other failure an *OpenError.
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, err
+		return nil, &OpenError{Err: err}
 	}
 	fi, err := f.Stat()
 	if err != nil {
