@@ -44,14 +44,14 @@ each result is also compared with what that disk should deliver.`,
 				}
 				render = r
 			}
-			if err := files.resolve(output, streams.ErrOut, false); err != nil {
+			if err := files.resolve(output, streams.ErrOut, false, reads{inputs: args}); err != nil {
 				return err
 			}
 			diag, err := expect.diagnoser(cmd)
 			if err != nil {
 				return err
 			}
-			rs, err := report.ReadFiles(args, streams.In)
+			rs, err := report.ReadFilesContext(cmd.Context(), args, streams.In, warnSkipped(streams.ErrOut))
 			if err != nil {
 				return err
 			}

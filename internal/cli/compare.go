@@ -41,10 +41,10 @@ IOPS of each second of it (fio's per-window series).`,
 			if !slices.Contains(compare.Formats, output) {
 				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
 			}
-			if err := files.resolve(output, streams.ErrOut, true); err != nil {
+			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db, useDB: true}); err != nil {
 				return err
 			}
-			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
+			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) }, warnSkipped(streams.ErrOut))
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:
@@ -70,7 +70,7 @@ IOPS of each second of it (fio's per-window series).`,
 			case !files.stdout():
 				return nil
 			case output == "html":
-				return page(streams.Out)
+				return page(rawOf(streams.Out))
 			}
 			return compare.Write(reportOut(streams.Out, output), output, c)
 		},

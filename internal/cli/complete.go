@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/runner"
@@ -42,11 +43,23 @@ func completeValues(root *cobra.Command) {
 		if f.Lookup("vm") != nil {
 			_ = c.RegisterFlagCompletionFunc("vm", completeVMs)
 		}
+		if f.Lookup("emulated") != nil {
+			_ = c.RegisterFlagCompletionFunc("emulated", completeEmulated)
+		}
 		switch c.CommandPath() {
 		case "iolens limits":
 			c.ValidArgsFunction = completeDisks
 		case "iolens history show", "iolens history rm", "iolens history export":
 			c.ValidArgsFunction = completeRunIDs
+		case "iolens emulate rm":
+			c.ValidArgsFunction = completeEmulated
+		case "iolens emulate status", "iolens emulate exec", "iolens emulate events":
+			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+				if len(args) > 0 {
+					return nil, cobra.ShellCompDirectiveDefault // the command's own arguments
+				}
+				return completeEmulated(cmd, args, prefix)
+			}
 		case "iolens compare":
 			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 				ids, _ := completeRunIDs(cmd, args, prefix)
@@ -85,6 +98,17 @@ func completeVMs(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.S
 		return nil, cobra.ShellCompDirectiveError
 	}
 	return withPrefix(c.VMNames(""), prefix), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeEmulated lists the emulated disks (their state is root's, but
+// their names are readable by anyone).
+func completeEmulated(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	disks, _ := emulate.List(emulate.DefaultDir())
+	var names []string
+	for _, d := range disks {
+		names = append(names, d.Name)
+	}
+	return withPrefix(names, prefix), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeRunIDs lists the history's runs, newest first (read-only, and

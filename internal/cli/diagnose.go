@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -142,11 +143,13 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)
+	// Every file the run writes is checked, --out opened and the history
+	// opened before the first IO: a mistyped path must not cost the run.
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db, useDB: !o.keep.noSave})
 	if err != nil {
 		return err
 	}
-	defer closeOut()
+	defer out.Close()
 
 	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
@@ -154,6 +157,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	cfg := runner.Config{Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
+	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
+	if err != nil {
+		return err
+	}
+	defer keeper.Close()
 	prog.Line("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
 	s, err := runner.Open(ctx, cfg, prog.Event)
 	if err != nil {
@@ -163,13 +171,8 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if expect == nil && !o.noMetadata {
 		expect = metadataExpect(ctx, prog)
 	}
-	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
 	session := analysis.NewPlanSession()
-	snk := keeper.Sink(expect, session, out)
+	snk := keeper.Sink(expect, session, copyWriter(out))
 	emit := func(r result.Result, endsGroup string) error {
 		if endsGroup != "" {
 			session.LastOfGroup(endsGroup)
@@ -184,11 +187,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	snk.Revise(ctx)
 	keeper.Finish(ctx)
 	results := snk.Results()
+	outErr := out.Close()
 	if len(results) > 0 {
 		d := report.Diagnose(results, unknown)
-		if err := o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }); err != nil {
-			return err
-		}
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }))
+		// The report comes whatever became of the files.
 		if o.files.stdout() && o.verbose && o.output == "text" {
 			if err := report.TextVerbose(reportOut(streams.Out, o.output), results); err != nil {
 				return err
@@ -200,6 +203,8 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		}
 	}
 	switch {
+	case outErr != nil:
+		return keptAs(outErr, keeper, cfg.RunID, planErr)
 	case planErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
 	case planErr != nil:

@@ -18,6 +18,7 @@ import (
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 )
 
 func newEmulateCommand(streams IOStreams) *cobra.Command {
@@ -334,7 +335,9 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
 				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)
 			}
-			return d.Exec(args[1:], streams.In, streams.Out, streams.ErrOut)
+			// The command's own output, unfiltered, on the very same
+			// streams (a terminal stays its terminal).
+			return d.Exec(args[1:], streams.In, passThrough(streams.Out), passThrough(streams.ErrOut))
 		},
 	}
 	return cmd
@@ -455,6 +458,12 @@ func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, er
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {
 		return "", nil, &UsageError{Err: oe.Err, Help: oe.Help}
+	}
+	if err == nil && unix.Access(dir, unix.W_OK) != nil {
+		// Tests write there and fio joins the disk's cgroup: both are
+		// root's, as the disk is.
+		return "", nil, &hint.Error{Err: fmt.Errorf("emulated disk %s is root's: %s is not writable by this user", name, dir),
+			Advice: "run it as root, as the disk was made: sudo iolens ... --emulated " + name}
 	}
 	return dir, prefix, err
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -38,6 +38,9 @@ rename), as the collector requires.`,
 			if last < 1 {
 				return &UsageError{Err: fmt.Errorf("--last must be at least 1"), Help: "see 'iolens export prometheus --help'"}
 			}
+			if err := checkOutputs(reads{db: db, useDB: true}, [2]string{"--out", out}); err != nil {
+				return err
+			}
 			s, err := openStore(cmd.Context(), db)
 			if err != nil {
 				return err
@@ -55,10 +58,14 @@ rename), as the collector requires.`,
 			if err != nil {
 				return lookupErr(err)
 			}
+			if len(rs) == 0 && len(args) > 0 {
+				return &hint.Error{Err: fmt.Errorf("nothing matched %s", strings.Join(args, " ")),
+					Advice: "'iolens history' lists the saved runs and their labels; 'iolens history -l SELECTOR' tries a selector"}
+			}
 			if len(rs) == 0 {
 				return &hint.Error{Err: fmt.Errorf("no saved results to export"), Advice: "'iolens history' lists the saved runs"}
 			}
-			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
+			return writeTo(streams.Out, out, func(w io.Writer) error { return metrics.WriteTextfile(w, buildOf(), rs) })
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

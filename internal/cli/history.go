@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/store"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -144,6 +144,9 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Report saved runs, as 'iolens report' would",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputs(reads{db: *db, useDB: true}, [2]string{"--out", ro.out}); err != nil {
+				return err
+			}
 			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
@@ -194,11 +197,14 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputs(reads{db: *db, useDB: true}, [2]string{"--out", out}); err != nil {
+				return err
+			}
 			rs, err := storedResults(cmd.Context(), *db, args)
 			if err != nil {
 				return err
 			}
-			return report.WriteOut(streams.Out, out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+			return writeTo(dataOut(streams.Out), out, func(w io.Writer) error { return report.NDJSON(w, rs) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
@@ -225,7 +231,7 @@ labels to every imported result, to tell clusters or machines apart.`,
 			}
 			defer s.Close()
 			for _, p := range args {
-				rs, err := report.ReadFiles([]string{p}, streams.In)
+				rs, err := report.ReadFilesContext(cmd.Context(), []string{p}, streams.In, warnSkipped(streams.ErrOut))
 				if err != nil {
 					return err
 				}
@@ -264,7 +270,10 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 		}
 		return err
 	}
-	return report.WriteOut(streams.Out, ro.out, func(w io.Writer) error { return render(w, rs) })
+	if ro.out == "" || ro.out == "-" {
+		return render(reportOut(streams.Out, ro.output), rs)
+	}
+	return userfile.Write(ro.out, func(w io.Writer) error { return render(w, rs) })
 }
 
 // runSaveOptions are the flags of 'run' that keep results: the history
@@ -314,16 +323,4 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
 	}
 	return k, nil
-}
-
-// openOut opens --out for appending (nil when path is empty).
-func openOut(path string) (io.Writer, func(), error) {
-	if path == "" {
-		return nil, func() {}, nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening --out file: %w", err)
-	}
-	return f, func() { f.Close() }, nil
 }

@@ -70,10 +70,12 @@ and a run id, and is deleted on success, failure, timeout and Ctrl-C.`,
 // NewKubectlPluginCommand is the root of the kubectl-iolens plugin:
 // 'kubectl iolens run' is 'iolens k8s run'.
 func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
+	written := filterStreams(&streams)
 	cmd := newK8sCommand(streams)
 	cmd.Use = "kubectl-iolens"
 	cmd.Version = Version
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.PersistentPostRunE = written
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
@@ -201,7 +203,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
-	f.DurationVar(&o.timeouts.Run, "run-timeout", 0, "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.Var((*units.Duration)(&o.timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
 	o.addPodFlags(f)
 	o.expect.addFlags(cmd)
@@ -216,10 +218,14 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
 	f.BoolVar(&o.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
 	d := k8s.DefaultTimeouts()
-	f.DurationVar(&o.timeouts.Bind, "bind-timeout", d.Bind, "how long a PVC may take to bind")
-	f.DurationVar(&o.timeouts.Schedule, "schedule-timeout", d.Schedule, "how long a pod may wait for a node")
-	f.DurationVar(&o.timeouts.Start, "start-timeout", d.Start, "how long a scheduled pod may take to start (image pull, attach, mount)")
-	f.DurationVar(&o.timeouts.Cleanup, "cleanup-timeout", d.Cleanup, "how long deleting everything may take")
+	o.timeouts.Bind = d.Bind
+	f.Var((*units.Duration)(&o.timeouts.Bind), "bind-timeout", "how long a PVC may take to bind")
+	o.timeouts.Schedule = d.Schedule
+	f.Var((*units.Duration)(&o.timeouts.Schedule), "schedule-timeout", "how long a pod may wait for a node")
+	o.timeouts.Start = d.Start
+	f.Var((*units.Duration)(&o.timeouts.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
+	o.timeouts.Cleanup = d.Cleanup
+	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
@@ -276,7 +282,7 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 
 // agentArgs resolves --suite/--job into what the agent runs, and checks
 // the flags the agent gets.
-func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
+func (o *k8sRunOptions) agentArgs(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.AgentArgs, error) {
 	a := k8s.AgentArgs{RuntimeS: seconds(o.runtime), Repeat: o.repeat, FileSize: o.fileSize, RampS: seconds(o.ramp), RampSet: o.rampSet}
 	if o.untilSteady {
 		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, seconds(o.minRuntime), seconds(o.maxRuntime)
@@ -284,29 +290,25 @@ func (o *k8sRunOptions) agentArgs(suiteSet bool) (k8s.AgentArgs, error) {
 	if err := a.CheckTimes(); err != nil {
 		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
 	}
-	suite, err := suiteFor(o.suite, o.jobFile, suiteSet)
+	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
 	if err != nil {
 		return k8s.AgentArgs{}, err
-	}
-	var job []byte
-	if o.jobFile != "" {
-		text, err := runner.ReadJobFile(o.jobFile)
-		if err != nil {
-			return a, err
-		}
-		job = []byte(text)
 	}
 	if o.fileSize != "" {
 		if _, err := units.ParseSize(o.fileSize); err != nil {
 			return a, k8sUsage("run", "--file-size: %v", err)
 		}
 	}
-	return a.ForSuite(suite, o.jobFile, string(job)), nil
+	jobName := o.jobFile
+	if jobName == "-" || jobName == "/dev/stdin" {
+		jobName = "stdin"
+	}
+	return a.ForSuite(suite, jobName, job), nil
 }
 
 // baseConfig checks the flags every target shares, the job file included,
 // before anything talks to the cluster.
-func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
+func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.Config, error) {
 	if o.repeat < 1 {
 		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
 	}
@@ -314,13 +316,28 @@ func (o *k8sRunOptions) baseConfig(suiteSet bool) (k8s.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Agent, err = o.agentArgs(suiteSet)
+	cfg.Agent, err = o.agentArgs(ctx, streams, suiteSet)
 	return cfg, err
 }
 
 // podConfig checks the flags that shape every pod (tolerations, image,
 // pull policy) and gives the run its id.
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
+	// Everything the run writes and every id it sends is checked before
+	// the first call to the API.
+	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db, useDB: !o.save.noSave}, [2]string{"--out", o.out}); err != nil {
+		return k8s.Config{}, err
+	}
+	if o.runID != "" {
+		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
+			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
+		}
+	}
+	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
+		if check != nil {
+			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
+		}
+	}
 	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
@@ -344,7 +361,7 @@ func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlag
 	if _, err := report.RendererFor(o.output); err != nil {
 		return &UsageError{Err: err, Help: "see 'iolens k8s run --help'"}
 	}
-	cfg, err := o.baseConfig(suiteSet)
+	cfg, err := o.baseConfig(ctx, streams, suiteSet)
 	if err != nil {
 		return err
 	}
@@ -396,11 +413,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if o.render != nil {
 		render = o.render
 	}
-	out, closeOut, err := openOut(o.out)
+	out, err := openOut(o.out)
 	if err != nil {
 		return err
 	}
-	defer closeOut()
+	defer out.Close()
 	keeper, err := o.save.start(ctx, streams, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID})
 	if err != nil {
 		return err
@@ -420,9 +437,9 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if expect == nil {
 		expect = limits.CatalogCeiling
 	}
-	snk := keeper.Sink(expect, nil, out)
+	snk := keeper.Sink(expect, nil, copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
+		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
@@ -433,8 +450,11 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		prog.Line("%s", note)
 	}
 	keeper.Finish(ctx)
+	if err := out.Close(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if !stream && len(results) > 0 {
-		if err := render(streams.Out, results); err != nil {
+		if err := render(reportOut(streams.Out, output), results); err != nil {
 			return err
 		}
 	}
@@ -488,6 +508,12 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("run-as-user") && o.runAsUser < 0 {
+				return k8sUsage("node-check", "--run-as-user %d: a uid is 0 or more", o.runAsUser)
+			}
+			if err := k8s.CheckName("node", args[0]); err != nil {
+				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
+			}
 			if err := k8s.CheckHostPath(path); err != nil {
 				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
 			}
@@ -499,7 +525,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 				return err
 			}
 			o.rampSet = cmd.Flags().Changed("ramp")
-			cfg, err := o.baseConfig(cmd.Flags().Changed("suite"))
+			cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 			if err != nil {
 				return err
 			}
@@ -559,6 +585,14 @@ lists what it would delete and asks for --yes.`,
 			if (runID == "") == !all {
 				return k8sUsage("cleanup", "give either --run ID or --all")
 			}
+			if runID != "" {
+				if err := k8s.CheckRunID("--run", runID); err != nil {
+					return &UsageError{Err: err, Help: hint.Of(err)}
+				}
+			}
+			if timeout <= 0 {
+				return k8sUsage("cleanup", "--timeout %s: must be positive", timeout)
+			}
 			c, ns, _, err := kf.client()
 			if err != nil {
 				return err
@@ -572,7 +606,8 @@ lists what it would delete and asks for --yes.`,
 	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
 	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for everything to go")
+	timeout = 5 * time.Minute
+	cmd.Flags().Var((*units.Duration)(&timeout), "timeout", "how long to wait for everything to go")
 	return cmd
 }
 
@@ -622,7 +657,8 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.RampSet = cmd.Flags().Changed("ramp")
-			return a.Run(cmd.Context(), streams.Out)
+			// The frames are data: past the terminal filter.
+			return a.Run(cmd.Context(), rawOf(streams.Out))
 		},
 	}
 	f := cmd.Flags()
@@ -643,10 +679,13 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&target, "target", "", "target id (in the pod's arguments for people reading them; unused)")
 	f.StringVar(&a.GateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
 	f.StringVar(&a.GateKey, "gate-key", "", "key of the start time in that ConfigMap")
-	f.DurationVar(&a.GateTimeout, "gate-timeout", 15*time.Minute, "start alone when the start time has not come after this long")
+	a.GateTimeout = 15 * time.Minute
+	f.Var((*units.Duration)(&a.GateTimeout), "gate-timeout", "start alone when the start time has not come after this long")
 	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
-	f.DurationVar(&a.Budget, "budget", 3*time.Minute, "with --diagnose: time for the whole plan")
-	f.Float64Var(&a.Precision, "precision", 0.02, "with --diagnose: relative precision of each figure")
+	a.Budget = 3 * time.Minute
+	f.Var((*units.Duration)(&a.Budget), "budget", "with --diagnose: time for the whole plan")
+	a.Precision = 0.02
+	f.Var((*precisionFlag)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
 )
@@ -45,12 +46,20 @@ Findings from every node are listed below the table.`,
 	f.StringVar(&o.namespace, "watch-namespace", "iolens-privileged", "namespace of the DaemonSet")
 	f.StringVarP(&o.selector, "selector", "l", WatchSelector, "label selector of the DaemonSet's pods")
 	f.BoolVar(&o.once, "once", false, "print one table once every pod has reported a sample, then exit")
-	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "with --once, how long to wait for the samples")
-	f.DurationVar(&o.interval, "refresh", 2*time.Second, "how often the table is redrawn")
+	o.timeout = 30 * time.Second
+	f.Var((*units.Duration)(&o.timeout), "timeout", "with --once, how long to wait for the samples")
+	o.interval = 2 * time.Second
+	f.Var((*units.Duration)(&o.interval), "refresh", "how often the table is redrawn")
 	return cmd
 }
 
 func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags) error {
+	if o.interval <= 0 || o.timeout <= 0 {
+		return k8sUsage("watch", "--refresh %s and --timeout %s must be positive", o.interval, o.timeout)
+	}
+	if err := k8s.CheckName("namespace", o.namespace); err != nil {
+		return &UsageError{Err: err, Help: "give the DaemonSet's namespace with --watch-namespace"}
+	}
 	c, _, _, err := kf.client()
 	if err != nil {
 		return err
@@ -94,7 +103,12 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 				}
 				continue
 			}
-			watch.WriteCluster(streams.Out, st, tty)
+			if tty {
+				// Clear the screen with a code of iolens's own, past the
+				// filter the table's cells go through.
+				fmt.Fprint(rawOf(streams.Out), watch.ClearScreen)
+			}
+			watch.WriteCluster(streams.Out, st, false)
 		}
 	}
 }

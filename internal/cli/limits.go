@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
 )
 
@@ -167,7 +167,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	if o.priceFile == "" {
 		return c, nil
 	}
-	fh, err := os.Open(o.priceFile)
+	fh, err := userfile.Open(o.priceFile)
 	if err != nil {
 		return nil, &UsageError{Err: err, Help: "give a readable price file"}
 	}

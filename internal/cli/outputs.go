@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/store"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/pflag"
 )
 
@@ -19,6 +23,8 @@ type outputFiles struct {
 	// pageOnly is the old spelling -o html --out FILE: the page goes to
 	// FILE instead of standard output, and there is no NDJSON copy.
 	pageOnly bool
+	// outFlag names the flag the page came from, for messages.
+	htmlFlag string
 }
 
 const htmlFlagHelp = "also write the HTML report (one self-contained page) to this file"
@@ -28,32 +34,30 @@ func (o *outputFiles) addFlags(f *pflag.FlagSet, outHelp string) {
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
 }
 
-// resolve checks the two files against the format on standard output. It
-// keeps -o html --out FILE working as it used to (the page in FILE), with
-// a note on errOut. renamed says that --out used to name the rendered
-// report for any format (report, compare): then the note says where the
-// report goes now.
-func (o *outputFiles) resolve(format string, errOut io.Writer, renamed bool) error {
-	if o.out != "" && o.out == o.html {
-		return &UsageError{Err: fmt.Errorf("--out and --html name the same file %q", o.out),
-			Help: "--out is the NDJSON copy of the results, --html the HTML report: give them different files"}
-	}
+// resolve checks the two files against the format on standard output and
+// against what the command reads (checkOutputs), before anything is read
+// or run. It keeps -o html --out FILE working as it used to (the page in
+// FILE), with a note on errOut. renamed says that --out used to name the
+// rendered report for any format (report, compare): then the note says
+// where the report goes now.
+func (o *outputFiles) resolve(format string, errOut io.Writer, renamed bool, r reads) error {
+	o.htmlFlag = "--html"
 	switch {
 	case format == "html" && o.out != "" && o.html == "":
 		fmt.Fprintf(errOut, "iolens: -o html --out FILE is deprecated: use --html FILE (--out is the NDJSON copy of the results); writing the page to %s\n", o.out)
-		o.html, o.out, o.pageOnly = o.out, "", true
+		o.html, o.out, o.pageOnly, o.htmlFlag = o.out, "", true, "--out"
 	case renamed && o.out != "" && format != "ndjson":
 		fmt.Fprintf(errOut, "iolens: --out %s is the NDJSON copy of the results; the %s report goes to standard output (--html FILE writes the HTML report)\n", o.out, format)
 	}
-	return nil
+	return checkOutputs(r, [2]string{"--out", o.out}, [2]string{o.htmlFlag, o.html})
 }
 
 // openCopy resolves the files for a command that runs tests (run,
 // diagnose) and opens --out, to which each result is appended as it
-// completes; the returned writer is nil without --out.
-func (o *outputFiles) openCopy(format string, errOut io.Writer) (io.Writer, func(), error) {
-	if err := o.resolve(format, errOut, false); err != nil {
-		return nil, nil, err
+// completes; it is nil without --out.
+func (o *outputFiles) openCopy(format string, errOut io.Writer, r reads) (*userfile.AppendFile, error) {
+	if err := o.resolve(format, errOut, false, r); err != nil {
+		return nil, err
 	}
 	return openOut(o.out)
 }
@@ -66,7 +70,10 @@ func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
 	if o.html == "" {
 		return nil
 	}
-	return report.WriteOut(io.Discard, o.html, write)
+	if err := userfile.Write(o.html, write); err != nil {
+		return fmt.Errorf("%s: %w", o.htmlFlag, err)
+	}
+	return nil
 }
 
 // writeCopy writes rs to --out as NDJSON, if given, replacing the file
@@ -76,7 +83,79 @@ func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	return report.WriteOut(io.Discard, o.out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+	if err := userfile.Write(o.out, func(w io.Writer) error { return report.NDJSON(w, rs) }); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// reads are the files a command reads, which none of its outputs may be.
+type reads struct {
+	// inputs are the files named on the command line; arguments that
+	// are no file (run ids, selectors) are passed over.
+	inputs []string
+	// db is the history database (--db, "" for the default), when the
+	// command opens it.
+	db    string
+	useDB bool
+}
+
+// checkOutputs checks a command's output files ({flag, path}; empty
+// paths and "-" are standard output) before it reads or runs anything:
+// each must be a regular file or a new path in a directory it can write,
+// and none may be an input, the history database (or its journal) or
+// another output, whatever the spelling (./x, symbolic or hard links).
+func checkOutputs(r reads, outs ...[2]string) error {
+	var o userfile.Outputs
+	for _, p := range r.inputs {
+		o.Input("the input "+p, p)
+	}
+	if r.useDB {
+		db := r.db
+		if db == "" {
+			db, _ = store.DefaultPath()
+		}
+		if db != "" {
+			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+				o.Input("the history database ("+db+")", db+suffix)
+			}
+		}
+	}
+	for _, out := range outs {
+		if err := o.Output(out[0], out[1]); err != nil {
+			return &UsageError{Err: err, Help: hint.Of(err)}
+		}
+	}
+	return nil
+}
+
+// writeTo writes to the file path through userfile.Write, or to w when
+// path is "" or "-".
+func writeTo(w io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return write(w)
+	}
+	return userfile.Write(path, write)
+}
+
+// openOut opens --out for appending (nil when path is empty).
+func openOut(path string) (*userfile.AppendFile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := userfile.Append(path)
+	if err != nil {
+		return nil, &hint.Error{Err: fmt.Errorf("--out: %w", err), Advice: "give a regular file or a new path"}
+	}
+	return f, nil
+}
+
+// copyWriter is f as the io.Writer a sink takes: nil without --out.
+func copyWriter(f *userfile.AppendFile) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
 }
 
 // format is -o of the commands that print text (or a table) or JSON,
@@ -111,7 +190,27 @@ func (o *format) print(w io.Writer, v any, text func() error) error {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(dataOut(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// warnSkipped says which lines of an input were passed over, and why.
+func warnSkipped(w io.Writer) func(error) {
+	return func(err error) { fmt.Fprintf(w, "iolens: warning: %v\n", err) }
+}
+
+// precisionFlag is a relative precision flag (units.ParsePrecision).
+type precisionFlag float64
+
+func (p *precisionFlag) Set(s string) error {
+	v, err := units.ParsePrecision(s)
+	if err != nil {
+		return err
+	}
+	*p = precisionFlag(v)
+	return nil
+}
+
+func (p *precisionFlag) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
+func (p *precisionFlag) Type() string   { return "precision" }

@@ -27,14 +27,14 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if err != nil {
 				return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
 			}
-			if err := files.resolve(output, streams.ErrOut, true); err != nil {
+			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args}); err != nil {
 				return err
 			}
 			diag, err := expect.diagnoser(cmd)
 			if err != nil {
 				return err
 			}
-			rs, err := report.ReadFiles(args, streams.In)
+			rs, err := report.ReadFilesContext(cmd.Context(), args, streams.In, warnSkipped(streams.ErrOut))
 			if err != nil {
 				return err
 			}

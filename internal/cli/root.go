@@ -9,6 +9,7 @@ import (
 	"github.com/iolens/iolens/internal/buildinfo"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +26,7 @@ type IOStreams struct {
 
 // NewRootCommand builds the iolens command tree.
 func NewRootCommand(streams IOStreams) *cobra.Command {
+	written := filterStreams(&streams)
 	cmd := &cobra.Command{
 		Use:   "iolens",
 		Short: "Measure what a disk or persistent volume really delivers, and explain why",
@@ -38,6 +40,7 @@ of any storage class; every saved result can be re-read, compared and exported.`
 		SilenceErrors: true,
 		Version:       Version,
 	}
+	cmd.PersistentPostRunE = written
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
@@ -152,6 +155,7 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		}
 		return 0
 	}
+	w = termtext.NewWriter(w) // an error may quote a file, a run id, a server
 	fmt.Fprintf(w, "iolens: error: %v\n", err)
 	if h := hint.Of(err); h != "" {
 		fmt.Fprintf(w, "hint: %s\n", h)

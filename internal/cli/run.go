@@ -2,17 +2,25 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/fio"
+	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type runOptions struct {
@@ -135,22 +143,47 @@ func parseLabels(in []string) (map[string]string, error) {
 		}
 		m[k] = v
 	}
+	// The labels become Prometheus labels too (--metrics-addr, export
+	// prometheus, --push): two that would be one are refused now.
+	if err := metrics.CheckLabelKeys(m); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
+	}
 	return m, nil
 }
 
-// suiteFor resolves --suite and --job.
-func suiteFor(name, jobFile string, suiteSet bool) (result.Suite, error) {
-	if jobFile != "" {
-		if suiteSet {
-			return result.Suite{}, usageErr("--suite and --job are exclusive")
-		}
-		text, err := runner.ReadJobFile(jobFile)
-		if err != nil {
-			return result.Suite{}, err
-		}
-		return runner.SuiteFromJobFile(jobFile, text)
+// jobWait is how long --job - waits for standard input to end.
+const jobWait = 30 * time.Second
+
+// suiteFor resolves --suite and --job, returning the job file's text
+// too. --job - (or /dev/stdin) reads standard input, at most as much as a
+// job file may be, and gives up when nothing ends it within jobWait or
+// on Ctrl-C.
+func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suiteSet bool) (result.Suite, string, error) {
+	if jobFile == "" {
+		s, err := runner.LookupSuite(name)
+		return s, "", err
 	}
-	return runner.LookupSuite(name)
+	if suiteSet {
+		return result.Suite{}, "", usageErr("--suite and --job are exclusive")
+	}
+	var text string
+	if jobFile == "-" || jobFile == "/dev/stdin" {
+		if f, ok := streams.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			fmt.Fprintln(streams.ErrOut, "iolens: reading the job file from standard input (Ctrl-D ends it)")
+		}
+		b, err := userfile.ReadAll(ctx, streams.In, "standard input", fio.MaxJobFileBytes, jobWait)
+		if err != nil {
+			return result.Suite{}, "", &hint.Error{Err: fmt.Errorf("--job -: %w", err), Advice: hint.Of(err)}
+		}
+		jobFile, text = "stdin", string(b)
+	} else {
+		var err error
+		if text, err = runner.ReadJobFile(jobFile); err != nil {
+			return result.Suite{}, "", err
+		}
+	}
+	s, err := runner.SuiteFromJobFile(jobFile, text)
+	return s, text, err
 }
 
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
@@ -183,7 +216,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if err != nil {
 		return err
 	}
-	suite, err := suiteFor(o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
+	suite, _, err := suiteFor(ctx, streams, o.suite, o.jobFile, o.jobFile != "" && o.suite != "standard")
 	if err != nil {
 		return err
 	}
@@ -191,11 +224,13 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
 	}
 
-	out, closeOut, err := o.files.openCopy(o.output, streams.ErrOut)
+	// Every file the run writes is checked, and --out opened, before the
+	// first IO: a mistyped path must not cost the run.
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db, useDB: !o.keep.noSave})
 	if err != nil {
 		return err
 	}
-	defer closeOut()
+	defer out.Close()
 	prog := newProgress(streams.ErrOut, o.quiet)
 	defer prog.Done()
 	cfg := runner.Config{
@@ -223,9 +258,9 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), out)
+	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(streams.Out))
+		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
 	emit := func(r result.Result) error { return snk.Add(ctx, r) }
 	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
@@ -236,10 +271,10 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	prog.Done()
 	keeper.Finish(ctx)
+	outErr := out.Close()
 	if len(results) > 0 {
-		if err := o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }); err != nil {
-			return err
-		}
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }))
+		// The report comes whatever became of the files.
 		if !stream && o.files.stdout() {
 			if err := render(reportOut(streams.Out, o.output), results); err != nil {
 				return err
@@ -247,10 +282,23 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		}
 	}
 	switch {
+	case outErr != nil:
+		return keptAs(outErr, keeper, cfg.RunID, runErr)
 	case runErr == nil:
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
 	}
 	return runErr
+}
+
+// keptAs is an output file that failed after the run: the error names
+// where the results still are (the run id in the history), and keeps the
+// run's own error, if any.
+func keptAs(outErr error, keeper *sink.Run, runID string, runErr error) error {
+	advice := "the report above has the figures; run again with a file you can write, or without --no-save to keep them"
+	if keeper.Store != nil {
+		advice = fmt.Sprintf("the results are saved as run %s: 'iolens history show %s --html FILE' or 'iolens history export %s --out FILE' writes them again", runID, runID, runID)
+	}
+	return &hint.Error{Err: errors.Join(outErr, runErr), Advice: advice}
 }

@@ -24,7 +24,7 @@ type watchOptions struct {
 	duration    units.Duration
 	output      string
 	out         string
-	top         int
+	top         units.Count
 	expect      string
 	fromCluster bool
 	vm          string
@@ -74,16 +74,19 @@ Without arguments, every disk backing a mounted filesystem is watched
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&o.interval, "interval", time.Second, "sampling interval")
+	o.interval = time.Second
+	f.Var((*units.Duration)(&o.interval), "interval", "sampling interval")
 	f.Var(&o.duration, "duration", "stop after this long, e.g. 10m (default: until Ctrl-C)")
 	f.StringVarP(&o.output, "output", "o", "auto", "auto (a live view on a terminal, NDJSON otherwise), tty, ndjson or text (one line per finding)")
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
-	f.IntVar(&o.top, "top", 5, "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
+	o.top = units.Count{N: 5, Min: 0, Max: 1000}
+	f.Var(&o.top, "top", "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
 	f.BoolVar(&o.fromCluster, "expect-from-cluster", false, "in a pod: expect each volume's disk from its storage class and size, on the node's instance type "+
 		"(or the "+k8s.ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
 	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
-	f.Float64Var(&o.creditStart, "burst-credit", 100, "burst credit (%) assumed when watching starts")
+	o.creditStart = 100
+	f.Var(&units.Number{P: &o.creditStart, Min: 0, Max: 100}, "burst-credit", "burst credit (%, 0 to 100) assumed when watching starts")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9101) at /metrics")
 	f.StringVar(&o.procRoot, "proc-root", "/proc", "proc file system to read (the host's, in a pod)")
 	f.StringVar(&o.sysRoot, "sys-root", "/sys", "sys file system to read")
@@ -91,14 +94,17 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.StringVar(&o.podLogs, "pod-logs", "/var/log/pods", "the kubelet's pod log directory, which names pods by UID")
 	f.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "node name label on metrics and records")
 	f.BoolVar(&o.kubeAPI, "kube-api", true, "in a pod, name pods and containers through the API (falls back to --pod-logs)")
-	f.Float64Var(&o.th.StallRatio, "stall-ratio", o.th.StallRatio, "a rate below this share of the recent median, with IO pending, is a stall")
-	f.Float64Var(&o.th.SaturatedQueue, "saturated-queue", o.th.SaturatedQueue, "aqu-sz at which a fully utilized device is saturated")
-	f.Float64Var(&o.th.AtCapPct, "at-cap", o.th.AtCapPct, "% of the expected ceiling at which a device is at cap")
+	f.Var(&units.Number{P: &o.th.StallRatio, Min: 0.001, Max: 0.99}, "stall-ratio", "a rate below this share of the recent median (0.001 to 0.99), with IO pending, is a stall")
+	f.Var(&units.Number{P: &o.th.SaturatedQueue, Min: 0.5, Max: 1e6}, "saturated-queue", "aqu-sz at which a fully utilized device is saturated")
+	f.Var(&units.Number{P: &o.th.AtCapPct, Min: 1, Max: 100}, "at-cap", "% of the expected ceiling (1 to 100) at which a device is at cap")
 	o.etcd.addFlags(f)
 	return cmd
 }
 
 func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string) error {
+	if err := checkOutputs(reads{}, [2]string{"--out", o.out}); err != nil {
+		return err
+	}
 	if o.interval < 100*time.Millisecond {
 		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
@@ -117,7 +123,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	if mode == "tty" && !tty {
 		return &UsageError{Err: errors.New("-o tty needs a terminal"), Help: "use -o ndjson to stream records"}
 	}
-	cfg := watch.Config{ProcRoot: o.procRoot, SysRoot: o.sysRoot, Interval: o.interval, Th: o.th, Top: o.top, Host: o.node}
+	cfg := watch.Config{ProcRoot: o.procRoot, SysRoot: o.sysRoot, Interval: o.interval, Th: o.th, Top: int(o.top.N), Host: o.node}
 	if len(args) > 0 {
 		devs, err := watch.ResolveArgs(args, o.procRoot, o.sysRoot)
 		if err != nil {
@@ -147,7 +153,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else {
 		cfg.DiscoverMounted()
 	}
-	if o.top > 0 {
+	if o.top.N > 0 {
 		namers := watch.PodNamers{}
 		if o.kubeAPI {
 			if n := k8s.InClusterPodNamer(o.node); n != nil {
@@ -175,12 +181,12 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 
 	var sinks []func(result.WatchRecord) error
-	var file *os.File
-	if o.out != "" {
-		if file, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return &hint.Error{Err: err, Advice: "choose a file you can write"}
-		}
-		defer file.Close()
+	file, err := openOut(o.out)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if file != nil {
 		enc := json.NewEncoder(file)
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	}
@@ -196,19 +202,19 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	switch mode {
 	case "ndjson":
-		enc := json.NewEncoder(streams.Out)
+		enc := json.NewEncoder(dataOut(streams.Out))
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))
 	case "tty":
-		f := streams.Out.(*os.File)
+		f, _ := rawFile(streams.Out) // -o tty checked that it is a terminal
 		v := watch.NewScreen(f, func() (int, int, error) { return term.GetSize(int(f.Fd())) }, w)
 		v.Open()
 		defer v.Close()
 		sinks = append(sinks, v.Add)
 	}
 	// --duration running out is a normal end: w.Run returns nil.
-	return w.Run(ctx, func(r result.WatchRecord) error {
+	err = w.Run(ctx, func(r result.WatchRecord) error {
 		for _, s := range sinks {
 			if err := s(r); err != nil {
 				return err
@@ -216,6 +222,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 		}
 		return nil
 	})
+	return errors.Join(err, file.Close())
 }
 
 // parseExpect reads --expect (watch.ParseExpect); its mistakes are usage

@@ -60,6 +60,18 @@ func TestWatchDaemonSet(t *testing.T) {
 	if strings.HasSuffix(c.Image, ":latest") || !strings.Contains(c.Image, ":") {
 		t.Errorf("image %q must be pinned", c.Image)
 	}
+	// The metrics port binds the pod's own IP (it has no authentication),
+	// never every interface.
+	if !slices.Contains(c.Args, "--metrics-addr=[$(POD_IP)]:9101") {
+		t.Errorf("the metrics port does not bind the pod IP only: %v", c.Args)
+	}
+	podIP := false
+	for _, e := range c.Env {
+		podIP = podIP || e.Name == "POD_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP"
+	}
+	if !podIP {
+		t.Error("no POD_IP from status.podIP for --metrics-addr")
+	}
 	cmd := newWatchCommand(IOStreams{})
 	if c.Args[0] != "watch" {
 		t.Fatalf("args %v do not run watch", c.Args)

@@ -55,7 +55,7 @@ func TestCompareSingleRuns(t *testing.T) {
 	}
 	db.Close()
 	ops, err := Resolve(context.Background(), []string{a[0].RunID, b[0].RunID, near[0].RunID}, nil,
-		func() (*store.Store, error) { return store.Open(context.Background(), path) })
+		func() (*store.Store, error) { return store.Open(context.Background(), path) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,9 @@ func (e *OperandError) Unwrap() error { return e.Err }
 
 // Resolve reads each operand: an existing file (or "-", stdin), a label
 // selector over the history, or a saved run id. open opens the history,
-// once, only when an operand needs it; Resolve closes it.
-func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*store.Store, error)) ([]Operand, error) {
+// once, only when an operand needs it; Resolve closes it. skipped, if
+// set, hears the lines of files passed over.
+func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*store.Store, error), skipped func(error)) ([]Operand, error) {
 	var s *store.Store
 	defer func() {
 		if s != nil {
@@ -43,11 +44,12 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 		return err
 	}
 	var ops []Operand
+	files := report.FileReader{Stdin: stdin, Skipped: skipped}
 	for _, a := range args {
 		var rs []result.Result
 		var err error
 		if _, statErr := os.Stat(a); statErr == nil || a == "-" {
-			rs, err = report.ReadFiles([]string{a}, stdin)
+			rs, err = files.Read(ctx, a)
 		} else if store.LooksLikeSelector(a) {
 			sel, perr := store.ParseSelector(a)
 			if perr != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/report"
 )
 
 // Formats are the outputs of Write ("html" is drawn by the report package).
@@ -264,7 +266,8 @@ func CSV(w io.Writer, c Comparison) error {
 			if x == nil {
 				continue
 			}
-			rec := []string{r.Test, r.Dir, c.Operands[i], strconv.Itoa(x.N), f(x.IOPS), f(x.BWBytes)}
+			t := report.CSVText
+			rec := []string{t(r.Test), t(r.Dir), t(c.Operands[i]), strconv.Itoa(x.N), f(x.IOPS), f(x.BWBytes)}
 			if x.NoPercentiles {
 				rec = append(rec, "", "", "")
 			} else {

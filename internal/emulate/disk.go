@@ -168,9 +168,10 @@ func (d *Disk) Status() Status {
 	st.LoopOK = d.Device != "" && loopBacking(d.Device) == d.loopBackingFile()
 	st.CgroupOK = d.cg().exists()
 	st.Procs, _ = d.cg().procs()
-	var m State
-	if b, err := readBounded(filepath.Join(d.Dir, statusName)); err == nil && len(b) <= maxStateBytes && json.Unmarshal(b, &m) == nil {
-		st.Model = &m
+	if b, err := readBounded(filepath.Join(d.Dir, statusName)); err == nil && len(b) <= maxStateBytes {
+		if m, err := decodeStatus(b); err == nil {
+			st.Model = m
+		}
 	}
 	st.MountPath = d.Mount
 	st.Caps = NewModel(d.Spec, time.Now()).Limits()

@@ -12,12 +12,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/userfile"
 )
 
 // DefaultMaxBytes caps a /metrics body. An etcd member's page is a few
@@ -51,14 +51,19 @@ type Client struct {
 	maxBytes int64
 }
 
-// NewClient loads the TLS files and builds the client.
+// maxPEMBytes bounds a certificate or key file: a CA bundle is tens of
+// KiB; /dev/zero or a misnamed file is refused, never read to the end.
+const maxPEMBytes = 1 << 20
+
+// NewClient loads the TLS files and builds the client. Each must be a
+// regular file of at most 1 MiB.
 func NewClient(o ClientOptions) (*Client, error) {
 	if (o.Cert == "") != (o.Key == "") {
 		return nil, &hint.Error{Err: errors.New("--cert and --key go together"), Advice: "give both the client certificate and its key"}
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify}
 	if o.CACert != "" {
-		pem, err := os.ReadFile(o.CACert)
+		pem, err := userfile.ReadFile(o.CACert, maxPEMBytes)
 		if err != nil {
 			return nil, &hint.Error{Err: fmt.Errorf("--cacert: %w", err), Advice: "name the CA certificate etcd's serving certificate is signed with (PEM)"}
 		}
@@ -69,7 +74,15 @@ func NewClient(o ClientOptions) (*Client, error) {
 		tc.RootCAs = pool
 	}
 	if o.Cert != "" {
-		kp, err := tls.LoadX509KeyPair(o.Cert, o.Key)
+		certPEM, err := userfile.ReadFile(o.Cert, maxPEMBytes)
+		var keyPEM []byte
+		if err == nil {
+			keyPEM, err = userfile.ReadFile(o.Key, maxPEMBytes)
+		}
+		var kp tls.Certificate
+		if err == nil {
+			kp, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
 		if err != nil {
 			return nil, &hint.Error{Err: fmt.Errorf("--cert %s / --key %s: %w", o.Cert, o.Key, err),
 				Advice: "give a PEM client certificate and its unencrypted private key (etcdctl's --cert and --key)"}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -14,15 +15,27 @@ import (
 	"time"
 )
 
-// NotInstalledError means fio could not be found.
+// NotInstalledError means fio could not be found: a name was looked for
+// in PATH, a path (with a '/') was taken as it is.
 type NotInstalledError struct{ Binary string }
 
 func (e *NotInstalledError) Error() string {
+	if strings.Contains(e.Binary, "/") {
+		if fi, err := os.Stat(e.Binary); err != nil {
+			return fmt.Sprintf("fio not found: %s does not exist", e.Binary)
+		} else if fi.IsDir() {
+			return fmt.Sprintf("fio not found: %s is a directory", e.Binary)
+		}
+		return fmt.Sprintf("fio not found: %s is not an executable file", e.Binary)
+	}
 	return fmt.Sprintf("fio not found (looked for %q in PATH)", e.Binary)
 }
 
 // Hint says how to get fio.
 func (e *NotInstalledError) Hint() string {
+	if strings.Contains(e.Binary, "/") {
+		return "check the path given with --fio ('command -v fio' prints where fio is), or leave --fio out to use the fio in PATH"
+	}
 	return "install fio: 'apt-get install fio' (Debian/Ubuntu), 'dnf install fio' (Fedora/RHEL), or pass --fio PATH"
 }
 

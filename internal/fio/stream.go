@@ -13,10 +13,15 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Caps of ReadResults: a line of fio's output, and the diagnostics kept.
+// Caps of ReadResults: a line of fio's output, the diagnostics kept, and
+// one JSON document. fio's json+ output of 64 jobs without
+// group_reporting, latency bins and all, is a few MiB; a document past
+// MaxDocumentBytes is refused as soon as it is that long, having held
+// little more than that.
 const (
-	maxLine        = 4 << 20
-	maxDiagnostics = 100
+	maxLine          = 4 << 20
+	maxDiagnostics   = 100
+	MaxDocumentBytes = 64 << 20
 )
 
 // ReadResults reads fio's output as a stream and converts it into
@@ -48,8 +53,8 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 				text.Line(d)
 			}
 		}
-		if sp.Len() > result.MaxRecordBytes {
-			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, result.MaxRecordBytes>>20)
+		if sp.Len() > MaxDocumentBytes {
+			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, MaxDocumentBytes>>20)
 		}
 		if raw != nil {
 			last = raw

@@ -19,8 +19,12 @@ import (
 
 // systemTrees are host directories whose whole tree node-check refuses:
 // the kernel's views, the boot files, the system's programs and
-// configuration.
-var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/run", "/var/run"}
+// configuration, and the node's Kubernetes state: the kubelet's (every
+// pod's volumes and secrets) and the container runtimes' (images and
+// containers' writable layers), which a full disk or a stray write would
+// take down with every pod of the node.
+var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/run", "/var/run",
+	"/var/lib/kubelet", "/var/lib/containerd", "/var/lib/docker"}
 
 // systemRoots are directories node-check refuses themselves, though a
 // subdirectory of theirs (/var/lib/etcd) is what it is for. /mnt is not

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -114,6 +116,61 @@ type AgentArgs struct {
 	Tests int
 	// Planned is how long the tests should take, for the run timeout.
 	Planned time.Duration
+	// FioMemoryBytes is the most memory one test's fio may hold (FioMemory),
+	// which sizes the pod's memory limit; 0 for diagnose's plan, whose
+	// tests are known.
+	FioMemoryBytes int64
+}
+
+// agentMemoryBase is what an agent needs besides fio's IO buffers: iolens
+// with the results it holds, fio's own memory and its logs.
+const agentMemoryBase = 256 << 20
+
+// defaultFileBytes bounds the test file the agent lays out by default
+// (1 GiB, or a tenth of the volume's free space when that is less).
+const defaultFileBytes = 1 << 30
+
+// FioMemory is the most memory one test of tests may hold: each job keeps
+// a buffer of the block size for every IO in flight, and a buffered test
+// (direct=0) may keep its whole file in the page cache, which the
+// container's memory cgroup counts. fileBytes is the test file's size (0:
+// the default).
+func FioMemory(tests []result.TestSpec, fileBytes int64) int64 {
+	if fileBytes <= 0 {
+		fileBytes = defaultFileBytes
+	}
+	var most int64
+	for _, t := range tests {
+		n := int64(max(t.NumJobs, 1)) * int64(max(t.IODepth, 1)) * max(t.BlockSize, 4096)
+		if !t.Direct {
+			size := t.SizeBytes
+			if size <= 0 {
+				size = fileBytes
+			}
+			n += size
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// memoryLimit is an agent container's memory limit: its base and a
+// quarter more than fio may hold, in whole MiB, so that a node keeps its
+// memory whatever a job file asks for, and a buffered test still gets
+// the page cache it would have on the node.
+func (a AgentArgs) memoryLimit() resource.Quantity {
+	m := a.FioMemoryBytes
+	if a.Diagnose && m == 0 {
+		m = FioMemory(plan.Suite().Tests, a.fileBytes())
+	}
+	n := agentMemoryBase + m + m/4
+	return *resource.NewQuantity((n+1<<20-1)&^(1<<20-1), resource.BinarySI)
+}
+
+// fileBytes is --file-size (0: the default, or not a size).
+func (a AgentArgs) fileBytes() int64 {
+	n, _ := units.ParseSize(a.FileSize)
+	return n
 }
 
 // Timeouts bound each phase of a target separately: a slow provisioner and
@@ -307,7 +364,7 @@ func (c Config) jobFor(t Target, claim string, gate gateRef) *batchv1.Job {
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("100m"),
 			corev1.ResourceMemory: resource.MustParse("64Mi"),
-		}},
+		}, Limits: corev1.ResourceList{corev1.ResourceMemory: c.Agent.memoryLimit()}},
 		VolumeMounts:             []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
@@ -497,6 +554,7 @@ func (a AgentArgs) CheckTimes() error {
 func (a AgentArgs) ForSuite(s result.Suite, jobName, jobText string) AgentArgs {
 	a.Tests = len(s.Tests) * max(a.Repeat, 1)
 	a.Planned = a.PlannedFor(s)
+	a.FioMemoryBytes = FioMemory(s.Tests, a.fileBytes())
 	if jobName != "" {
 		a.JobFile, a.JobName = jobText, jobName
 	} else {

@@ -251,8 +251,47 @@ func PromBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[fl
 	return count, sum, buckets
 }
 
+// LabelClashError is two label keys that would be one Prometheus label:
+// "a-b", "a_b" and "a.b" all become label_a_b, and a series cannot say
+// which one it holds.
+type LabelClashError struct {
+	Keys [2]string
+	Name string
+}
+
+func (e *LabelClashError) Error() string {
+	return fmt.Sprintf("labels %q and %q would both be the Prometheus label %s", e.Keys[0], e.Keys[1], e.Name)
+}
+
+// Hint says what to do.
+func (e *LabelClashError) Hint() string {
+	return "Prometheus label names hold letters, digits and '_' only: give the results label keys that differ in those (export fewer runs at once, or label them anew with 'history import --label')"
+}
+
+// CheckLabelKeys refuses label keys that would clash as Prometheus labels
+// (SanitizeLabelName), over every set given.
+func CheckLabelKeys(sets ...map[string]string) error {
+	seen := map[string]string{}
+	var keys []string
+	for _, s := range sets {
+		for k := range s {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		n := "label_" + SanitizeLabelName(k)
+		if o, ok := seen[n]; ok && o != k {
+			return &LabelClashError{Keys: [2]string{o, k}, Name: n}
+		}
+		seen[n] = k
+	}
+	return nil
+}
+
 // SanitizeLabelName makes a user label key a valid Prometheus label name
-// ("storage-class" -> "storage_class").
+// ("storage-class" -> "storage_class"). Keys that differ only in what it
+// replaces clash: CheckLabelKeys finds them.
 func SanitizeLabelName(k string) string {
 	var b strings.Builder
 	for i, r := range k {
@@ -347,6 +386,13 @@ func (h *History) Collect(ch chan<- prometheus.Metric) {
 // node-exporter's textfile collector reads (no timestamps), with
 // iolens_build_info of the exporting binary.
 func WriteTextfile(w io.Writer, b Build, rs []result.Result) error {
+	sets := make([]map[string]string, len(rs))
+	for i := range rs {
+		sets[i] = rs[i].Target.Labels
+	}
+	if err := CheckLabelKeys(sets...); err != nil {
+		return err
+	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(BuildInfo(b)); err != nil {
 		return err

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"context"
+	"errors"
 	"io"
-	"os"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/userfile"
 )
 
 // Decoder reads results from r in any format iolens reads (its own NDJSON
@@ -22,9 +24,36 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 
 // ReadFiles reads every named file ("-" is standard input).
 func ReadFiles(paths []string, stdin io.Reader) ([]result.Result, error) {
+	return ReadFilesContext(context.Background(), paths, stdin, nil)
+}
+
+// ReadFilesContext reads every named file as a FileReader does.
+func ReadFilesContext(ctx context.Context, paths []string, stdin io.Reader, skipped func(error)) ([]result.Result, error) {
+	r := FileReader{Stdin: stdin, Skipped: skipped}
+	return r.Read(ctx, paths...)
+}
+
+// FileReader reads results files by name ("-" is Stdin, read until ctx
+// ends). A named file must be a regular file: a FIFO or a device is
+// refused without blocking. What every Read of one FileReader takes
+// together is bounded by result.MaxReadBytes (a *result.TooMuchError
+// past it).
+type FileReader struct {
+	Stdin io.Reader
+	// Skipped, if set, hears each line passed over (a
+	// *result.DecodeError that names it).
+	Skipped func(error)
+	left    *budget
+}
+
+// Read reads every named file.
+func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Result, error) {
+	if fr.left == nil {
+		fr.left = &budget{left: result.MaxReadBytes}
+	}
 	var all []result.Result
 	for _, p := range paths {
-		rs, err := readFile(p, stdin)
+		rs, err := readFile(ctx, p, fr.Stdin, fr.left, fr.Skipped)
 		if err != nil {
 			return nil, err
 		}
@@ -33,16 +62,47 @@ func ReadFiles(paths []string, stdin io.Reader) ([]result.Result, error) {
 	return all, nil
 }
 
-func readFile(p string, stdin io.Reader) ([]result.Result, error) {
+func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skipped func(error)) ([]result.Result, error) {
+	name, r := p, io.Reader(nil)
 	if p == "-" {
-		return ReadResults(stdin, "stdin")
+		name, r = "stdin", userfile.Reader(ctx, stdin)
+	} else {
+		f, err := userfile.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
+	left.r = r
+	d := Decoder(left, name)
+	if skipped != nil {
+		d.Skipped = func(e *result.DecodeError) { skipped(e) }
 	}
-	defer f.Close()
-	return ReadResults(f, p)
+	rs, err := d.ReadAll()
+	var tm *result.TooMuchError
+	if errors.As(err, &tm) {
+		return nil, tm // not a fault of this file's format
+	}
+	return rs, err
+}
+
+// budget reads from r until MaxReadBytes have been read over every file.
+type budget struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *budget) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, &result.TooMuchError{Max: result.MaxReadBytes}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // NDJSON writes one result per line: the form iolens saves and reads back.

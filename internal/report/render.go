@@ -483,6 +483,18 @@ var csvHeader = []string{"run_id", "suite", "test", "repeat", "status", "target"
 	"iodepth", "numjobs", "iops", "bw_bytes_per_s", "lat_mean_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns",
 	"lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "lat_kind"}
 
+// CSVText is a text cell as a spreadsheet may safely open it: a cell that
+// starts with =, +, -, @, a tab or a carriage return would be read as a
+// formula (=HYPERLINK(...) in a run id or label), so it is prefixed with
+// a single quote, as OWASP's CSV injection guidance says. Numbers are
+// written by iolens and never pass here.
+func CSVText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
 // CSV writes one row per test and direction.
 func CSV(w io.Writer, rs []result.Result) error {
 	cw := csv.NewWriter(w)
@@ -492,11 +504,12 @@ func CSV(w io.Writer, rs []result.Result) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, x := range rows(rs) {
 		r := x.r
-		rec := []string{r.RunID, r.Suite, r.Test.Name, strconv.Itoa(r.Repeat), r.Status, r.Target.Path, r.Target.Device, x.dir,
-			r.Test.RW, strconv.FormatInt(r.Test.BlockSize, 10), strconv.Itoa(r.Test.IODepth), strconv.Itoa(r.Test.NumJobs)}
+		c := CSVText
+		rec := []string{c(r.RunID), c(r.Suite), c(r.Test.Name), strconv.Itoa(r.Repeat), c(r.Status), c(r.Target.Path), c(r.Target.Device), x.dir,
+			c(r.Test.RW), strconv.FormatInt(r.Test.BlockSize, 10), strconv.Itoa(r.Test.IODepth), strconv.Itoa(r.Test.NumJobs)}
 		if x.d != nil {
 			l := x.d.Lat
-			rec = append(rec, f(x.d.IOPS), f(x.d.BWBytes), f(l.MeanNs), f(l.P50Ns), f(l.P90Ns), f(l.P99Ns), f(l.P999Ns), f(l.P9999Ns), f(l.MaxNs), x.d.LatKind)
+			rec = append(rec, f(x.d.IOPS), f(x.d.BWBytes), f(l.MeanNs), f(l.P50Ns), f(l.P90Ns), f(l.P99Ns), f(l.P999Ns), f(l.P9999Ns), f(l.MaxNs), c(x.d.LatKind))
 		} else {
 			rec = append(rec, make([]string, 10)...)
 		}

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"io"
+
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // ANSI colours for what a reader must not miss: failures red, warnings
@@ -14,22 +16,24 @@ var severityColors = []struct{ token, color string }{
 }
 
 // Out is where a report in format goes. Text, Markdown and CSV pass
-// through a filter that prints control characters as '?' (a label or
-// path in a result file can hold terminal control sequences); text is
-// then coloured when color is set (the caller knows whether w is a
-// terminal that wants colour). JSON escapes control characters itself,
-// and HTML its markup.
+// the terminal filter (termtext: a label or path in a result file can
+// hold terminal control sequences); text is then coloured when color is
+// set (the caller knows whether w is a terminal that wants colour). JSON
+// gets the few a JSON encoder leaves raw escaped (termtext.JSONWriter: the
+// same JSON to any reader); HTML escapes its markup.
 func Out(w io.Writer, format string, color bool) io.Writer {
 	switch format {
 	case "text", "":
 		if color {
 			w = colorWriter{w}
 		}
-		return plainText{w}
-	case "json", "ndjson", "html":
+		return termtext.NewWriter(w)
+	case "json", "ndjson":
+		return termtext.NewJSONWriter(w)
+	case "html":
 		return w
 	}
-	return plainText{w}
+	return termtext.NewWriter(w)
 }
 
 // colorWriter colours severity tokens in what passes through it. Reports
@@ -44,34 +48,6 @@ func (c colorWriter) Write(p []byte) (int, error) {
 		}
 	}
 	if _, err := c.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// plainText replaces the control characters a terminal would obey (C0
-// but tab and newline, DEL, and UTF-8's C1 controls) with '?'.
-type plainText struct{ w io.Writer }
-
-func (t plainText) Write(p []byte) (int, error) {
-	out := p
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		ctl := c < 0x20 && c != '\n' && c != '\t' || c == 0x7f
-		c1 := c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f
-		if !ctl && !c1 {
-			continue
-		}
-		if &out[0] == &p[0] {
-			out = append([]byte(nil), p...)
-		}
-		out[i] = '?'
-		if c1 {
-			out[i+1] = '?'
-			i++
-		}
-	}
-	if _, err := t.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,7 @@ func TestOutPlainText(t *testing.T) {
 		if _, err := Out(&b, f, false).Write([]byte(in)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := b.String(), "label ?]0;title? red?[31m del? c1?? é\ttab\n"; got != want {
+		if got, want := b.String(), "label ?]0;title? red?[31m del? c1? é\ttab\n"; got != want {
 			t.Errorf("%s: %q, want %q", f, got, want)
 		}
 	}
@@ -46,9 +47,17 @@ func TestOutPlainText(t *testing.T) {
 	if got, want := b.String(), "?[2J\x1b[1;31m[fail]\x1b[0m\n"; got != want {
 		t.Errorf("text with colour: %q, want %q", got, want)
 	}
-	b.Reset()
-	_, _ = Out(&b, "json", true).Write([]byte(in))
-	if b.String() != in {
-		t.Errorf("json changed: %q", b.String())
+	// JSON reads back the same, with nothing raw a terminal would obey.
+	for _, f := range []string{"json", "ndjson"} {
+		raw, _ := json.Marshal(in)
+		b.Reset()
+		_, _ = Out(&b, f, true).Write(raw)
+		var back string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil || back != in {
+			t.Errorf("%s changed: %q, %v", f, back, err)
+		}
+		if strings.ContainsAny(b.String(), "\x1b\x7f\u009b") {
+			t.Errorf("%s has raw controls: %q", f, b.String())
+		}
 	}
 }

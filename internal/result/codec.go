@@ -33,6 +33,24 @@ const (
 // whatever the input claims.
 const MaxRecordBytes = 256 << 20
 
+// MaxReadBytes bounds what one command reads of results in total (the
+// files it is given, the records it takes from the history), so that
+// many records each within MaxRecordBytes cannot add up to more memory
+// than a small machine has.
+const MaxReadBytes = 512 << 20
+
+// TooMuchError is input past MaxReadBytes.
+type TooMuchError struct{ Max int64 }
+
+func (e *TooMuchError) Error() string {
+	return fmt.Sprintf("more than %d MiB of results in one go", e.Max>>20)
+}
+
+// Hint says what to do.
+func (e *TooMuchError) Hint() string {
+	return "give fewer files or runs at once (a label selector or --last narrows a history query)"
+}
+
 // ErrUnknownSchema is a record written by a newer iolens.
 var ErrUnknownSchema = errors.New("unknown result schema")
 
@@ -191,7 +209,16 @@ type Formats struct {
 // fio's JSON output. It streams: memory is bounded by MaxRecordBytes per
 // record (plus the watch session being rebuilt), never by the input's
 // length or by counts read from it.
+//
+// In NDJSON, a line that is not a record (a bare NaN, a line cut short at
+// the end of the file, two "schema" keys, text) is passed over and the
+// good records read: Skipped hears each, with its line. A byte order mark
+// is passed over too. A record of a newer schema stops the read: what it
+// holds cannot be known.
 type Decoder struct {
+	// Skipped, if set, hears each line passed over (a *DecodeError).
+	Skipped func(*DecodeError)
+
 	name    string
 	br      *bufio.Reader
 	formats Formats
@@ -272,6 +299,10 @@ func (d *Decoder) step() error {
 }
 
 func (d *Decoder) sniff() error {
+	if bom, _ := d.br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		d.br.Discard(3)
+		d.skip(1, errors.New("a byte order mark, passed over"))
+	}
 	// Skip leading white space without holding it.
 	for {
 		c, err := d.br.ReadByte()
@@ -308,7 +339,7 @@ func (d *Decoder) sniff() error {
 			return d.fail(err)
 		}
 		if probeSchema(line) != "" {
-			return d.record(line)
+			return d.record(line, err == io.EOF)
 		}
 		if string(bytes.TrimSpace(line)) == "{" {
 			// An indented object: iolens's own documents start with their
@@ -435,7 +466,14 @@ func (d *Decoder) ndjsonLine() error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		return d.record(line)
+		return d.record(line, err == io.EOF)
+	}
+}
+
+// skip passes over line n, telling Skipped why.
+func (d *Decoder) skip(n int, err error) {
+	if d.Skipped != nil {
+		d.Skipped(&DecodeError{Name: d.name, Line: n, Err: err})
 	}
 }
 
@@ -451,20 +489,34 @@ func (d *Decoder) endOfStream() error {
 	return io.EOF
 }
 
-// record handles one NDJSON line.
-func (d *Decoder) record(line []byte) error {
+// record handles one NDJSON line; last says the file ended in it, with
+// no newline.
+func (d *Decoder) record(line []byte, last bool) error {
+	bad := func(err error) error {
+		if last {
+			err = fmt.Errorf("the file ends inside this line (cut short?): %w", err)
+		}
+		d.skip(d.line, fmt.Errorf("%w: passed over", err))
+		return nil
+	}
+	if twoSchemas(line) {
+		return bad(errors.New(`two "schema" keys`))
+	}
 	schema := probeSchema(line)
 	switch {
 	case strings.HasPrefix(schema, "iolens.result/"):
 		r, err := Unmarshal(line)
-		if err != nil {
+		if errors.Is(err, ErrUnknownSchema) {
 			return d.fail(err)
+		}
+		if err != nil {
+			return bad(err)
 		}
 		d.pending = append(d.pending, r)
 	case IsWatch(schema):
 		w, err := DecodeWatch(line)
 		if err != nil {
-			return d.fail(err)
+			return bad(err)
 		}
 		if d.watch == nil {
 			d.watch = &watchStream{name: d.name}
@@ -477,9 +529,40 @@ func (d *Decoder) record(line []byte) error {
 	case strings.HasPrefix(schema, "iolens."):
 		// Another iolens record kind: not a result.
 	default:
-		return d.fail(errors.New("not an iolens record (a JSON object with an iolens schema on each line)"))
+		return bad(errors.New("not an iolens record (a JSON object with an iolens schema on each line)"))
 	}
 	return nil
+}
+
+// twoSchemas reports whether a line's top-level object has the key
+// "schema" more than once: the fast probe reads the first, a JSON decoder
+// keeps the last, and the record must not be one kind to one and another
+// to the other.
+func twoSchemas(line []byte) bool {
+	if bytes.Count(line, []byte(`"schema"`)) < 2 {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	n := 0
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k == "schema" {
+			if n++; n > 1 {
+				return true
+			}
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func (d *Decoder) arrayElement() error {

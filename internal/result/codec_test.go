@@ -105,9 +105,6 @@ func TestDecodeHostile(t *testing.T) {
 		{"zeros", strings.Repeat("\x00", 1<<20), "neither iolens results"},
 		{"garbage", "hello\nworld\n", "neither iolens results"},
 		{"newer schema", line1 + "\n" + strings.Replace(line1, "result/v1", "result/v9", 1) + "\n", ":2: record has schema \"iolens.result/v9\""},
-		{"not a record on line 3", line1 + "\n\n{\"a\":1}\n", ":3: not an iolens record"},
-		{"truncated line", line1 + "\n" + line1[:100], ":2: "},
-		{"bad histogram", strings.Replace(line1, `"hist":{}`, `"hist":{"x":1}`, 1), ":1: histogram bin"},
 		{"array of junk", "[1,2]", "json"},
 		{"array with newer schema", "[" + strings.Replace(line1, "result/v1", "result/v4", 1) + "]", "iolens.result/v4"},
 		{"watch without samples", `{"schema":"iolens.watch/v1","type":"start","time":"2026-01-01T00:00:00Z","t_s":0}` + "\n", "no samples"},
@@ -126,6 +123,60 @@ func TestDecodeHostile(t *testing.T) {
 	_, err := NewDecoder(strings.NewReader(strings.Replace(line1, "result/v1", "result/v9", 1)), "f", Formats{}).ReadAll()
 	if !errors.As(err, &de) || !errors.Is(err, ErrUnknownSchema) || !strings.Contains(de.Hint(), "newer iolens") {
 		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// A line that is not a record is passed over, named, and the good
+// records read: a byte order mark, a bare NaN, text, a line cut short at
+// the end, two "schema" keys (the probe and the decoder would each see
+// another), a bad histogram.
+func TestDecodeSkips(t *testing.T) {
+	v1, _ := os.ReadFile("testdata/v1.ndjson")
+	line1 := string(v1[:bytes.IndexByte(v1, '\n')])
+	nan := strings.Replace(line1, `"status":"ok"`, `"status":"ok","iops_nan":NaN`, 1)
+	if nan == line1 {
+		t.Fatal("fixture has no status to put a NaN beside")
+	}
+	twice := `{"schema":"iolens.other/v1","schema":"iolens.result/v1",` + line1[len(`{"schema":"iolens.result/v1",`):]
+	if !strings.HasPrefix(line1, `{"schema":"iolens.result/v1",`) {
+		t.Fatal("fixture does not start with its schema")
+	}
+	cases := []struct {
+		name, in string
+		good     int
+		want     []string // the warnings, in order
+	}{
+		{"bom", "\xef\xbb\xbf" + line1 + "\n" + line1 + "\n", 2, []string{"f:1: a byte order mark"}},
+		{"bare NaN on line 2", line1 + "\n" + nan + "\n" + line1 + "\n", 2, []string{"f:2: invalid character 'N'"}},
+		{"not a record on line 3", line1 + "\n\n{\"a\":1}\n", 1, []string{"f:3: not an iolens record"}},
+		{"cut short at the end", line1 + "\n" + line1[:100], 1, []string{"f:2: the file ends inside this line"}},
+		{"two schemas", line1 + "\n" + twice + "\n", 1, []string{`f:2: two "schema" keys`}},
+		{"bad histogram", line1 + "\n" + strings.Replace(line1, `"hist":{}`, `"hist":{"x":1}`, 1) + "\n", 1, []string{"f:2: histogram bin"}},
+	}
+	for _, c := range cases {
+		var got []string
+		d := NewDecoder(strings.NewReader(c.in), "f", Formats{})
+		d.Skipped = func(e *DecodeError) { got = append(got, e.Error()) }
+		rs, err := d.ReadAll()
+		if err != nil || len(rs) != c.good {
+			t.Errorf("%s: %d results, %v; want %d", c.name, len(rs), err, c.good)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], c.want[i]) {
+				t.Errorf("%s: warning %q, want it to start %q", c.name, got[i], c.want[i])
+			}
+		}
+	}
+	// Nothing good at all is still an error, and the warning says why.
+	var got []string
+	d := NewDecoder(strings.NewReader(nan+"\n"), "f", Formats{})
+	d.Skipped = func(e *DecodeError) { got = append(got, e.Error()) }
+	if _, err := d.ReadAll(); err == nil || len(got) != 1 {
+		t.Errorf("only a bad record: %v, warnings %q", err, got)
 	}
 }
 

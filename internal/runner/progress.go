@@ -7,11 +7,14 @@ import (
 	"sync"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
 // Progress draws a run's events on W: on a terminal (TTY) one live line,
 // rewritten in place, and a line per finished test; elsewhere plain lines.
+// What it prints (test names, fio's messages, paths) passes the terminal
+// filter; only its own codes that redraw the live line do not.
 // Quiet draws nothing. Summary says what a finished test's line shows.
 type Progress struct {
 	mu      sync.Mutex
@@ -38,7 +41,7 @@ func (p *Progress) Line(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLive()
-	fmt.Fprintf(p.W, format+"\n", args...)
+	fmt.Fprintln(p.W, termtext.Clean(fmt.Sprintf(format, args...)))
 }
 
 // Event draws one event (the callback Run and Open take).
@@ -51,14 +54,14 @@ func (p *Progress) Event(e Event) {
 	switch e.Kind {
 	case EventInfo, EventPrepare, EventCleanup:
 		p.clearLive()
-		fmt.Fprintf(p.W, "%s\n", e.Message)
+		fmt.Fprintln(p.W, termtext.Clean(e.Message))
 	case EventTestStart:
 		if !p.TTY {
 			eta := ""
 			if e.Total > 0 {
 				eta = ", about " + units.Clock(e.ETA) + " left"
 			}
-			fmt.Fprintf(p.W, "%s %s (%s) started, elapsed %s%s\n", place(e), e.Test.Name, e.Test.Summary(), units.Clock(e.Elapsed), eta)
+			fmt.Fprintln(p.W, termtext.Clean(fmt.Sprintf("%s %s (%s) started, elapsed %s%s", place(e), e.Test.Name, e.Test.Summary(), units.Clock(e.Elapsed), eta)))
 			return
 		}
 		p.drawLive(e)
@@ -72,7 +75,7 @@ func (p *Progress) Event(e Event) {
 		if p.Summary != nil {
 			summary = p.Summary(e.Result)
 		}
-		fmt.Fprintf(p.W, "%s %s: %s\n", place(e), e.Test.Name, summary)
+		fmt.Fprintln(p.W, termtext.Clean(fmt.Sprintf("%s %s: %s", place(e), e.Test.Name, summary)))
 	}
 }
 
@@ -103,7 +106,7 @@ func (p *Progress) drawLive(e Event) {
 	if len(s) > width-1 {
 		s = s[:width-1]
 	}
-	fmt.Fprint(p.W, "\r\033[K"+s)
+	fmt.Fprint(p.W, "\r\033[K"+termtext.Clean(s))
 	p.live = true
 }
 

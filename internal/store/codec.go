@@ -29,19 +29,26 @@ func encodeRecord(r *result.Result) ([]byte, error) {
 
 // decodeRecord is the one place a stored record is read back, through the
 // record codec (records of older schemas are upgraded). What a record may
-// inflate to is bounded, so a damaged or hostile database cannot make a
-// reader allocate without limit.
-func decodeRecord(gz []byte) (result.Result, error) {
+// inflate to is bounded, and so is what all the records one read takes
+// inflate to together (*left, result.MaxReadBytes at the start, less each
+// record's size), so a damaged or hostile database cannot make a reader
+// allocate without limit.
+func decodeRecord(gz []byte, left *int64) (result.Result, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return result.Result{}, err
 	}
-	b, err := io.ReadAll(io.LimitReader(zr, result.MaxRecordBytes+1))
+	limit := min(int64(result.MaxRecordBytes), *left)
+	b, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
 		return result.Result{}, err
 	}
-	if len(b) > result.MaxRecordBytes {
+	if int64(len(b)) > limit {
+		if limit < result.MaxRecordBytes {
+			return result.Result{}, &result.TooMuchError{Max: result.MaxReadBytes}
+		}
 		return result.Result{}, fmt.Errorf("stored record is larger than %d MiB", result.MaxRecordBytes>>20)
 	}
+	*left -= int64(len(b))
 	return result.Unmarshal(b)
 }

@@ -114,7 +114,8 @@ func backfillV2(ctx context.Context, tx *sql.Tx) error {
 			rows.Close()
 			return err
 		}
-		r, err := decodeRecord(gz)
+		left := int64(result.MaxReadBytes) // one record at a time
+		r, err := decodeRecord(gz, &left)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("result %d: %w", id, err)
@@ -164,7 +165,8 @@ func refreshRunV2(ctx context.Context, tx *sql.Tx, id string) error {
 			rows.Close()
 			return err
 		}
-		r, err := decodeRecord(gz)
+		left := int64(result.MaxReadBytes) // one record at a time
+		r, err := decodeRecord(gz, &left)
 		if err != nil {
 			rows.Close()
 			return err
@@ -242,7 +244,8 @@ func backfillV3(ctx context.Context, tx *sql.Tx) error {
 			rows.Close()
 			return err
 		}
-		r, err := decodeRecord(gz)
+		left := int64(result.MaxReadBytes) // one record at a time
+		r, err := decodeRecord(gz, &left)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("result %d: %w", id, err)

@@ -11,10 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/userfile"
+	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -100,6 +103,9 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for another writer's lock
 	// (DefaultBusyTimeout when 0).
 	BusyTimeout time.Duration
+	// immutable reads a database nobody can write: on a read-only mount,
+	// SQLite can make none of the files a WAL reader needs.
+	immutable bool
 }
 
 // Store is an open history database. It is safe for concurrent use, and
@@ -109,6 +115,8 @@ type Store struct {
 	path    string
 	ro      bool
 	version int
+	// read is what is left of the reads' budget (query).
+	read atomic.Int64
 }
 
 // Open opens (creating it and its directory if needed) the database at
@@ -142,8 +150,13 @@ func openAt(ctx context.Context, path string, o Options, version int) (*Store, e
 			return nil, &NoDatabaseError{Path: path}
 		}
 	}
-	if fi, err := os.Stat(path); strings.HasSuffix(path, string(filepath.Separator)) || err == nil && fi.IsDir() {
+	fi, serr := os.Stat(path)
+	if strings.HasSuffix(path, string(filepath.Separator)) || serr == nil && fi.IsDir() {
 		return nil, fmt.Errorf("database path %s is a directory: give a file, such as %s", path, filepath.Join(path, "history.db"))
+	}
+	if serr == nil && !fi.Mode().IsRegular() {
+		// SQLite would write its journal beside it: /dev/null-journal.
+		return nil, fmt.Errorf("database path %s is a %s, not a regular file: give a file, such as ~/iolens-history.db", path, userfile.Kind(fi.Mode()))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the history directory: %w", err)
@@ -199,9 +212,15 @@ func openReadOnly(ctx context.Context, path string, o Options) (*Store, error) {
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a database file", path)
+		return nil, fmt.Errorf("%s is a %s, not a database file", path, userfile.Kind(fi.Mode()))
 	}
 	s, err := connect(ctx, path, o)
+	if err != nil && unwritable(path) {
+		// A read-only mount (a backup, a volume mounted ro in a pod):
+		// nobody writes there, so the file is read as it is.
+		o.immutable = true
+		s, err = connect(ctx, path, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +241,22 @@ func openReadOnly(ctx context.Context, path string, o Options) (*Store, error) {
 	return connect(ctx, path, o)
 }
 
+// unwritable reports whether the database at path sits where nothing can
+// write: on a read-only file system, or in a directory this user cannot
+// write with no WAL file beside it (so no writer has it open in WAL mode).
+func unwritable(path string) bool {
+	dir := filepath.Dir(path)
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) == nil && st.Flags&unix.ST_RDONLY != 0 {
+		return true
+	}
+	if unix.Access(dir, unix.W_OK) == nil {
+		return false
+	}
+	_, err := os.Stat(path + "-wal")
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // connect opens the database and reads its version, refusing a newer one.
 func connect(ctx context.Context, path string, o Options) (*Store, error) {
 	name, err := dsn(path, o)
@@ -233,6 +268,7 @@ func connect(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, ro: o.ReadOnly}
+	s.read.Store(result.MaxReadBytes)
 	if s.version, err = s.Version(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening %s: %w", path, err)
@@ -269,6 +305,9 @@ func dsn(path string, o Options) (string, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	if o.ReadOnly {
 		q.Set("mode", "ro")
+		if o.immutable {
+			q.Set("immutable", "1")
+		}
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(NORMAL)")
@@ -470,6 +509,10 @@ func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, erro
 		` ORDER BY runs.started_at, r.run_id, r.idx, r.repeat, r.id`, args...)
 }
 
+// query reads the records q selects. Every record a Store reads counts
+// against its budget: what one command takes from the history is bounded
+// by result.MaxReadBytes in total, however many queries it makes (a
+// *result.TooMuchError past it).
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Result, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -482,7 +525,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Resu
 		if err := rows.Scan(&gz); err != nil {
 			return nil, err
 		}
-		r, err := decodeRecord(gz)
+		left := s.read.Load()
+		r, err := decodeRecord(gz, &left)
+		s.read.Store(left)
 		if err != nil {
 			return nil, fmt.Errorf("reading a stored result: %w", err)
 		}
@@ -526,6 +571,8 @@ func OpenDefault(ctx context.Context, path string, o Options) (*Store, error) {
 		advice := "check the path and its permissions, or give another with --db PATH or " + EnvDB
 		var nd *NoDatabaseError
 		switch {
+		case !o.ReadOnly && unwritable(path):
+			advice = "the database is where iolens cannot write (a read-only mount?): 'history', 'history show' and 'history export' read it there; to change it, work on a copy with --db COPY"
 		case errors.As(err, &nd):
 			advice = nd.Hint()
 		case errors.Is(err, ErrNewerSchema):

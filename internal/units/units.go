@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // ValueError is a value that does not parse or is out of range. Its hint
@@ -344,6 +346,9 @@ func ParseLabel(s string) (key, value string, err error) {
 		if unicode.IsControl(r) {
 			return "", "", &ValueError{Kind: "label", Value: k + "=" + v, Why: "a control character in the value", Want: "printable text"}
 		}
+	}
+	if !termtext.IsClean(v) {
+		return "", "", &ValueError{Kind: "label", Value: k, Why: "a bidirectional override in the value (it would reorder what a terminal shows)", Want: "printable text"}
 	}
 	return k, v, nil
 }

@@ -73,13 +73,16 @@ func ReadStream(r io.Reader, fn func(result.WatchRecord)) {
 	}
 }
 
+// ClearScreen moves a terminal's cursor home and clears the screen.
+const ClearScreen = "\x1b[H\x1b[2J"
+
 // WriteCluster writes one row per node and device, then the findings;
 // with redraw, it clears the terminal first.
 func WriteCluster(w io.Writer, st *ClusterState, redraw bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if redraw {
-		fmt.Fprint(w, "\x1b[H\x1b[2J")
+		fmt.Fprint(w, ClearScreen)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tDEVICE\tSTATE\tr/s\tw/s\tMB/s\tawait ms\taqu-sz\t%util\tTOP POD")

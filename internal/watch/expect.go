@@ -3,10 +3,10 @@ package watch
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // ExpectError is a mistake in an --expect value, with what to give
@@ -44,12 +44,14 @@ func ParseExpect(spec, vm string) (*Ceiling, error) {
 			c.Name = v
 			continue
 		case "bw", "burst-bw", "vm-bw":
-			x, err = parseRate(v)
+			x, err = units.ParseRate(v)
+		case "burst-s":
+			x, err = units.ParseNumber(v, 0, maxBurstSeconds)
 		default:
-			x, err = strconv.ParseFloat(v, 64)
+			x, err = units.ParseNumber(v, 0, maxIOPS)
 		}
 		if err != nil {
-			return nil, &ExpectError{Err: fmt.Errorf("--expect %s: %w", k, err), Help: "numbers for iops, sizes like 100MB for bw"}
+			return nil, &ExpectError{Err: fmt.Errorf("--expect %s: %w", k, err), Help: "numbers for iops and burst-s, rates like 100MB or 128MiB/s for bw"}
 		}
 		switch k {
 		case "iops":
@@ -76,26 +78,12 @@ func ParseExpect(spec, vm string) (*Ceiling, error) {
 	return c, nil
 }
 
-// parseRate reads a bandwidth: bytes, or a number with a unit that says
-// its base, as cloud catalogs do: kB, MB, GB (10^3...) or KiB, MiB, GiB
-// (2^10...), with an optional "/s".
-func parseRate(s string) (float64, error) {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	v, err := strconv.ParseFloat(t[:i], 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid rate %q", s)
-	}
-	mult, ok := map[string]float64{"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
-		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[t[i:]]
-	if !ok {
-		return 0, fmt.Errorf("invalid rate %q: use B, kB, MB, GB (powers of 10) or KiB, MiB, GiB", s)
-	}
-	return v * mult, nil
-}
+// Bounds of --expect's numbers: no disk or VM comes near a billion IOPS,
+// and no burst bucket lasts a year.
+const (
+	maxIOPS         = 1e9
+	maxBurstSeconds = 365 * 24 * 3600
+)
 
 // ExpectFromCatalog looks a disk (and the VM it is attached to) up in the
 // cloud catalog: the disk's sustained limits, its burst allowance when it

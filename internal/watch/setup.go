@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // DiscoverMounted sets how devices are found over time without the
@@ -126,7 +127,7 @@ func (s *Screen) Close() {
 	}
 	fmt.Fprintln(s.W, "iolens watch findings:")
 	for _, l := range log {
-		fmt.Fprintln(s.W, l)
+		fmt.Fprintln(s.W, termtext.Clean(l))
 	}
 }
 
@@ -142,7 +143,9 @@ func (s *Screen) Add(r result.WatchRecord) error {
 	var b strings.Builder
 	b.WriteString("\x1b[H")
 	for _, l := range s.v.Render(wd, ht) {
-		b.WriteString(l)
+		// Device, pod and cgroup names come from the host and the
+		// cluster: only the view's own codes may reach the terminal.
+		b.WriteString(termtext.Clean(l))
 		b.WriteString("\x1b[K\n")
 	}
 	b.WriteString("\x1b[J")

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Issue 27.10: a database path that is a device is refused before SQLite
+// opens it, so nothing is written beside it (--db /dev/null left
+// /dev/null-journal). The node is the test's own, never the real one.
+func TestDatabaseOnADevice(t *testing.T) {
+	dir := t.TempDir()
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Skipf("cannot make a device node (needs root): %v", err)
+	}
+	for _, o := range []Options{{}, {ReadOnly: true}, {MustExist: true}} {
+		s, err := OpenWith(context.Background(), null, o)
+		if err == nil {
+			s.Close()
+			t.Errorf("%+v: opened a device as a database", o)
+		} else if !strings.Contains(err.Error(), "character device") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	if m, _ := filepath.Glob(null + "-*"); len(m) > 0 {
+		t.Errorf("left %v beside the device", m)
+	}
+}
+
+// Issue 27.10: a history on a read-only mount reads (it failed even for
+// reads: SQLite could not make the files a WAL reader needs), and a write
+// says why it cannot.
+func TestReadOnlyMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root")
+	}
+	ctx := context.Background()
+	src, ro := t.TempDir(), t.TempDir()
+	w, err := Open(ctx, filepath.Join(src, "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Save(ctx, []result.Result{mkResult("20240501-120000-rorono", 1, nil, 100)}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for _, args := range [][]string{{"--bind", src, ro}, {"-o", "remount,ro,bind", ro}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			exec.Command("umount", ro).Run()
+			t.Skipf("mount %v: %v %s", args, err, out)
+		}
+	}
+	defer func() {
+		if out, err := exec.Command("umount", ro).CombinedOutput(); err != nil {
+			t.Errorf("umount: %v %s", err, out)
+		}
+	}()
+	s, err := OpenReadOnly(ctx, filepath.Join(ro, "h.db"))
+	if err != nil {
+		t.Fatalf("reading a history on a read-only mount: %v", err)
+	}
+	rs, err := s.Results(ctx, "20240501")
+	runs, lerr := s.List(ctx, ListOptions{})
+	s.Close()
+	if err != nil || len(rs) != 1 || lerr != nil || len(runs) != 1 {
+		t.Errorf("read %d results, %d runs: %v %v", len(rs), len(runs), err, lerr)
+	}
+	_, err = OpenDefault(ctx, filepath.Join(ro, "h.db"), Options{MustExist: true})
+	var h interface{ Hint() string }
+	if err == nil || !errors.As(err, &h) || !strings.Contains(h.Hint(), "read-only") {
+		t.Errorf("writing on a read-only mount: %v", err)
+	}
+}

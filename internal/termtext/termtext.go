@@ -1,0 +1,157 @@
+package termtext
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Clean returns s with every character a terminal would obey replaced by
+// '?'.
+func Clean(s string) string {
+	if IsClean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if obeyed(r, n) {
+			b.WriteByte('?')
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// IsClean reports whether s prints as it is.
+func IsClean(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if obeyed(r, n) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// obeyed reports whether a terminal acts on rune r (n bytes long) instead
+// of showing it.
+func obeyed(r rune, n int) bool {
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return true // not UTF-8: a lone 0x9b is CSI to an 8-bit terminal
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidi embeddings, overrides and isolates
+	}
+	return false
+}
+
+// Writer passes what is written through Clean on its way to W. A
+// character split between two writes is held until the next one.
+type Writer struct {
+	W       io.Writer
+	pending []byte
+}
+
+// NewWriter filters what is written to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{W: w} }
+
+// Write cleans p and writes it; it reports len(p) when W took it all.
+func (t *Writer) Write(p []byte) (int, error) {
+	buf := p
+	if len(t.pending) > 0 {
+		buf = append(t.pending, p...)
+		t.pending = nil
+	}
+	// Hold back an incomplete UTF-8 sequence at the end.
+	if cut := incompleteTail(buf); cut < len(buf) {
+		t.pending = append([]byte(nil), buf[cut:]...)
+		buf = buf[:cut]
+	}
+	s := string(buf)
+	if !IsClean(s) {
+		s = Clean(s)
+	}
+	if _, err := io.WriteString(t.W, s); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// incompleteTail is where a trailing, possibly incomplete UTF-8 sequence
+// starts in b, or len(b) when b ends on a whole character.
+func incompleteTail(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
+		c := b[i]
+		if c < 0x80 {
+			return len(b)
+		}
+		if c >= 0xc0 { // a leading byte
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			return len(b)
+		}
+	}
+	return len(b)
+}
+
+// JSONWriter passes JSON through to W with the characters a terminal
+// would obey that JSON leaves raw (DEL, the C1 controls, the bidi
+// overrides; encoders already escape C0) written as \uXXXX escapes: the
+// same JSON to any reader, and nothing a terminal acts on. Outside
+// strings JSON holds none of them, so every one is inside a string.
+type JSONWriter struct {
+	W       io.Writer
+	pending []byte
+}
+
+// NewJSONWriter escapes what is written to w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
+
+// Write escapes p and writes it; it reports len(p) when W took it all.
+func (j *JSONWriter) Write(p []byte) (int, error) {
+	buf := p
+	if len(j.pending) > 0 {
+		buf = append(j.pending, p...)
+		j.pending = nil
+	}
+	if cut := incompleteTail(buf); cut < len(buf) {
+		j.pending = append([]byte(nil), buf[cut:]...)
+		buf = buf[:cut]
+	}
+	out := buf
+	if !IsClean(string(buf)) {
+		var b strings.Builder
+		for i := 0; i < len(buf); {
+			r, n := utf8.DecodeRune(buf[i:])
+			if r != '\n' && r != '\t' && obeyed(r, n) && !(r == utf8.RuneError && n <= 1) && r >= 0x20 {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			} else {
+				b.Write(buf[i : i+n])
+			}
+			i += n
+		}
+		out = []byte(b.String())
+	}
+	if _, err := j.W.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

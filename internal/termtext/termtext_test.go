@@ -1,0 +1,119 @@
+package termtext
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestClean(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain run 20240501-120000-ab12cd", "plain run 20240501-120000-ab12cd"},
+		{"tab\tand\nnewline", "tab\tand\nnewline"},
+		{"é, 日本, µs, ✓, 🙂", "é, 日本, µs, ✓, 🙂"},
+		{"\x1b[2J\x1b]0;owned\x07x", "?[2J?]0;owned?x"},
+		{"back\bspace\rcr", "back?space?cr"},
+		{"del\x7f", "del?"},
+		{"c1 csi \u009b31m", "c1 csi ?31m"},
+		{"lone \x9b byte", "lone ? byte"},
+		{"bad \xff\xfe utf8", "bad ?? utf8"},
+		{"bidi \u202eevil\u202c and \u2066iso\u2069", "bidi ?evil? and ?iso?"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Clean(tt.in); got != tt.want {
+			t.Errorf("Clean(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if IsClean(tt.in) != (tt.in == tt.want) {
+			t.Errorf("IsClean(%q) = %v", tt.in, IsClean(tt.in))
+		}
+	}
+}
+
+// A character split across writes reaches the terminal whole; an escape
+// split across writes is still caught.
+func TestWriterSplits(t *testing.T) {
+	in := "µs \u009b2J é \x1b[0m 日本\n"
+	for cut := 0; cut <= len(in); cut++ {
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		for _, part := range []string{in[:cut], in[cut:]} {
+			if n, err := w.Write([]byte(part)); err != nil || n != len(part) {
+				t.Fatalf("Write(%q) = %d, %v", part, n, err)
+			}
+		}
+		if want := Clean(in); b.String() != want {
+			t.Errorf("cut at %d: %q, want %q", cut, b.String(), want)
+		}
+	}
+}
+
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"ok", "\x1b]8;;http://x\x07link\x1b]8;;\x07", "\u009b", "\xc2", "a\u202eb", "日本\r\n"} {
+		f.Add(s, 1)
+	}
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		c := Clean(s)
+		if !IsClean(c) {
+			t.Fatalf("Clean(%q) = %q is not clean", s, c)
+		}
+		if Clean(c) != c {
+			t.Fatalf("Clean is not idempotent on %q", s)
+		}
+		if cut < 0 {
+			cut = -cut
+		}
+		cut %= len(s) + 1
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		w.Write([]byte(s[:cut]))
+		w.Write([]byte(s[cut:]))
+		w.Write([]byte("\n")) // ends any held sequence
+		if got := b.String(); !IsClean(got) {
+			t.Fatalf("Writer let %q through", got)
+		}
+	})
+}
+
+// The JSON writer escapes what a terminal would obey and JSON leaves raw,
+// and the JSON reads back the same.
+func TestJSONWriter(t *testing.T) {
+	for _, s := range []string{"plain", "c1 \u009b31m del \x7f bidi \u202e\u2066 é 日本", "\x1b]0;t\x07"} {
+		raw, _ := json.Marshal(map[string]string{"run_id": s})
+		var b bytes.Buffer
+		w := NewJSONWriter(&b)
+		for i := 0; i < len(raw); i += 3 { // split characters across writes
+			w.Write(raw[i:min(i+3, len(raw))])
+		}
+		if !IsClean(b.String()) {
+			t.Errorf("%q: %q is not clean", s, b.String())
+		}
+		var back map[string]string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["run_id"] != s {
+			t.Errorf("%q: read back %q, %v", s, back["run_id"], err)
+		}
+	}
+}
+
+func FuzzJSONWriter(f *testing.F) {
+	f.Add("\u009b\u202e\x7f", 2)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return
+		}
+		if cut < 0 {
+			cut = -cut
+		}
+		cut %= len(raw) + 1
+		var b bytes.Buffer
+		w := NewJSONWriter(&b)
+		w.Write(raw[:cut])
+		w.Write(raw[cut:])
+		var back, want string
+		json.Unmarshal(raw, &want)
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil || back != want || !IsClean(b.String()) {
+			t.Fatalf("%q: %q -> %q (%v)", s, raw, b.String(), err)
+		}
+	})
+}
