@@ -1,0 +1,318 @@
+package promhist
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/watch"
+)
+
+// Flat ceilings. A live watch is told the ceiling (--expect); history
+// often has no one to tell it, so the series itself has to show it: a
+// rate that stays flat, to a few percent, while IO waits for it (the
+// device busy or queued, or tasks in iowait). A throttle paces IO that
+// evenly; a workload left to itself wanders, and one that paces itself
+// (a rate limit) leaves nothing waiting.
+const (
+	// flatBand: an interval within this share of the plateau's mean,
+	// beyond one request's worth, stays on it.
+	flatBand = 0.05
+	// flatRMS: the plateau's deviations, beyond one request's worth,
+	// average at most this share of its mean.
+	flatRMS = 0.02
+	// ceilingMinS and ceilingMinIntervals: the shortest plateau.
+	ceilingMinS         = 10
+	ceilingMinIntervals = 5
+	// heldShare: the share of a plateau's intervals with IO waiting.
+	heldShare = 0.8
+	// sameCeiling: plateaus within 3% are one ceiling (as the limit
+	// inference of fio results has it).
+	sameCeiling = 0.03
+	// largeRequest: from this mean request size on, a plateau flat in
+	// both MB/s and IOPS is a bandwidth ceiling, below it an IOPS one.
+	largeRequest = 64 << 10
+	// maxLevels and maxEpisodes bound what a device keeps.
+	maxLevels   = 8
+	maxEpisodes = 20
+)
+
+// stream is one figure of a device a ceiling can hold: a direction (or
+// both) in bytes or in IOs per second.
+type stream struct {
+	dir   string // read, write, total
+	bytes bool
+}
+
+var streams = [...]stream{{"read", true}, {"write", true}, {"total", true}, {"read", false}, {"write", false}, {"total", false}}
+
+func (st stream) of(s *result.DeviceSample) (v, ios, bytes float64) {
+	switch st.dir {
+	case "read":
+		ios, bytes = s.ReadIOPS, s.ReadBWBytes
+	case "write":
+		ios, bytes = s.WriteIOPS, s.WriteBWBytes
+	default:
+		ios, bytes = s.ReadIOPS+s.WriteIOPS, s.ReadBWBytes+s.WriteBWBytes
+	}
+	if st.bytes {
+		return bytes, ios, bytes
+	}
+	return ios, ios, bytes
+}
+
+// plateau is a run of intervals at one level.
+type plateau struct {
+	start, end time.Time
+	n, held    int
+	dur        float64 // seconds
+	sum        float64 // rate x seconds
+	ios, bytes float64 // IOs and bytes in it
+	dev2       float64 // sum of squared excess deviations x seconds
+	iowait     float64 // peak iowait %
+	queue      float64 // peak aqu-sz
+	util       float64 // mean util x seconds
+}
+
+func (p *plateau) mean() float64 { return p.sum / p.dur }
+
+// episode is one plateau kept for the report.
+type episode struct {
+	Start, End time.Time
+}
+
+// level is a ceiling: the plateaus at one rate.
+type level struct {
+	st         stream
+	sum, dur   float64
+	ios, bytes float64
+	episodes   []episode
+	n          int
+	iowait     float64
+	queue      float64
+	util       float64
+}
+
+func (l *level) rate() float64 { return l.sum / l.dur }
+
+// ceilings follows one device's streams.
+type ceilings struct {
+	device string
+	th     watch.Thresholds
+	runs   [len(streams)]*plateau
+	levels [len(streams)][]*level
+}
+
+func newCeilings(device string, th watch.Thresholds) *ceilings {
+	return &ceilings{device: device, th: th}
+}
+
+// add takes the interval of dt ending at end.
+func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state string, sys *result.SystemSample, pressurePct float64) {
+	held := s.UtilPct >= c.th.SaturatedUtilPct || s.QueueSize >= 1
+	var iowait float64
+	if sys != nil {
+		iowait = sys.IowaitPct
+		held = held || iowait >= c.th.StallIowaitPct || sys.WritebackBytes >= c.th.StallWritebackBytes
+	}
+	held = held || pressurePct >= c.th.StallPressurePct
+	for i, st := range streams {
+		v, ios, bytes := st.of(s)
+		active := state != watch.StateStalled && s.ReadIOPS+s.WriteIOPS >= c.th.ActiveIOPS && ios*dt >= 1
+		p := c.runs[i]
+		if !active {
+			c.close(i)
+			continue
+		}
+		// One request more or less in an interval is counting, not a
+		// change of rate.
+		q := 1 / dt
+		if st.bytes {
+			q = bytes / ios / dt
+		}
+		if p != nil {
+			m := p.mean()
+			if d := math.Abs(v-m) - q; d > flatBand*m {
+				c.close(i)
+				p = nil
+			}
+		}
+		if p == nil {
+			p = &plateau{start: end.Add(-time.Duration(dt * float64(time.Second)))}
+			c.runs[i] = p
+		}
+		if p.n > 0 {
+			if d := math.Abs(v-p.mean()) - q; d > 0 {
+				p.dev2 += d * d * dt
+			}
+		}
+		p.end = end
+		p.n++
+		p.dur += dt
+		p.sum += v * dt
+		p.ios += ios * dt
+		p.bytes += bytes * dt
+		p.util += s.UtilPct * dt
+		p.iowait = max(p.iowait, iowait)
+		p.queue = max(p.queue, s.QueueSize)
+		if held {
+			p.held++
+		}
+	}
+}
+
+// close ends stream i's plateau and keeps it when it is a ceiling.
+func (c *ceilings) close(i int) {
+	p := c.runs[i]
+	c.runs[i] = nil
+	if p == nil || p.n < ceilingMinIntervals || p.dur < ceilingMinS || float64(p.held) < heldShare*float64(p.n) {
+		return
+	}
+	m := p.mean()
+	if m <= 0 || math.Sqrt(p.dev2/p.dur) > flatRMS*m {
+		return
+	}
+	ls := c.levels[i]
+	for _, l := range ls {
+		if math.Abs(l.rate()-m) <= sameCeiling*math.Max(l.rate(), m) {
+			l.add(p)
+			return
+		}
+	}
+	l := &level{st: streams[i]}
+	l.add(p)
+	ls = append(ls, l)
+	if len(ls) > maxLevels {
+		// The least held goes.
+		sort.Slice(ls, func(a, b int) bool { return ls[a].dur > ls[b].dur })
+		ls = ls[:maxLevels]
+	}
+	c.levels[i] = ls
+}
+
+func (l *level) add(p *plateau) {
+	l.sum += p.sum
+	l.dur += p.dur
+	l.ios += p.ios
+	l.bytes += p.bytes
+	l.util += p.util
+	l.iowait = max(l.iowait, p.iowait)
+	l.queue = max(l.queue, p.queue)
+	l.n++
+	if len(l.episodes) < maxEpisodes {
+		l.episodes = append(l.episodes, episode{Start: p.start, End: p.end})
+	}
+}
+
+// Ceiling is a flat ceiling a device was held at.
+type Ceiling struct {
+	Device string `json:"device"`
+	// Dir is read, write or total (both directions under one cap).
+	Dir string `json:"dir"`
+	// Code is result.CodeBandwidthCap or result.CodeIOPSCap: which figure
+	// held flat.
+	Code    string  `json:"code"`
+	BWBytes float64 `json:"bw_bytes"`
+	IOPS    float64 `json:"iops"`
+	// ReqBytes is the mean request size on the plateaus.
+	ReqBytes float64 `json:"req_bytes"`
+	// HeldS is the time spent at the ceiling, over Episodes plateaus
+	// (the first ones are listed).
+	HeldS     float64   `json:"held_s"`
+	NEpisodes int       `json:"episodes"`
+	Episodes  []episode `json:"spans"`
+	// What showed IO waiting on it.
+	PeakIowaitPct float64 `json:"peak_iowait_pct"`
+	PeakQueue     float64 `json:"peak_aqu_sz"`
+	MeanUtilPct   float64 `json:"mean_util_pct"`
+	// Fits are catalog disks whose published limits are near it.
+	Fits []Fit `json:"fits,omitempty"`
+}
+
+// Fit is a catalog disk (or VM size) near a ceiling.
+type Fit struct {
+	Name     string  `json:"name"`
+	IOPS     float64 `json:"iops"`
+	BWBytes  float64 `json:"bw_bytes"`
+	Distance float64 `json:"distance"`
+}
+
+// flush closes the open plateaus and returns the device's ceilings:
+// each direction once, the figure that held flat (both: the one the
+// request size says binds), and a total only where no direction alone
+// explains it.
+func (c *ceilings) flush() []Ceiling {
+	for i := range streams {
+		c.close(i)
+	}
+	type cand struct {
+		l   *level
+		idx int
+	}
+	var all []cand
+	for i, ls := range c.levels {
+		for _, l := range ls {
+			if l.dur >= ceilingMinS {
+				all = append(all, cand{l, i})
+			}
+		}
+	}
+	overlap := func(a, b *level) bool {
+		for _, x := range a.episodes {
+			for _, y := range b.episodes {
+				if x.Start.Before(y.End) && y.Start.Before(x.End) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var out []Ceiling
+	for _, a := range all {
+		l := a.l
+		req := 0.0
+		if l.ios > 0 {
+			req = l.bytes / l.ios
+		}
+		drop := false
+		for _, b := range all {
+			if b.l == l || !overlap(l, b.l) {
+				continue
+			}
+			switch {
+			case b.l.st.dir == l.st.dir && b.l.st.bytes != l.st.bytes:
+				// Both figures flat: the request size says which binds.
+				if l.st.bytes != (req >= largeRequest) {
+					drop = true
+				}
+			case l.st.dir == "total" && b.l.st.dir != "total":
+				// One direction carries it: say that direction.
+				if b.l.st.bytes == l.st.bytes {
+					drop = true
+				}
+			}
+		}
+		if drop {
+			continue
+		}
+		cl := Ceiling{Device: c.device, Dir: l.st.dir, Code: result.CodeIOPSCap, HeldS: l.dur, NEpisodes: l.n, Episodes: l.episodes,
+			IOPS: l.ios / l.dur, BWBytes: l.bytes / l.dur, ReqBytes: req, PeakIowaitPct: l.iowait, PeakQueue: l.queue, MeanUtilPct: l.util / l.dur}
+		if l.st.bytes {
+			cl.Code = result.CodeBandwidthCap
+		}
+		out = append(out, cl)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Episodes[0].Start.Before(out[j].Episodes[0].Start) })
+	return out
+}
+
+// level prints the ceiling's figure.
+func (cl Ceiling) level() string {
+	if cl.Code == result.CodeBandwidthCap {
+		return fmt.Sprintf("%s MB/s", units.Figure(cl.BWBytes/1e6))
+	}
+	return fmt.Sprintf("%s IOPS", units.Figure(cl.IOPS))
+}
