@@ -141,8 +141,8 @@ type Node struct {
 	Gaps      []Gap     `json:"gaps"`
 	// Dropped counts findings beyond those kept.
 	Dropped int `json:"dropped_findings"`
-	series map[string]*store
-	system *sysStore
+	series  map[string]*store
+	system  *sysStore
 }
 
 // Finding is a finding with its absolute time.

@@ -19,7 +19,6 @@ type Matcher struct {
 // quoted again, so nothing a user typed reaches a query unquoted.
 type Selector []Matcher
 
-
 // SelectorError is a --match value that is not a label selector.
 type SelectorError struct {
 	Value, Why string

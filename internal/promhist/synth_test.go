@@ -186,7 +186,9 @@ func openMetrics(ss []*series) string {
 	return b.String()
 }
 
-func fmtFloat(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".") }
+func fmtFloat(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
 
 // scenario is the history most tests judge: a node with one disk doing
 // 100 MB/s of writes with IO queued, a 15 s stall, a flat 50 MB/s
