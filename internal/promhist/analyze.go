@@ -59,7 +59,7 @@ type Options struct {
 	Progress func(string)
 	// Bounds; zero takes the defaults.
 	MaxSeries  int // device series of one query (default 64)
-	ChunkSteps int // instants per range query (default 1000)
+	ChunkSteps int // instants per range query at the first step (default 1000)
 	MaxSteps   int // instants over the whole range (default 1,000,000)
 	MaxStored  int // samples kept per device for the reports (default 2000)
 	// MaxRetries is how many times a refused query is asked again at
@@ -141,8 +141,9 @@ type Node struct {
 	Gaps      []Gap     `json:"gaps"`
 	// Dropped counts findings beyond those kept.
 	Dropped int `json:"dropped_findings"`
-	series  map[string]*store
-	system  *sysStore
+
+	series map[string]*store
+	system *sysStore
 }
 
 // Finding is a finding with its absolute time.
@@ -192,14 +193,17 @@ func Analyze(ctx context.Context, c *Client, o Options) (*Analysis, error) {
 			step, disc.interval))
 	}
 	step = max(step, time.Millisecond).Round(time.Millisecond)
-	span := o.To.Sub(o.From)
-	if n := span / step; int64(n) > int64(o.MaxSteps) {
-		coarser := (span / time.Duration(o.MaxSteps)).Round(time.Second) + time.Second
-		a.Notes = append(a.Notes, fmt.Sprintf("%s at step %s is more than %d samples a series: analysed at step %s instead", span, step, o.MaxSteps, coarser))
+	if rng := o.To.Sub(o.From); int64(rng/step) > int64(o.MaxSteps) {
+		coarser := (rng / time.Duration(o.MaxSteps)).Round(time.Second) + time.Second
+		a.Notes = append(a.Notes, fmt.Sprintf("%s at step %s is more than %d samples a series: analysed at step %s instead", rng, step, o.MaxSteps, coarser))
 		step = coarser
 	}
+	// Each query spans the same time whatever the step: a coarser step
+	// asks for fewer samples.
+	span := time.Duration(o.ChunkSteps) * step
 	for try := 0; ; try++ {
-		nodes, notes, err := c.run(ctx, o, disc, step)
+		per := max(1, int(span/step))
+		nodes, notes, err := c.run(ctx, o, disc, step, per)
 		var se *SamplesError
 		if errors.As(err, &se) && try < o.MaxRetries {
 			msg := fmt.Sprintf("Prometheus refused the queries at step %s (%s): analysed again at step %s", step, se.Msg, 2*step)
@@ -319,7 +323,7 @@ func (o Options) deviceSelector(devs []string) Selector {
 }
 
 // run reads the whole range at step and returns each node's findings.
-func (c *Client) run(ctx context.Context, o Options, d discovery, step time.Duration) ([]*Node, []string, error) {
+func (c *Client) run(ctx context.Context, o Options, d discovery, step time.Duration, per int) ([]*Node, []string, error) {
 	var all []string
 	insts := make([]string, 0, len(d.devices))
 	for inst, devs := range d.devices {
@@ -355,11 +359,11 @@ func (c *Client) run(ctx context.Context, o Options, d discovery, step time.Dura
 	total := int((o.To.UnixMilli()-first)/ms) + 1
 	var notes []string
 	warned := map[string]bool{}
-	for k0 := 0; k0 < total; k0 += o.ChunkSteps {
+	for k0 := 0; k0 < total; k0 += per {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		g := grid{start: time.UnixMilli(first + int64(k0)*ms), step: step, n: min(o.ChunkSteps, total-k0)}
+		g := grid{start: time.UnixMilli(first + int64(k0)*ms), step: step, n: min(per, total-k0)}
 		ch, ws, err := c.chunk(ctx, o, devSel, g)
 		if err != nil {
 			return nil, nil, err

@@ -14,9 +14,9 @@ import (
 // Flat ceilings. A live watch is told the ceiling (--expect); history
 // often has no one to tell it, so the series itself has to show it: a
 // rate that stays flat, to a few percent, while IO waits for it (the
-// device busy or queued, or tasks in iowait). A throttle paces IO that
-// evenly; a workload left to itself wanders, and one that paces itself
-// (a rate limit) leaves nothing waiting.
+// device busy all the time, or tasks in iowait). A throttle paces IO
+// that evenly; a workload left to itself wanders, and one that paces
+// itself (a rate limit) leaves nothing waiting.
 const (
 	// flatBand: an interval within this share of the plateau's mean,
 	// beyond one request's worth, stays on it.
@@ -112,13 +112,17 @@ func newCeilings(device string, th watch.Thresholds) *ceilings {
 
 // add takes the interval of dt ending at end.
 func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state string, sys *result.SystemSample, pressurePct float64) {
-	held := s.UtilPct >= c.th.SaturatedUtilPct || s.QueueSize >= 1
+	// IO waits for a ceiling below the device (a cloud disk's cap) with
+	// the device busy all the time, and for one above it (a cgroup
+	// throttle) with tasks in iowait. A queue alone is no evidence: a
+	// workload of its own pace queues in bursts, with the device idle in
+	// between.
+	held := s.UtilPct >= c.th.SaturatedUtilPct || pressurePct >= c.th.StallPressurePct
 	var iowait float64
 	if sys != nil {
 		iowait = sys.IowaitPct
-		held = held || iowait >= c.th.StallIowaitPct || sys.WritebackBytes >= c.th.StallWritebackBytes
+		held = held || iowait >= c.th.StallIowaitPct
 	}
-	held = held || pressurePct >= c.th.StallPressurePct
 	for i, st := range streams {
 		v, ios, bytes := st.of(s)
 		active := state != watch.StateStalled && s.ReadIOPS+s.WriteIOPS >= c.th.ActiveIOPS && ios*dt >= 1
