@@ -116,21 +116,28 @@ func (p *proc) stop() {
 // waitHTTP waits until url answers 200 (with client), or fails the test.
 func waitHTTP(t testing.TB, p *proc, client *http.Client, url, what string) {
 	t.Helper()
+	if err := readyHTTP(p, client, url); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, p.log.tail(4096))
+	}
+}
+
+// readyHTTP waits until url answers 200, and says why not.
+func readyHTTP(p *proc, client *http.Client, url string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready at %s: %v\n%s", what, url, err, p.log.tail(4096))
+			return fmt.Errorf("not ready at %s after 30 s: %v", url, err)
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("%s exited at start:\n%s", what, p.log.tail(4096))
+			return fmt.Errorf("exited at start")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -142,19 +149,30 @@ type NodeExporter struct {
 }
 
 // StartNodeExporter runs the node exporter on a loopback port with the
-// collectors iolens reads only, the disk statistics of devices matching
-// deviceRE only.
+// collectors iolens reads only, and the disk statistics of the devices
+// matching deviceRE only.
 func StartNodeExporter(t testing.TB, deviceRE string) *NodeExporter {
 	t.Helper()
 	if why := Unavailable(); why != "" {
 		t.Skip(why)
 	}
-	addr := FreeAddr(t)
-	p := start(t, NodeExporterBinary, "--web.listen-address="+addr, "--collector.disable-defaults",
-		"--collector.diskstats", "--collector.diskstats.device-include="+deviceRE,
-		"--collector.cpu", "--collector.meminfo", "--collector.pressure", "--collector.uname")
-	waitHTTP(t, p, http.DefaultClient, "http://"+addr+"/metrics", "node exporter")
-	return &NodeExporter{Addr: addr}
+	args := []string{"--collector.disable-defaults", "--collector.diskstats", "--collector.diskstats.device-include=" + deviceRE,
+		"--collector.cpu", "--collector.meminfo", "--collector.pressure", "--collector.uname"}
+	// Version 1.5 counts its default device-exclude as given and refuses
+	// it beside device-include unless it is cleared; later versions may
+	// refuse the cleared one instead.
+	var err error
+	for _, extra := range [][]string{{"--collector.diskstats.device-exclude="}, nil} {
+		addr := FreeAddr(t)
+		p := start(t, NodeExporterBinary, append(append([]string{"--web.listen-address=" + addr}, extra...), args...)...)
+		if err = readyHTTP(p, http.DefaultClient, "http://"+addr+"/metrics"); err == nil {
+			return &NodeExporter{Addr: addr}
+		}
+		p.stop()
+		err = fmt.Errorf("%v\n%s", err, p.log.tail(2048))
+	}
+	t.Fatalf("node exporter: %v", err)
+	return nil
 }
 
 // Options say how to run Prometheus.
