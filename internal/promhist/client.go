@@ -260,6 +260,15 @@ func NewClient(rawURL string, a Auth, l Limits) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newClientWith(base.String(), hc, l)
+}
+
+func newClientWith(rawURL string, hc *http.Client, l Limits) (*Client, error) {
+	l = l.withDefaults()
+	base, err := ParseBase(rawURL, "Prometheus")
+	if err != nil {
+		return nil, err
+	}
 	c, err := api.NewClient(api.Config{Address: base.String(), Client: hc})
 	if err != nil {
 		return nil, err

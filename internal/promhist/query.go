@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
@@ -99,7 +100,8 @@ func (c *Client) apiError(query string, err error) error {
 		case ae.Type == v1.ErrClient || ae.Type == v1.ErrServer:
 			return &BadAnswerError{Query: query, Why: clipLong(ae.Msg + detail(ae.Detail))}
 		}
-		return fmt.Errorf("Prometheus refused %s: %s", clip(query), clipLong(ae.Msg))
+		return hint.Wrap(fmt.Errorf("Prometheus could not answer %s: %s", clip(query), clipLong(ae.Msg)),
+			"Prometheus's own log says more; a timeout may pass with a shorter range or fewer devices")
 	}
 	return reachError(c, err)
 }
