@@ -12,6 +12,7 @@ import (
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/promhist"
+	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
@@ -179,7 +180,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	o := promhist.Options{From: from, To: to, Step: time.Duration(p.step),
 		Progress: func(s string) { fmt.Fprintf(streams.ErrOut, "iolens: %s\n", s) }}
 	if p.match != "" {
-		if o.Selector, err = promhist.ParseSelector(p.match); err != nil {
+		if o.Selector, err = promql.ParseSelector(p.match); err != nil {
 			return &UsageError{Err: err, Help: hintOf(err)}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
@@ -42,7 +43,7 @@ var deviceCounters = [...]string{mReads, mWrites, mReadBytes, mWrittenBytes, mIO
 type Options struct {
 	// Selector picks the node exporter's series (an instance, a node
 	// label...); Devices the devices, all the selector has when empty.
-	Selector Selector
+	Selector promql.Selector
 	Devices  []string
 	From, To time.Time
 	// Step is the resolution; 0 takes the scrape interval.
@@ -312,14 +313,14 @@ func contains(s []string, v string) bool {
 
 // deviceSelector is the selector for the devices asked for (all when
 // devs is nil: the options' own).
-func (o Options) deviceSelector(devs []string) Selector {
+func (o Options) deviceSelector(devs []string) promql.Selector {
 	if devs == nil {
 		devs = o.Devices
 	}
 	if len(devs) == 0 {
 		return o.Selector
 	}
-	return o.Selector.With("device", "=~", Alternatives(devs))
+	return o.Selector.With("device", "=~", promql.Alternatives(devs))
 }
 
 // run reads the whole range at step and returns each node's findings.
@@ -427,7 +428,7 @@ func (e *DuplicateSeriesError) Hint() string {
 }
 
 // chunk runs the queries of one chunk.
-func (c *Client) chunk(ctx context.Context, o Options, devSel Selector, g grid) (*chunkData, []string, error) {
+func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g grid) (*chunkData, []string, error) {
 	ch := &chunkData{}
 	var warns []string
 	get := func(q string, perDevice bool) (map[string][]float64, error) {

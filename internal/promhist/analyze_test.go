@@ -3,6 +3,7 @@ package promhist
 import (
 	"encoding/json"
 	"errors"
+	"github.com/iolens/iolens/internal/promhist/promtest"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -38,9 +40,9 @@ func logVerdict(t *testing.T, a *Analysis) {
 // and nothing from the counter reset.
 func TestScenario(t *testing.T) {
 	start := date("2026-03-01T14:00:00Z")
-	sc := defaultScenario
-	s := sc.synth(start, 600)
-	a, _, err := analyzeFake(t, s.build(), Options{From: start, To: start.Add(599 * time.Second)})
+	sc := promtest.DefaultScenario
+	s := sc.Synth(start, 600)
+	a, _, err := analyzeFake(t, s.Build(), Options{From: start, To: start.Add(599 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestScenario(t *testing.T) {
 	// Intervals: the grid sits half a second after the scrapes, so the
 	// sample at To is the first of the next instant: 598 intervals, less
 	// the 61 the gap spans (the one across it is not judged).
-	if want := 598 - (sc.gapTo - sc.gapFrom + 1); n.Intervals != want {
+	if want := 598 - (sc.GapTo - sc.GapFrom + 1); n.Intervals != want {
 		t.Errorf("%d intervals judged, want %d", n.Intervals, want)
 	}
 }
@@ -63,10 +65,10 @@ func TestScenario(t *testing.T) {
 // progress say so, and the stall is still found, to within the step.
 func TestCoarserStep(t *testing.T) {
 	start := date("2026-03-01T14:00:00Z")
-	sc := defaultScenario
-	s := sc.synth(start, 600)
-	f, srv := newFakeProm(t, s.build())
-	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
+	sc := promtest.DefaultScenario
+	s := sc.Synth(start, 600)
+	f, srv := promtest.NewFake(t, s.Build())
+	f.Hook = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
 		}
@@ -88,11 +90,11 @@ func TestCoarserStep(t *testing.T) {
 		t.Fatalf("step %g s, progress %q, notes %q: want 4 s, said twice", a.StepS, told, a.Notes)
 	}
 	st := findingsOf(a, result.KindStall)
-	if len(st) != 1 || st[0].Start.Sub(s.at(sc.stallFrom)).Abs() > 4*time.Second || st[0].End.Sub(s.at(sc.stallTo)).Abs() > 4*time.Second {
-		t.Errorf("stalls %+v, want one from %s to %s within 4 s", st, s.at(sc.stallFrom), s.at(sc.stallTo))
+	if len(st) != 1 || st[0].Start.Sub(s.At(sc.StallFrom)).Abs() > 4*time.Second || st[0].End.Sub(s.At(sc.StallTo)).Abs() > 4*time.Second {
+		t.Errorf("stalls %+v, want one from %s to %s within 4 s", st, s.At(sc.StallFrom), s.At(sc.StallTo))
 	}
 	// A server that refuses every step ends it, with the hint.
-	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
+	f.Hook = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
 		}
@@ -111,10 +113,10 @@ func TestCoarserStep(t *testing.T) {
 // selector that picks nothing, too much, or one device twice.
 func TestSelectorsAndSeries(t *testing.T) {
 	start := date("2026-03-01T14:00:00Z")
-	mk := func(inst string, devs ...string) []*series {
-		s := defaultScenario.synth(start, 120)
-		s.instance, s.devices = inst, devs
-		return s.build()
+	mk := func(inst string, devs ...string) []*promtest.Series {
+		s := promtest.DefaultScenario.Synth(start, 120)
+		s.Instance, s.Devices = inst, devs
+		return s.Build()
 	}
 	two := append(mk("node-1:9100", "sda", "sdb"), mk("node-2:9100", "sda")...)
 	o := Options{From: start, To: start.Add(119 * time.Second)}
@@ -126,21 +128,21 @@ func TestSelectorsAndSeries(t *testing.T) {
 	if len(a.Nodes) != 2 || strings.Join(a.Nodes[0].Devices, ",") != "sda,sdb" || strings.Join(a.Nodes[1].Devices, ",") != "sda" {
 		t.Fatalf("nodes %+v", a.Nodes)
 	}
-	for _, q := range f.queries() {
+	for _, q := range f.Queries() {
 		if strings.Contains(q, "query_range") && strings.Contains(q, "node_disk") && !strings.Contains(q, `device=~"sda|sdb"`) {
 			t.Errorf("a device query without the devices found: %s", q)
 		}
 	}
 
 	o2 := o
-	o2.Selector = Selector{{Name: "instance", Op: "=", Value: "node-2:9100"}}
+	o2.Selector = promql.Selector{{Name: "instance", Op: "=", Value: "node-2:9100"}}
 	o2.Devices = []string{"sda"}
 	if a, _, err = analyzeFake(t, two, o2); err != nil || len(a.Nodes) != 1 || a.Nodes[0].Instance != "node-2:9100" {
 		t.Fatalf("one node: %+v %v", a, err)
 	}
 
 	o3 := o
-	o3.Selector = Selector{{Name: "instance", Op: "=", Value: "node-9:9100"}}
+	o3.Selector = promql.Selector{{Name: "instance", Op: "=", Value: "node-9:9100"}}
 	var nd *NoDataError
 	if _, _, err = analyzeFake(t, two, o3); !errors.As(err, &nd) || hint.Of(err) == "" {
 		t.Errorf("no such node: %v, want a NoDataError", err)
@@ -156,7 +158,7 @@ func TestSelectorsAndSeries(t *testing.T) {
 	// Two jobs scraping one exporter: every series twice.
 	dup := mk("node-1:9100", "sda")
 	for _, s := range mk("node-1:9100", "sda") {
-		s.labels["job"] = "node-again"
+		s.Labels["job"] = "node-again"
 		dup = append(dup, s)
 	}
 	var de *DuplicateSeriesError
@@ -170,17 +172,17 @@ func TestSelectorsAndSeries(t *testing.T) {
 // are dealt with before any query.
 func TestWarningsAndRange(t *testing.T) {
 	start := date("2026-03-01T14:00:00Z")
-	s := defaultScenario.synth(start, 120)
-	f, srv := newFakeProm(t, s.build())
+	s := promtest.DefaultScenario.Synth(start, 120)
+	f, srv := promtest.NewFake(t, s.Build())
 	inner := f.ServeHTTP
-	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
+	f.Hook = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
 		}
 		rec := httptest.NewRecorder()
-		f.hook = nil
+		f.Hook = nil
 		inner(rec, r)
-		f.hook = nil
+		f.Hook = nil
 		var body map[string]any
 		json.Unmarshal(rec.Body.Bytes(), &body)
 		body["warnings"] = []string{"remote store east is down: partial response"}

@@ -15,6 +15,7 @@ import (
 	"github.com/iolens/iolens/internal/cli"
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/promhist"
+	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/promhist/promtest"
 	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/result"
@@ -135,7 +136,7 @@ func (h *history) logRows(t *testing.T, from, to time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := promhist.Analyze(context.Background(), c, promhist.Options{Selector: promhist.Selector{{Name: "instance", Op: "=", Value: h.ne.Addr}},
+	a, err := promhist.Analyze(context.Background(), c, promhist.Options{Selector: promql.Selector{{Name: "instance", Op: "=", Value: h.ne.Addr}},
 		Devices: []string{h.dev}, From: from, To: to})
 	if err != nil {
 		t.Logf("analyze again: %v", err)

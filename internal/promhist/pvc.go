@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/promhist/promql"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +26,7 @@ type Volume struct {
 	Namespace, Claim string
 	PV               string
 	Node             string
-	Selector         Selector
+	Selector         promql.Selector
 	// Device is the kernel name, "" when it could not be told.
 	Device string
 	// MountPoint is where the node exporter saw it mounted.
@@ -46,10 +47,13 @@ func (e *PVCError) Error() string { return fmt.Sprintf("PVC %s: %s", e.Claim, e.
 // Hint says what to give instead.
 func (e *PVCError) Hint() string { return e.Help }
 
+// dnsName is a Kubernetes object name.
+var dnsName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+
 // ParsePVC reads NAMESPACE/NAME.
 func ParsePVC(s string) (ns, name string, err error) {
 	ns, name, ok := strings.Cut(s, "/")
-	dns := regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+	dns := dnsName
 	if !ok || !dns.MatchString(ns) || !dns.MatchString(name) || len(ns) > 63 {
 		return "", "", &PVCError{Claim: s, Why: "not NAMESPACE/NAME", Help: "e.g. --pvc databases/data-postgres-0"}
 	}
@@ -133,7 +137,7 @@ func ResolvePVC(ctx context.Context, cs kubernetes.Interface, c *Client, ns, nam
 // claimNodes lists the nodes whose kubelet reported the claim's volume in
 // the range.
 func (c *Client) claimNodes(ctx context.Context, ns, name string, from, to time.Time) ([]string, error) {
-	sel := Selector{{Name: "namespace", Op: "=", Value: ns}, {Name: "persistentvolumeclaim", Op: "=", Value: name}}
+	sel := promql.Selector{{Name: "namespace", Op: "=", Value: ns}, {Name: "persistentvolumeclaim", Op: "=", Value: name}}
 	ls, err := c.seriesLabels(ctx, sel.Of(mVolumeStats), from, to, 64)
 	if err != nil {
 		return nil, err
@@ -202,7 +206,7 @@ func clusterNode(ctx context.Context, cs kubernetes.Interface, pv *corev1.Persis
 // nodeSelector finds the node exporter of a node in Prometheus: the
 // instance whose uname reports the node's host name, or a label that
 // holds the node's name or address.
-func (c *Client) nodeSelector(ctx context.Context, cs kubernetes.Interface, node string, from, to time.Time) (Selector, error) {
+func (c *Client) nodeSelector(ctx context.Context, cs kubernetes.Interface, node string, from, to time.Time) (promql.Selector, error) {
 	names := []string{node}
 	var ips []string
 	if n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err == nil {
@@ -217,7 +221,7 @@ func (c *Client) nodeSelector(ctx context.Context, cs kubernetes.Interface, node
 			}
 		}
 	}
-	instances := func(sel Selector, metric string) ([]string, error) {
+	instances := func(sel promql.Selector, metric string) ([]string, error) {
 		ls, err := c.seriesLabels(ctx, sel.Of(metric), from, to, 256)
 		if err != nil {
 			return nil, err
@@ -232,26 +236,26 @@ func (c *Client) nodeSelector(ctx context.Context, cs kubernetes.Interface, node
 	}
 	// uname's nodename is the host name, which kubelets register as the
 	// node's name (or its first label).
-	byUname, err := instances(Selector{{Name: "nodename", Op: "=~", Value: Alternatives(names) + `|(` + Alternatives(names) + `)\..*`}}, "node_uname_info")
+	byUname, err := instances(promql.Selector{{Name: "nodename", Op: "=~", Value: promql.Alternatives(names) + `|(` + promql.Alternatives(names) + `)\..*`}}, "node_uname_info")
 	if err != nil {
 		return nil, err
 	}
-	cands := []Selector{}
+	cands := []promql.Selector{}
 	if len(byUname) == 1 {
-		cands = append(cands, Selector{{Name: "instance", Op: "=", Value: byUname[0]}})
+		cands = append(cands, promql.Selector{{Name: "instance", Op: "=", Value: byUname[0]}})
 	}
 	for _, lbl := range []string{"node", "nodename", "kubernetes_node", "instance"} {
-		cands = append(cands, Selector{{Name: lbl, Op: "=", Value: node}})
+		cands = append(cands, promql.Selector{{Name: lbl, Op: "=", Value: node}})
 	}
 	hosts := append(append([]string{}, names...), ips...)
-	cands = append(cands, Selector{{Name: "instance", Op: "=~", Value: "(" + Alternatives(hosts) + `)(:[0-9]+)?`}})
+	cands = append(cands, promql.Selector{{Name: "instance", Op: "=~", Value: "(" + promql.Alternatives(hosts) + `)(:[0-9]+)?`}})
 	for _, sel := range cands {
 		got, err := instances(sel, mIOTime)
 		if err != nil {
 			return nil, err
 		}
 		if len(got) == 1 {
-			return Selector{{Name: "instance", Op: "=", Value: got[0]}}, nil
+			return promql.Selector{{Name: "instance", Op: "=", Value: got[0]}}, nil
 		}
 		if len(got) > 1 {
 			return sel, nil
@@ -265,7 +269,7 @@ func (c *Client) nodeSelector(ctx context.Context, cs kubernetes.Interface, node
 // node exporter's filesystem collector saw (the kubelet's mount of the
 // volume, or the file system holding a local volume's path), else from
 // the disk's serial (AWS EBS, GCE PD).
-func (c *Client) volumeDevice(ctx context.Context, sel Selector, pv *corev1.PersistentVolume, from, to time.Time) (dev, mount, how string, err error) {
+func (c *Client) volumeDevice(ctx context.Context, sel promql.Selector, pv *corev1.PersistentVolume, from, to time.Time) (dev, mount, how string, err error) {
 	disks, err := c.seriesLabels(ctx, sel.Of(mIOTime), from, to, 256)
 	if err != nil {
 		return "", "", "", err

@@ -113,6 +113,13 @@ func detail(d string) string {
 	return ": " + d
 }
 
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return s
+}
+
 func clipLong(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "..."

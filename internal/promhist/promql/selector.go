@@ -1,4 +1,8 @@
-package promhist
+// Package promql reads and prints the label selectors of PromQL: what a
+// user gives with --match, quoted again on the way out so that nothing
+// typed reaches a query unquoted, and matched against label sets the way
+// Prometheus matches them.
+package promql
 
 import (
 	"fmt"
@@ -106,13 +110,6 @@ func ParseSelector(s string) (Selector, error) {
 	return out, nil
 }
 
-func clip(s string) string {
-	if len(s) > 20 {
-		return s[:20] + "..."
-	}
-	return s
-}
-
 // quoted reads a PromQL string literal at the start of s.
 func quoted(s string) (v, rest string, err error) {
 	if s == "" {
@@ -190,4 +187,35 @@ func Alternatives(vs []string) string {
 	}
 	sort.Strings(q)
 	return strings.Join(q, "|")
+}
+
+func clip(s string) string {
+	if len(s) > 20 {
+		return s[:20] + "..."
+	}
+	return s
+}
+
+// Matches applies the selector to a label set as Prometheus does: a
+// missing label is the empty string, regular expressions are anchored.
+func (s Selector) Matches(l map[string]string) bool {
+	for _, m := range s {
+		v := l[m.Name]
+		switch m.Op {
+		case "=":
+			if v != m.Value {
+				return false
+			}
+		case "!=":
+			if v == m.Value {
+				return false
+			}
+		case "=~", "!~":
+			re, err := regexp.Compile("^(?:" + m.Value + ")$")
+			if err != nil || re.MatchString(v) != (m.Op == "=~") {
+				return false
+			}
+		}
+	}
+	return true
 }
