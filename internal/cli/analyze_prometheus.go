@@ -197,6 +197,9 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	if expect.disk != "" {
 		c, err := watch.ParseExpect(expect.disk, expect.vm)
 		if err != nil {
+			if u := specError(err); u != err {
+				return u
+			}
 			return &UsageError{Err: err, Help: hintOf(err)}
 		}
 		// The bucket's level when the range starts is unknown; a full one
@@ -251,7 +254,9 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	if err != nil {
 		return err
 	}
-	a.Notes = append(pvcNotes, a.Notes...)
+	if len(pvcNotes) > 0 {
+		a.Notes = append(pvcNotes, a.Notes...)
+	}
 	loc := time.Local
 	rs := a.Results(loc)
 	if err := files.writeHTML(func(w io.Writer) error { return promhist.HTML(w, a, loc) }); err != nil {

@@ -46,7 +46,7 @@ func (a *Analysis) header(c Clock) string {
 	}
 	h := fmt.Sprintf("%s {%s}, %s to %s, %s", a.Prometheus, a.Selector, c.Full(a.From), c.Full(a.To), step)
 	if a.Expect != "" {
-		h += ", expected disk " + a.Expect
+		h += ", compared with " + a.Expect
 	}
 	return h
 }
@@ -83,6 +83,9 @@ func Text(w io.Writer, a *Analysis, loc *time.Location) error {
 
 // JSON is the analysis as one JSON document (schema iolens.prometheus/v1).
 func JSON(w io.Writer, a *Analysis) error {
+	if a.Notes == nil {
+		a.Notes = []string{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(a)

@@ -60,7 +60,7 @@ func (c Clock) Describe(f Finding) string {
 	span := fmt.Sprintf("%s (%s)", c.Span(f.Start, f.End), dur(f.End.Sub(f.Start)))
 	still := ""
 	if f.Ongoing {
-		still = ", still going when the data ends"
+		still = ", still going when the samples stop"
 	}
 	who := f.Device
 	if who != "" {
