@@ -75,6 +75,8 @@ type plateau struct {
 	iowait     float64 // peak iowait %
 	queue      float64 // peak aqu-sz
 	util       float64 // mean util x seconds
+	// pending is an interval off the level, held until the next.
+	pending *interval
 }
 
 func (p *plateau) mean() float64 { return p.sum / p.dur }
@@ -110,13 +112,31 @@ func newCeilings(device string, th watch.Thresholds) *ceilings {
 	return &ceilings{device: device, th: th}
 }
 
+// interval is one interval of one stream.
+type interval struct {
+	end              time.Time
+	dt               float64
+	v, ios, bytes    float64
+	util, iowait, qu float64
+	held             bool
+	n                int // intervals merged into it
+}
+
+// merged is two consecutive intervals as one.
+func merged(a, b interval) interval {
+	dt := a.dt + b.dt
+	return interval{end: b.end, dt: dt, v: (a.v*a.dt + b.v*b.dt) / dt, ios: (a.ios*a.dt + b.ios*b.dt) / dt, bytes: (a.bytes*a.dt + b.bytes*b.dt) / dt,
+		util: (a.util*a.dt + b.util*b.dt) / dt, iowait: max(a.iowait, b.iowait), qu: max(a.qu, b.qu), held: a.held && b.held, n: a.n + b.n}
+}
+
 // add takes the interval of dt ending at end.
 func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state string, sys *result.SystemSample, pressurePct float64) {
 	// IO waits for a ceiling below the device (a cloud disk's cap) with
 	// the device busy all the time, and for one above it (a cgroup
-	// throttle) with tasks in iowait. A queue alone is no evidence: a
-	// workload of its own pace queues in bursts, with the device idle in
-	// between.
+	// throttle) with tasks in iowait or stalled on IO (pressure; iowait
+	// counts only the time a CPU has nothing else to do). A queue alone
+	// is no evidence: a workload of its own pace queues in bursts, with
+	// the device idle in between.
 	held := s.UtilPct >= c.th.SaturatedUtilPct || pressurePct >= c.th.StallPressurePct
 	var iowait float64
 	if sys != nil {
@@ -125,46 +145,84 @@ func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state 
 	}
 	for i, st := range streams {
 		v, ios, bytes := st.of(s)
-		active := state != watch.StateStalled && s.ReadIOPS+s.WriteIOPS >= c.th.ActiveIOPS && ios*dt >= 1
-		p := c.runs[i]
-		if !active {
+		if state == watch.StateStalled || s.ReadIOPS+s.WriteIOPS < c.th.ActiveIOPS || ios*dt < 1 {
 			c.close(i)
 			continue
 		}
+		c.take(i, interval{end: end, dt: dt, v: v, ios: ios, bytes: bytes, util: s.UtilPct, iowait: iowait, qu: s.QueueSize, held: held, n: 1})
+	}
+}
+
+// take adds an interval to stream i's plateau, or ends the plateau and
+// starts another. An interval off the plateau is held until the next
+// one: a scrape late by a fraction of a second makes one interval long
+// and the next short, and the two together are on the level again.
+func (c *ceilings) take(i int, iv interval) {
+	st := streams[i]
+	p := c.runs[i]
+	on := func(x interval) bool {
 		// One request more or less in an interval is counting, not a
 		// change of rate.
-		q := 1 / dt
-		if st.bytes {
-			q = bytes / ios / dt
+		q := 1 / x.dt
+		if st.bytes && x.ios > 0 {
+			q = x.bytes / x.ios / x.dt
 		}
-		if p != nil {
-			m := p.mean()
-			if d := math.Abs(v-m) - q; d > flatBand*m {
-				c.close(i)
-				p = nil
-			}
+		m := p.mean()
+		return math.Abs(x.v-m)-q <= flatBand*m
+	}
+	switch {
+	case p == nil:
+	case p.pending != nil:
+		pend := *p.pending
+		p.pending = nil
+		if both := merged(pend, iv); on(both) {
+			p.extend(both)
+			return
 		}
-		if p == nil {
-			p = &plateau{start: end.Add(-time.Duration(dt * float64(time.Second)))}
-			c.runs[i] = p
+		// A new level from the held interval on.
+		c.close(i)
+		c.start(i, pend)
+		c.take(i, iv)
+		return
+	case on(iv):
+		p.extend(iv)
+		return
+	default:
+		p.pending = &iv
+		return
+	}
+	c.start(i, iv)
+}
+
+func (c *ceilings) start(i int, iv interval) {
+	p := &plateau{start: iv.end.Add(-time.Duration(iv.dt * float64(time.Second)))}
+	c.runs[i] = p
+	p.extend(iv)
+}
+
+func (p *plateau) extend(iv interval) {
+	if p.n > 0 {
+		// As in take: a request's worth over the interval (v/ios is
+		// the request size in bytes, or 1 for IOPS).
+		q := 0.0
+		if iv.ios > 0 {
+			q = iv.v / (iv.ios * iv.dt)
 		}
-		if p.n > 0 {
-			if d := math.Abs(v-p.mean()) - q; d > 0 {
-				p.dev2 += d * d * dt
-			}
+		if d := math.Abs(iv.v-p.mean()) - q; d > 0 {
+			p.dev2 += d * d * iv.dt
 		}
-		p.end = end
-		p.n++
-		p.dur += dt
-		p.sum += v * dt
-		p.ios += ios * dt
-		p.bytes += bytes * dt
-		p.util += s.UtilPct * dt
-		p.iowait = max(p.iowait, iowait)
-		p.queue = max(p.queue, s.QueueSize)
-		if held {
-			p.held++
-		}
+	}
+	p.end = iv.end
+	p.n += iv.n
+	p.dur += iv.dt
+	p.sum += iv.v * iv.dt
+	p.ios += iv.ios * iv.dt
+	p.bytes += iv.bytes * iv.dt
+	p.util += iv.util * iv.dt
+	p.iowait = max(p.iowait, iv.iowait)
+	p.queue = max(p.queue, iv.qu)
+	if iv.held {
+		p.held += iv.n
 	}
 }
 

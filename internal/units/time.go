@@ -2,7 +2,6 @@ package units
 
 import (
 	"math"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -39,10 +38,4 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	sec, frac := math.Modf(v)
 	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
-}
-
-// FormatUnix prints an instant as Prometheus's API takes it: seconds since
-// the epoch, with the fraction only when there is one.
-func FormatUnix(t time.Time) string {
-	return strconv.FormatFloat(float64(t.UnixNano())/1e9, 'f', -1, 64)
 }

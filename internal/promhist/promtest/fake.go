@@ -30,9 +30,12 @@ type Fake struct {
 	log  []string // queries asked
 }
 
+// FakeOf answers from ss; NewFake serves it for a test.
+func FakeOf(ss []*Series) *Fake { return &Fake{series: ss} }
+
 // NewFake serves ss until the test ends.
 func NewFake(t testing.TB, ss []*Series) (*Fake, *httptest.Server) {
-	f := &Fake{series: ss}
+	f := FakeOf(ss)
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
