@@ -1,8 +1,8 @@
 // Command prometheus measures analyze --prometheus: the time and the peak
 // heap of analysing a node's history (four devices) read from a
 // Prometheus API, at 15 s over 24 h and at 1 s over 1 h, and over ranges
-// four times shorter in the same run, to show whether memory grows with
-// the range. The API is a fake serving generated node exporter series
+// four times shorter and longer in the same run, to show whether memory
+// grows with the range. The API is a fake serving generated node exporter series
 // (promtest.Fake), run as a child process so that its own work and
 // memory are not counted.
 //
@@ -51,7 +51,8 @@ func main() {
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, c := range []struct {
 		span, step time.Duration
-	}{{6 * time.Hour, 15 * time.Second}, {24 * time.Hour, 15 * time.Second}, {15 * time.Minute, time.Second}, {time.Hour, time.Second}} {
+	}{{6 * time.Hour, 15 * time.Second}, {24 * time.Hour, 15 * time.Second}, {96 * time.Hour, 15 * time.Second},
+		{15 * time.Minute, time.Second}, {time.Hour, time.Second}, {4 * time.Hour, time.Second}} {
 		if err := measure(c.span, c.step, *reps); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -27,6 +27,10 @@ const (
 	// ceilingMinS and ceilingMinIntervals: the shortest plateau.
 	ceilingMinS         = 10
 	ceilingMinIntervals = 5
+	// ceilingIowaitPct: host-wide iowait that counts as IO waiting on a
+	// ceiling. It is the whole host's, so more than the 1% that tips a
+	// collapse into a stall: a flat rate is no collapse.
+	ceilingIowaitPct = 5
 	// heldShare: the share of a plateau's intervals with IO waiting.
 	heldShare = 0.8
 	// sameCeiling: plateaus within 3% are one ceiling (as the limit
@@ -141,7 +145,7 @@ func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state 
 	var iowait float64
 	if sys != nil {
 		iowait = sys.IowaitPct
-		held = held || iowait >= c.th.StallIowaitPct
+		held = held || iowait >= ceilingIowaitPct
 	}
 	for i, st := range streams {
 		v, ios, bytes := st.of(s)

@@ -123,7 +123,7 @@ func (c Clock) DescribeCeiling(cl Ceiling) string {
 		fmt.Fprintf(&b, ", held %s in %d spans, the first %s", units.FormatSeconds(cl.HeldS), cl.NEpisodes, c.Span(first.Start, first.End))
 	}
 	var why []string
-	if cl.PeakIowaitPct >= 1 {
+	if cl.PeakIowaitPct >= ceilingIowaitPct {
 		why = append(why, fmt.Sprintf("iowait up to %.0f%%", cl.PeakIowaitPct))
 	}
 	if cl.PeakQueue >= 1 {
