@@ -64,6 +64,11 @@ dashboards people already use.`
   iolens analyze --prometheus https://prom.example.com --prometheus-token-file token --pvc db/data-pg-0 \
       --since 24h --annotations-out stalls.json`
 	p.addFlags(cmd.Flags())
+	groupFlags(cmd, flagGroup{Title: "Flags"},
+		flagGroup{"A node's history from Prometheus", []string{"prometheus", "instance", "match", "device", "pvc", "since", "from", "to", "step", "kubeconfig", "context"}},
+		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}},
+		flagGroup{"Grafana annotations", []string{"annotations-out", "grafana", "grafana-token-file", "grafana-dashboard"}},
+		cloudFlags, vendorFlags)
 }
 
 func (p *promOptions) addFlags(f *pflag.FlagSet) {
