@@ -17,12 +17,13 @@ SCRATCH ?= ./iolens-scratch
 # (file systems for the emulator, chromium for the HTML report tests in a
 # real browser, etcd-server for iolens etcd's tests against a real etcd,
 # promtool from prometheus for the alert unit tests and the exporters'
-# lint, a Pushgateway for 'k8s run --push'; the tests start their own on
+# lint, Prometheus and its node exporter for 'analyze --prometheus', a
+# Pushgateway for 'k8s run --push'; the tests start their own on
 # loopback ports. On a systemd host these packages may also enable their
-# services: 'systemctl disable --now prometheus prometheus-pushgateway
-# etcd' if you do not want them).
+# services: 'systemctl disable --now prometheus prometheus-node-exporter
+# prometheus-pushgateway etcd' if you do not want them).
 RUN_PKGS  := fio
-TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver etcd-server prometheus prometheus-pushgateway
+TEST_PKGS := $(RUN_PKGS) e2fsprogs xfsprogs util-linux chromium chromium-driver etcd-server prometheus prometheus-node-exporter prometheus-pushgateway
 APT_PKGS  := $(TEST_PKGS)
 
 .PHONY: all build deps run test test-unit test-short fuzz bench clean image e2e \

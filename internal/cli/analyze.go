@@ -14,6 +14,7 @@ func newAnalyzeCommand(streams IOStreams) *cobra.Command {
 	var output, failOn string
 	var files outputFiles
 	var expect expectOptions
+	var prom promOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
 		Short: "Re-analyse saved results or plain fio output: findings, steady state, repeat statistics",
@@ -31,10 +32,13 @@ each result is also compared with what that disk should deliver.`,
   fio --output-format=json+ etcd.fio > etcd.json && iolens analyze etcd.json --fail-on fail
   iolens analyze results.ndjson --expect azure:P15 --vm Standard_DS2_v2
   iolens analyze results.ndjson --out reanalysed.ndjson --html findings.html`,
-		Args: cobra.MinimumNArgs(1),
+		Args: prom.checkArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
+			}
+			if prom.url != "" {
+				return prom.run(cmd, streams, output, failOn, &files, &expect)
 			}
 			render := report.FindingsText
 			if output != "text" && output != "" {
@@ -82,5 +86,6 @@ each result is also compared with what that disk should deliver.`,
 	files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)
+	prom.add(cmd)
 	return cmd
 }

@@ -145,6 +145,9 @@ func FuzzParsers(f *testing.F) {
 		if v, err := ParseNumber(s, 0, 1e12); err == nil && (v < 0 || v > 1e12 || math.IsNaN(v)) {
 			t.Errorf("ParseNumber(%q) = %v", s, v)
 		}
+		if v, err := ParseTime(s); err == nil && (v.Year() < 0 || v.Year() > 9999) {
+			t.Errorf("ParseTime(%q) = %v", s, v)
+		}
 	})
 }
 

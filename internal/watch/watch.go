@@ -203,27 +203,17 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Detectors == nil {
 		cfg.Detectors = CliffDetectors(cfg.Interval)
 	}
-	w := &Watcher{cfg: cfg, majmin: map[string]string{}, trackers: map[string]*tracker{},
-		dets: map[string][]Detector{}, credits: map[string]*credit{}, atBase: map[string]int{},
-		warned: map[string]bool{}, storm: &storm{th: cfg.Th}}
 	sb := sysBlock{cfg.SysRoot}
+	infos := make([]result.WatchDeviceInfo, 0, len(cfg.Devices))
 	for _, n := range cfg.Devices {
 		d, err := sb.info(n)
 		if err != nil {
 			return nil, err
 		}
 		d.Mounts = cfg.Mounts[n]
-		if c := cfg.CeilingOf(n); c != nil {
-			d.Expect = c.Name
-		}
-		w.devs = append(w.devs, d)
-		w.majmin[d.MajMin] = n
-		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
-		w.dets[n] = cfg.Detectors(n)
-		if c := cfg.CeilingOf(n); c != nil {
-			w.credits[n] = newCredit(*c)
-		}
+		infos = append(infos, d)
 	}
+	w := build(cfg, infos)
 	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
 	if cfg.Etcd != nil {
 		w.etcd = newEtcdWatch(*cfg.Etcd)
@@ -237,6 +227,28 @@ func New(cfg Config) (*Watcher, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// build makes the state machine of the given devices, which reads
+// nothing: New adds the readers of a live watch, NewReplay none.
+func build(cfg Config, devs []result.WatchDeviceInfo) *Watcher {
+	w := &Watcher{cfg: cfg, majmin: map[string]string{}, trackers: map[string]*tracker{},
+		dets: map[string][]Detector{}, credits: map[string]*credit{}, atBase: map[string]int{},
+		warned: map[string]bool{}, storm: &storm{th: cfg.Th}}
+	for _, d := range devs {
+		n := d.Name
+		if c := cfg.CeilingOf(n); c != nil {
+			d.Expect = c.Name
+		}
+		w.devs = append(w.devs, d)
+		w.majmin[d.MajMin] = n
+		w.trackers[n] = newTracker(n, d.Parallel, cfg.Th)
+		w.dets[n] = cfg.Detectors(n)
+		if c := cfg.CeilingOf(n); c != nil {
+			w.credits[n] = newCredit(*c)
+		}
+	}
+	return w
 }
 
 // Devices lists the watched devices.
@@ -265,6 +277,11 @@ func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 				"IO is attributed per process from /proc/PID/io, for all devices together, and buffered writes count when pages are dirtied")
 		}
 	}
+	return w.startRecord(now), nil
+}
+
+// startRecord says what is watched and how, as of now.
+func (w *Watcher) startRecord(now time.Time) result.WatchRecord {
 	st := &result.WatchStart{IntervalS: w.cfg.Interval.Seconds(), Devices: w.devs, Notes: w.cfg.Notes}
 	bursts := false
 	for _, d := range w.devs {
@@ -278,7 +295,7 @@ func (w *Watcher) Start(now time.Time) (result.WatchRecord, error) {
 	if c := w.cfg.Ceiling; c != nil && len(w.cfg.Ceilings) == 0 {
 		st.Expect = c.Name
 	}
-	return result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeStart, Time: now, Host: w.cfg.Host, Start: st}, nil
+	return result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeStart, Time: now, Host: w.cfg.Host, Start: st}
 }
 
 func (w *Watcher) pressure() (uint64, bool) {

@@ -1,0 +1,151 @@
+package promhist
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Formats are the report formats of an analysis.
+var Formats = []string{"text", "json", "md", "html"}
+
+// Render writes a in format, its instants in loc.
+func Render(w io.Writer, format string, a *Analysis, loc *time.Location) error {
+	switch format {
+	case "text", "":
+		return Text(w, a, loc)
+	case "json":
+		return JSON(w, a)
+	case "md", "markdown":
+		return Markdown(w, a, loc)
+	case "html":
+		return HTML(w, a, loc)
+	}
+	return &FormatError{Format: format}
+}
+
+// FormatError is a report format an analysis does not have.
+type FormatError struct{ Format string }
+
+func (e *FormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
+
+// Hint lists the formats.
+func (e *FormatError) Hint() string { return "valid formats: " + strings.Join(Formats, ", ") }
+
+func (a *Analysis) header(c Clock) string {
+	step := fmt.Sprintf("step %s", dur(time.Duration(a.StepS*float64(time.Second))))
+	if a.StepS == a.ScrapeIntervalS {
+		step += " (the scrape interval)"
+	} else {
+		step += fmt.Sprintf(" (scrape interval %s)", dur(time.Duration(a.ScrapeIntervalS*float64(time.Second))))
+	}
+	h := fmt.Sprintf("%s {%s}, %s to %s, %s", a.Prometheus, a.Selector, c.Full(a.From), c.Full(a.To), step)
+	if a.Expect != "" {
+		h += ", compared with " + a.Expect
+	}
+	return h
+}
+
+func (n *Node) header(c Clock) string {
+	s := fmt.Sprintf("%s: %s", n.Instance, strings.Join(n.Devices, ", "))
+	if n.Intervals > 0 {
+		s += fmt.Sprintf("; %d intervals, %s", n.Intervals, c.Span(n.First, n.Last))
+	} else {
+		s += "; no interval with samples at both ends"
+	}
+	return s
+}
+
+// Text is the verdict for a terminal.
+func Text(w io.Writer, a *Analysis, loc *time.Location) error {
+	c := NewClock(a, loc)
+	fmt.Fprintln(w, a.header(c))
+	for _, n := range a.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, n := range a.Nodes {
+		fmt.Fprintf(w, "\n%s\n", n.header(c))
+		ls := c.Verdict(n)
+		if len(ls) == 0 {
+			fmt.Fprintf(w, "  %s\n", Nothing)
+		}
+		for _, l := range ls {
+			fmt.Fprintf(w, "  [%s] %s\n", l.Severity, l.Text)
+		}
+	}
+	return nil
+}
+
+// JSON is the analysis as one JSON document (schema iolens.prometheus/v1).
+func JSON(w io.Writer, a *Analysis) error {
+	if a.Notes == nil {
+		a.Notes = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(a)
+}
+
+func mdEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
+	return r.Replace(s)
+}
+
+// Markdown is the verdict for a post-mortem document.
+func Markdown(w io.Writer, a *Analysis, loc *time.Location) error {
+	c := NewClock(a, loc)
+	fmt.Fprintf(w, "## Disk history from Prometheus\n\n%s\n", mdEscape(a.header(c)))
+	if len(a.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range a.Notes {
+			fmt.Fprintf(w, "- note: %s\n", mdEscape(n))
+		}
+	}
+	for _, n := range a.Nodes {
+		fmt.Fprintf(w, "\n### %s\n\n", mdEscape(n.header(c)))
+		ls := c.Verdict(n)
+		if len(ls) == 0 {
+			fmt.Fprintf(w, "- %s\n", Nothing)
+		}
+		for _, l := range ls {
+			fmt.Fprintf(w, "- **%s** %s\n", l.Severity, mdEscape(l.Text))
+		}
+	}
+	return nil
+}
+
+// HTML is the report page: the verdict first, then each device's series
+// with its findings shaded.
+func HTML(w io.Writer, a *Analysis, loc *time.Location) error {
+	c := NewClock(a, loc)
+	p := report.Page{Title: "iolens: disk history from Prometheus", WarningTitle: "Verdict", Generated: a.To}
+	p.Warnings = append(p.Warnings, a.header(c))
+	rs := a.Results(loc)
+	for _, n := range a.Nodes {
+		t := &report.Table{Title: n.header(c), Header: []string{"severity", "device", "what"}}
+		ls := c.Verdict(n)
+		if len(ls) == 0 {
+			t.Rows = append(t.Rows, []string{"info", "", Nothing})
+		}
+		for _, l := range ls {
+			t.Rows = append(t.Rows, []string{l.Severity, l.Device, l.Text})
+		}
+		p.Tables = append(p.Tables, t)
+		var set []result.Result
+		for _, r := range rs {
+			if r.Target.Path == n.Instance {
+				set = append(set, r)
+			}
+		}
+		if len(set) > 0 {
+			p.Sets = append(p.Sets, report.Set{Name: n.Instance, Results: set})
+		}
+	}
+	p.Warnings = append(p.Warnings, a.Notes...)
+	return report.WriteHTML(w, p)
+}
