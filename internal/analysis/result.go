@@ -181,9 +181,10 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 }
 
 // oneStory tells each event once. When a cliff explains a drop, its lower
-// plateau is no stall: a stall after a cliff stays only when it collapses
-// far below the plateau it came from (under a third of it). Findings of
-// the same kind on overlapping intervals merge into the first.
+// plateau is no stall: a stall beside a cliff is judged against the
+// plateau the rate returns to, and stays only when the rate fell below the
+// stall fraction of that plateau too. Findings of the same kind on
+// overlapping intervals merge into the first.
 func oneStory(fs []result.Finding, iv float64) []result.Finding {
 	var cliffs []result.Finding
 	for _, f := range fs {
@@ -217,7 +218,17 @@ func explainedByCliff(stall result.Finding, cliffs []result.Finding, iv float64)
 		if end < *c.StartS-iv || plateau <= 0 {
 			continue
 		}
-		if stall.Evidence["min_during"] >= plateau/3 {
+		// The stall's mean, not its worst window: one slow window of a
+		// loaded machine is not a collapse.
+		depth, ok := stall.Evidence["mean_during"]
+		if !ok {
+			depth = stall.Evidence["min_during"]
+		}
+		frac := stall.Evidence["threshold_frac"]
+		if frac <= 0 {
+			frac = 0.10
+		}
+		if depth >= frac*plateau {
 			return true
 		}
 	}

@@ -442,7 +442,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 		return nil
 	}
 	f := result.Finding{Kind: KindStall, Code: result.CodeStall, StartS: f64(d.start), DurationS: f64(dur), Evidence: map[string]float64{
-		"reference": d.refAt, "min_during": d.minV, "threshold_frac": d.cfg.Frac,
+		"reference": d.refAt, "min_during": d.minV, "mean_during": d.sum / math.Max(1, float64(d.cnt)), "threshold_frac": d.cfg.Frac,
 	}}
 	until := ""
 	if open {

@@ -308,3 +308,28 @@ func TestStallsAfterABurstCycle(t *testing.T) {
 		t.Errorf("%d stalls in the result's findings, want 4", n)
 	}
 }
+
+// A credit bucket running dry on a loaded machine: 3,000 IOPS for 6 s,
+// two slow seconds at 40% of the baseline (one window at 20%), then the
+// 365 IOPS baseline. Against the burst those seconds are under a tenth;
+// against the plateau the rate returns to they are not: one cliff, no
+// stall beside it.
+func TestNoStallBesideACliffAboveItsPlateau(t *testing.T) {
+	s := cat(flat(6, 3000*4096), []float64{0.3e6, 0.9e6}, flat(40, 365*4096).noisy(0.05, 7))
+	pts := make([]Point, len(s))
+	for i, v := range s {
+		pts[i] = Point{T: float64(i + 1), BWBytes: v, IOPS: v / 4096}
+	}
+	var cliffs int
+	for _, f := range seriesFindings(pts, 1, true) {
+		switch f.Kind {
+		case KindStall:
+			t.Errorf("stall beside the cliff: %s", f.Summary)
+		case KindCliff:
+			cliffs++
+		}
+	}
+	if cliffs != 1 {
+		t.Errorf("%d cliffs, want 1", cliffs)
+	}
+}
