@@ -32,8 +32,12 @@ type Measured struct {
 	BlockSize int64
 	IODepth   int
 	NumJobs   int
-	// MeanLatNs is the mean completion latency.
+	// MeanLatNs is the mean time one IO holds its slot: the completion
+	// latency, and for a test that syncs its writes, its share of the
+	// sync each write waits for.
 	MeanLatNs float64
+	// SyncLatNs is the sync's share of MeanLatNs (0 without syncs).
+	SyncLatNs float64
 	Write     bool // any writes
 	Read      bool // any reads
 	Random    bool
@@ -69,6 +73,13 @@ func MeasuredFrom(r *result.Result) (Measured, bool) {
 	}
 	m.MeanLatNs = latW / m.IOPS
 	m.Syncs = syncs(r.Test)
+	if m.Write && r.Sync != nil && r.Sync.Lat.MeanNs > 0 {
+		// fdatasync=N syncs every Nth write, and the writes between wait
+		// for it in turn: each write's share is the sync's mean over N.
+		per := float64(max(r.Test.Fdatasync, 1))
+		m.SyncLatNs = r.Sync.Lat.MeanNs / per * (m.WriteBWBytes / math.Max(m.BWBytes, 1))
+		m.MeanLatNs += m.SyncLatNs
+	}
 	if m.BlockSize <= 0 {
 		m.BlockSize = int64(m.BWBytes / m.IOPS)
 	}
@@ -144,8 +155,12 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Summary, f.Code = c.atCap(m, x, ce, pct, name, rate)
 	case little > 0 && little < ce.IOPS*atCapFraction && m.IOPS >= little*0.7:
 		need := int(math.Ceil(ce.IOPS * m.MeanLatNs / 1e9))
-		f.Summary = fmt.Sprintf("%s: %s at QD%d allows at most %s IOPS; the cap is %s (%s, %s); raise iodepth or parallelism (QD %d or more at this latency)",
-			VerdictLatency, latStr(m.MeanLatNs), qd, num(little), num(ce.IOPS), ce.Binds.Name, name, need)
+		todo := fmt.Sprintf("raise iodepth or parallelism (QD %d or more at this latency)", need)
+		if m.SyncLatNs > 0 {
+			todo = "a log that syncs each write (etcd's WAL) gets more only from a lower sync latency"
+		}
+		f.Summary = fmt.Sprintf("%s: %s at QD%d allows at most %s IOPS; the cap is %s (%s, %s); %s",
+			VerdictLatency, latStr(m.MeanLatNs)+syncShare(m), qd, num(little), num(ce.IOPS), ce.Binds.Name, name, todo)
 		f.Code = result.CodeLatency
 	default:
 		f.Severity = "warn"
@@ -154,7 +169,9 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Code = result.CodeBelowCeiling
 	}
 	out = append(out, f)
-	if lc, ok := x.CheckLatency(m.MeanLatNs, m.BlockSize, qd); ok {
+	// The model is of the disk's IO: a buffered write answered by the
+	// page cache, or one that waits for a sync, is not one.
+	if lc, ok := x.CheckLatency(m.MeanLatNs, m.BlockSize, qd); ok && m.Direct && m.SyncLatNs == 0 {
 		out[0].Summary += "; " + lc.Sentence
 		ev["model_lat_lo_ns"], ev["model_lat_hi_ns"] = lc.Model.LoNs, lc.Model.HiNs
 	}
@@ -167,6 +184,14 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		}
 	}
 	return out
+}
+
+// syncShare says how much of a latency the syncs are, when they are.
+func syncShare(m Measured) string {
+	if m.SyncLatNs <= 0 {
+		return ""
+	}
+	return " (each write and its share of the sync; the sync " + latStr(m.SyncLatNs) + ")"
 }
 
 // syncs reports whether a test flushes its writes.
