@@ -383,9 +383,11 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 	switch {
 	case len(pts) == 1:
 		c.State = StateOneDepth
-	case len(past) == 0 || c.Gain >= scalingGain:
+	case len(past) == 0 || c.Gain >= scalingGain && (len(top) >= 2 || deep.QD <= 2*pts[len(pts)-2].QD):
 		// Latency at its base, or the rate still scaling nearly with the
-		// queue (a loaded machine can inflate latency a little).
+		// queue (a loaded machine can inflate latency a little). Over a
+		// gap of several doublings the mean gain hides a bend: QD1 and
+		// QD32 alone, latency grown, say only that the knee is between.
 		c.State = StateLatency
 	case len(top) >= 2 && c.Gain < plateauGain:
 		c.State = StatePlateau

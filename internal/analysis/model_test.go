@@ -202,3 +202,19 @@ func TestFitIgnoresOneSlowDepth(t *testing.T) {
 		t.Errorf("ceiling %.0f, want 5,000 whatever QD64 did", c.Ceiling)
 	}
 }
+
+// Two depths five doublings apart, latency grown by half at the deeper:
+// QD1 at 4 ms and QD32 at 5,048 IOPS (6.3 ms; 32 at 4 ms would give
+// 8,000). The mean gain over the gap (83% a doubling) hides the bend:
+// the knee is between them, not "4 ms at every depth".
+func TestTwoFarDepthsWithGrownLatency(t *testing.T) {
+	c := fitOne(t, curveOf(pt{qd: 1, iops: 244, latNs: 4e6, queue: 1}, pt{qd: 32, iops: 5048, queue: 32}))
+	if c.State == StateLatency {
+		t.Fatalf("called latency-bound with QD32's latency %.1fx QD1's", c.Deepest().Inflation)
+	}
+	// Adjacent depths still scaling are latency-bound, grown latency or not.
+	c = fitOne(t, curveOf(pt{qd: 1, iops: 250, latNs: 4e6, queue: 1}, pt{qd: 2, iops: 420, latNs: 6e6 * 2 / 2.1, queue: 2}))
+	if c.State != StateLatency {
+		t.Errorf("QD1 to QD2 still scaling 68%%: %s, want latency-bound", c.State)
+	}
+}

@@ -518,7 +518,7 @@ func figureWords(fig string, lo, hi, v float64, state, code string, qd int) stri
 	case result.StateLatency:
 		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)
 	case result.StateApproaching:
-		return fmt.Sprintf("%s at QD%d (no plateau yet: the ceiling is higher)", fig, qd)
+		return fmt.Sprintf("%s at QD%d (past the knee, no plateau measured: the ceiling is this or higher)", fig, qd)
 	case result.StateOneDepth:
 		return fmt.Sprintf("%s at QD%d (%s; one depth measured)", fig, qd, limitWords(code))
 	}
