@@ -15,6 +15,7 @@ import (
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 
+	"github.com/iolens/iolens/internal/agent"
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
@@ -648,7 +649,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 // ---- agent (in the pod) ----
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
-	a := &k8s.Agent{Version: Version}
+	a := &agent.Agent{Version: Version}
 	var target string
 	cmd := &cobra.Command{
 		Use:    "agent",

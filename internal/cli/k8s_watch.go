@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iolens/iolens/internal/clusterwatch"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/units"
@@ -64,7 +65,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	if err != nil {
 		return err
 	}
-	running, err := k8s.RunningPods(ctx, c.CS, o.namespace, o.selector)
+	running, err := clusterwatch.RunningPods(ctx, c.CS, o.namespace, o.selector)
 	if err != nil {
 		return &hint.Error{Err: fmt.Errorf("listing watch pods: %w", err), Advice: "check the cluster connection and that you may list pods in " + o.namespace}
 	}
@@ -75,7 +76,7 @@ func (o *k8sWatchOptions) run(ctx context.Context, streams IOStreams, kf *kubeFl
 	st := watch.NewClusterState()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer k8s.FollowWatchers(ctx, c.CS, running, st)()
+	defer clusterwatch.FollowWatchers(ctx, c.CS, running, st)()
 	defer cancel()
 
 	tty, _ := terminal(streams.Out)

@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/clusterwatch"
 	"github.com/iolens/iolens/internal/hint"
-	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/metrics"
@@ -83,7 +83,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.Var(&o.top, "top", "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")
 	f.BoolVar(&o.fromCluster, "expect-from-cluster", false, "in a pod: expect each volume's disk from its storage class and size, on the node's instance type "+
-		"(or the "+k8s.ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
+		"(or the "+clusterwatch.ExpectAnnotation+" annotation of its PV or class); --expect then covers the other devices")
 	f.StringVar(&o.vm, "vm", "", "the VM size, whose disk limits also apply (with --expect)")
 	o.creditStart = 100
 	f.Var(&units.Number{P: &o.creditStart, Min: 0, Max: 100}, "burst-credit", "burst credit (%, 0 to 100) assumed when watching starts")
@@ -141,10 +141,10 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	} else if o.vm != "" {
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P10 --vm Standard_D4s_v3"}
 	}
-	var cluster *k8s.NodeExpect
+	var cluster *clusterwatch.NodeExpect
 	if o.fromCluster {
 		var err error
-		if cluster, err = k8s.InClusterNodeExpect(o.node, o.creditStart); err != nil {
+		if cluster, err = clusterwatch.InClusterNodeExpect(o.node, o.creditStart); err != nil {
 			return requestErr("see 'iolens watch --help'", err)
 		}
 	}
@@ -156,7 +156,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	if o.top.N > 0 {
 		namers := watch.PodNamers{}
 		if o.kubeAPI {
-			if n := k8s.InClusterPodNamer(o.node); n != nil {
+			if n := clusterwatch.InClusterPodNamer(o.node); n != nil {
 				namers = append(namers, n)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolens/iolens/internal/hint"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,18 +101,5 @@ func TestRequestTargets(t *testing.T) {
 	var re *RequestError
 	if !errors.Is(err, ErrNoDefaultClass) || !errors.As(err, &re) {
 		t.Errorf("no default class: %v, want a RequestError", err)
-	}
-}
-
-// TestInClusterNodeExpectOutsideAPod: no node name, or no pod around,
-// is the user's mistake, with what to do.
-func TestInClusterNodeExpectOutsideAPod(t *testing.T) {
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	for node, want := range map[string]string{"": "node's name", "n1": "runs in a pod"} {
-		_, err := InClusterNodeExpect(node, 100)
-		var re *RequestError
-		if !errors.As(err, &re) || !strings.Contains(err.Error(), want) || hint.Of(err) == "" {
-			t.Errorf("node %q: %v, want a RequestError with a hint", node, err)
-		}
 	}
 }

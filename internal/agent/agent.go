@@ -1,4 +1,4 @@
-package k8s
+package agent
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -52,9 +53,9 @@ type Agent struct {
 // Run runs the tests (or the plan) and writes the framed results, then a
 // done record with the outcome, to w (the pod's log).
 func (o *Agent) Run(ctx context.Context, w io.Writer) error {
-	fw := NewFrameWriter(w)
+	fw := k8s.NewFrameWriter(w)
 	err := o.bench(ctx, fw)
-	done := Record{Type: RecordDone}
+	done := k8s.Record{Type: k8s.RecordDone}
 	if err != nil {
 		done.Error = err.Error()
 		done.Hint = hint.Of(err)
@@ -66,19 +67,19 @@ func (o *Agent) Run(ctx context.Context, w io.Writer) error {
 }
 
 // gate returns how the agent waits for its start time, nil for none.
-func (o *Agent) gate() (GateReader, error) {
+func (o *Agent) gate() (k8s.GateReader, error) {
 	if o.GateConfigMap == "" {
 		return nil, nil
 	}
-	cs, ns, err := InClusterClient()
+	cs, ns, err := k8s.InClusterClient()
 	if err != nil {
 		// Not fatal: the agent starts alone, and says why.
 		return func(context.Context) (string, error) { return "", err }, nil
 	}
-	return ConfigMapGate(cs, ns, o.GateConfigMap, o.GateKey), nil
+	return k8s.ConfigMapGate(cs, ns, o.GateConfigMap, o.GateKey), nil
 }
 
-func (o *Agent) bench(ctx context.Context, fw *FrameWriter) error {
+func (o *Agent) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 	if o.Diagnose {
 		return o.diagnoseVolume(ctx, fw)
 	}
@@ -136,14 +137,14 @@ func (o *Agent) bench(ctx context.Context, fw *FrameWriter) error {
 				// The test file is written: wait here, before the first
 				// test, so that the gate's volumes are measured together.
 				gateDone = true
-				_ = fw.Write(Record{Type: RecordEvent, Ready: true, At: time.Now()})
-				WaitGate(ctx, gate, o.GateTimeout, GatePoll, func(msg string) {
-					_ = fw.Write(Record{Type: RecordEvent, Message: msg, At: time.Now()})
+				_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+				k8s.WaitGate(ctx, gate, o.GateTimeout, k8s.GatePoll, func(msg string) {
+					_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()})
 				})
 			}
-			_ = fw.Write(Record{Type: RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: e.Index, Tests: e.Total, Name: e.Test.Name, At: time.Now()})
 		case runner.EventPrepare, runner.EventInfo:
-			_ = fw.Write(Record{Type: RecordEvent, Message: e.Message, At: time.Now()})
+			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
 		}
 	}
 	return runner.Run(ctx, cfg, emit, progress)
@@ -152,7 +153,7 @@ func (o *Agent) bench(ctx context.Context, fw *FrameWriter) error {
 // diagnoseVolume runs diagnose's plan on the volume: the runner prepares
 // the target, the agent waits for its gate, then the plan runs within its
 // budget, every gated volume starting it together.
-func (o *Agent) diagnoseVolume(ctx context.Context, fw *FrameWriter) error {
+func (o *Agent) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
 	if o.Budget < plan.MinBudget() || o.Precision <= 0 || o.Precision > 0.5 || math.IsNaN(o.Precision) {
 		return fmt.Errorf("--budget %s, --precision %g: want at least %s and a precision in (0, 0.5]", o.Budget, o.Precision, plan.MinBudget())
 	}
@@ -163,7 +164,7 @@ func (o *Agent) diagnoseVolume(ctx context.Context, fw *FrameWriter) error {
 		// it: nothing on it can be lost.
 		cfg.Device, cfg.Dir, cfg.Destructive, cfg.Force = o.Device, "", true, true
 	}
-	say := func(msg string) { _ = fw.Write(Record{Type: RecordEvent, Message: msg, At: time.Now()}) }
+	say := func(msg string) { _ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: msg, At: time.Now()}) }
 	s, err := runner.Open(ctx, cfg, func(e runner.Event) {
 		if e.Kind == runner.EventPrepare || e.Kind == runner.EventInfo {
 			say(e.Message)
@@ -178,11 +179,11 @@ func (o *Agent) diagnoseVolume(ctx context.Context, fw *FrameWriter) error {
 		return err
 	}
 	if gate != nil {
-		_ = fw.Write(Record{Type: RecordEvent, Ready: true, At: time.Now()})
-		WaitGate(ctx, gate, o.GateTimeout, GatePoll, say)
+		_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Ready: true, At: time.Now()})
+		k8s.WaitGate(ctx, gate, o.GateTimeout, k8s.GatePoll, say)
 	}
 	// The first step starts now: the run's start skew is taken from it.
-	_ = fw.Write(Record{Type: RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
+	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
 	session := analysis.NewPlanSession()
 	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
 	emit := func(r result.Result, endsGroup string) error {

@@ -1,4 +1,4 @@
-package k8s
+package agent
 
 import (
 	"bytes"
@@ -11,18 +11,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/result"
 	"golang.org/x/sys/unix"
 )
 
 // agentRecords runs the agent and reads back what it framed.
-func agentRecords(t *testing.T, a *Agent) ([]Record, error) {
+func agentRecords(t *testing.T, a *Agent) ([]k8s.Record, error) {
 	t.Helper()
 	var out bytes.Buffer
 	err := a.Run(context.Background(), &out)
-	var recs []Record
-	fr := NewFrameReader(&out)
+	var recs []k8s.Record
+	fr := k8s.NewFrameReader(&out)
 	for {
 		rec, rerr := fr.Next()
 		if rerr != nil {
@@ -62,7 +63,7 @@ func TestAgentRefusesJobPastFreeSpace(t *testing.T) {
 			t.Fatalf("%q: the agent accepted it", job)
 		}
 		last := recs[len(recs)-1]
-		if last.Type != RecordDone || !strings.Contains(last.Error, "past the") && !strings.Contains(last.Error, "not enough free space") || last.Hint == "" {
+		if last.Type != k8s.RecordDone || !strings.Contains(last.Error, "past the") && !strings.Contains(last.Error, "not enough free space") || last.Hint == "" {
 			t.Errorf("%q: final record %+v", job, last)
 		}
 		if b, _ := os.ReadFile(calls); len(b) > 0 {
@@ -111,7 +112,7 @@ func TestAgentBlockModeRunsOnDevice(t *testing.T) {
 	}
 	var res []result.Result
 	for _, rec := range recs {
-		if rec.Type == RecordResult {
+		if rec.Type == k8s.RecordResult {
 			var r result.Result
 			if err := json.Unmarshal(rec.Result, &r); err != nil {
 				t.Fatal(err)
