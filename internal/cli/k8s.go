@@ -137,7 +137,7 @@ ceilings; cloud disks get faster as they get larger).`,
 				if len(cls) == 0 {
 					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 				}
-				return k8s.WriteClasses(streams.Out, cls, size.String())
+				return writeClasses(streams.Out, cls, size.String())
 			})
 		},
 	}
@@ -330,22 +330,22 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 		return k8s.Config{}, err
 	}
 	if o.runID != "" {
-		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
+		if err := checkRunID("--run-id", o.runID); err != nil {
 			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
 		}
 	}
-	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
+	for _, check := range []error{checkServiceAccount(o.agentSA), checkTimeouts(o.timeouts)} {
 		if check != nil {
 			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
 		}
 	}
-	tol, err := k8s.ParseTolerations(o.tolerate)
+	tol, err := parseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
-	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
+	pull, err := parsePullPolicy(o.pullPolicy)
 	if err == nil {
-		err = k8s.CheckImage(o.image, DefaultImage())
+		err = checkImage(o.image, DefaultImage())
 	}
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
@@ -424,7 +424,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		return err
 	}
 	defer keeper.Close()
-	prog := &k8s.ProgressLog{W: streams.ErrOut, Quiet: quiet, Start: time.Now()}
+	prog := &progressLog{W: streams.ErrOut, Quiet: quiet, Start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
 		mode = "all at once"
@@ -463,7 +463,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		after(results)
 	}
 	prog.Summary(sum)
-	n, pushErr := k8s.PushResults(ctx, o.push, buildOf(), results)
+	n, pushErr := metrics.PushByStorageClass(ctx, o.push, buildOf(), results)
 	if n > 0 && pushErr == nil {
 		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
 	}
@@ -587,7 +587,7 @@ lists what it would delete and asks for --yes.`,
 				return k8sUsage("cleanup", "give either --run ID or --all")
 			}
 			if runID != "" {
-				if err := k8s.CheckRunID("--run", runID); err != nil {
+				if err := checkRunID("--run", runID); err != nil {
 					return &UsageError{Err: err, Help: hint.Of(err)}
 				}
 			}
@@ -628,7 +628,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 			fmt.Fprintln(streams.Out, "nothing left")
 			return nil
 		}
-		l.WriteObjects(streams.Out)
+		writeLeftovers(streams.Out, l)
 		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
 			l.Objects(), strings.Join(l.Namespaces(), ", "))
 	}

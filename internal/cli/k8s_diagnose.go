@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
@@ -79,8 +80,8 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	}
 	// The plan replaces the suite; the run may take its budget, the
 	// layout and the pod's start and end.
-	cfg.Agent = k8s.AgentArgs{Diagnose: true, Budget: budget, Precision: precision, Planned: budget + time.Minute}
-	r.render = func(w io.Writer, rs []result.Result) error { return k8s.WriteNodeDiagnoses(w, r.output, rs) }
+	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
+	r.render = func(w io.Writer, rs []result.Result) error { return compare.WriteNodeDiagnoses(w, r.output, rs) }
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1
 	if o.class != "" {
 		r.req.Classes = []string{o.class}

@@ -3,6 +3,7 @@ package k8s
 import (
 	"testing"
 
+	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,7 +31,7 @@ func TestAgentMemoryLimit(t *testing.T) {
 		{"quick", AgentArgs{}.ForSuite(quick, "", ""), 256 << 20, 4 << 30},
 		{"4 GiB of buffers", AgentArgs{}.ForSuite(big, "j.fio", "[huge]\n"), 256<<20 + 4<<30, 256<<20 + 6<<30},
 		{"a buffered 2 GiB file", AgentArgs{}.ForSuite(buffered, "j.fio", "[b]\n"), 256<<20 + 2<<30, 256<<20 + 3<<30},
-		{"diagnose", AgentArgs{Diagnose: true}, 256 << 20, 4 << 30},
+		{"diagnose", AgentArgs{}.ForPlan(plan.Suite()), 256 << 20, 4 << 30},
 	} {
 		cfg := Config{Namespace: ns, RunID: "r1", Image: "img:1", Timeouts: DefaultTimeouts(), Agent: c.agent}
 		job := cfg.jobFor(tg, "claim", gateRef{})

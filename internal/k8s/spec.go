@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	batchv1 "k8s.io/api/batch/v1"
@@ -117,8 +116,7 @@ type AgentArgs struct {
 	// Planned is how long the tests should take, for the run timeout.
 	Planned time.Duration
 	// FioMemoryBytes is the most memory one test's fio may hold (FioMemory),
-	// which sizes the pod's memory limit; 0 for diagnose's plan, whose
-	// tests are known.
+	// which sizes the pod's memory limit (ForSuite, ForPlan).
 	FioMemoryBytes int64
 }
 
@@ -160,9 +158,6 @@ func FioMemory(tests []result.TestSpec, fileBytes int64) int64 {
 // the page cache it would have on the node.
 func (a AgentArgs) memoryLimit() resource.Quantity {
 	m := a.FioMemoryBytes
-	if a.Diagnose && m == 0 {
-		m = FioMemory(plan.Suite().Tests, a.fileBytes())
-	}
 	n := agentMemoryBase + m + m/4
 	return *resource.NewQuantity((n+1<<20-1)&^(1<<20-1), resource.BinarySI)
 }
@@ -560,6 +555,14 @@ func (a AgentArgs) ForSuite(s result.Suite, jobName, jobText string) AgentArgs {
 	} else {
 		a.Suite = s.Name
 	}
+	return a
+}
+
+// ForPlan is diagnose's adaptive plan of the tests of s (plan.Suite):
+// the most any of them may hold sizes the pod's memory limit.
+func (a AgentArgs) ForPlan(s result.Suite) AgentArgs {
+	a.Diagnose = true
+	a.FioMemoryBytes = FioMemory(s.Tests, a.fileBytes())
 	return a
 }
 

@@ -1,4 +1,4 @@
-package k8s
+package compare
 
 import (
 	"fmt"
@@ -50,15 +50,15 @@ type NodeComparison struct {
 	Outliers  []Outlier `json:"outliers"`
 }
 
-// figureOf reads one figure of a disk model; higher reports whether more
+// nodeFigureOf reads one figure of a disk model; higher reports whether more
 // is better.
-type figureOf struct {
+type nodeFigureOf struct {
 	name, unit string
 	higher     bool
 	get        func(diagnosis.Disk) (v float64, limit string)
 }
 
-var figures = []figureOf{
+var nodeFigures = []nodeFigureOf{
 	{"read IOPS", "iops", true, func(d diagnosis.Disk) (float64, string) {
 		if d.Read == nil {
 			return 0, ""
@@ -103,12 +103,12 @@ var figures = []figureOf{
 	}},
 }
 
-// CompareNodes names the nodes whose disk models differ from the others'
+// Nodes names the nodes whose disk models differ from the others'
 // by more than threshold (relative), figure by figure. With three nodes or
 // more a node is compared with the median of all; with two, the worse of
 // the pair is named when they differ. A figure a node lacks is not
 // compared.
-func CompareNodes(models map[string]diagnosis.Diagnosis, threshold float64) NodeComparison {
+func Nodes(models map[string]diagnosis.Diagnosis, threshold float64) NodeComparison {
 	c := NodeComparison{Threshold: threshold}
 	for n := range models {
 		c.Nodes = append(c.Nodes, n)
@@ -118,7 +118,7 @@ func CompareNodes(models map[string]diagnosis.Diagnosis, threshold float64) Node
 		return c
 	}
 	byNode := map[string][]Figure{}
-	for _, f := range figures {
+	for _, f := range nodeFigures {
 		vals := map[string]float64{}
 		limits := map[string]string{}
 		for _, n := range c.Nodes {

@@ -1,4 +1,4 @@
-package k8s
+package compare
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func WriteNodeDiagnoses(w io.Writer, output string, rs []result.Result) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	cmp := CompareNodes(models, outlierThreshold)
+	cmp := Nodes(models, outlierThreshold)
 	if output == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

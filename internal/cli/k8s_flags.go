@@ -1,4 +1,4 @@
-package k8s
+package cli
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/k8s"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// ParseTolerations reads --tolerate values: KEY[=VALUE][:EFFECT], a
+// parseTolerations reads --tolerate values: KEY[=VALUE][:EFFECT], a
 // taint the pods tolerate.
-func ParseTolerations(in []string) ([]corev1.Toleration, error) {
+func parseTolerations(in []string) ([]corev1.Toleration, error) {
 	var out []corev1.Toleration
 	for _, s := range in {
 		t := corev1.Toleration{Operator: corev1.TolerationOpExists}
@@ -39,24 +40,8 @@ func ParseTolerations(in []string) ([]corev1.Toleration, error) {
 	return out, nil
 }
 
-// ParseNodeSelector reads --node-selector: k=v[,k=v]; nil for "".
-func ParseNodeSelector(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
-// ParsePullPolicy reads --pull-policy.
-func ParsePullPolicy(s string) (corev1.PullPolicy, error) {
+// parsePullPolicy reads --pull-policy.
+func parsePullPolicy(s string) (corev1.PullPolicy, error) {
 	switch p := corev1.PullPolicy(s); p {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 		return p, nil
@@ -64,28 +49,10 @@ func ParsePullPolicy(s string) (corev1.PullPolicy, error) {
 	return "", fmt.Errorf("--pull-policy %q: want IfNotPresent, Always or Never", s)
 }
 
-// ParseVolumeMode reads --volume-mode.
-func ParseVolumeMode(s string) (corev1.PersistentVolumeMode, error) {
-	switch m := corev1.PersistentVolumeMode(s); m {
-	case corev1.PersistentVolumeFilesystem, corev1.PersistentVolumeBlock:
-		return m, nil
-	}
-	return "", fmt.Errorf("--volume-mode %q: want Filesystem or Block", s)
-}
-
-// ParseAccessMode reads --access-mode.
-func ParseAccessMode(s string) (corev1.PersistentVolumeAccessMode, error) {
-	switch m := corev1.PersistentVolumeAccessMode(s); m {
-	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
-		return m, nil
-	}
-	return "", fmt.Errorf("--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", s)
-}
-
-// CheckImage refuses an image that is not a valid reference or is not
+// checkImage refuses an image that is not a valid reference or is not
 // pinned: no tag or digest, the tag latest, or a digest that is not
 // sha256 and 64 hex digits. pinned is an example of one that is.
-func CheckImage(image, pinned string) error {
+func checkImage(image, pinned string) error {
 	ref, err := name.ParseReference(image)
 	if err != nil {
 		return fmt.Errorf("--image %q: not an image reference (%v); give one such as %s", image, err, pinned)
@@ -98,11 +65,11 @@ func CheckImage(image, pinned string) error {
 	return nil
 }
 
-// CheckRunID refuses a run id that the objects of a run could not carry:
+// checkRunID refuses a run id that the objects of a run could not carry:
 // it is the value of their run-id label, and names node-check's
 // directory, so it is what a label value may be: up to 63 letters,
 // digits, '-', '_' and '.', starting and ending with a letter or digit.
-func CheckRunID(flag, id string) error {
+func checkRunID(flag, id string) error {
 	errs := validation.IsValidLabelValue(id)
 	if id == "" {
 		errs = []string{"empty"}
@@ -114,18 +81,18 @@ func CheckRunID(flag, id string) error {
 		Advice: "run ids look like 20260101-120000-abc123 ('iolens k8s run' prints them; leave --run-id out to get one)"}
 }
 
-// CheckServiceAccount refuses a service account name the API would.
-func CheckServiceAccount(sa string) error {
+// checkServiceAccount refuses a service account name the API would.
+func checkServiceAccount(sa string) error {
 	if errs := validation.IsDNS1123Subdomain(sa); len(errs) > 0 {
 		return &hint.Error{Err: fmt.Errorf("--agent-service-account %q is not a valid name: %s", sa, errs[0]),
-			Advice: "give the service account of deploy/rbac.yaml, " + DefaultAgentServiceAccount}
+			Advice: "give the service account of deploy/rbac.yaml, " + k8s.DefaultAgentServiceAccount}
 	}
 	return nil
 }
 
-// Check refuses timeouts no phase could meet: each must be positive (the
+// checkTimeouts refuses timeouts no phase could meet: each must be positive (the
 // run's may be 0, which derives it from the suite).
-func (t Timeouts) Check() error {
+func checkTimeouts(t k8s.Timeouts) error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration

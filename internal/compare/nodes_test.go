@@ -1,4 +1,4 @@
-package k8s
+package compare
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-func model(readIOPS float64, limit string, fsyncP99Ns float64) diagnosis.Diagnosis {
+func nodeModel(readIOPS float64, limit string, fsyncP99Ns float64) diagnosis.Diagnosis {
 	d := diagnosis.Diagnosis{Disk: diagnosis.Disk{
 		Read:  &diagnosis.Direction{IOPS: readIOPS, IOPSLimit: limit, BWBytes: 200e6, BWLimit: result.CodeBandwidthCap},
 		Write: &diagnosis.Direction{IOPS: readIOPS * 0.9, IOPSLimit: limit},
@@ -27,23 +27,23 @@ func TestCompareNodes(t *testing.T) {
 		why    string
 	}{
 		{"alike within noise", map[string]diagnosis.Diagnosis{
-			"a": model(5000, result.CodeIOPSCap, 2e6), "b": model(5400, result.CodeIOPSCap, 2.2e6)}, "", ""},
+			"a": nodeModel(5000, result.CodeIOPSCap, 2e6), "b": nodeModel(5400, result.CodeIOPSCap, 2.2e6)}, "", ""},
 		{"a pair: the worse is named", map[string]diagnosis.Diagnosis{
-			"a": model(40000, result.CodeDevice, 1e6), "b": model(400, result.CodeIOPSCap, 1e6)},
+			"a": nodeModel(40000, result.CodeDevice, 1e6), "b": nodeModel(400, result.CodeIOPSCap, 1e6)},
 			"b: read IOPS, write IOPS", "flat cap (400 IOPS)"},
 		{"three: the one off the median", map[string]diagnosis.Diagnosis{
-			"a": model(5000, result.CodeIOPSCap, 2e6), "b": model(5100, result.CodeIOPSCap, 2e6), "c": model(4900, result.CodeIOPSCap, 9e6)},
+			"a": nodeModel(5000, result.CodeIOPSCap, 2e6), "b": nodeModel(5100, result.CodeIOPSCap, 2e6), "c": nodeModel(4900, result.CodeIOPSCap, 9e6)},
 			"c: fsync p99", "noisy neighbour"},
 		{"three: a faster one is named too", map[string]diagnosis.Diagnosis{
-			"a": model(5000, result.CodeIOPSCap, 0), "b": model(5000, result.CodeIOPSCap, 0), "c": model(20000, result.CodeIOPSCap, 0)},
+			"a": nodeModel(5000, result.CodeIOPSCap, 0), "b": nodeModel(5000, result.CodeIOPSCap, 0), "c": nodeModel(20000, result.CodeIOPSCap, 0)},
 			"c: read IOPS, write IOPS", "noisy neighbour"},
 		{"figures a node lacks are not compared", map[string]diagnosis.Diagnosis{
-			"a": model(5000, result.CodeIOPSCap, 2e6), "b": model(5000, result.CodeIOPSCap, 0)}, "", ""},
-		{"one node: nothing to compare", map[string]diagnosis.Diagnosis{"a": model(5000, "", 0)}, "", ""},
+			"a": nodeModel(5000, result.CodeIOPSCap, 2e6), "b": nodeModel(5000, result.CodeIOPSCap, 0)}, "", ""},
+		{"one node: nothing to compare", map[string]diagnosis.Diagnosis{"a": nodeModel(5000, "", 0)}, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cmp := CompareNodes(c.models, 0.15)
+			cmp := Nodes(c.models, 0.15)
 			var got []string
 			for _, o := range cmp.Outliers {
 				var figs []string
@@ -64,7 +64,7 @@ func TestCompareNodes(t *testing.T) {
 		})
 	}
 	// The pair's ratio and the others' median are kept for the report.
-	cmp := CompareNodes(map[string]diagnosis.Diagnosis{"a": model(40000, result.CodeDevice, 0), "b": model(400, result.CodeIOPSCap, 0)}, 0.15)
+	cmp := Nodes(map[string]diagnosis.Diagnosis{"a": nodeModel(40000, result.CodeDevice, 0), "b": nodeModel(400, result.CodeIOPSCap, 0)}, 0.15)
 	f := cmp.Outliers[0].Figures[0]
 	if f.Value != 400 || f.Others != 40000 || f.Ratio != 0.01 || f.Limit != result.CodeIOPSCap || f.OthersLimit != result.CodeDevice {
 		t.Errorf("figure %+v", f)

@@ -1,4 +1,4 @@
-package k8s
+package metrics
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
-	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/metrics/pushtest"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/prometheus/common/expfmt"
@@ -26,7 +25,7 @@ func TestPushResults(t *testing.T) {
 			Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096}}
 	}
 	rs := []result.Result{mk("managed-premium", "aks-1", 5000), mk("managed-csi", "aks-1", 500)}
-	if n, err := PushResults(context.Background(), url, metrics.Build{Version: "v1"}, rs); err != nil || n != 2 {
+	if n, err := PushByStorageClass(context.Background(), url, Build{Version: "v1"}, rs); err != nil || n != 2 {
 		t.Fatalf("pushed %d groups, %v; want 2", n, err)
 	}
 	resp, err := http.Get(url + "/metrics")
@@ -54,11 +53,11 @@ func TestPushResults(t *testing.T) {
 		t.Errorf("pushed %v", got)
 	}
 	// Nothing to push, or no URL: nothing happens.
-	if n, err := PushResults(context.Background(), "", metrics.Build{}, rs); err != nil || n != 0 {
+	if n, err := PushByStorageClass(context.Background(), "", Build{}, rs); err != nil || n != 0 {
 		t.Error(n, err)
 	}
 	// A gateway that is gone: an error with a hint, after the results.
-	_, err = PushResults(context.Background(), "http://127.0.0.1:1", metrics.Build{}, rs)
+	_, err = PushByStorageClass(context.Background(), "http://127.0.0.1:1", Build{}, rs)
 	if hint.Of(err) == "" {
 		t.Errorf("push to a closed port: %v", err)
 	}

@@ -1,4 +1,4 @@
-package k8s
+package cli
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/units"
 )
 
-// WriteClasses writes the storage classes as a table, the last column
+// writeClasses writes the storage classes as a table, the last column
 // the catalog disk each provisions at size (the volume size as given).
-func WriteClasses(w io.Writer, cls []ClassInfo, size string) error {
+func writeClasses(w io.Writer, cls []k8s.ClassInfo, size string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tDISK AT %s\n", size)
 	for _, c := range cls {
@@ -34,9 +35,9 @@ func WriteClasses(w io.Writer, cls []ClassInfo, size string) error {
 	return tw.Flush()
 }
 
-// WriteObjects writes the objects Cleanup would delete, one namespace/name
+// writeLeftovers writes the objects k8s.Cleanup would delete, one namespace/name
 // a line: jobs, pods, PVCs, then ConfigMaps.
-func (l Leftovers) WriteObjects(w io.Writer) {
+func writeLeftovers(w io.Writer, l k8s.Leftovers) {
 	for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
 		for _, o := range list {
 			fmt.Fprintln(w, o)
@@ -44,9 +45,9 @@ func (l Leftovers) WriteObjects(w io.Writer) {
 	}
 }
 
-// ProgressLog writes a run's progress, one line per target event, each
+// progressLog writes a run's progress, one line per target event, each
 // stamped with the time since Start. Quiet writes nothing.
-type ProgressLog struct {
+type progressLog struct {
 	mu    sync.Mutex
 	W     io.Writer
 	Quiet bool
@@ -54,7 +55,7 @@ type ProgressLog struct {
 }
 
 // Line writes one progress line.
-func (p *ProgressLog) Line(format string, args ...any) {
+func (p *progressLog) Line(format string, args ...any) {
 	if p.Quiet {
 		return
 	}
@@ -63,11 +64,11 @@ func (p *ProgressLog) Line(format string, args ...any) {
 	fmt.Fprintf(p.W, "%s  %s\n", units.Clock(time.Since(p.Start)), fmt.Sprintf(format, args...))
 }
 
-// Event writes what happened to a target (Runner.Progress).
-func (p *ProgressLog) Event(e Event) {
+// Event writes what happened to a target (k8s.Runner.Progress).
+func (p *progressLog) Event(e k8s.Event) {
 	what := string(e.Phase)
 	switch e.Phase {
-	case PhaseTest:
+	case k8s.PhaseTest:
 		switch {
 		case e.Test == 0:
 			what = e.Message
@@ -76,7 +77,7 @@ func (p *ProgressLog) Event(e Event) {
 		default:
 			what = fmt.Sprintf("running test %d/%d %s", e.Test, e.Tests, e.TestName)
 		}
-	case PhaseFailed:
+	case k8s.PhaseFailed:
 		what = "FAILED: " + e.Message
 		if strings.HasSuffix(e.Message, context.Canceled.Error()) {
 			what = "interrupted"
@@ -91,7 +92,7 @@ func (p *ProgressLog) Event(e Event) {
 
 // Summary writes each target's outcome, the start skew of each gate, the
 // PVs kept by their reclaim policy, and how long results and cleanup took.
-func (p *ProgressLog) Summary(s Summary) {
+func (p *progressLog) Summary(s k8s.Summary) {
 	if len(s.Outcomes) == 0 {
 		return
 	}

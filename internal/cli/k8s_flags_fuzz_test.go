@@ -1,4 +1,4 @@
-package k8s
+package cli
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ func FuzzParseTolerations(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ts, err := ParseTolerations(strings.Split(s, "\n"))
+		ts, err := parseTolerations(strings.Split(s, "\n"))
 		if err != nil {
 			return
 		}
@@ -36,27 +36,6 @@ func FuzzParseTolerations(f *testing.F) {
 	})
 }
 
-// FuzzParseNodeSelector: --node-selector k=v[,k=v].
-func FuzzParseNodeSelector(f *testing.F) {
-	for _, s := range []string{"", "zone=a", "a=b,c=d", "=x", "a", "a=b,,", " a = b "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseNodeSelector(s)
-		if err != nil {
-			return
-		}
-		for k := range m {
-			if k == "" {
-				t.Fatalf("%q: an empty key", s)
-			}
-		}
-		if s == "" && m != nil {
-			t.Fatal("a selector from nothing")
-		}
-	})
-}
-
 // FuzzCheckImage: an image that passes is a reference with a pinned tag
 // (never latest) or a digest, and a run id that passes is a label value.
 func FuzzCheckImage(f *testing.F) {
@@ -64,7 +43,7 @@ func FuzzCheckImage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if CheckImage(s, "x:1") == nil {
+		if checkImage(s, "x:1") == nil {
 			ref, err := name.ParseReference(s)
 			if err != nil {
 				t.Fatalf("%q passed but is no reference: %v", s, err)
@@ -76,7 +55,7 @@ func FuzzCheckImage(f *testing.F) {
 				t.Fatalf("%q passed with no tag", s)
 			}
 		}
-		if CheckRunID("--run-id", s) == nil && len(validation.IsValidLabelValue(s)) > 0 {
+		if checkRunID("--run-id", s) == nil && len(validation.IsValidLabelValue(s)) > 0 {
 			t.Fatalf("run id %q passed but is no label value", s)
 		}
 	})

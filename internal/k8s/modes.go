@@ -1,0 +1,42 @@
+package k8s
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ParseNodeSelector reads --node-selector: k=v[,k=v]; nil for "".
+func ParseNodeSelector(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// ParseVolumeMode reads --volume-mode.
+func ParseVolumeMode(s string) (corev1.PersistentVolumeMode, error) {
+	switch m := corev1.PersistentVolumeMode(s); m {
+	case corev1.PersistentVolumeFilesystem, corev1.PersistentVolumeBlock:
+		return m, nil
+	}
+	return "", fmt.Errorf("--volume-mode %q: want Filesystem or Block", s)
+}
+
+// ParseAccessMode reads --access-mode.
+func ParseAccessMode(s string) (corev1.PersistentVolumeAccessMode, error) {
+	switch m := corev1.PersistentVolumeAccessMode(s); m {
+	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany, corev1.ReadOnlyMany:
+		return m, nil
+	}
+	return "", fmt.Errorf("--access-mode %q: want ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany", s)
+}
