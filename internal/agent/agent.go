@@ -12,10 +12,10 @@ import (
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
-	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -127,8 +127,7 @@ func (o *Agent) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 	}
 	// The same findings as a local run, computed where the results are
 	// made, and each result framed onto the pod's log.
-	snk := &sink.Sink{Analysis: analysis.NewSession(suite, o.Repeat), Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result) error { return snk.Add(ctx, r) }
+	snk := &pipeline.Sink{Out: []pipeline.Encoder{fw.Results()}}
 	gateDone := gate == nil
 	progress := func(e runner.Event) {
 		switch e.Kind {
@@ -147,7 +146,8 @@ func (o *Agent) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 			_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Message: e.Message, At: time.Now()})
 		}
 	}
-	return runner.Run(ctx, cfg, emit, progress)
+	_, err = pipeline.Suite(ctx, cfg, snk, progress)
+	return err
 }
 
 // diagnoseVolume runs diagnose's plan on the volume: the runner prepares
@@ -184,15 +184,8 @@ func (o *Agent) diagnoseVolume(ctx context.Context, fw *k8s.FrameWriter) error {
 	}
 	// The first step starts now: the run's start skew is taken from it.
 	_ = fw.Write(k8s.Record{Type: k8s.RecordEvent, Test: 1, Name: "diagnose", At: time.Now()})
-	session := analysis.NewPlanSession()
-	snk := &sink.Sink{Analysis: session, Out: []sink.Encoder{fw.Results()}}
-	emit := func(r result.Result, endsGroup string) error {
-		if endsGroup != "" {
-			session.LastOfGroup(endsGroup)
-		}
-		return snk.Add(ctx, r)
-	}
-	_, planErr := plan.Plan(ctx, s, plan.Options{Budget: o.Budget, Precision: o.Precision}, emit, func(e plan.Event) {
+	snk := &pipeline.Sink{Out: []pipeline.Encoder{fw.Results()}}
+	_, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: o.Budget, Precision: o.Precision}, snk, func(e plan.Event) {
 		say(fmt.Sprintf("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left)))
 	})
 	return errors.Join(planErr, s.Close(ctx))

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/cloudmeta"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -171,25 +171,16 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if expect == nil && !o.noMetadata {
 		expect = metadataExpect(ctx, prog)
 	}
-	session := analysis.NewPlanSession()
-	snk := keeper.Sink(expect, session, copyWriter(out))
-	emit := func(r result.Result, endsGroup string) error {
-		if endsGroup != "" {
-			session.LastOfGroup(endsGroup)
-		}
-		return snk.Add(ctx, r)
-	}
-	unknown, planErr := plan.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, emit, func(e plan.Event) {
+	snk := keeper.Sink(expect, nil, copyWriter(out))
+	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, snk, func(e plan.Event) {
 		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
 	})
 	closeErr := s.Close(ctx)
 	prog.Done()
-	snk.Revise(ctx)
-	keeper.Finish(ctx)
-	results := snk.Results()
+	finishRun(ctx, streams.ErrOut, keeper)
+	results, unknown := outcome.Results, outcome.Unknown
 	outErr := out.Close()
-	if len(results) > 0 {
-		d := report.Diagnose(results, unknown)
+	if d := outcome.Diagnosis; d != nil {
 		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }))
 		// The report comes whatever became of the files.
 		if o.files.stdout() && o.verbose && o.output == "text" {
@@ -197,7 +188,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 				return err
 			}
 		} else if o.files.stdout() {
-			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, d, results, unknown); err != nil {
+			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results, unknown); err != nil {
 				return err
 			}
 		}

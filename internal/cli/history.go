@@ -10,9 +10,9 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -292,8 +292,8 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 
 // start opens what keeps the run's results: the history (unless
 // --no-save) and the live metrics (--metrics-addr).
-func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*sink.Run, error) {
-	k := &sink.Run{RunID: runID, Log: streams.ErrOut}
+func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*pipeline.Run, error) {
+	k := &pipeline.Run{RunID: runID}
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
@@ -305,6 +305,9 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 		}
 		k.Store = s
 		k.Keep = store.NewKeeper(s, store.KeeperOptions{})
+		k.Warn = func(r *result.Result, err error) {
+			fmt.Fprintf(streams.ErrOut, "iolens: warning: %s #%d not saved to the history yet (%s): %v\n", r.Test.Name, r.Repeat, s.Path(), err)
+		}
 	}
 	if o.metricsAddr != "" {
 		k.Live = metrics.NewLive(suite, labels, time.Now())
@@ -323,4 +326,24 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
 	}
 	return k, nil
+}
+
+// finishRun saves what is still waiting and says on w where the run is,
+// or exactly which results were lost.
+func finishRun(ctx context.Context, w io.Writer, k *pipeline.Run) {
+	sum := k.Finish(ctx)
+	if k.Keep == nil {
+		return
+	}
+	if len(sum.Lost) == 0 {
+		if sum.Saved > 0 {
+			fmt.Fprintf(w, "saved as run %s in %s ('iolens history show %s')\n", k.RunID, k.Store.Path(), k.RunID)
+		}
+		return
+	}
+	fmt.Fprintf(w, "iolens: warning: %d of %d results not saved to the history (%s):\n", len(sum.Lost), len(sum.Lost)+sum.Saved, k.Store.Path())
+	for _, l := range sum.Lost {
+		fmt.Fprintf(w, "  %s: %v\n", l, l.Err)
+	}
+	fmt.Fprintf(w, "hint: they are still in this run's output (and its --out file); 'iolens history import FILE' saves an NDJSON file of them later\n")
 }

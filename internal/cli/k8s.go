@@ -12,6 +12,7 @@ import (
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 
@@ -442,15 +443,18 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
-	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
-	sum, runErr := r.Run(ctx, targets)
-	snk.Revise(ctx)
-	results := snk.Results()
+	var sum k8s.Summary
+	outcome, runErr := pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
+		r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
+		var err error
+		sum, err = r.Run(ctx, targets)
+		return err
+	})
+	results := outcome.Results
 	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
 		prog.Line("%s", note)
 	}
-	keeper.Finish(ctx)
+	finishRun(ctx, streams.ErrOut, keeper)
 	if err := out.Close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
-	"github.com/iolens/iolens/internal/sink"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -258,19 +258,17 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.Sink(o.diag, analysis.NewSession(suite, o.repeat), copyWriter(out))
+	snk := keeper.Sink(o.diag, nil, copyWriter(out))
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
-	emit := func(r result.Result) error { return snk.Add(ctx, r) }
-	runErr := runner.Run(ctx, cfg, emit, keeper.Events(prog.Event))
-	snk.Revise(ctx)
-	results := snk.Results()
+	outcome, runErr := pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
+	results := outcome.Results
 	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
 		prog.Line("%s", note)
 	}
 	prog.Done()
-	keeper.Finish(ctx)
+	finishRun(ctx, streams.ErrOut, keeper)
 	outErr := out.Close()
 	if len(results) > 0 {
 		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }))
@@ -295,7 +293,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 // keptAs is an output file that failed after the run: the error names
 // where the results still are (the run id in the history), and keeps the
 // run's own error, if any.
-func keptAs(outErr error, keeper *sink.Run, runID string, runErr error) error {
+func keptAs(outErr error, keeper *pipeline.Run, runID string, runErr error) error {
 	advice := "the report above has the figures; run again with a file you can write, or without --no-save to keep them"
 	if keeper.Store != nil {
 		advice = fmt.Sprintf("the results are saved as run %s: 'iolens history show %s --html FILE' or 'iolens history export %s --out FILE' writes them again", runID, runID, runID)

@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
-	"github.com/iolens/iolens/internal/sink"
 )
 
 // diagnoseOn runs the whole diagnose plan on a fresh emulated disk, the
@@ -42,15 +41,12 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	an := analysis.NewPlanSession()
-	snk := &sink.Sink{Analysis: an, Collect: true}
+	snk := &pipeline.Sink{Collect: true}
 	start := time.Now()
-	unknown, err := plan.Plan(ctx, s, plan.Options{Budget: budget}, func(r result.Result, ends string) error {
-		if ends != "" {
-			an.LastOfGroup(ends)
-		}
-		return snk.Add(ctx, r)
-	}, nil)
+	// As diagnose does: once the plan ends, every finding is read off the
+	// whole curve.
+	out, err := pipeline.Plan(ctx, s, plan.Options{Budget: budget}, snk, nil)
+	unknown := out.Unknown
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -58,8 +54,7 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 	if took > budget+20*time.Second {
 		t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
 	}
-	snk.Revise(ctx) // as diagnose does once the plan ends: every finding read off the whole curve
-	rs := snk.Results()
+	rs := out.Results
 	dg := diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
 	for _, u := range dg.Unknown {
 		t.Logf("not established: %s", u)

@@ -29,6 +29,10 @@ type Options struct {
 	Precision float64
 	// Clock is the time source (tests); nil is the wall clock.
 	Clock func() time.Time
+	// Analysis is the run's analysis, nil for none. The plan chooses its
+	// tests as it goes, so it alone knows which result ends a group (the
+	// QD sweep): it says so before emitting that result.
+	Analysis *analysis.Session
 }
 
 // Event says where the plan is.
@@ -65,10 +69,9 @@ const (
 )
 
 // Plan runs the diagnose plan on session s. Each result goes to emit as
-// soon as its step ends; last marks the result that ends the QD sweep, so
-// that the caller's analysis closes the group. It returns what could not
-// be established.
-func Plan(ctx context.Context, s *runner.Session, o Options, emit func(r result.Result, endsGroup string) error, progress func(Event)) ([]string, error) {
+// soon as its step ends, the end of the QD sweep told to o.Analysis
+// first. It returns what could not be established.
+func Plan(ctx context.Context, s *runner.Session, o Options, emit func(result.Result) error, progress func(Event)) ([]string, error) {
 	if o.Budget <= 0 {
 		o.Budget = 3 * time.Minute
 	}
@@ -102,7 +105,7 @@ func MinBudget() time.Duration {
 type planner struct {
 	s        *runner.Session
 	o        Options
-	emit     func(result.Result, string) error
+	emit     func(result.Result) error
 	progress func(Event)
 	deadline time.Time
 	index    int
@@ -137,7 +140,10 @@ func (p *planner) flush() error {
 		r.Notes = append(r.Notes, result.NoteNotEstablished+u)
 	}
 	p.noted = len(p.unknown)
-	return p.emit(r, p.heldEnds)
+	if p.heldEnds != "" && p.o.Analysis != nil {
+		p.o.Analysis.LastOfGroup(p.heldEnds)
+	}
+	return p.emit(r)
 }
 
 func (p *planner) left() float64 { return p.deadline.Sub(p.o.Clock()).Seconds() }

@@ -1,9 +1,4 @@
-// Package sink is where every finished result goes, in one order, whoever
-// made it (a local run, a Kubernetes run, the agent in a pod, diagnose):
-// the expectation's ceiling findings, the run's analysis, the history,
-// the NDJSON copies, and the collection the final report reads. Each
-// stage is optional; none prints.
-package sink
+package pipeline
 
 import (
 	"context"
