@@ -178,17 +178,17 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	closeErr := s.Close(ctx)
 	prog.Done()
 	finishRun(ctx, streams.ErrOut, keeper)
-	results, unknown := outcome.Results, outcome.Unknown
+	results := outcome.Results
 	outErr := out.Close()
 	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, unknown) }))
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
 		// The report comes whatever became of the files.
 		if o.files.stdout() && o.verbose && o.output == "text" {
-			if err := report.TextVerbose(reportOut(streams.Out, o.output), results); err != nil {
+			if err := report.DiagnosisText(reportOut(streams.Out, o.output), results, *d, true); err != nil {
 				return err
 			}
 		} else if o.files.stdout() {
-			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results, unknown); err != nil {
+			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results); err != nil {
 				return err
 			}
 		}

@@ -226,7 +226,7 @@ func (f *FrameReader) other(s string) {
 // Results returns an encoder that writes each result as a result record.
 func (f *FrameWriter) Results() ResultEncoder { return ResultEncoder{f} }
 
-// ResultEncoder frames results (it is a sink.Encoder).
+// ResultEncoder frames results (it is a pipeline.Encoder).
 type ResultEncoder struct{ f *FrameWriter }
 
 // Encode writes r as one result record, through the record codec.

@@ -63,6 +63,17 @@ type Page struct {
 type Set struct {
 	Name    string
 	Results []result.Result
+	// Diagnosis is the set's diagnosis when the caller built it (nil:
+	// built from Results).
+	Diagnosis *diagnosis.Diagnosis
+}
+
+// diagnosis is the set's diagnosis, built here unless given.
+func (s Set) diagnosis(unknown []string) diagnosis.Diagnosis {
+	if s.Diagnosis != nil {
+		return *s.Diagnosis
+	}
+	return Diagnose(s.Results, unknown)
 }
 
 // Table is a plain table of strings.
@@ -278,7 +289,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		data.Sets = append(data.Sets, s.Name)
 		v.Legend = append(v.Legend, legendEntry{s.Name, color(i)})
 		v.NResults += len(s.Results)
-		d := Diagnose(s.Results, p.Unknown)
+		d := s.diagnosis(p.Unknown)
 		vv := verdictOf(s, &d, color(i))
 		for _, m := range modelCharts(&d, fmt.Sprintf("model-%d", i)) {
 			vv.Charts = append(vv.Charts, chartRef{ID: m.ID, Title: m.Title, Sub: m.Sub})

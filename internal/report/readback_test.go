@@ -34,7 +34,7 @@ func TestDiagnoseJSONReadsBack(t *testing.T) {
 	rs := fioTestdata(t, "steadystate_iops20pct.json")
 	analysis.Annotate(rs)
 	var buf bytes.Buffer
-	if err := WriteDiagnosis(&buf, "json", Diagnose(rs, nil), rs, nil); err != nil {
+	if err := WriteDiagnosis(&buf, "json", Diagnose(rs, nil), rs); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadResults(&buf, "d.json")

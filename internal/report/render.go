@@ -217,19 +217,22 @@ func hasRepeats(rs []result.Result) bool {
 // Text writes the human report: a header per target, the verdict, what to
 // change, the findings once per story, one row per test and direction,
 // and notes.
-func Text(w io.Writer, rs []result.Result) error { return text(w, rs, false) }
+func Text(w io.Writer, rs []result.Result) error { return text(w, rs, false, nil) }
 
 // TextVerbose is Text with every finding of every test, with the details
 // only fio's own output explains, and each curve's evidence.
-func TextVerbose(w io.Writer, rs []result.Result) error { return text(w, rs, true) }
+func TextVerbose(w io.Writer, rs []result.Result) error { return text(w, rs, true, nil) }
 
-func text(w io.Writer, rs []result.Result, verbose bool) error {
+// text writes the text report; built, when set, is the diagnosis of rs
+// already built (one target).
+func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagnosis) error {
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
 	}
 	rep := hasRepeats(rs)
-	for gi, g := range groupByTarget(rs) {
+	groups := groupByTarget(rs)
+	for gi, g := range groups {
 		if gi > 0 {
 			fmt.Fprintln(w)
 		}
@@ -240,7 +243,7 @@ func text(w io.Writer, rs []result.Result, verbose bool) error {
 			}
 			continue
 		}
-		d := Diagnose(g, nil)
+		d := diagnosisOf(g, len(groups), built)
 		fmt.Fprintln(w, "Verdict")
 		for _, l := range d.Verdict {
 			fmt.Fprintf(w, "  %s\n", l)
@@ -522,9 +525,14 @@ func CSV(w io.Writer, rs []result.Result) error {
 }
 
 // Markdown writes the report as GitHub-flavoured Markdown tables.
-func Markdown(w io.Writer, rs []result.Result) error {
+func Markdown(w io.Writer, rs []result.Result) error { return markdown(w, rs, nil) }
+
+// markdown writes the Markdown report; built, when set, is the diagnosis
+// of rs already built (one target).
+func markdown(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error {
 	rep := hasRepeats(rs)
-	for gi, g := range groupByTarget(rs) {
+	groups := groupByTarget(rs)
+	for gi, g := range groups {
 		if gi > 0 {
 			fmt.Fprintln(w)
 		}
@@ -548,7 +556,7 @@ func Markdown(w io.Writer, rs []result.Result) error {
 			}
 			continue
 		}
-		d := Diagnose(g, nil)
+		d := diagnosisOf(g, len(groups), built)
 		fmt.Fprintf(w, "### Verdict\n\n")
 		for _, l := range d.Verdict {
 			fmt.Fprintf(w, "- %s\n", mdEscape(l))

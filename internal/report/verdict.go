@@ -298,17 +298,37 @@ func uniq(s []string) []string {
 	return out
 }
 
-// DiagnosisHTML is the HTML report of a diagnosis: the results' page,
-// with what the plan had no time to establish.
-func DiagnosisHTML(w io.Writer, rs []result.Result, unknown []string) error {
+// diagnosisOf is the diagnosis of g, one of groups targets' results:
+// built when the caller built it for the one target there is, else
+// built here.
+func diagnosisOf(g []result.Result, groups int, built *diagnosis.Diagnosis) diagnosis.Diagnosis {
+	if built != nil && groups == 1 {
+		return *built
+	}
+	return Diagnose(g, nil)
+}
+
+// DiagnosisHTML is the HTML report of diagnosis d of rs: the results'
+// page, with what the plan had no time to establish.
+func DiagnosisHTML(w io.Writer, rs []result.Result, d diagnosis.Diagnosis) error {
 	p := ResultsPage(rs)
-	p.Unknown = unknown
+	p.Unknown = d.Unknown
+	if len(p.Sets) == 1 {
+		p.Sets[0].Diagnosis = &d
+	}
 	return WriteHTML(w, p)
 }
 
+// DiagnosisText is the text report of diagnosis d of rs (verbose: with
+// every finding of every test, as TextVerbose).
+func DiagnosisText(w io.Writer, rs []result.Result, d diagnosis.Diagnosis, verbose bool) error {
+	return text(w, rs, verbose, &d)
+}
+
 // WriteDiagnosis writes diagnose's report d of rs in format: text, json
-// (d with the results), md (or markdown) or html.
-func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result, unknown []string) error {
+// (d with the results), md (or markdown) or html. Every format reads d:
+// the diagnosis is built once.
+func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result) error {
 	switch format {
 	case "json":
 		d.Results = rs
@@ -316,9 +336,9 @@ func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []resu
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	case "md", "markdown":
-		return Markdown(w, rs)
+		return markdown(w, rs, &d)
 	case "html":
-		return DiagnosisHTML(w, rs, unknown)
+		return DiagnosisHTML(w, rs, d)
 	}
-	return Text(w, rs)
+	return DiagnosisText(w, rs, d, false)
 }
