@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -9,75 +10,67 @@ import (
 )
 
 // Annotate replaces the findings of every result with a fresh analysis:
-// each result on its own, then the QD sweeps (on the sweep's last test)
-// and the instability of repeated tests (on the last repeat). It is what
-// iolens analyze does to saved results.
+// the results replayed into one Session, as a run adds them as they come
+// (each group closed at its last result), then Revise over the whole, as
+// a run does when it ends. So 'iolens analyze' says what the live run
+// said. Plain fio outputs of one pattern and block size at several depths
+// form an implicit QD sweep, replayed from the shallowest depth. A watch
+// log's findings are the watch's own, drawn live, and are kept.
 func Annotate(rs []result.Result) {
+	order := make([]int, 0, len(rs))
 	for i := range rs {
-		if rs[i].Suite == "watch" {
-			continue // a watch log's findings are the watch's own, drawn live
+		if rs[i].Suite != "watch" {
+			order = append(order, i)
 		}
-		rs[i].Findings = ResultFindings(&rs[i])
 	}
-	ptrs := make([]*result.Result, len(rs))
-	for i := range rs {
-		ptrs[i] = &rs[i]
+	// The order the runner made them in (repeat by repeat, test by
+	// test), which files read back keep; fio outputs of one sweep, one
+	// per file, by depth.
+	qd := func(r *result.Result) int { return r.Test.IODepth * r.Test.NumJobs }
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := &rs[order[a]], &rs[order[b]]
+		if x.Repeat != y.Repeat {
+			return x.Repeat < y.Repeat
+		}
+		if x.Index != y.Index {
+			return x.Index < y.Index
+		}
+		return qd(x) < qd(y)
+	})
+	s := &Session{repeats: 1, ends: map[*result.Result]bool{}, runRepeats: map[string]int{}}
+	last := map[sweepKey]*result.Result{}
+	for _, i := range order {
+		r := &rs[i]
+		s.runRepeats[r.RunID] = max(s.runRepeats[r.RunID], r.Repeat, 1)
+		if k, ok := sweepOf(r, true); ok {
+			last[k] = r
+		}
+	}
+	for _, r := range last {
+		s.ends[r] = true
+	}
+	for _, i := range order {
+		rs[i].Findings = nil
+		s.Add(&rs[i])
 	}
 	// Limits and the disk model, across each run.
 	Revise(rs)
-	// QD sweeps, per run.
-	type gkey struct{ run, target, group string }
-	var order []gkey
-	groups := map[gkey][]*result.Result{}
-	for _, r := range ptrs {
-		k := gkey{r.RunID, targetKey(r), r.Test.Group}
-		if r.Suite == "fio" && r.Test.Group == "" {
-			// Plain fio output, one file per depth: runs of the same
-			// pattern and block size form an implicit sweep.
-			k = gkey{"fio", "", fmt.Sprintf("%s%s-%s", SweepPrefix, r.Test.RW, units.FormatSize(r.Test.BlockSize))}
-		} else if !strings.HasPrefix(r.Test.Group, SweepPrefix) {
-			continue
-		}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], r)
+}
+
+// sweepKey names a QD sweep: its group within a run's target, or, for
+// plain fio outputs (implicit), its pattern and block size across them.
+type sweepKey struct{ scope, group string }
+
+// sweepOf is the sweep r belongs to; implicit counts plain fio outputs
+// with no group, which only a replay of known results can close.
+func sweepOf(r *result.Result, implicit bool) (sweepKey, bool) {
+	if implicit && r.Suite == "fio" && r.Test.Group == "" {
+		return sweepKey{"fio", fmt.Sprintf("%s%s-%s", SweepPrefix, r.Test.RW, units.FormatSize(r.Test.BlockSize))}, true
 	}
-	for _, k := range order {
-		members := groups[k]
-		var others []*result.Result
-		for _, r := range ptrs {
-			if r.RunID == k.run && targetKey(r) == k.target && r.Test.Group != k.group {
-				others = append(others, r)
-			}
-		}
-		if k.run == "fio" {
-			others = nil
-			for _, r := range ptrs {
-				if r.Suite == "fio" && !contains(members, r) {
-					others = append(others, r)
-				}
-			}
-		}
-		if sw, ok := AnalyzeSweep(strings.TrimPrefix(k.group, SweepPrefix), members, others); ok {
-			last := lastOf(members)
-			last.Findings = append(last.Findings, SweepFinding(sw))
-		}
+	if strings.HasPrefix(r.Test.Group, SweepPrefix) {
+		return sweepKey{r.RunID + "\x00" + targetKey(r), r.Test.Group}, true
 	}
-	// Repeats.
-	for _, tr := range Repeats(rs) {
-		fs := unstableFindings(tr)
-		if len(fs) == 0 {
-			continue
-		}
-		var last *result.Result
-		for _, r := range ptrs {
-			if r.RunID == tr.RunID && r.Test.Name == tr.Test && r.Status == "ok" && (last == nil || r.Repeat > last.Repeat) {
-				last = r
-			}
-		}
-		last.Findings = append(last.Findings, fs...)
-	}
+	return sweepKey{}, false
 }
 
 // Revise reads the limit of every result's directions again off the disk
@@ -121,27 +114,7 @@ func Revise(rs []result.Result) {
 	}
 }
 
-func contains(rs []*result.Result, r *result.Result) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
-}
-
 func targetKey(r *result.Result) string { return r.Target.Kind + ":" + r.Target.Path }
-
-func lastOf(rs []*result.Result) *result.Result {
-	last := rs[0]
-	for _, r := range rs[1:] {
-		qd := func(x *result.Result) int { return x.Test.IODepth * x.Test.NumJobs }
-		if r.Repeat > last.Repeat || r.Repeat == last.Repeat && (r.Index > last.Index || r.Index == last.Index && qd(r) > qd(last)) {
-			last = r
-		}
-	}
-	return last
-}
 
 // Session analyses the results of a run as they come, so that each is
 // saved with its findings. Group findings (a QD sweep, the instability of
@@ -155,6 +128,10 @@ type Session struct {
 	// closing names groups whose next result is their last (a plan that
 	// decides as it goes says so; a suite's order says it otherwise).
 	closing map[string]bool
+	// ends are the results that end their sweep, and runRepeats each
+	// run's repeats, when the results are known beforehand (Annotate).
+	ends       map[*result.Result]bool
+	runRepeats map[string]int
 }
 
 // LastOfGroup says that the next result of group ends it: a plan that
@@ -180,14 +157,26 @@ func NewPlanSession() *Session { return &Session{repeats: 1, closing: map[string
 // Add sets r's findings and remembers the figures later groups need.
 func (s *Session) Add(r *result.Result) {
 	r.Findings = append(r.Findings, ResultFindings(r)...)
-	lim, curves := limitFindings(r, s.facts)
-	r.Findings = append(r.Findings, lim...)
-	for _, c := range curves {
-		r.Findings = append(r.Findings, ModelFinding(c))
+	repeats := s.repeats
+	if s.runRepeats != nil {
+		repeats = s.runRepeats[r.RunID]
 	}
+	key, inSweep := sweepOf(r, s.ends != nil)
+	closes := inSweep && r.Repeat >= repeats && r.Status == "ok" && s.closes(r, key.group)
 	var sweepCurve *Curve
-	if len(curves) > 0 {
-		sweepCurve = curves[0]
+	if s.ends == nil || closes {
+		// A replay's limits are all read again at its end (Revise): only
+		// the sweep it closes needs the curve so far.
+		lim, curves := limitFindings(r, s.facts)
+		if s.ends == nil {
+			r.Findings = append(r.Findings, lim...)
+			for _, c := range curves {
+				r.Findings = append(r.Findings, ModelFinding(c))
+			}
+		}
+		if len(curves) > 0 {
+			sweepCurve = curves[0]
+		}
 	}
 	// Keep the summary figures only: series and raw output are not
 	// needed again.
@@ -206,28 +195,28 @@ func (s *Session) Add(r *result.Result) {
 		s.facts = append(s.facts, f)
 	}
 
-	if r.Repeat < s.repeats || r.Status != "ok" {
+	if r.Repeat < repeats || r.Status != "ok" {
 		return
 	}
-	if g := r.Test.Group; strings.HasPrefix(g, SweepPrefix) && (s.closing[g] || s.closing == nil && s.lastOfGroup(r.Index, g)) {
-		delete(s.closing, g)
+	if closes {
+		delete(s.closing, key.group)
 		var members, others []*result.Result
 		for i := range s.done {
 			d := &s.done[i]
-			if d.RunID != r.RunID {
-				continue
-			}
-			if d.Test.Group == g {
+			dk, ok := sweepOf(d, s.ends != nil)
+			switch {
+			case ok && dk == key:
 				members = append(members, d)
-			} else {
+			case key.scope == "fio" && d.Suite == "fio",
+				key.scope != "fio" && d.RunID == r.RunID && targetKey(d) == targetKey(r):
 				others = append(others, d)
 			}
 		}
-		if sw, ok := analyzeSweep(strings.TrimPrefix(g, SweepPrefix), members, others, sweepCurve); ok {
+		if sw, ok := analyzeSweep(strings.TrimPrefix(key.group, SweepPrefix), members, others, sweepCurve); ok {
 			r.Findings = append(r.Findings, SweepFinding(sw))
 		}
 	}
-	if s.repeats > 1 {
+	if repeats > 1 {
 		var same []result.Result
 		for _, d := range s.done {
 			if d.RunID == r.RunID && d.Test.Name == r.Test.Name {
@@ -238,6 +227,18 @@ func (s *Session) Add(r *result.Result) {
 			r.Findings = append(r.Findings, unstableFindings(tr)...)
 		}
 	}
+}
+
+// closes reports whether r ends its sweep group: known beforehand in a
+// replay, said by a plan, or read from the suite's order.
+func (s *Session) closes(r *result.Result, group string) bool {
+	switch {
+	case s.ends != nil:
+		return s.ends[r]
+	case s.closing != nil:
+		return s.closing[group]
+	}
+	return s.lastOfGroup(r.Index, group)
 }
 
 // lastOfGroup reports whether no test after the 1-based index belongs to
