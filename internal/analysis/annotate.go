@@ -132,6 +132,8 @@ type Session struct {
 	// run's repeats, when the results are known beforehand (Annotate).
 	ends       map[*result.Result]bool
 	runRepeats map[string]int
+	// byTest indexes done by run and test, for the repeats of a test.
+	byTest map[[2]string][]int
 }
 
 // LastOfGroup says that the next result of group ends it: a plan that
@@ -188,6 +190,11 @@ func (s *Session) Add(r *result.Result) {
 			light.Findings = append(light.Findings, f)
 		}
 	}
+	if s.byTest == nil {
+		s.byTest = map[[2]string][]int{}
+	}
+	tk := [2]string{r.RunID, r.Test.Name}
+	s.byTest[tk] = append(s.byTest[tk], len(s.done))
 	s.done = append(s.done, light)
 	for _, f := range allFacts(r) {
 		lr := &result.Result{RunID: r.RunID, Suite: r.Suite, Status: r.Status, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
@@ -218,10 +225,8 @@ func (s *Session) Add(r *result.Result) {
 	}
 	if repeats > 1 {
 		var same []result.Result
-		for _, d := range s.done {
-			if d.RunID == r.RunID && d.Test.Name == r.Test.Name {
-				same = append(same, d)
-			}
+		for _, i := range s.byTest[tk] {
+			same = append(same, s.done[i])
 		}
 		for _, tr := range Repeats(same) {
 			r.Findings = append(r.Findings, unstableFindings(tr)...)
