@@ -171,7 +171,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if expect == nil && !o.noMetadata {
 		expect = metadataExpect(ctx, prog)
 	}
-	snk := keeper.Sink(expect, nil, copyWriter(out))
+	snk := keeper.Sink(expect, copyWriter(out))
 	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, snk, func(e plan.Event) {
 		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
 	})

@@ -439,7 +439,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if expect == nil {
 		expect = limits.CatalogCeiling
 	}
-	snk := keeper.Sink(expect, nil, copyWriter(out))
+	snk := keeper.Sink(expect, copyWriter(out))
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}

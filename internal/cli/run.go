@@ -258,7 +258,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.diag == nil && !o.noMetadata {
 		o.diag = metadataExpect(ctx, prog)
 	}
-	snk := keeper.Sink(o.diag, nil, copyWriter(out))
+	snk := keeper.Sink(o.diag, copyWriter(out))
 	if stream {
 		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
 	}
@@ -270,8 +270,8 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	prog.Done()
 	finishRun(ctx, streams.ErrOut, keeper)
 	outErr := out.Close()
-	if len(results) > 0 {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, results) }))
+	if d := outcome.Diagnosis; d != nil {
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
 		// The report comes whatever became of the files.
 		if !stream && o.files.stdout() {
 			if err := render(reportOut(streams.Out, o.output), results); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -35,13 +34,12 @@ func (k *Run) Events(next func(runner.Event)) func(runner.Event) {
 	}
 }
 
-// Sink is the run's result sink: expect (may be nil), the analysis (nil
-// when results arrive analysed; Suite and Plan set their own), the
-// history (a failing database does not stop the run, what could not be
+// Sink is the run's result sink: expect (may be nil), the history (a failing database does not stop the run, what could not be
 // saved yet is kept and tried again), an NDJSON copy to out (nil: none) and the
-// live metrics. Every result is collected for the report.
-func (k *Run) Sink(expect func(*result.Result), an *analysis.Session, out io.Writer) *Sink {
-	s := &Sink{Expect: expect, Analysis: an, Collect: true}
+// live metrics. Every result is collected for the report. Suite and Plan
+// give it their analysis; results fed to it arrive analysed.
+func (k *Run) Sink(expect func(*result.Result), out io.Writer) *Sink {
+	s := &Sink{Expect: expect, Collect: true}
 	if k.Keep != nil {
 		s.Keep = k.Keep
 		s.Warn = k.Warn
