@@ -86,6 +86,9 @@ func TestAgentBlockModeRunsOnDevice(t *testing.T) {
 			t.Skipf("needs %s", tool)
 		}
 	}
+	// The lock first: a test that times out waiting for it must not
+	// have attached a loop device its cleanup never detaches.
+	realio.Exclusive(t)
 	img := filepath.Join(t.TempDir(), "pv.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -103,7 +106,6 @@ func TestAgentBlockModeRunsOnDevice(t *testing.T) {
 			t.Errorf("losetup -d: %v: %s", err, out)
 		}
 	})
-	realio.Exclusive(t)
 	t.Setenv("IOLENS_TEST_JOB", "[w]\nrw=write\nbs=1m\nsize=8m\ndirect=1\n")
 	t.Setenv("TMPDIR", t.TempDir())
 	recs, err := agentRecords(t, &Agent{Device: dev, JobEnv: "IOLENS_TEST_JOB", JobName: "j.fio", Repeat: 1, RunID: "r1"})

@@ -31,9 +31,11 @@ func TestDeviceRunStaysOnDevice(t *testing.T) {
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("needs fio")
 	}
+	// The lock first: a test that times out waiting for it must not
+	// have attached a loop device its cleanup never detaches.
+	realio.Exclusive(t)
 	dev := loopDevice(t, 128<<20)
 	img := backingFile(t, dev)
-	realio.Exclusive(t)
 	suite, err := SuiteFromJobFile("d.fio", "[w]\nrw=write\nbs=1m\nsize=16m\ndirect=1\nioengine=libaio\n[r]\nrw=read\nbs=1m\nsize=8m\ndirect=1\n")
 	if err != nil {
 		t.Fatal(err)
