@@ -6,39 +6,32 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// store keeps a device's series for the reports in bounded memory: every
+// halving keeps a series for the reports in bounded memory: every
 // interval until max are held, then pairs merge into intervals twice as
-// long, and so on. Rates merge weighted by time, awaits by IOs, request
-// sizes by requests; the queue and utilization are time means, requests
-// in flight the peak.
-type store struct {
+// long, and so on. merge adds a later point to one that holds n
+// intervals (0: empty).
+type halving[P any] struct {
 	max     int
 	per     int // intervals merged into each point
-	pts     []point
-	pending point
+	pts     []P
+	pending P
 	npend   int
+	merge   func(a, b P, n int) P
 }
 
-type point struct {
-	end time.Time
-	dt  float64 // seconds
-	s   result.DeviceSample
-}
-
-func newStore(max int) *store { return &store{max: max, per: 1} }
-
-func (st *store) add(end time.Time, dt time.Duration, s result.DeviceSample) {
-	st.pending = merge(st.pending, point{end: end, dt: dt.Seconds(), s: s}, st.npend)
+func (st *halving[P]) add(p P) {
+	st.pending = st.merge(st.pending, p, st.npend)
 	st.npend++
 	if st.npend < st.per {
 		return
 	}
 	st.pts = append(st.pts, st.pending)
-	st.pending, st.npend = point{}, 0
+	var zero P
+	st.pending, st.npend = zero, 0
 	if len(st.pts) >= st.max {
 		half := st.pts[:0]
 		for i := 0; i+1 < len(st.pts); i += 2 {
-			half = append(half, merge(st.pts[i], st.pts[i+1], 1))
+			half = append(half, st.merge(st.pts[i], st.pts[i+1], 1))
 		}
 		if len(st.pts)%2 == 1 {
 			st.pending, st.npend = st.pts[len(st.pts)-1], st.per
@@ -49,11 +42,28 @@ func (st *store) add(end time.Time, dt time.Duration, s result.DeviceSample) {
 }
 
 // points returns what is held, the last partial point included.
-func (st *store) points() []point {
+func (st *halving[P]) points() []P {
 	if st.npend > 0 {
 		return append(st.pts, st.pending)
 	}
 	return st.pts
+}
+
+// store is a device's series. Rates merge weighted by time, awaits by
+// IOs, request sizes by requests; the queue and utilization are time
+// means, requests in flight the peak.
+type store struct{ halving[point] }
+
+type point struct {
+	end time.Time
+	dt  float64 // seconds
+	s   result.DeviceSample
+}
+
+func newStore(max int) *store { return &store{halving[point]{max: max, per: 1, merge: merge}} }
+
+func (st *store) add(end time.Time, dt time.Duration, s result.DeviceSample) {
+	st.halving.add(point{end: end, dt: dt.Seconds(), s: s})
 }
 
 // merge adds b (later) to a, which holds n intervals (0: a is empty).
@@ -84,13 +94,7 @@ func merge(a, b point, n int) point {
 }
 
 // sysStore is store for the host-wide series.
-type sysStore struct {
-	max     int
-	per     int
-	pts     []sysPoint
-	pending sysPoint
-	npend   int
-}
+type sysStore struct{ halving[sysPoint] }
 
 type sysPoint struct {
 	end time.Time
@@ -98,7 +102,9 @@ type sysPoint struct {
 	s   result.SystemSample
 }
 
-func newSysStore(max int) *sysStore { return &sysStore{max: max, per: 1} }
+func newSysStore(max int) *sysStore {
+	return &sysStore{halving[sysPoint]{max: max, per: 1, merge: mergeSys}}
+}
 
 func mergeSys(a, b sysPoint, n int) sysPoint {
 	if n == 0 || a.dt <= 0 {
@@ -114,29 +120,5 @@ func mergeSys(a, b sysPoint, n int) sysPoint {
 }
 
 func (st *sysStore) add(end time.Time, dt time.Duration, s result.SystemSample) {
-	st.pending = mergeSys(st.pending, sysPoint{end: end, dt: dt.Seconds(), s: s}, st.npend)
-	st.npend++
-	if st.npend < st.per {
-		return
-	}
-	st.pts = append(st.pts, st.pending)
-	st.pending, st.npend = sysPoint{}, 0
-	if len(st.pts) >= st.max {
-		half := st.pts[:0]
-		for i := 0; i+1 < len(st.pts); i += 2 {
-			half = append(half, mergeSys(st.pts[i], st.pts[i+1], 1))
-		}
-		if len(st.pts)%2 == 1 {
-			st.pending, st.npend = st.pts[len(st.pts)-1], st.per
-		}
-		st.pts = half
-		st.per *= 2
-	}
-}
-
-func (st *sysStore) points() []sysPoint {
-	if st.npend > 0 {
-		return append(st.pts, st.pending)
-	}
-	return st.pts
+	st.halving.add(sysPoint{end: end, dt: dt.Seconds(), s: s})
 }
