@@ -58,7 +58,7 @@ func (e *expectFlags) siblings(disk string) []string {
 func specError(err error) error {
 	var se *limits.SpecError
 	if errors.As(err, &se) {
-		return &UsageError{Err: se, Help: se.Hint}
+		return &UsageError{Err: se, Help: se.Hint()}
 	}
 	return err
 }
@@ -178,7 +178,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	}
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return nil, &UsageError{Err: pe, Help: pe.Hint}
+		return nil, &UsageError{Err: pe, Help: pe.Hint()}
 	}
 	return c, err
 }

@@ -16,13 +16,16 @@ import (
 // the operand is malformed (a selector that does not parse); Hint says
 // what to do.
 type OperandError struct {
-	Err   error
-	Hint  string
-	Usage bool
+	Err    error
+	Advice string
+	Usage  bool
 }
 
 func (e *OperandError) Error() string { return e.Err.Error() }
 func (e *OperandError) Unwrap() error { return e.Err }
+
+// Hint says what to give instead (hint.Of reads it).
+func (e *OperandError) Hint() string { return e.Advice }
 
 // Resolve reads each operand: an existing file (or "-", stdin), a label
 // selector over the history, or a saved run id. open opens the history,
@@ -53,13 +56,13 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 		} else if store.LooksLikeSelector(a) {
 			sel, perr := store.ParseSelector(a)
 			if perr != nil {
-				return nil, &OperandError{Err: perr, Hint: "a selector is key=value,key!=value,key,!key", Usage: true}
+				return nil, &OperandError{Err: perr, Advice: "a selector is key=value,key!=value,key,!key", Usage: true}
 			}
 			if err = history(); err == nil {
 				rs, err = s.Select(ctx, sel)
 			}
 			if err == nil && len(rs) == 0 {
-				err = &OperandError{Err: fmt.Errorf("selector %q matches no saved result", a), Hint: "'iolens history' lists the runs and their labels"}
+				err = &OperandError{Err: fmt.Errorf("selector %q matches no saved result", a), Advice: "'iolens history' lists the runs and their labels"}
 			}
 		} else {
 			if err = history(); err == nil {
@@ -70,7 +73,7 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 				continue
 			}
 			if errors.Is(err, store.ErrNotFound) {
-				err = &OperandError{Err: fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), Hint: "'iolens history' lists the saved runs"}
+				err = &OperandError{Err: fmt.Errorf("%q is neither a file, a label selector nor a saved run", a), Advice: "'iolens history' lists the saved runs"}
 			}
 		}
 		if err != nil {

@@ -73,7 +73,7 @@ func LookupProfile(name string) (Profile, error) {
 	if err != nil {
 		var se *limits.SpecError
 		if errors.As(err, &se) {
-			return Profile{}, &hint.Error{Err: fmt.Errorf("profile %w", err), Advice: se.Hint + "; 'iolens catalog list' lists the disks"}
+			return Profile{}, &hint.Error{Err: fmt.Errorf("profile %w", err), Advice: se.Hint() + "; 'iolens catalog list' lists the disks"}
 		}
 		return Profile{}, fmt.Errorf("profile %q: %w", name, err)
 	}

@@ -78,14 +78,17 @@ type BurstInfo struct {
 	OptIn      bool `json:"opt_in"`
 }
 
-// SpecError is a bad disk or VM spec; Hint lists what is valid.
+// SpecError is a bad disk or VM spec; its hint lists what is valid.
 type SpecError struct {
-	Spec string
-	Msg  string
-	Hint string
+	Spec   string
+	Msg    string
+	Advice string
 }
 
 func (e *SpecError) Error() string { return fmt.Sprintf("%q: %s", e.Spec, e.Msg) }
+
+// Hint lists what is valid (hint.Of reads it).
+func (e *SpecError) Hint() string { return e.Advice }
 
 // ParseDisk reads a disk spec:
 //

@@ -208,7 +208,7 @@ func TestSpecErrors(t *testing.T) {
 			continue
 		}
 		se, ok := err.(*SpecError)
-		if !ok || !strings.Contains(se.Msg, tc.msg) || !strings.Contains(se.Hint, tc.hint) {
+		if !ok || !strings.Contains(se.Msg, tc.msg) || !strings.Contains(se.Hint(), tc.hint) {
 			t.Errorf("%s: error %v (hint %q), want %q with hint containing %q", tc.spec, err, hintOf(err), tc.msg, tc.hint)
 		}
 	}
@@ -226,7 +226,7 @@ func TestSpecErrors(t *testing.T) {
 
 func hintOf(err error) string {
 	if se, ok := err.(*SpecError); ok {
-		return se.Hint
+		return se.Hint()
 	}
 	return ""
 }

@@ -151,13 +151,16 @@ func (co *Cost) PerMeasured(iops, bwBytes float64) (usdPerIOPS, usdPerMBps float
 	return usdPerIOPS, usdPerMBps
 }
 
-// PriceError is a bad price file; Hint says how to fix it.
+// PriceError is a bad price file; its hint says how to fix it.
 type PriceError struct {
-	Msg  string
-	Hint string
+	Msg    string
+	Advice string
 }
 
 func (e *PriceError) Error() string { return "price file: " + e.Msg }
+
+// Hint says how to fix the file (hint.Of reads it).
+func (e *PriceError) Hint() string { return e.Advice }
 
 // maxPriceFile bounds what is read from a user's price file: a price list
 // is a few kilobytes, so anything larger is a mistake.
@@ -176,32 +179,32 @@ type PriceFile struct {
 func (c *Catalog) ParsePriceFile(r io.Reader) (*PriceFile, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxPriceFile+1))
 	if err != nil {
-		return nil, &PriceError{Msg: err.Error(), Hint: "give a readable file"}
+		return nil, &PriceError{Msg: err.Error(), Advice: "give a readable file"}
 	}
 	if len(data) > maxPriceFile {
-		return nil, &PriceError{Msg: fmt.Sprintf("larger than %d bytes", maxPriceFile), Hint: "a price file lists a few prices; split or trim it"}
+		return nil, &PriceError{Msg: fmt.Sprintf("larger than %d bytes", maxPriceFile), Advice: "a price file lists a few prices; split or trim it"}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var pf PriceFile
 	if err := dec.Decode(&pf); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &PriceError{Msg: err.Error(), Hint: `format: {sources: {mine: {title: "..."}}, prices: [{family: azure:premium-ssd, tier: P30, usd_per_month: 135.17, region: eastus, as_of: "2026-01", source: mine}]}`}
+		return nil, &PriceError{Msg: err.Error(), Advice: `format: {sources: {mine: {title: "..."}}, prices: [{family: azure:premium-ssd, tier: P30, usd_per_month: 135.17, region: eastus, as_of: "2026-01", source: mine}]}`}
 	}
 	if len(pf.Prices) == 0 {
-		return nil, &PriceError{Msg: "no prices", Hint: "list them under prices:"}
+		return nil, &PriceError{Msg: "no prices", Advice: "list them under prices:"}
 	}
 	for k, s := range pf.Sources {
 		if s.Title == "" {
-			return nil, &PriceError{Msg: "source " + k + " has no title", Hint: "give each source a title (and a url or note)"}
+			return nil, &PriceError{Msg: "source " + k + " has no title", Advice: "give each source a title (and a url or note)"}
 		}
 	}
 	for i, p := range pf.Prices {
 		if p == nil {
-			return nil, &PriceError{Msg: fmt.Sprintf("price %d is empty", i+1), Hint: "remove it"}
+			return nil, &PriceError{Msg: fmt.Sprintf("price %d is empty", i+1), Advice: "remove it"}
 		}
 		p.User = true
 		if err := c.checkPrice(p, pf.Sources); err != nil {
-			return nil, &PriceError{Msg: fmt.Sprintf("price %d: %v", i+1, err), Hint: "every price needs family (and tier) or vm, a figure, region, as_of and a source listed under sources:"}
+			return nil, &PriceError{Msg: fmt.Sprintf("price %d: %v", i+1, err), Advice: "every price needs family (and tier) or vm, a figure, region, as_of and a source listed under sources:"}
 		}
 	}
 	return &pf, nil
@@ -218,7 +221,7 @@ func (c *Catalog) WithPrices(pf *PriceFile) (*Catalog, error) {
 	}
 	for k, s := range pf.Sources {
 		if _, dup := c.Sources[k]; dup {
-			return nil, &PriceError{Msg: "source " + k + " is also a catalog source", Hint: "rename it"}
+			return nil, &PriceError{Msg: "source " + k + " is also a catalog source", Advice: "rename it"}
 		}
 		n.Sources[k] = s
 	}

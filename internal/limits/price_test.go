@@ -233,7 +233,7 @@ prices:
 	for name, in := range bad {
 		if _, err := c.ParsePriceFile(strings.NewReader(in)); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if pe, ok := err.(*PriceError); !ok || pe.Hint == "" {
+		} else if pe, ok := err.(*PriceError); !ok || pe.Hint() == "" {
 			t.Errorf("%s: %v is not a PriceError with a hint", name, err)
 		}
 	}

@@ -1,9 +1,12 @@
 package limits
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/hint"
 )
 
 // roundTrip checks that a printed spec reads back as the same disk.
@@ -134,7 +137,7 @@ func TestSpecNumbers(t *testing.T) {
 			t.Errorf("%s accepted: %+v", spec, d.Read)
 			continue
 		}
-		if se, ok := err.(*SpecError); !ok || se.Hint == "" {
+		if se, ok := err.(*SpecError); !ok || se.Hint() == "" {
 			t.Errorf("%s: %v without a hint", spec, err)
 		}
 	}
@@ -259,5 +262,19 @@ func TestDiskNamesAndBiggerTiers(t *testing.T) {
 	}
 	if nd := c.Bigger(d, true); nd == nil || nd.Family != d.Family || nd.Tier.Name != "large" {
 		t.Errorf("bigger than the default standard share: %+v", nd)
+	}
+}
+
+// hint.Of, which every command uses to print advice, finds the hints of
+// spec and price errors through wrapping.
+func TestHintOfLimitsErrors(t *testing.T) {
+	c := MustDefault()
+	_, err := c.ParseDisk("azure:P999")
+	if h := hint.Of(fmt.Errorf("--expect: %w", err)); h == "" {
+		t.Errorf("no hint for %v", err)
+	}
+	pe := error(&PriceError{Msg: "no prices", Advice: "list them under prices:"})
+	if h := hint.Of(fmt.Errorf("x: %w", pe)); h != "list them under prices:" {
+		t.Errorf("hint of a price error: %q", h)
 	}
 }
