@@ -94,7 +94,7 @@ func mkResult(run string, idx int, start time.Time, secs int, labels map[string]
 		Write: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, LatKind: "lat",
 			Lat:  result.Latency{N: 1000, P50Ns: 1003520, P99Ns: 4046848},
 			Hist: result.HistogramOf(map[uint64]uint64{995328: 400, 1003520: 500, 2023424: 90, 4046848: 9, 16252928: 1})},
-		Findings: []result.Finding{{Kind: "stall", Severity: "fail", Summary: "IO stopped for 20 s", StartS: &stallAt, DurationS: &stallLen,
+		Findings: []result.Finding{{Kind: result.KindStall, Severity: "fail", Summary: "IO stopped for 20 s", StartS: &stallAt, DurationS: &stallLen,
 			Evidence: map[string]float64{"duration_s": 20}}},
 	}
 	dev := result.DeviceSeries{Device: "vdb", Role: "direct"}

@@ -205,7 +205,7 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 		var start, end *arrived
 		for i := range recs {
 			f := recs[i].rec.Finding
-			if f == nil || f.Kind != "stall" || f.Phase != "start" {
+			if f == nil || f.Kind != result.KindStall || f.Phase != "start" {
 				continue
 			}
 			if *f.StartS >= axis(s.Start)-2 && *f.StartS < axis(s.End) {
@@ -223,7 +223,7 @@ func stallRun(ctx context.Context, bin string, run int, out *delays) error {
 			continue
 		}
 		for i := range recs {
-			if f := recs[i].rec.Finding; f != nil && f.Kind == "stall" && f.Phase == "end" && *f.StartS == *start.rec.Finding.StartS {
+			if f := recs[i].rec.Finding; f != nil && f.Kind == result.KindStall && f.Phase == "end" && *f.StartS == *start.rec.Finding.StartS {
 				end = &recs[i]
 				break
 			}
@@ -273,7 +273,7 @@ func cliffRun(ctx context.Context, bin string, run int, out *delays) error {
 	truth := ended.Sub(recs[0].rec.Time).Seconds()
 	var best *arrived
 	for i := range recs {
-		if f := recs[i].rec.Finding; f != nil && f.Kind == "cliff" && (best == nil || math.Abs(*f.StartS-truth) < math.Abs(*best.rec.Finding.StartS-truth)) {
+		if f := recs[i].rec.Finding; f != nil && f.Kind == result.KindCliff && (best == nil || math.Abs(*f.StartS-truth) < math.Abs(*best.rec.Finding.StartS-truth)) {
 			best = &recs[i]
 		}
 	}

@@ -73,10 +73,10 @@ func (c Clock) Describe(f Finding) string {
 			to = ev["bytes_s"]
 		}
 		return fmt.Sprintf("%sstalled %s%s at %s, from %s before (queue up to %.1f)", who, span, still, mb(to), mb(from), math.Max(ev["peak_aqu_sz"], ev["aqu_sz"]))
-	case "saturation":
+	case result.KindSaturation:
 		return fmt.Sprintf("%ssaturated %s%s: aqu-sz up to %.1f, await up to %s ms", who, span, still,
 			math.Max(ev["peak_aqu_sz"], ev["aqu_sz"]), units.Figure(ev["peak_await_ms"]))
-	case "cap":
+	case result.KindCap:
 		return fmt.Sprintf("%sat the expected ceiling %s%s", who, span, still)
 	case result.KindCliff:
 		unit := func(v float64) string { return mb(v) }

@@ -23,6 +23,24 @@ const (
 	KindModel = "model"
 )
 
+// Finding kinds of a live watch (and of a history read back through it);
+// their codes are the same words.
+const (
+	// KindSaturation: the device busy with a queue, sustained.
+	KindSaturation = "saturation"
+	// KindCap: the rate held at the expected disk's ceiling, sustained.
+	KindCap = "cap"
+	// KindBurst: an expected disk's burst credit draining.
+	KindBurst = "burst"
+	// KindDevice: a device appeared or went away.
+	KindDevice = "device"
+	// KindExpect: the disk a device is expected to be, and where that
+	// came from.
+	KindExpect = "expect"
+	// KindDiscovery: looking for devices or their expected disks failed.
+	KindDiscovery = "discovery"
+)
+
 // States of a disk model's curve (a KindModel finding's "state"
 // evidence holds StateNumber).
 const (

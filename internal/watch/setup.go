@@ -75,7 +75,7 @@ func (m *Metrics) Feed(w *Watcher, cfg *Config) func(result.WatchRecord) error {
 	return func(r result.WatchRecord) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if f := r.Finding; r.Type == result.WatchTypeFinding && f != nil && (f.Kind == "device" || f.Kind == "expect") {
+		if f := r.Finding; r.Type == result.WatchTypeFinding && f != nil && (f.Kind == result.KindDevice || f.Kind == result.KindExpect) {
 			m.Expect(f.Device, w.CeilingOf(f.Device))
 		}
 		m.Observe(r)

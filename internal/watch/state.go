@@ -231,11 +231,11 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	}
 	tr.state = state
 
-	out = append(out, tr.sustained(&tr.saturated, state == StateSaturated, "saturation", t, dt, s,
+	out = append(out, tr.sustained(&tr.saturated, state == StateSaturated, result.KindSaturation, t, dt, s,
 		func(e *episode) string {
 			return fmt.Sprintf("saturated: aqu-sz %.1f at util %.0f%%, await up to %.0f ms", e.peakQ, s.UtilPct, e.peakWait)
 		})...)
-	out = append(out, tr.sustained(&tr.atCap, state == StateAtCap, "cap", t, dt, s,
+	out = append(out, tr.sustained(&tr.atCap, state == StateAtCap, result.KindCap, t, dt, s,
 		func(e *episode) string { return fmt.Sprintf("at the expected ceiling: %.0f%% of it", cv.pct) })...)
 
 	// Stall episodes start at once: a stall is the one thing not to wait for.
@@ -243,7 +243,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 		tr.stallSeconds += dt
 		if tr.stall == nil {
 			tr.stall = &episode{start: t - dt, reason: why, refBytes: refBytes, refIOPS: refIOPS, minBytes: bytes}
-			f := newFinding(tr.name, "stall", "start", "fail", t-dt, 0,
+			f := newFinding(tr.name, result.KindStall, "start", "fail", t-dt, 0,
 				fmt.Sprintf("stall started: %s", why),
 				map[string]float64{"aqu_sz": s.QueueSize, "util_pct": s.UtilPct, "bytes_s": bytes, "ref_bytes_s": refBytes,
 					"iowait_pct": h.IowaitPct, "writeback_bytes": float64(h.WritebackBytes)})
@@ -257,7 +257,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	} else if tr.stall != nil {
 		e := tr.stall
 		d := t - dt - e.start
-		out = append(out, newFinding(tr.name, "stall", "end", "fail", e.start, d,
+		out = append(out, newFinding(tr.name, result.KindStall, "end", "fail", e.start, d,
 			fmt.Sprintf("stalled for %s: throughput fell to %s/s from %s/s (peak aqu-sz %.1f)", seconds(d), bytesSI(e.minBytes), bytesSI(e.refBytes), e.peakQ),
 			map[string]float64{"min_bytes_s": e.minBytes, "ref_bytes_s": e.refBytes, "ref_iops": e.refIOPS, "peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait}))
 		tr.stall = nil
@@ -307,7 +307,7 @@ func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, 
 		return nil
 	}
 	d := t - dt - e.start
-	name := map[string]string{"saturation": "saturated", "cap": "at the ceiling"}[kind]
+	name := map[string]string{result.KindSaturation: "saturated", result.KindCap: "at the ceiling"}[kind]
 	return []finding{newFinding(tr.name, kind, "end", "warn", e.start, d,
 		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %.0f ms)", name, seconds(d), e.peakQ, e.peakWait),
 		map[string]float64{"peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait})}
@@ -335,7 +335,7 @@ func (st *storm) step(t, dt float64, h Host) []finding {
 		st.peakWait = max(st.peakWait, h.IowaitPct)
 		if !st.logged && st.n >= st.th.StormIntervals {
 			st.logged = true
-			return []finding{newFinding("", "writeback", "start", "warn", st.start, 0,
+			return []finding{newFinding("", result.KindWriteback, "start", "warn", st.start, 0,
 				fmt.Sprintf("writeback storm: %s under writeback, %s dirty, iowait %.0f%%",
 					bytesIEC(float64(h.WritebackBytes)), bytesIEC(float64(h.DirtyBytes)), h.IowaitPct),
 				map[string]float64{"writeback_bytes": float64(h.WritebackBytes), "dirty_bytes": float64(h.DirtyBytes), "iowait_pct": h.IowaitPct})}
@@ -347,7 +347,7 @@ func (st *storm) step(t, dt float64, h Host) []finding {
 		return nil
 	}
 	d := t - dt - st.start
-	return []finding{newFinding("", "writeback", "end", "warn", st.start, d,
+	return []finding{newFinding("", result.KindWriteback, "end", "warn", st.start, d,
 		fmt.Sprintf("writeback storm for %s: up to %s under writeback, %s dirty, iowait up to %.0f%%",
 			seconds(d), bytesIEC(float64(st.peakWB)), bytesIEC(float64(st.peakDirt)), st.peakWait),
 		map[string]float64{"peak_writeback_bytes": float64(st.peakWB), "peak_dirty_bytes": float64(st.peakDirt), "peak_iowait_pct": st.peakWait})}

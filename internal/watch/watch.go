@@ -363,14 +363,14 @@ func (w *Watcher) rediscover(t float64) []finding {
 	if err != nil {
 		if msg := err.Error(); msg != w.discErr {
 			w.discErr = msg
-			return []finding{newFinding("", "discovery", "", "warn", t, 0, "looking for new devices and their expected disks failed: "+msg, nil)}
+			return []finding{newFinding("", result.KindDiscovery, "", "warn", t, 0, "looking for new devices and their expected disks failed: "+msg, nil)}
 		}
 		return nil
 	}
 	w.discErr = ""
 	out, err := w.apply(d, t)
 	if err != nil {
-		out = append(out, newFinding("", "discovery", "", "warn", t, 0, "watching new devices failed: "+err.Error(), nil))
+		out = append(out, newFinding("", result.KindDiscovery, "", "warn", t, 0, "watching new devices failed: "+err.Error(), nil))
 	}
 	return out
 }
@@ -398,7 +398,7 @@ func (w *Watcher) apply(d Discovery, t float64) ([]finding, error) {
 		if a := d.About[n]; a != "" {
 			msg += ": " + a
 		}
-		out = append(out, newFinding(n, "device", "", "info", t, 0, msg, nil))
+		out = append(out, newFinding(n, result.KindDevice, "", "info", t, 0, msg, nil))
 	}
 	if added {
 		names := make([]string, len(w.devs))
@@ -441,7 +441,7 @@ func (w *Watcher) apply(d Discovery, t float64) ([]finding, error) {
 				msg += " (" + a + ")"
 			}
 		}
-		out = append(out, newFinding(dv.Name, "expect", "", "info", t, 0, msg, nil))
+		out = append(out, newFinding(dv.Name, result.KindExpect, "", "info", t, 0, msg, nil))
 	}
 	return out, nil
 }
@@ -552,7 +552,7 @@ func (w *Watcher) burstCheck(dev string, cr *credit, t, iops, bw float64, cpct, 
 	var out []finding
 	if *left >= 0 && *left < 600 && !w.warned[dev] {
 		w.warned[dev] = true
-		out = append(out, newFinding(dev, "burst", "", "warn", t, 0, BurstMessage(c.Name, iops, bw, *left),
+		out = append(out, newFinding(dev, result.KindBurst, "", "warn", t, 0, BurstMessage(c.Name, iops, bw, *left),
 			map[string]float64{"credit_pct": *cpct, "left_s": *left, "iops": iops, "bw_bytes": bw}))
 	}
 	if *left < 0 && *cpct >= 90 {
