@@ -9,11 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
@@ -111,7 +111,15 @@ func HTTPClient(base *url.URL, a Auth, maxBody int64, timeout time.Duration) (*h
 		return nil, &ConfigError{Err: errors.New("a client certificate needs both its certificate and its key file"), Help: "give --prometheus-cert and --prometheus-key together"}
 	}
 	if a.CertFile != "" {
-		c, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+		certPEM, err := readSecret(a.CertFile, "client certificate")
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := readSecret(a.KeyFile, "client key")
+		if err != nil {
+			return nil, err
+		}
+		c, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, &ConfigError{Err: fmt.Errorf("client certificate: %w", err), Help: "give a PEM certificate and its PEM private key"}
 		}
@@ -168,21 +176,20 @@ func loopback(host string) bool {
 	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
 }
 
-// maxSecret bounds a token, password or CA file.
+// maxSecret bounds a token, password, certificate, key or CA file.
 const maxSecret = 1 << 20
 
+// readSecret reads a file named on the command line: a FIFO or a device
+// is refused without blocking (a FIFO nobody writes would hang the
+// command), and the size is bounded.
 func readSecret(path, what string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("%s: %w", what, err), Help: "give a readable file"}
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecret+1))
-	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("%s %s: %w", what, path, err), Help: "give a readable file"}
-	}
-	if len(b) > maxSecret {
+	b, err := userfile.ReadFile(path, maxSecret)
+	var big *userfile.TooLargeError
+	switch {
+	case errors.As(err, &big):
 		return nil, &ConfigError{Err: fmt.Errorf("%s %s is larger than 1 MiB", what, path), Help: "give the file that holds only the secret"}
+	case err != nil:
+		return nil, &ConfigError{Err: fmt.Errorf("%s: %w", what, err), Help: "give a readable regular file"}
 	}
 	return b, nil
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/iolens/iolens/internal/etcdmetrics/etcdtest"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sys/unix"
 )
 
 func matrix(streams ...*model.SampleStream) model.Matrix { return model.Matrix(streams) }
@@ -297,3 +299,35 @@ func TestTLS(t *testing.T) {
 		}
 	}
 }
+
+// A credential file that is a FIFO nobody writes, or a device, is refused
+// at once: reading it would block the command, or never end.
+func TestSecretFilesNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscallMkfifo(fifo); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	base, _ := url.Parse("https://prom.example.com")
+	for _, path := range []string{fifo, "/dev/zero"} {
+		for name, a := range map[string]Auth{
+			"ca":       {CAFile: path},
+			"token":    {TokenFile: path},
+			"password": {User: "u", PasswordFile: path},
+			"cert":     {CertFile: path, KeyFile: path},
+		} {
+			done := make(chan error, 1)
+			go func() { _, err := HTTPClient(base, a, 1<<20, time.Second); done <- err }()
+			select {
+			case err := <-done:
+				var ce *ConfigError
+				if !errors.As(err, &ce) || hint.Of(err) == "" {
+					t.Errorf("%s %s: got %v, want a ConfigError with a hint", name, path, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s %s: still reading after 5 s", name, path)
+			}
+		}
+	}
+}
+
+func syscallMkfifo(path string) error { return unix.Mkfifo(path, 0o600) }
