@@ -70,7 +70,7 @@ IOPS of each second of it (fio's per-window series).`,
 			case !files.stdout():
 				return nil
 			case output == "html":
-				return page(rawOf(streams.Out))
+				return page(reportOut(streams.Out, output))
 			}
 			return compare.Write(reportOut(streams.Out, output), output, c)
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/pflag"
@@ -70,7 +71,7 @@ func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
 	if o.html == "" {
 		return nil
 	}
-	if err := userfile.Write(o.html, write); err != nil {
+	if err := userfile.Write(o.html, func(w io.Writer) error { return write(termtext.NewHTMLWriter(w)) }); err != nil {
 		return fmt.Errorf("%s: %w", o.htmlFlag, err)
 	}
 	return nil

@@ -88,6 +88,30 @@ func TestTerminalFilterHistory(t *testing.T) {
 			t.Errorf("%v no longer carries the run id as it is: %.300s", args, out)
 		}
 	}
+	// HTML on standard output and in --html files: the page carries the
+	// run id escaped, nothing raw, on every command that writes one.
+	html := filepath.Join(dir, "page.html")
+	for _, args := range [][]string{
+		{"report", p, "-o", "html"},
+		{"analyze", p, "-o", "html"},
+		{"compare", p, p, "-o", "html"},
+		{"history", "show", "--db", db, "20240501", "-o", "html"},
+		{"report", p, "--html", html},
+		{"compare", p, p, "--html", html},
+	} {
+		os.Remove(html)
+		out, errOut, code := execute(t, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+		if b, err := os.ReadFile(html); err == nil {
+			out = string(b)
+		}
+		noControls(t, strings.Join(args, " "), out)
+		if !strings.Contains(out, `\u001b]0;owned`) {
+			t.Errorf("%v: the page no longer shows the run id: %.300s", args, out)
+		}
+	}
 	// A file that is not there gets a hint, its name filtered.
 	_, errOut, code := execute(t, "report", filepath.Join(dir, "no"+hostile))
 	noControls(t, "the error", errOut)

@@ -31,7 +31,7 @@ func Out(w io.Writer, format string, color bool) io.Writer {
 	case "json", "ndjson":
 		return termtext.NewJSONWriter(w)
 	case "html":
-		return w
+		return termtext.NewHTMLWriter(w)
 	}
 	return termtext.NewWriter(w)
 }

@@ -120,10 +120,19 @@ func incompleteTail(b []byte) int {
 type JSONWriter struct {
 	W       io.Writer
 	pending []byte
+	markup  bool // HTML: C0 controls and stray bytes escaped too
 }
 
 // NewJSONWriter escapes what is written to w.
 func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w} }
+
+// NewHTMLWriter escapes what is written to w, an HTML page: every
+// character a terminal would obey (C0 and C1 controls, DEL, the bidi
+// overrides, bytes that are not UTF-8) is written as the six characters
+// \uXXXX. Data inside the page's JSON reads back the same; in its text
+// the escape shows instead of acting, so a page sent to a terminal or
+// printed with cat cannot drive it.
+func NewHTMLWriter(w io.Writer) *JSONWriter { return &JSONWriter{W: w, markup: true} }
 
 // Write escapes p and writes it; it reports len(p) when W took it all.
 func (j *JSONWriter) Write(p []byte) (int, error) {
@@ -141,9 +150,12 @@ func (j *JSONWriter) Write(p []byte) (int, error) {
 		var b strings.Builder
 		for i := 0; i < len(buf); {
 			r, n := utf8.DecodeRune(buf[i:])
-			if r != '\n' && r != '\t' && obeyed(r, n) && !(r == utf8.RuneError && n <= 1) && r >= 0x20 {
+			switch {
+			case j.markup && r == utf8.RuneError && n <= 1:
+				b.WriteString("\\ufffd")
+			case r != '\n' && r != '\t' && obeyed(r, n) && !(r == utf8.RuneError && n <= 1) && (r >= 0x20 || j.markup):
 				fmt.Fprintf(&b, "\\u%04x", r)
-			} else {
+			default:
 				b.Write(buf[i : i+n])
 			}
 			i += n

@@ -3,6 +3,7 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -116,4 +117,22 @@ func FuzzJSONWriter(f *testing.F) {
 			t.Fatalf("%q: %q -> %q (%v)", s, raw, b.String(), err)
 		}
 	})
+}
+
+// The HTML writer escapes C0 controls and stray bytes too, which JSON
+// encoders never leave raw but a page's text may carry.
+func TestHTMLWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewHTMLWriter(&b)
+	in := "<td>x\x1b[2J\u009b\u202e\xffy\n\t</td>"
+	// written in two pieces that split a character
+	w.Write([]byte(in[:10]))
+	w.Write([]byte(in[10:]))
+	want := "<td>x\\u001b[2J\\u009b\\u202e\\ufffdy\n\t</td>"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	if !IsClean(b.String()) {
+		t.Errorf("%q is not clean", b.String())
+	}
 }
