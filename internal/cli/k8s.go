@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -513,8 +514,10 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("run-as-user") && o.runAsUser < 0 {
-				return k8sUsage("node-check", "--run-as-user %d: a uid is 0 or more", o.runAsUser)
+			// The API server takes a uid from 0 to 2^31-1; a larger one would
+			// be refused only after iolens has created the run's objects.
+			if cmd.Flags().Changed("run-as-user") && (o.runAsUser < 0 || o.runAsUser > math.MaxInt32) {
+				return k8sUsage("node-check", "--run-as-user %d: a uid is from 0 to %d", o.runAsUser, math.MaxInt32)
 			}
 			if err := k8s.CheckName("node", args[0]); err != nil {
 				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}

@@ -31,6 +31,7 @@ current-context: x
 		{[]string{"k8s", "cleanup", "--run", "../x"}, "not a run id"},
 		{[]string{"k8s", "cleanup", "--run", "a,b=c"}, "not a run id"},
 		{[]string{"k8s", "node-check", "n1", "--run-as-user", "-1"}, "--run-as-user -1"},
+		{[]string{"k8s", "node-check", "n1", "--run-as-user", "4294967296"}, "--run-as-user 4294967296"},
 		{[]string{"k8s", "node-check", "N1/..", "--path", "/var/lib/etcd"}, "node name"},
 		{[]string{"k8s", "node-check", "n1", "--path", "/var/lib/kubelet/pods"}, "system tree"},
 		{[]string{"k8s", "run", "--agent-service-account", "Bad_SA"}, "--agent-service-account"},
