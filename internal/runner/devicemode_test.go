@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,5 +147,40 @@ func TestMountedDeviceReadsAreReadOnly(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Status != "ok" || !contains(got[0].FioArgs, "--readonly") || !strings.Contains(got[0].FioJob, "filename="+dev+"\n") {
 		t.Fatalf("results: %+v", got)
+	}
+}
+
+// A device named by a relative path (here a symlink in the working
+// directory) is the device: fio runs in the scratch directory, where the
+// same relative name would be a new file, measured instead of the device.
+func TestDeviceRelativePath(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("needs fio")
+	}
+	realio.Exclusive(t)
+	dev := loopDevice(t, 128<<20)
+	img := backingFile(t, dev)
+	suite, err := SuiteFromJobFile("d.fio", "[w]\nrw=write\nbs=1m\nsize=16m\ndirect=1\nioengine=libaio\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := t.TempDir()
+	if err := os.Symlink(dev, filepath.Join(wd, "disk")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(wd)
+	t.Setenv("TMPDIR", t.TempDir())
+	before := allocated(t, img)
+	var got []result.Result
+	err = Run(context.Background(), Config{Suite: suite, Device: "disk", Destructive: true, WritebackCap: -1},
+		func(r result.Result) error { got = append(got, r); return nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Status != "ok" {
+		t.Fatalf("results: %+v", got)
+	}
+	if grew := allocated(t, img) - before; grew < 16<<20 {
+		t.Errorf("the device's image grew by %d bytes: the 16 MiB write did not reach it; job:\n%s", grew, got[0].FioJob)
 	}
 }

@@ -263,6 +263,15 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	if cfg.FioBinary == "" {
 		cfg.FioBinary = "fio"
 	}
+	// fio runs in the scratch directory: a relative device path there
+	// would name a new file, measured instead of the device.
+	if cfg.Device != "" && !filepath.IsAbs(cfg.Device) {
+		abs, err := filepath.Abs(cfg.Device)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Device = abs
+	}
 	if cfg.RunID == "" {
 		cfg.RunID = NewRunID()
 	}
