@@ -49,17 +49,29 @@ func TestNoIOIsAFailure(t *testing.T) {
 }
 
 // The writeback watch ends when dirty memory is back to its level before
-// the test, and at the cap otherwise, saying so.
+// the test, or when the device has received what fio wrote and gone quiet
+// while other programs keep the host's dirty memory up, and at the cap
+// otherwise, saying so.
 func TestWaitWriteback(t *testing.T) {
 	const mib = 1 << 20
+	busy := []uint64{900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900}
 	tests := []struct {
 		name   string
-		dirty  []uint64 // one per tick, MiB
+		dirty  []uint64  // one per tick, MiB
+		dev    []float64 // the device's write rate each tick, MB/s (nil: none)
+		wrote  float64   // bytes fio wrote
 		capped bool
 	}{
-		{"drains", []uint64{900, 500, 100, 40, 30, 20}, false},
-		{"never drains", []uint64{900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900}, true},
-		{"dips once", []uint64{900, 10, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900}, true},
+		{"drains", []uint64{900, 500, 100, 40, 30, 20}, nil, 0, false},
+		{"never drains", busy, nil, 0, true},
+		{"dips once", []uint64{900, 10, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900, 900}, nil, 0, true},
+		// Others keep 900 MiB dirty; the device got fio's 32 MB in the
+		// first seconds and went quiet: the test's writeback is over.
+		{"device received it", busy, []float64{20, 12, 0.1, 0, 0, 0}, 32e6, false},
+		// Only 20 of fio's 32 MB reached the device: still draining.
+		{"device short of it", busy, []float64{10, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 32e6, true},
+		// Every byte arrived, but the device still writes fast.
+		{"device still writing", busy, []float64{40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40}, 32e6, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,10 +80,14 @@ func TestWaitWriteback(t *testing.T) {
 			var mu sync.Mutex
 			var ticks []diskstats.Tick
 			for i, d := range tt.dirty {
-				ticks = append(ticks, diskstats.Tick{At: from.Add(time.Duration(i+1) * time.Millisecond), System: diskstats.System{DirtyBytes: d * mib}})
+				tk := diskstats.Tick{At: from.Add(time.Duration(i+1) * time.Second), System: diskstats.System{DirtyBytes: d * mib}}
+				if i < len(tt.dev) {
+					tk.Devices = map[string]diskstats.Rates{"vdb": {WriteBWBytes: tt.dev[i] * 1e6}}
+				}
+				ticks = append(ticks, tk)
 			}
 			var msgs []string
-			end := r.waitWriteback(context.Background(), time.Second, &mu, &ticks, from, 30*mib, func(m string) { msgs = append(msgs, m) })
+			end := r.waitWriteback(context.Background(), time.Second, &mu, &ticks, from, 30*mib, tt.wrote, func(m string) { msgs = append(msgs, m) })
 			if end.capped != tt.capped {
 				t.Errorf("capped = %v, want %v (%+v)", end.capped, tt.capped, end)
 			}

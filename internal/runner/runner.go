@@ -1010,7 +1010,13 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	// tail until the device calms down.
 	var wb writebackEnd
 	if err == nil && buffered && r.reader != nil && r.cfg.WritebackCap > 0 {
-		wb = r.waitWriteback(ctx, r.interval(s), &mu, &ticks, fioEnd, dirtyBefore, func(msg string) {
+		var wrote float64
+		if run != nil && run.Final != nil {
+			for _, j := range run.Final.Jobs {
+				wrote += float64(j.Write.IOBytes)
+			}
+		}
+		wb = r.waitWriteback(ctx, r.interval(s), &mu, &ticks, fioEnd, dirtyBefore, wrote, func(msg string) {
 			r.progress(Event{Kind: EventInfo, Index: n, Total: total, Test: s, Message: msg})
 		})
 	}
@@ -1114,12 +1120,19 @@ func (w writebackEnd) note(limit time.Duration) string {
 // may stay and still count as drained: other programs write too.
 const writebackSlack = 16 << 20
 
-// waitWriteback keeps sampling every iv after fio ended until the dirty
-// and writeback memory is back to its level before the test (within 16
-// MiB) for 2 s, for at most the writeback cap. Device traffic is not the
-// criterion: other tenants may keep a disk busy. progress hears how it
-// goes every 15 s.
-func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64, progress func(string)) writebackEnd {
+// writebackIdle is the write rate below which a device that has received
+// every byte fio wrote counts as done with the test's writeback.
+const writebackIdle = 1e6
+
+// waitWriteback keeps sampling every iv after fio ended until the test's
+// writeback is over, for 2 s, and at most the writeback cap: the dirty
+// and writeback memory back to its level before the test (within 16
+// MiB), or, where other programs keep the host's dirty memory up, the
+// target's device having received every byte fio wrote (wrote) and its
+// writes down to a trickle. Device traffic alone is not the criterion:
+// other tenants may keep a disk busy. progress hears how it goes every
+// 15 s.
+func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.Mutex, ticks *[]diskstats.Tick, from time.Time, baseline uint64, wrote float64, progress func(string)) writebackEnd {
 	start := time.Now()
 	end := writebackEnd{watched: true, target: baseline}
 	deadline := start.Add(r.cfg.WritebackCap)
@@ -1128,6 +1141,8 @@ func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.M
 		units.HumanBytes(float64(baseline)), r.cfg.WritebackCap))
 	need := int(max(2*time.Second/iv, 2))
 	quiet, seen := 0, 0
+	devBytes := map[string]float64{} // written to each device since the test began
+	var last time.Time
 	for quiet < need {
 		if !time.Now().Before(deadline) {
 			end.capped = true
@@ -1142,11 +1157,24 @@ func (r *runner) waitWriteback(ctx context.Context, iv time.Duration, mu *sync.M
 		mu.Lock()
 		for _, t := range (*ticks)[seen:] {
 			seen++
+			dt := iv.Seconds()
+			if !last.IsZero() {
+				dt = t.At.Sub(last).Seconds()
+			}
+			last = t.At
+			var received, rate float64
+			for name, d := range t.Devices {
+				devBytes[name] += d.WriteBWBytes * dt
+				rate = math.Max(rate, d.WriteBWBytes)
+			}
+			for _, b := range devBytes {
+				received = math.Max(received, b)
+			}
 			if t.At.Before(from) {
 				continue
 			}
 			end.dirty = t.System.DirtyBytes + t.System.WritebackBytes
-			if end.dirty <= baseline+writebackSlack {
+			if end.dirty <= baseline+writebackSlack || wrote > 0 && received >= wrote && rate < writebackIdle {
 				quiet++
 			} else {
 				quiet = 0
