@@ -114,7 +114,13 @@ func main() {
 	*bin = b
 	os.Setenv("IOLENS_EMULATE_DIR", *stateDir)
 	os.Setenv("IOLENS_NO_METADATA", "1")
-	defer func() { _ = exec.Command(*bin, "emulate", "rm", "--all", "--force").Run() }()
+	_, existed := os.Stat(*stateDir)
+	defer func() {
+		_ = exec.Command(*bin, "emulate", "rm", "--all", "--force").Run()
+		if existed != nil {
+			_ = os.Remove(*stateDir) // what the emulator created for us, once empty
+		}
+	}()
 	var rows, timing, codes, heads []string
 	right, total, hRight, hTotal, contra := 0, 0, 0, 0, 0
 	for _, sc := range scenarios() {
