@@ -2,6 +2,7 @@ package cloudmeta
 
 import (
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func diskSpec(c *limits.Catalog, provider, family string, sizeGiB int64, iops, b
 	var kv, missing []string
 	if e.IOPS != nil && e.IOPS.Provisioned {
 		if iops > 0 {
-			kv = append(kv, "iops="+fmtNum(iops))
+			kv = append(kv, "iops="+units.Exact(iops))
 		} else {
 			missing = append(missing, "iops=N")
 		}
@@ -66,7 +67,7 @@ func diskSpec(c *limits.Catalog, provider, family string, sizeGiB int64, iops, b
 			if e.Unit == "MiB/s" {
 				unit = 1 << 20
 			}
-			kv = append(kv, "throughput="+fmtNum(math.Round(bwBytes/unit*1000)/1000))
+			kv = append(kv, "throughput="+units.Exact(math.Round(bwBytes/unit*1000)/1000))
 		} else {
 			missing = append(missing, "throughput=M")
 		}

@@ -1,6 +1,7 @@
 package cloudmeta
 
 import (
+	"github.com/iolens/iolens/internal/units"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,7 +93,7 @@ func (t tree) addSize(d *Disk) {
 	}
 	if b := t.sizeBytes(d.Device); b > 0 {
 		d.SizeBytes = b
-		d.Facts = append(d.Facts, Fact{Key: "size_bytes", Value: fmtNum(float64(b)), Source: "sysfs /sys/block/" + d.Device + "/size"})
+		d.Facts = append(d.Facts, Fact{Key: "size_bytes", Value: units.Exact(float64(b)), Source: "sysfs /sys/block/" + d.Device + "/size"})
 	}
 }
 

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"strconv"
 	"strings"
 
@@ -64,10 +65,10 @@ func Page(ops []Operand, c Comparison) report.Page {
 			}
 			row := []string{Letter(i), x.Disk, money(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
 			if x.IOPS > 0 {
-				row[3], row[4] = num(x.IOPS, 0)+" ("+x.IOPSTest+")", money(x.USDPerIOPS)
+				row[3], row[4] = units.Whole(x.IOPS)+" ("+x.IOPSTest+")", money(x.USDPerIOPS)
 			}
 			if x.BWBytes > 0 {
-				row[5], row[6] = num(x.BWBytes/1e6, 1)+" ("+x.BWTest+")", money(x.USDPerMBps)
+				row[5], row[6] = units.MB(x.BWBytes)+" ("+x.BWTest+")", money(x.USDPerMBps)
 			}
 			ct.Rows = append(ct.Rows, row)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"io"
 	"strconv"
 	"strings"
@@ -30,21 +31,6 @@ func Write(w io.Writer, format string, c Comparison) error {
 		return Markdown(w, c)
 	}
 	return fmt.Errorf("unknown output format %q", format)
-}
-
-func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-
-func msStr(ns float64) string {
-	v := ns / 1e6
-	switch {
-	case v == 0:
-		return "0"
-	case v < 1:
-		return num(v, 3)
-	case v < 100:
-		return num(v, 2)
-	}
-	return num(v, 0)
 }
 
 func diff(p *float64) string {
@@ -91,7 +77,7 @@ func Cells(x *Cell, dir string) []string {
 	if x == nil {
 		return []string{"-", "-", "-", "-", "-", "", ""}
 	}
-	mb := with(num(x.BWBytes/1e6, 1), x.DiffBWPct)
+	mb := with(units.MB(x.BWBytes), x.DiffBWPct)
 	if dir == "sync" {
 		mb = "-"
 	}
@@ -99,9 +85,9 @@ func Cells(x *Cell, dir string) []string {
 		if x.NoPercentiles {
 			return "n/a"
 		}
-		return with(msStr(ns), p)
+		return with(units.Millis(ns), p)
 	}
-	return []string{with(num(x.IOPS, 0), x.DiffIOPSPct), mb, lat(x.P50Ns, x.DiffP50Pct), lat(x.P99Ns, x.DiffP99Pct),
+	return []string{with(units.Whole(x.IOPS), x.DiffIOPSPct), mb, lat(x.P50Ns, x.DiffP50Pct), lat(x.P99Ns, x.DiffP99Pct),
 		lat(x.P999Ns, x.DiffP999Pct), changeText(x.IOPSTest, true), changeText(x.P99Test, false)}
 }
 
@@ -373,10 +359,10 @@ func CostLines(c Comparison) []string {
 		}
 		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, money(x.USDPerMonth), x.Region, x.AsOf)
 		if x.IOPS > 0 {
-			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", money(x.USDPerIOPS), num(x.IOPS, 0), x.IOPSTest)
+			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", money(x.USDPerIOPS), units.Whole(x.IOPS), x.IOPSTest)
 		}
 		if x.BWBytes > 0 {
-			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", money(x.USDPerMBps), num(x.BWBytes/1e6, 1), x.BWTest)
+			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", money(x.USDPerMBps), units.MB(x.BWBytes), x.BWTest)
 		}
 		out = append(out, s)
 	}

@@ -464,10 +464,10 @@ func verdict(d *Diagnosis) []string {
 	var held []string
 	if b := d.Disk.Burst; b != nil && b.Between {
 		held = append(held, fmt.Sprintf("burst: %s fell to %s within %s (%s): burst credits or a write cache ran out between them",
-			rateWords(b.Rate, b.Unit), rateWords(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
+			units.PerSecond(b.Rate, b.Unit), units.PerSecond(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
 	} else if b != nil {
 		held = append(held, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
-			rateWords(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), rateWords(b.Baseline, b.Unit), b.Test))
+			units.PerSecond(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), units.PerSecond(b.Baseline, b.Unit), b.Test))
 	}
 	if n := len(d.Disk.Stalls); n > 0 {
 		worst := d.Disk.Stalls[0]
@@ -541,13 +541,6 @@ func limitWords(code string) string {
 		return "limit unknown"
 	}
 	return code
-}
-
-func rateWords(v float64, unit string) string {
-	if unit == "iops" {
-		return units.Figure(v) + " IOPS"
-	}
-	return units.Figure(v/1e6) + " MB/s"
 }
 
 // Advice says what to change, from what binds: one short line per thing,

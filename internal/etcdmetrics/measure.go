@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
 	"sync"
@@ -321,7 +322,7 @@ func bucketNote(h Histogram) string {
 	var bs []string
 	for _, b := range h.Buckets {
 		if !math.IsInf(b.UpperBound, 1) {
-			bs = append(bs, strings.TrimSuffix(msText(b.UpperBound), " ms"))
+			bs = append(bs, strings.TrimSuffix(units.Ms(b.UpperBound, 4), " ms"))
 		}
 	}
 	return fmt.Sprintf("etcd's histograms have coarse buckets (%s ms): the p99 is read as Prometheus's histogram_quantile reads it, "+

@@ -2,8 +2,8 @@ package limits
 
 import (
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"math"
-	"strings"
 )
 
 // Derived fsync band, for families with no measured one: an fdatasync of
@@ -151,13 +151,13 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 	switch {
 	case meanNs > m.HiNs:
 		lc.Verdict = "above"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is above it, slower than this family's typical IO (the host, the region or the path to the disk adds time)", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is above it, slower than this family's typical IO (the host, the region or the path to the disk adds time)", what, units.Latency(meanNs))
 	case meanNs < m.LoNs:
 		lc.Verdict = "below"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is below it (a cache answered, or the disk is faster than the model says)", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is below it (a cache answered, or the disk is faster than the model says)", what, units.Latency(meanNs))
 	default:
 		lc.Verdict = "within"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, units.Latency(meanNs))
 	}
 	return lc, true
 }
@@ -165,20 +165,14 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 // bandStr prints a latency band: "2-3 ms", "250-500 µs".
 func bandStr(lo, hi float64) string {
 	if hi < 1e6 {
-		return fmt.Sprintf("%s-%s µs", trimFloat(lo/1e3), trimFloat(hi/1e3))
+		return fmt.Sprintf("%s-%s µs", units.Trim(lo/1e3, 2), units.Trim(hi/1e3, 2))
 	}
-	return fmt.Sprintf("%s-%s ms", trimFloat(lo/1e6), trimFloat(hi/1e6))
-}
-
-func trimFloat(x float64) string {
-	s := fmt.Sprintf("%.2f", x)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
+	return fmt.Sprintf("%s-%s ms", units.Trim(lo/1e6, 2), units.Trim(hi/1e6, 2))
 }
 
 // iopsBand prints a QD1 prediction: "400 IOPS (333-500)".
 func (p LatencyPrediction) iopsBand() string {
-	r := func(x float64) string { return fmtNum(math.Round(x)) }
+	r := func(x float64) string { return units.Published(math.Round(x)) }
 	if r(p.QD1LoIOPS) == r(p.QD1HiIOPS) {
 		return r(p.QD1IOPS) + " IOPS"
 	}
@@ -204,7 +198,7 @@ func (p LatencyPrediction) Lines() []string {
 		kind = "ASSUMED"
 	}
 	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", bandStr(m.LoNs, m.HiNs), kind, m.Basis)}
-	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", sizeStr(p.IOSizeBytes), p.iopsBand(), fmtNum(p.CapIOPS), p.depthStr()))
+	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(p.CapIOPS), p.depthStr()))
 	fk := "derived"
 	if m.FsyncMeasured {
 		fk = "measured"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"io"
 	"math"
 	"sort"
@@ -508,12 +509,12 @@ func rates(e *PriceEntry, unit string) string {
 		parts = append(parts, rateUSD(e.USDPerIOPSMonth)+" per IOPS-month"+above(e.FreeIOPS))
 	}
 	for i, t := range e.IOPSTiers {
-		band := " above " + fmtNum(e.IOPSTiers[max(i-1, 0)].ToIOPS)
+		band := " above " + units.Published(e.IOPSTiers[max(i-1, 0)].ToIOPS)
 		if i == 0 {
 			band = above(e.FreeIOPS)
 		}
 		if t.ToIOPS > 0 {
-			band += " to " + fmtNum(t.ToIOPS)
+			band += " to " + units.Published(t.ToIOPS)
 		}
 		parts = append(parts, rateUSD(t.USDPerIOPSMonth)+" per IOPS-month"+band)
 	}
@@ -529,7 +530,7 @@ func rates(e *PriceEntry, unit string) string {
 
 func above(free float64) string {
 	if free > 0 {
-		return " above " + fmtNum(free)
+		return " above " + units.Published(free)
 	}
 	return ""
 }

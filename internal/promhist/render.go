@@ -3,6 +3,7 @@ package promhist
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"io"
 	"strings"
 	"time"
@@ -38,11 +39,11 @@ func (e *FormatError) Error() string { return fmt.Sprintf("unknown output format
 func (e *FormatError) Hint() string { return "valid formats: " + strings.Join(Formats, ", ") }
 
 func (a *Analysis) header(c Clock) string {
-	step := fmt.Sprintf("step %s", dur(time.Duration(a.StepS*float64(time.Second))))
+	step := fmt.Sprintf("step %s", units.FormatDuration(time.Duration(a.StepS*float64(time.Second))))
 	if a.StepS == a.ScrapeIntervalS {
 		step += " (the scrape interval)"
 	} else {
-		step += fmt.Sprintf(" (scrape interval %s)", dur(time.Duration(a.ScrapeIntervalS*float64(time.Second))))
+		step += fmt.Sprintf(" (scrape interval %s)", units.FormatDuration(time.Duration(a.ScrapeIntervalS*float64(time.Second))))
 	}
 	h := fmt.Sprintf("%s {%s}, %s to %s, %s", a.Prometheus, a.Selector, c.Full(a.From), c.Full(a.To), step)
 	if a.Expect != "" {

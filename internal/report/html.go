@@ -726,11 +726,11 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 			for bi, br := range g.bars {
 				w := br.v / top * plotW
 				by := y + float64(bi)*barH
-				tip := html.EscapeString(p.Sets[br.set].Name) + ": " + fmtVal(br.v)
-				label := fmtVal(br.v)
+				tip := html.EscapeString(p.Sets[br.set].Name) + ": " + units.Chart(br.v)
+				label := units.Chart(br.v)
 				end := labelW + w
 				if br.ci != nil {
-					tip += fmt.Sprintf(", 95%% CI %s..%s over %d results", fmtVal(br.ci.lo), fmtVal(br.ci.hi), br.ci.n)
+					tip += fmt.Sprintf(", 95%% CI %s..%s over %d results", units.Chart(br.ci.lo), units.Chart(br.ci.hi), br.ci.n)
 					if br.ci.truncated {
 						tip += " (too few runs to bound it from below)"
 						label += " (too few runs)"
@@ -752,14 +752,14 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 						cls = "err short" // reaches zero: drawn dashed
 					}
 					fmt.Fprintf(body, `<g class="%s" data-lo="%s" data-hi="%s"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><title>%s</title></g>`,
-						cls, fmtVal(br.ci.lo), fmtVal(br.ci.hi), x0, x1, cy, cy, x0, x0, cy-4, cy+4, x1, x1, cy-4, cy+4, tip)
+						cls, units.Chart(br.ci.lo), units.Chart(br.ci.hi), x0, x1, cy, cy, x0, x0, cy-4, cy+4, x1, x1, cy-4, cy+4, tip)
 					end = math.Max(end, x1)
 				}
 				fmt.Fprintf(body, `<text class="bv" x="%.1f" y="%g">%s</text>`, end+4, by+barH-4, label)
 			}
 			if g.ceiling > 0 {
 				x := labelW + g.ceiling/top*plotW
-				fmt.Fprintf(body, `<line class="ceil" x1="%.1f" x2="%.1f" y1="%g" y2="%g"><title>expected: %s</title></line>`, x, x, y-3, y+gh+3, fmtVal(g.ceiling))
+				fmt.Fprintf(body, `<line class="ceil" x1="%.1f" x2="%.1f" y1="%g" y2="%g"><title>expected: %s</title></line>`, x, x, y-3, y+gh+3, units.Chart(g.ceiling))
 			}
 			y += gh + gap
 		}
@@ -767,7 +767,7 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		var axis strings.Builder
 		for q := 0; q <= 4; q++ {
 			x := labelW + float64(q)/4*plotW
-			fmt.Fprintf(&axis, `<line class="grid" x1="%.1f" x2="%.1f" y1="14" y2="%g"/><text class="ax" x="%.1f" y="11">%s</text>`, x, x, y, x, fmtVal(top*float64(q)/4))
+			fmt.Fprintf(&axis, `<line class="grid" x1="%.1f" x2="%.1f" y1="14" y2="%g"/><text class="ax" x="%.1f" y="11">%s</text>`, x, x, y, x, units.Chart(top*float64(q)/4))
 		}
 		fmt.Fprintf(&b, `<svg class="bars" role="img" viewBox="0 0 %g %g" width="%g" height="%g">%s%s</svg>`,
 			width, y+4, width, y+4, axis.String(), body.String())
@@ -793,16 +793,4 @@ func ciOf(n int, lo, hi float64, truncated bool) *ciBar {
 		return nil
 	}
 	return &ciBar{n: n, lo: math.Max(lo, 0), hi: hi, truncated: truncated}
-}
-
-func fmtVal(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0"
-	case a < 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	case a < 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
 }

@@ -168,34 +168,6 @@ func rowLabel(x row, repeats bool) string {
 	return testLabel(x.r, repeats)
 }
 
-// ms formats nanoseconds as milliseconds with enough digits for µs-scale
-// latencies.
-func ms(ns float64) string {
-	v := ns / 1e6
-	switch {
-	case v == 0:
-		return "0"
-	case v < 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	case v < 100:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
-}
-
-func mbs(b float64) string { return strconv.FormatFloat(b/1e6, 'f', 1, 64) }
-
-// pct formats a percentile: "-" when fio reported none (several jobs
-// without histograms cannot be combined), which 0 would misstate.
-func pct(ns float64) string {
-	if ns == 0 {
-		return "-"
-	}
-	return ms(ns)
-}
-
-func iops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
-
 // testLabel names a result's row: the test, and the repeat when there are
 // several.
 func testLabel(r *result.Result, repeats bool) string {
@@ -277,12 +249,12 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", rowLabel(x, rep), strings.ToUpper(x.r.Status))
 				continue
 			}
-			mb := mbs(x.d.BWBytes)
+			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, units.Whole(x.d.IOPS), mb,
+				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -584,12 +556,12 @@ func markdown(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error
 				fmt.Fprintf(w, "| %s | - | %s | | | | | | |\n", mdEscape(rowLabel(x, rep)), strings.ToUpper(x.r.Status))
 				continue
 			}
-			mb := mbs(x.d.BWBytes)
+			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(rowLabel(x, rep)), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(rowLabel(x, rep)), x.dir, units.Whole(x.d.IOPS), mb,
+				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		writeRepeatsMD(w, g)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/iolens/iolens/internal/units"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,7 @@ func (h hold) iops() bool { return strings.HasSuffix(h.limit, "iops") }
 func (h hold) String() string {
 	v := fmt.Sprintf("%.0f", h.cap)
 	if !h.iops() {
-		v = bytesSI(h.cap) + "/s"
+		v = units.BytesSI(h.cap) + "/s"
 	}
 	if h.lowered {
 		return fmt.Sprintf("the throttle cap of cgroup %s went down to %s=%s", h.cgroup, h.limit, v)
