@@ -63,12 +63,12 @@ func Page(ops []Operand, c Comparison) report.Page {
 			if x == nil {
 				continue
 			}
-			row := []string{Letter(i), x.Disk, money(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
+			row := []string{Letter(i), x.Disk, units.Dollars(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
 			if x.IOPS > 0 {
-				row[3], row[4] = units.Whole(x.IOPS)+" ("+x.IOPSTest+")", money(x.USDPerIOPS)
+				row[3], row[4] = units.Whole(x.IOPS)+" ("+x.IOPSTest+")", units.Dollars(x.USDPerIOPS)
 			}
 			if x.BWBytes > 0 {
-				row[5], row[6] = units.MB(x.BWBytes)+" ("+x.BWTest+")", money(x.USDPerMBps)
+				row[5], row[6] = units.MB(x.BWBytes)+" ("+x.BWTest+")", units.Dollars(x.USDPerMBps)
 			}
 			ct.Rows = append(ct.Rows, row)
 		}

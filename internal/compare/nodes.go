@@ -182,7 +182,7 @@ func Nodes(models map[string]diagnosis.Diagnosis, threshold float64) NodeCompari
 func why(figs []Figure) string {
 	for _, f := range figs {
 		if (f.Limit == result.CodeIOPSCap || f.Limit == result.CodeBandwidthCap) && f.Limit != f.OthersLimit {
-			return fmt.Sprintf("its %s is held at a flat cap (%s) the other nodes do not hit: a different disk, or one throttled below its class", f.Name, formatFigure(f.Value, f.Unit))
+			return fmt.Sprintf("its %s is held at a flat cap (%s) the other nodes do not hit: a different disk, or one throttled below its class", f.Name, units.Measure(f.Value, f.Unit))
 		}
 	}
 	return "a noisy neighbour (another tenant on the host or the storage back end), or a different disk: run it again to tell them apart; a neighbour comes and goes, a disk stays"
@@ -210,21 +210,8 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// formatFigure writes a figure in its unit.
-func formatFigure(v float64, unit string) string {
-	switch unit {
-	case "iops":
-		return fmt.Sprintf("%.0f IOPS", v)
-	case "bytes/s":
-		return units.FormatRate(v)
-	case "ns":
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	}
-	return fmt.Sprintf("%g", v)
-}
-
 // FormatFigure writes a figure of a comparison in its unit.
-func FormatFigure(f Figure) string { return formatFigure(f.Value, f.Unit) }
+func FormatFigure(f Figure) string { return units.Measure(f.Value, f.Unit) }
 
 // FormatOthers writes the other nodes' median in the figure's unit.
-func FormatOthers(f Figure) string { return formatFigure(f.Others, f.Unit) }
+func FormatOthers(f Figure) string { return units.Measure(f.Others, f.Unit) }

@@ -357,22 +357,14 @@ func CostLines(c Comparison) []string {
 		if x == nil {
 			continue
 		}
-		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, money(x.USDPerMonth), x.Region, x.AsOf)
+		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, units.Dollars(x.USDPerMonth), x.Region, x.AsOf)
 		if x.IOPS > 0 {
-			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", money(x.USDPerIOPS), units.Whole(x.IOPS), x.IOPSTest)
+			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", units.Dollars(x.USDPerIOPS), units.Whole(x.IOPS), x.IOPSTest)
 		}
 		if x.BWBytes > 0 {
-			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", money(x.USDPerMBps), units.MB(x.BWBytes), x.BWTest)
+			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", units.Dollars(x.USDPerMBps), units.MB(x.BWBytes), x.BWTest)
 		}
 		out = append(out, s)
 	}
 	return out
-}
-
-// money prints dollars with the digits that matter: 8.00, 0.0027.
-func money(v float64) string {
-	if v >= 1 {
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 2, 64)
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -509,11 +508,7 @@ func verdict(d *Diagnosis) []string {
 // figureWords says one headline figure: its value, how sure it is, and
 // what binds it.
 func figureWords(fig string, lo, hi, v float64, state, code string, qd int) string {
-	if lo > 0 && hi > lo && v > 0 {
-		if e := math.Max(hi-v, v-lo) / v; e >= 0.0005 {
-			fig += " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
-		}
-	}
+	fig += units.PlusMinus(lo, hi, v)
 	switch state {
 	case result.StateLatency:
 		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)

@@ -143,7 +143,7 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 		return LatencyCheck{}, false
 	}
 	lc := LatencyCheck{Model: m}
-	band := bandStr(m.LoNs, m.HiNs)
+	band := units.LatencyBand(m.LoNs, m.HiNs)
 	what := "the latency model for " + m.Family + " gives " + band
 	if m.Assumed {
 		what += " (assumed)"
@@ -160,14 +160,6 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, units.Latency(meanNs))
 	}
 	return lc, true
-}
-
-// bandStr prints a latency band: "2-3 ms", "250-500 µs".
-func bandStr(lo, hi float64) string {
-	if hi < 1e6 {
-		return fmt.Sprintf("%s-%s µs", units.Trim(lo/1e3, 2), units.Trim(hi/1e3, 2))
-	}
-	return fmt.Sprintf("%s-%s ms", units.Trim(lo/1e6, 2), units.Trim(hi/1e6, 2))
 }
 
 // iopsBand prints a QD1 prediction: "400 IOPS (333-500)".
@@ -197,12 +189,12 @@ func (p LatencyPrediction) Lines() []string {
 	if m.Assumed {
 		kind = "ASSUMED"
 	}
-	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", bandStr(m.LoNs, m.HiNs), kind, m.Basis)}
+	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", units.LatencyBand(m.LoNs, m.HiNs), kind, m.Basis)}
 	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(p.CapIOPS), p.depthStr()))
 	fk := "derived"
 	if m.FsyncMeasured {
 		fk = "measured"
 	}
-	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", bandStr(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
+	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", units.LatencyBand(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/iolens/iolens/internal/units"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -192,7 +191,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
 	case co != nil:
 		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
-			usd(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, usd(co.USDPerIOPS), usd(co.USDPerMBps), usd(co.USDPerSize), d.Family.sizeUnit())
+			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
 	default:
 		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
 	}
@@ -203,7 +202,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "        source: %s\n", co.Price.Source)
 	}
 	if p := rep.VMPrice; p != nil {
-		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", usd(p.USDPerHour), p.Region, p.AsOf, p.Source)
+		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", units.USD(p.USDPerHour), p.Region, p.AsOf, p.Source)
 	}
 	for _, n := range append(append([]string{}, d.Notes...), x.Notes...) {
 		fmt.Fprintf(w, "note    %s\n", n)
@@ -357,8 +356,8 @@ func optionCells(op Option) []string {
 	case co != nil && co.Price.NoTotal:
 		price = co.Price.Rates
 	case co != nil:
-		price = usd(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
-		perIOPS, perMB = usd(co.USDPerIOPS), usd(co.USDPerMBps)
+		price = units.USD(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
+		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
 	default:
 		note = append(note, op.PriceGap)
 	}
@@ -368,7 +367,7 @@ func optionCells(op Option) []string {
 	case op.ProposedVM != "":
 		s := op.VMBinds + "; " + op.ProposedVM + " carries it"
 		if op.VMPrice != nil {
-			s += " (" + usd(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
+			s += " (" + units.USD(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
 		}
 		note = append(note, s)
 	case op.VMBinds != "":
@@ -567,7 +566,7 @@ func priceLine(p *PriceEntry) string {
 		unit string
 	}{{p.USDPerMonth, "a month"}, {p.USDPerGiBMonth, "per GiB-month"}, {p.USDPerIOPSMonth, fmt.Sprintf("per IOPS-month above %g", p.FreeIOPS)}, {p.USDPerTputMonth, fmt.Sprintf("per throughput unit-month above %g (the family's unit)", p.FreeTput)}, {p.USDPerHour, "an hour"}} {
 		if x.v > 0 {
-			parts = append(parts, usd(x.v)+" "+x.unit)
+			parts = append(parts, units.USD(x.v)+" "+x.unit)
 		}
 	}
 	s := strings.Join(parts, ", ") + fmt.Sprintf(" (%s, %s; %s)", p.Region, p.AsOf, p.Source)
@@ -604,20 +603,4 @@ func BurstLine(b *BurstInfo) string {
 		s += fmt.Sprintf("; bucket %s GB", units.Published(b.BucketBytes/1e9))
 	}
 	return s + ")"
-}
-
-// usd prints dollars: cents from $1, four decimals from a cent, two
-// significant digits below, so a rate never reads "$0.0000".
-func usd(x float64) string {
-	switch {
-	case x >= 1000:
-		return "$" + units.Published(x)
-	case x >= 1:
-		return fmt.Sprintf("$%.2f", x)
-	case x >= 0.01:
-		return fmt.Sprintf("$%.4f", x)
-	case x > 0:
-		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
-	}
-	return "$0"
 }

@@ -543,3 +543,66 @@ func FormatIOPS(v float64) string {
 	}
 	return Commas(int64(math.Round(v))) + " IOPS"
 }
+
+// USD prints dollars: cents from $1, four decimals from a cent, two
+// significant digits below, so a rate never reads "$0.0000".
+func USD(x float64) string {
+	switch {
+	case x >= 1000:
+		return "$" + Published(x)
+	case x >= 1:
+		return fmt.Sprintf("$%.2f", x)
+	case x >= 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	case x > 0:
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
+	}
+	return "$0"
+}
+
+// Measure prints a figure in the unit a record names: "iops", "bytes/s"
+// (FormatRate) or "ns" (as ms); anything else as a bare number.
+func Measure(v float64, unit string) string {
+	switch unit {
+	case "iops":
+		return Whole(v) + " IOPS"
+	case "bytes/s":
+		return FormatRate(v)
+	case "ns":
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Dollars prints a price without its sign, for tables that say the
+// currency once: cents from $1, two significant digits below ("8.00",
+// "0.0027").
+func Dollars(v float64) string {
+	if v >= 1 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// LatencyBand prints a range of latencies given in ns in one unit: "2-3
+// ms", "250-500 µs".
+func LatencyBand(lo, hi float64) string {
+	if hi < 1e6 {
+		return Trim(lo/1e3, 2) + "-" + Trim(hi/1e3, 2) + " µs"
+	}
+	return Trim(lo/1e6, 2) + "-" + Trim(hi/1e6, 2) + " ms"
+}
+
+// PlusMinus is how sure a figure v is, from its interval [lo, hi]: the
+// wider side as " ±x%" (rounded up to a tenth), "" when there is no
+// interval or it is below 0.05%.
+func PlusMinus(lo, hi, v float64) string {
+	if lo <= 0 || hi <= lo || v <= 0 {
+		return ""
+	}
+	e := math.Max(hi-v, v-lo) / v
+	if e < 0.0005 {
+		return ""
+	}
+	return " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
+}
