@@ -171,11 +171,7 @@ func scrapeAll(ctx context.Context, c *Client, endpoints []string) []scraped {
 func (m *Member) fail(err error) {
 	m.Verdict = VerdictError
 	m.Error = err.Error()
-	var e *hint.Error
-	if errors.As(err, &e) {
-		m.Error = e.Err.Error()
-		m.Hint = e.Advice
-	}
+	m.Hint = hint.Of(err)
 	m.Reason = m.Error
 	m.Findings = append(m.Findings, result.Finding{Kind: result.KindEtcd, Code: result.CodeEtcdScrape, Severity: Severity(VerdictError),
 		Summary: fmt.Sprintf("%s: cannot read etcd's metrics: %s", m.Endpoint, m.Error)})
