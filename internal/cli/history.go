@@ -257,7 +257,7 @@ type renderOptions struct {
 }
 
 func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	outputFlag(f, &ro.output, report.Results, "format: ")
 	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output")
 }
 

@@ -16,40 +16,6 @@ import (
 // noisy neighbour (another tenant on the host or the storage back end), or
 // a different disk (another SKU, a throttled one, a degraded one).
 
-// Figure is one figure of a node's disk model.
-type Figure struct {
-	// Name says what it is ("read IOPS", "fsync p99").
-	Name string `json:"name"`
-	// Value is the node's figure; Others the median of all nodes' (the
-	// other node's figure for a pair).
-	Value  float64 `json:"value"`
-	Others float64 `json:"median"`
-	// Unit is "iops", "bytes/s" or "ns".
-	Unit string `json:"unit"`
-	// Limit is the code of the limit that binds the node's figure, and
-	// OthersLimit the others' when they agree ("" when unknown).
-	Limit       string `json:"limit,omitempty"`
-	OthersLimit string `json:"others_limit,omitempty"`
-	// Ratio is Value/Others.
-	Ratio float64 `json:"ratio"`
-}
-
-// Outlier is a node whose figures differ from the other nodes'.
-type Outlier struct {
-	Node    string   `json:"node"`
-	Figures []Figure `json:"figures"`
-	// Why is what may explain it.
-	Why string `json:"why"`
-}
-
-// NodeComparison is the comparison of the nodes of one diagnose run.
-type NodeComparison struct {
-	Nodes []string `json:"nodes"`
-	// Threshold is the relative difference counted as beyond noise.
-	Threshold float64   `json:"threshold"`
-	Outliers  []Outlier `json:"outliers"`
-}
-
 // nodeFigureOf reads one figure of a disk model; higher reports whether more
 // is better.
 type nodeFigureOf struct {
@@ -209,9 +175,3 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
-// FormatFigure writes a figure of a comparison in its unit.
-func FormatFigure(f Figure) string { return units.Measure(f.Value, f.Unit) }
-
-// FormatOthers writes the other nodes' median in the figure's unit.
-func FormatOthers(f Figure) string { return units.Measure(f.Others, f.Unit) }

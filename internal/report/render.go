@@ -16,39 +16,19 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Formats lists the output formats the renderers support.
-var Formats = []string{"text", "json", "ndjson", "csv", "md", "html"}
+// Formats lists the formats of a results report (Results' names).
+var Formats = Results.Names()
 
 // Renderer writes a set of results in one format.
 type Renderer func(w io.Writer, rs []result.Result) error
 
-// UnknownFormatError names an output format that does not exist.
-type UnknownFormatError struct{ Format string }
-
-func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
-
-// Hint lists the valid formats.
-func (e *UnknownFormatError) Hint() string {
-	return "valid formats: " + strings.Join(Formats, ", ")
-}
-
-// RendererFor returns the renderer of a format.
+// RendererFor returns the renderer of a results report's format.
 func RendererFor(format string) (Renderer, error) {
-	switch format {
-	case "text", "":
-		return Text, nil
-	case "json":
-		return JSON, nil
-	case "ndjson":
-		return NDJSON, nil
-	case "csv":
-		return CSV, nil
-	case "md", "markdown":
-		return Markdown, nil
-	case "html":
-		return HTML, nil
+	f, err := Results.Lookup(format)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &UnknownFormatError{Format: format}
+	return func(w io.Writer, rs []result.Result) error { return f.Write(w, Input{Results: rs}) }, nil
 }
 
 // JSON writes the results as one indented array.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -316,16 +315,9 @@ func DiagnosisText(w io.Writer, rs []result.Result, d diagnosis.Diagnosis, verbo
 // (d with the results), md (or markdown) or html. Every format reads d:
 // the diagnosis is built once.
 func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result) error {
-	switch format {
-	case "json":
-		d.Results = rs
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	case "md", "markdown":
-		return markdown(w, rs, &d)
-	case "html":
-		return DiagnosisHTML(w, rs, d)
+	f, err := Diagnoses.Lookup(format)
+	if err != nil {
+		f = Diagnoses.Formats[0]
 	}
-	return DiagnosisText(w, rs, d, false)
+	return f.Write(w, Input{Results: rs, Diagnosis: &d})
 }
