@@ -82,6 +82,7 @@ each result is also compared with what that disk should deliver.`,
 		},
 	}
 	outputFlag(cmd.Flags(), &output, report.Results, "format (all but text carry the results with their findings): ")
+	alsoFormats(cmd.Flags(), report.Histories, "with --prometheus")
 	files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)

@@ -44,11 +44,14 @@ func TestOutputFormatsComeFromTheRegistry(t *testing.T) {
 			t.Errorf("%s: -o is not a report registry's (declare it with outputFlag, or list it in notReports)", path)
 			return
 		}
-		offered[reg.Kind] = true
-		names := reg.Names()
-		if !strings.HasSuffix(fl.Usage, strings.Join(names, ", ")) {
-			t.Errorf("%s: -o's help %q does not list the %s formats %v", path, fl.Usage, reg.Kind, names)
+		for i, r := range registriesOf(fl) {
+			offered[r.Kind] = true
+			list := strings.Join(r.Names(), ", ")
+			if i == 0 && !strings.HasSuffix(strings.Split(fl.Usage, "; ")[0], list) || i > 0 && !strings.HasSuffix(strings.Split(fl.Usage, "; ")[i], ": "+list) {
+				t.Errorf("%s: -o's help %q does not list the %s formats %v", path, fl.Usage, r.Kind, r.Names())
+			}
 		}
+		names := reg.Names()
 		complete, ok := c.GetFlagCompletionFunc("output")
 		if !ok {
 			t.Errorf("%s: -o has no completion", path)

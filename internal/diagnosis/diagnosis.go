@@ -212,6 +212,12 @@ type Options struct {
 	Interrupted bool
 }
 
+// VerdictKinds are the kinds of finding the verdict reads: the limits and
+// curves of the disk model, stalls, cliffs (a burst) and the etcd verdict.
+// Every report lists every finding, but a finding of another kind reaches
+// the verdict only once Build reads it and it is listed here.
+var VerdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
+
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
 func Build(rs []result.Result, o Options) Diagnosis {

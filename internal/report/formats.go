@@ -25,6 +25,20 @@ type Input struct {
 	Operands   []CompareOperand
 	// Nodes are k8s diagnose's (NodeReports).
 	Nodes *NodeDiagnoses
+	// History is analyze --prometheus's (Histories).
+	History History
+}
+
+// History is a disk history read back from Prometheus (analyze
+// --prometheus). It is analysed above this package, so it writes each
+// format of Histories itself.
+type History interface {
+	WriteFormat(w io.Writer, format string) error
+}
+
+// historyFormat is the Histories format name.
+func historyFormat(name string) func(io.Writer, Input) error {
+	return func(w io.Writer, in Input) error { return in.History.WriteFormat(w, name) }
 }
 
 // Format is one output format: its name (and the other names -o accepts
@@ -132,6 +146,13 @@ var (
 		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return CompareMarkdown(w, *in.Comparison) }},
 		{Name: "html", Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
 	}}
+	// Histories are analyze --prometheus's reports of a disk history.
+	Histories = Registry{Kind: "history", Formats: []Format{
+		{Name: "text", Write: historyFormat("text")},
+		{Name: "json", Write: historyFormat("json")},
+		{Name: "md", Aliases: []string{"markdown"}, Write: historyFormat("md")},
+		{Name: "html", Write: historyFormat("html")},
+	}}
 	// NodeReports are k8s diagnose's: each node's diagnosis and the
 	// comparison of the nodes.
 	NodeReports = Registry{Kind: "nodes", Formats: []Format{
@@ -141,4 +162,6 @@ var (
 )
 
 // Registries lists every registry.
-func Registries() []Registry { return []Registry{Results, Diagnoses, Comparisons, NodeReports} }
+func Registries() []Registry {
+	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories}
+}

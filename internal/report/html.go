@@ -57,6 +57,8 @@ type Page struct {
 	Unknown []string
 	// Generated is the time printed in the header (now when zero).
 	Generated time.Time
+	// Points is how many points a time series keeps (MaxPoints when 0).
+	Points int
 }
 
 // Set is a named group of results.
@@ -254,6 +256,10 @@ type pctItem struct {
 // disk model first, then the findings once per story, then each test
 // collapsed, the tests side by side and the run's metadata.
 func WriteHTML(w io.Writer, p Page) error {
+	points := p.Points
+	if points <= 0 {
+		points = MaxPoints
+	}
 	v := pageView{Title: p.Title, UplotCSS: template.CSS(uplotCSS), PageCSS: template.CSS(pageCSS),
 		UplotJS: template.JS(uplotJS), PageJS: template.JS(pageJS), Multi: len(p.Sets) > 1, Warnings: p.Warnings, WarningTitle: p.WarningTitle}
 	if v.WarningTitle == "" {
@@ -349,7 +355,7 @@ func WriteHTML(w io.Writer, p Page) error {
 				}
 				tv.Findings = append(tv.Findings, line{txt, f.Severity})
 			}
-			if sd := buildSeries(r); sd != nil {
+			if sd := buildSeries(r, points); sd != nil {
 				id := fmt.Sprintf("ts-%d-%d", i, j)
 				v.Smooth = v.Smooth || sd.Fast
 				tv.Series = append(tv.Series, chartRef{ID: id, Title: r.Test.Name + label, Sub: r.Test.Summary()})
