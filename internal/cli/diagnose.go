@@ -221,7 +221,7 @@ const EnvNoMetadata = "IOLENS_NO_METADATA"
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.
-func metadataExpect(ctx context.Context, prog *runner.Progress) func(*result.Result) {
+func metadataExpect(ctx context.Context, prog *Progress) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}
