@@ -2,12 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // SweepPrefix marks the tests of a queue-depth sweep: TestSpec.Group is

@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Units of the rates fed to the detectors; they decide how summaries

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/hint"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/promhist"

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/iolens/iolens/internal/report"
 	"io"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"

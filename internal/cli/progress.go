@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/runner"
 	"io"
 	"strings"
 	"sync"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"github.com/iolens/iolens/internal/runner"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 )
 
 func TestProgress(t *testing.T) {

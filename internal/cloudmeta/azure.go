@@ -3,10 +3,11 @@ package cloudmeta
 import (
 	"context"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // azureDoc is the part of the IMDS instance document iolens reads

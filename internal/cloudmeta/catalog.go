@@ -2,12 +2,12 @@ package cloudmeta
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // setVM records the VM size and its catalog id, or a note when the

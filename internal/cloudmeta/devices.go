@@ -1,11 +1,12 @@
 package cloudmeta
 
 import (
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // tree reads the sys and dev trees that tie a cloud disk to a kernel

@@ -2,9 +2,10 @@ package cloudmeta
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Expect is what the metadata says a target should deliver, in the

@@ -3,9 +3,10 @@ package cloudmeta
 import (
 	"context"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // ibmToken is the answer to PUT /instance_identity/v1/token.

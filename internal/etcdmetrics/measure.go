@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Schema names the version of the JSON report.

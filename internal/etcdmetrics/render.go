@@ -2,13 +2,13 @@ package etcdmetrics
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // WriteText prints the report for a person: per member the two checks

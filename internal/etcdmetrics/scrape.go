@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"mime"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 )
 

@@ -2,12 +2,12 @@ package etcdmetrics
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Verdicts, from best to worst (see Worse).

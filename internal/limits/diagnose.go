@@ -2,11 +2,11 @@ package limits
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Verdicts of a ceiling finding, as its summary opens (its code in

@@ -2,9 +2,10 @@ package limits
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Cache modes of Azure host caching.

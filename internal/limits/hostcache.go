@@ -2,8 +2,9 @@ package limits
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // AssumedWriteBackBytes is the backlog of written data a ReadWrite host

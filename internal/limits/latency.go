@@ -2,8 +2,9 @@ package limits
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Derived fsync band, for families with no measured one: an fdatasync of

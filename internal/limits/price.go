@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/units"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -2,13 +2,13 @@ package limits
 
 import (
 	"encoding/json"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Prices worked by hand from the entries' rates in catalog.yaml.

@@ -3,11 +3,12 @@ package limits
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Report is what `iolens limits DISK` shows: the expectation, its

@@ -2,11 +2,12 @@ package limits
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Target is what a sizing asks for: IOPS at an IO size and bytes per

@@ -3,13 +3,13 @@ package promhist
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Report is an analysis as report.Histories writes it, its instants in

@@ -2,13 +2,13 @@ package report
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // repeatRows formats the statistics of every repeated test: IOPS mean,

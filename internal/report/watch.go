@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"math"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // A watch log holds no benchmark: what the devices did under the real

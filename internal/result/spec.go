@@ -2,9 +2,10 @@ package result
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // TestSpec is one fio test as iolens runs it. Built-in suites fill the

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"io"
 	"io/fs"
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/sys/unix"
 )
 

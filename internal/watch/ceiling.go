@@ -2,9 +2,9 @@ package watch
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Ceiling is what a disk (and the VM it is attached to) is expected to

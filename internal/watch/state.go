@@ -2,10 +2,10 @@ package watch
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"sort"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Device states, worst first.

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // A block throttle (cgroup v1 blkio.throttle.*, v2 io.max) holds IO above

@@ -2,11 +2,11 @@ package watch
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FindingLine is one line of the findings log, empty for other records.

@@ -2,11 +2,12 @@ package promtest
 
 import (
 	"fmt"
-	"github.com/iolens/iolens/internal/units"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Rates are what a device does over one interval of a synthetic node.
