@@ -185,13 +185,12 @@ func htmlBench(dir string, tests, secs, reps int) {
 	var nd bytes.Buffer
 	check(report.NDJSON(&nd, rs))
 	render := func(points int) ([]byte, time.Duration) {
-		old := report.MaxPoints
-		report.MaxPoints = points
-		defer func() { report.MaxPoints = old }()
 		var out []byte
 		d := median(reps, func() {
 			var b bytes.Buffer
-			check(report.HTML(&b, rs))
+			page := report.ResultsPage(rs)
+			page.Points = points
+			check(report.WriteHTML(&b, page))
 			out = b.Bytes()
 		})
 		return out, d

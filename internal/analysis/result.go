@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -147,21 +146,21 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 		f.Code = result.CodeSteady
 		f.StartS = f64(st.FromS)
 		f.Summary += fmt.Sprintf(" (%s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
-			secStr(win), st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
+			units.FormatSeconds(win), st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyNever:
 		f.Code = result.CodeNotSteady
 		f.Summary += fmt.Sprintf(": no %s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
-			secStr(win), st.RangeFrac*100, st.SlopeFrac*100)
+			units.FormatSeconds(win), st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyShort:
 		if len(pts) == 0 {
 			f.Summary = "no time series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
 			break
 		}
 		if len(pts) >= minSamples(iv) {
-			f.Summary = fmt.Sprintf("steady state not judged: %s of %s samples, shorter than its %s window (run longer to judge it)", secStr(dur), secStr(iv), secStr(win))
+			f.Summary = fmt.Sprintf("steady state not judged: %s of %s samples, shorter than its %s window (run longer to judge it)", units.FormatSeconds(dur), units.FormatSeconds(iv), units.FormatSeconds(win))
 			break
 		}
-		f.Summary = fmt.Sprintf("not enough data: %s of %s samples; steady state, stalls and cliffs need at least %d samples", secStr(dur), secStr(iv), minSamples(iv))
+		f.Summary = fmt.Sprintf("not enough data: %s of %s samples; steady state, stalls and cliffs need at least %d samples", units.FormatSeconds(dur), units.FormatSeconds(iv), minSamples(iv))
 	}
 	if st.State != SteadyShort {
 		f.Evidence["mean_iops"], f.Evidence["range_frac"], f.Evidence["slope_frac"] = st.Mean, st.RangeFrac, st.SlopeFrac
@@ -353,7 +352,7 @@ func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 	f := result.Finding{Kind: KindEtcd, Dir: "sync", Evidence: ev}
 	if s.Lat.P99Ns == 0 {
 		f.Severity, f.Code = SevWarn, result.CodeEtcdUnknown
-		f.Summary = fmt.Sprintf("etcd: no %s percentiles recorded (%d syncs, mean %s ms): run fio with clat_percentiles or json+", call, s.Lat.N, msStr(s.Lat.MeanNs))
+		f.Summary = fmt.Sprintf("etcd: no %s percentiles recorded (%d syncs, mean %s ms): run fio with clat_percentiles or json+", call, s.Lat.N, units.Millis(s.Lat.MeanNs))
 		return f, true
 	}
 	verdict := "pass"
@@ -365,7 +364,7 @@ func EtcdVerdict(r *result.Result) (result.Finding, bool) {
 		verdict, f.Severity, f.Code = "pass, but within 15% of the limit", SevWarn, result.CodeEtcdWarn
 	}
 	f.Summary = fmt.Sprintf("etcd: %s p99 %s ms against the 10 ms limit: %s (p99.9 %s ms, max %s ms, %d syncs)",
-		call, msStr(s.Lat.P99Ns), verdict, msStr(s.Lat.P999Ns), msStr(s.Lat.MaxNs), s.Lat.N)
+		call, units.Millis(s.Lat.P99Ns), verdict, units.Millis(s.Lat.P999Ns), units.Millis(s.Lat.MaxNs), s.Lat.N)
 	if call == "fdatasync" && r.Fio != nil && r.Fio.SyncTotalIOsZero {
 		ev["fio_sync_total_ios"] = 0
 		f.Detail = "fio reported sync.total_ios=0 (its fdatasync counter bug); the count is sync.lat_ns.N"
@@ -394,20 +393,6 @@ func smooth(vs []float64, iv float64) []float64 {
 		}
 	}
 	return out
-}
-
-// secStr prints seconds: "7 s", "0.25 s", "2.5 s".
-func secStr(s float64) string { return strconv.FormatFloat(s, 'g', 3, 64) + " s" }
-
-func msStr(ns float64) string {
-	v := ns / 1e6
-	switch {
-	case v < 1:
-		return fmt.Sprintf("%.3f", v)
-	case v < 100:
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
 }
 
 // sortFindings orders findings by start time, untimed ones first, keeping

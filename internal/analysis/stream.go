@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Units of the rates fed to the detectors; they decide how summaries
@@ -32,13 +33,6 @@ const (
 	SevWarn = "warn"
 	SevFail = "fail"
 )
-
-func fmtRate(v float64, unit string) string {
-	if unit == UnitIOPS {
-		return fmt.Sprintf("%.0f IOPS", v)
-	}
-	return fmt.Sprintf("%.1f MB/s", v/1e6)
-}
 
 func f64(v float64) *float64 { return &v }
 
@@ -449,7 +443,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 		until = ", still stalled when the series ended"
 	}
 	head := fmt.Sprintf("throughput stalled for %.0f s from t=%.0fs (below %.0f%% of the typical %s%s)",
-		dur, d.start, d.cfg.Frac*100, fmtRate(d.refAt, d.cfg.Unit), until)
+		dur, d.start, d.cfg.Frac*100, units.PlainRate(d.refAt, d.cfg.Unit), until)
 	a := d.dev
 	if a.n == 0 {
 		f.Severity = SevWarn
@@ -480,7 +474,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 			f.Severity = SevFail
 		}
 		f.Summary = fmt.Sprintf("%s; the device held IO (queue %.1f, util %.0f%%) yet moved %s: a draining cache or a throttle, not an idle application",
-			head, q, util, fmtRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, UnitBytes))
 	case !queued && !busy && d.cfg.Loaded:
 		f.Severity = SevWarn
 		if dur >= 10 {
@@ -493,7 +487,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 	default:
 		f.Severity = SevWarn
 		f.Summary = fmt.Sprintf("%s; the device kept working (queue %.1f, util %.0f%%, %s): writeback or other IO held it",
-			head, q, util, fmtRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, UnitBytes))
 	}
 	return []result.Finding{f}
 }
@@ -743,7 +737,7 @@ func (d *CliffDetector) finding(hStart float64, high *welford, at float64, low *
 		Kind: KindCliff, Code: result.CodeCliff, Severity: SevWarn,
 		StartS: f64(at), DurationS: f64(burst),
 		Summary: fmt.Sprintf("cliff at t=%.0fs: %s for %.0f s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
-			at, fmtRate(hi, d.cfg.Unit), burst, fmtRate(lo, d.cfg.Unit), (1-lo/hi)*100),
+			at, units.PlainRate(hi, d.cfg.Unit), burst, units.PlainRate(lo, d.cfg.Unit), (1-lo/hi)*100),
 		Evidence: map[string]float64{
 			"burst_start_s": hStart, "burst_duration_s": burst,
 			"burst_rate": hi, "plateau_rate": lo, "burst_cv": high.cv(), "plateau_cv": low.cv(),

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/report"
@@ -82,7 +81,8 @@ each result is also compared with what that disk should deliver.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", ")+" (all but text carry the results with their findings)")
+	outputFlag(cmd.Flags(), &output, report.Results, "format (all but text carry the results with their findings): ")
+	alsoFormats(cmd.Flags(), report.Histories, "with --prometheus")
 	files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
 	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
 	expect.addFlags(cmd)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/promhist"
@@ -157,12 +158,9 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	valid := false
-	for _, f := range promhist.Formats {
-		valid = valid || f == output
-	}
-	if !valid {
-		return &UsageError{Err: fmt.Errorf("-o %q with --prometheus", output), Help: "valid formats: " + strings.Join(promhist.Formats, ", ")}
+	format, err := report.Histories.Lookup(output)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("-o %q with --prometheus", output), Help: hint.Of(err)}
 	}
 	if output == "html" && files.out != "" && files.html == "" {
 		files.html, files.out, files.pageOnly = files.out, "", true
@@ -277,7 +275,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		}
 	}
 	if files.stdout() {
-		if err := promhist.Render(reportOut(streams.Out, output), output, a, loc); err != nil {
+		if err := format.Write(reportOut(streams.Out, output), report.Input{History: promhist.Report{A: a, Loc: loc}}); err != nil {
 			return err
 		}
 	}

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/hint"
@@ -38,8 +35,9 @@ IOPS of each second of it (fio's per-window series).`,
   iolens compare storage-class=managed-premium storage-class=managed-csi --html sc.html`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(compare.Formats, output) {
-				return &UsageError{Err: fmt.Errorf("unknown output format %q", output), Help: "valid formats: " + strings.Join(compare.Formats, ", ")}
+			format, err := report.Comparisons.Lookup(output)
+			if err != nil {
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db, useDB: true}); err != nil {
 				return err
@@ -55,7 +53,8 @@ IOPS of each second of it (fio's per-window series).`,
 				return err
 			}
 			c := compare.Compare(ops)
-			page := func(w io.Writer) error { return report.WriteHTML(w, compare.Page(ops, c)) }
+			in := report.Input{Comparison: &c, Operands: ops}
+			page := func(w io.Writer) error { return report.WriteHTML(w, report.ComparePage(ops, c)) }
 			if err := files.writeHTML(page); err != nil {
 				return err
 			}
@@ -66,17 +65,14 @@ IOPS of each second of it (fio's per-window series).`,
 			if err := files.writeCopy(all); err != nil {
 				return err
 			}
-			switch {
-			case !files.stdout():
+			if !files.stdout() {
 				return nil
-			case output == "html":
-				return page(reportOut(streams.Out, output))
 			}
-			return compare.Write(reportOut(streams.Out, output), output, c)
+			return format.Write(reportOut(streams.Out, output), in)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(compare.Formats, ", "))
+	outputFlag(cmd.Flags(), &output, report.Comparisons, "format: ")
 	files.addFlags(cmd.Flags(), "also write every operand's results to this NDJSON file")
 	return cmd
 }

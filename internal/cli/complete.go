@@ -7,7 +7,6 @@ import (
 
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/limits"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
@@ -29,13 +28,15 @@ func completeValues(root *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc("suite", fixed(runner.SuiteNames()...))
 		}
 		if fl := f.Lookup("output"); fl != nil && fl.Shorthand == "o" {
-			formats := report.Formats
-			if fv, ok := fl.Value.(*format); ok {
+			var formats []string
+			if reg, ok := registryOf(fl); ok {
+				formats = reg.Names()
+			} else if fv, ok := fl.Value.(*format); ok {
 				formats = []string{fv.text, "json"}
-			} else if c.Name() == "diagnose" {
-				formats = []string{"text", "json", "md", "html"}
 			}
-			_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))
+			if formats != nil {
+				_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))
+			}
 		}
 		if f.Lookup("expect") != nil {
 			_ = c.RegisterFlagCompletionFunc("expect", completeDisks)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/cloudmeta"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
@@ -90,7 +91,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.Var(&o.budget, "budget", "time for the whole plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
 	f.Var(&o.size, "size", "test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: text, json, md, html")
+	outputFlag(f, &o.output, report.Diagnoses, "report format: ")
 	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
@@ -105,10 +106,8 @@ with (--no-metadata skips it; --expect overrides it).`,
 
 func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
 	ctx := cmd.Context()
-	switch o.output {
-	case "text", "json", "md", "markdown", "html":
-	default:
-		return &UsageError{Err: fmt.Errorf("unknown output format %q", o.output), Help: "diagnose writes text, json, md or html"}
+	if _, err := report.Diagnoses.Lookup(o.output); err != nil {
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
@@ -222,7 +221,7 @@ const EnvNoMetadata = "IOLENS_NO_METADATA"
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.
-func metadataExpect(ctx context.Context, prog *runner.Progress) func(*result.Result) {
+func metadataExpect(ctx context.Context, prog *Progress) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}

@@ -257,7 +257,7 @@ type renderOptions struct {
 }
 
 func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVarP(&ro.output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	outputFlag(f, &ro.output, report.Results, "format: ")
 	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output")
 }
 
@@ -297,9 +297,8 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 	if !o.noSave {
 		s, err := openStoreRW(ctx, o.db)
 		if err != nil {
-			var se *hint.Error
-			if errors.As(err, &se) {
-				se.Advice += ", or run with --no-save"
+			if h := hint.Of(err); h != "" {
+				err = hint.Wrap(err, h+", or run with --no-save")
 			}
 			return nil, err
 		}

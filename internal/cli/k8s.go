@@ -207,7 +207,7 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
 	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
 	f.Var((*units.Duration)(&o.timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	outputFlag(f, &o.output, report.Results, "report format: ")
 	o.addPodFlags(f)
 	o.expect.addFlags(cmd)
 	f.StringVar(&o.push, "push", "", "push the results to this Prometheus Pushgateway (http://host:9091), one group per storage class")

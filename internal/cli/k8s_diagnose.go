@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
@@ -56,15 +58,16 @@ neighbour, or a different disk).`,
 	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
 	f.StringVar(&r.req.VolumeMode, "volume-mode", "Filesystem", "Filesystem or Block (Block runs as root; see docs/k8s.md)")
-	f.StringVarP(&r.output, "output", "o", "text", "report format: text or json")
+	outputFlag(f, &r.output, report.NodeReports, "report format: ")
 	r.addPodFlags(f)
 	return cmd
 }
 
 func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *kubeFlags) error {
 	r := &o.run
-	if r.output != "text" && r.output != "json" {
-		return k8sUsage("diagnose", "-o %q: want text or json", r.output)
+	format, err := report.NodeReports.Lookup(r.output)
+	if err != nil {
+		return k8sUsage("diagnose", "-o %q: want %s", r.output, strings.Join(report.NodeReports.Names(), " or "))
 	}
 	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
@@ -81,7 +84,10 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	// The plan replaces the suite; the run may take its budget, the
 	// layout and the pod's start and end.
 	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
-	r.render = func(w io.Writer, rs []result.Result) error { return compare.WriteNodeDiagnoses(w, r.output, rs) }
+	r.render = func(w io.Writer, rs []result.Result) error {
+		n := compare.NodeDiagnoses(rs)
+		return format.Write(w, report.Input{Results: rs, Nodes: &n})
+	}
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1
 	if o.class != "" {
 		r.req.Classes = []string{o.class}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"strings"
 
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
@@ -58,7 +57,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			return render(reportOut(streams.Out, output), rs)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "format: "+strings.Join(report.Formats, ", "))
+	outputFlag(cmd.Flags(), &output, report.Results, "format: ")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	files.addFlags(cmd.Flags(), "also write the results (with their expectation findings) to this NDJSON file")
 	expect.addFlags(cmd)

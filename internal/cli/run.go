@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -99,7 +98,7 @@ behind the target. With --device, every test runs on the device itself.`,
 	f.Var(&o.size, "size", "test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
 	f.Var(&o.writebackCap, "writeback-cap", "after a buffered test, watch the writeback for at most this long (0: not at all)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
-	f.StringVarP(&o.output, "output", "o", "text", "report format: "+strings.Join(report.Formats, ", "))
+	outputFlag(f, &o.output, report.Results, "report format: ")
 	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")

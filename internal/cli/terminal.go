@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/iolens/iolens/internal/report"
-	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -125,9 +124,9 @@ func reportOut(w io.Writer, format string) io.Writer {
 
 // newProgress draws a run's progress on w (stderr). Progress filters what
 // it prints itself, around the codes that redraw its live line.
-func newProgress(w io.Writer, quiet bool) *runner.Progress {
+func newProgress(w io.Writer, quiet bool) *Progress {
 	tty, width := terminal(w)
-	return &runner.Progress{W: rawOf(w), TTY: tty, Width: width, Quiet: quiet, Summary: report.ResultSummary}
+	return &Progress{W: rawOf(w), TTY: tty, Width: width, Quiet: quiet, Summary: report.ResultSummary}
 }
 
 // passThrough is the *os.File under w when there is one, for a command

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // azureDoc is the part of the IMDS instance document iolens reads
@@ -187,7 +189,7 @@ func azureDiskInfo(o *Options, a *azureDisk, role, src string) Disk {
 	if s := strings.TrimSpace(string(a.OpsPerSecondThrottle)); s != "" {
 		if v, ok := number(s, maxIOPS); ok && v > 0 {
 			d.ProvisionedIOPS = v
-			fact("provisioned_iops", fmtNum(v), "opsPerSecondThrottle")
+			fact("provisioned_iops", units.Exact(v), "opsPerSecondThrottle")
 		} else {
 			d.Notes = append(d.Notes, "IMDS opsPerSecondThrottle is not a plausible IOPS figure; ignored")
 		}
@@ -195,7 +197,7 @@ func azureDiskInfo(o *Options, a *azureDisk, role, src string) Disk {
 	if s := strings.TrimSpace(string(a.BytesPerSecondThrottle)); s != "" {
 		if v, ok := number(s, maxBWBytes); ok && v > 0 {
 			d.ProvisionedBWBytes = v
-			fact("provisioned_bw_bytes", fmtNum(v), "bytesPerSecondThrottle")
+			fact("provisioned_bw_bytes", units.Exact(v), "bytesPerSecondThrottle")
 		} else {
 			d.Notes = append(d.Notes, "IMDS bytesPerSecondThrottle is not a plausible rate; ignored")
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // setVM records the VM size and its catalog id, or a note when the
@@ -55,7 +56,7 @@ func diskSpec(c *limits.Catalog, provider, family string, sizeGiB int64, iops, b
 	var kv, missing []string
 	if e.IOPS != nil && e.IOPS.Provisioned {
 		if iops > 0 {
-			kv = append(kv, "iops="+fmtNum(iops))
+			kv = append(kv, "iops="+units.Exact(iops))
 		} else {
 			missing = append(missing, "iops=N")
 		}
@@ -66,7 +67,7 @@ func diskSpec(c *limits.Catalog, provider, family string, sizeGiB int64, iops, b
 			if e.Unit == "MiB/s" {
 				unit = 1 << 20
 			}
-			kv = append(kv, "throughput="+fmtNum(math.Round(bwBytes/unit*1000)/1000))
+			kv = append(kv, "throughput="+units.Exact(math.Round(bwBytes/unit*1000)/1000))
 		} else {
 			missing = append(missing, "throughput=M")
 		}

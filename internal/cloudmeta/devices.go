@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // tree reads the sys and dev trees that tie a cloud disk to a kernel
@@ -92,7 +94,7 @@ func (t tree) addSize(d *Disk) {
 	}
 	if b := t.sizeBytes(d.Device); b > 0 {
 		d.SizeBytes = b
-		d.Facts = append(d.Facts, Fact{Key: "size_bytes", Value: fmtNum(float64(b)), Source: "sysfs /sys/block/" + d.Device + "/size"})
+		d.Facts = append(d.Facts, Fact{Key: "size_bytes", Value: units.Exact(float64(b)), Source: "sysfs /sys/block/" + d.Device + "/size"})
 	}
 }
 

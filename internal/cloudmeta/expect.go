@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Expect is what the metadata says a target should deliver, in the
@@ -158,7 +160,7 @@ func (d *Disk) Label() string {
 		attrs = append(attrs, d.Type)
 	}
 	if d.SizeBytes > 0 {
-		attrs = append(attrs, fmtNum(math.Round(float64(d.SizeBytes)/(1<<30)*100)/100)+" GiB")
+		attrs = append(attrs, units.Exact(math.Round(float64(d.SizeBytes)/(1<<30)*100)/100)+" GiB")
 	}
 	if d.Caching != "" {
 		attrs = append(attrs, "caching "+d.Caching)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // ibmToken is the answer to PUT /instance_identity/v1/token.
@@ -134,9 +136,9 @@ func ibmInfo(ctx context.Context, c *client, o *Options, tok string, info *Info)
 	setVM(o.Catalog, info, prof, src+"profile.name")
 	setLocation(info, "", "", string(inst.Zone.Name), src+"zone.name")
 	if bw, ok := number(string(inst.Bandwidth), 1e7); ok && bw > 0 {
-		info.Facts = append(info.Facts, Fact{Key: "instance_bandwidth_mbps", Value: fmtNum(bw), Source: src + "bandwidth"})
+		info.Facts = append(info.Facts, Fact{Key: "instance_bandwidth_mbps", Value: units.Exact(bw), Source: src + "bandwidth"})
 		if v := o.Catalog.VM(info.VM); info.VM != "" && v != nil && v.BandwidthMbps > 0 && v.BandwidthMbps != bw {
-			info.Notes = append(info.Notes, fmt.Sprintf("the instance's bandwidth is %s Mbps; the catalog has %s Mbps for %s", fmtNum(bw), fmtNum(v.BandwidthMbps), prof))
+			info.Notes = append(info.Notes, fmt.Sprintf("the instance's bandwidth is %s Mbps; the catalog has %s Mbps for %s", units.Exact(bw), units.Exact(v.BandwidthMbps), prof))
 		}
 	}
 
@@ -229,7 +231,7 @@ func ibmDisk(o *Options, t tree, a *ibmAttachment, role, src string) Disk {
 		fact("volume_id", id, "volume.id")
 	}
 	if bw, ok := number(string(a.Bandwidth), 1e7); ok && bw > 0 {
-		fact("bandwidth_mbps", fmtNum(bw), "bandwidth")
+		fact("bandwidth_mbps", units.Exact(bw), "bandwidth")
 	}
 	prof, _ := name(string(a.Volume.Profile.Name), maxNameLen)
 	if prof != "" {
@@ -243,7 +245,7 @@ func ibmDisk(o *Options, t tree, a *ibmAttachment, role, src string) Disk {
 	}
 	if v, ok := number(string(a.Volume.IOPS), maxIOPS); ok && v > 0 {
 		d.ProvisionedIOPS = v
-		fact("provisioned_iops", fmtNum(v), "volume.iops")
+		fact("provisioned_iops", units.Exact(v), "volume.iops")
 	}
 
 	// The device shows the first 20 characters of the attachment's

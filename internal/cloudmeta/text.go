@@ -144,6 +144,3 @@ func shorten(s string) string {
 	}
 	return s
 }
-
-// fmtNum prints a figure without a trailing ".0" or exponent.
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -5,30 +5,6 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// Cost is what an operand's disk costs for what was measured on it: its
-// monthly list price divided by the most IOPS (small blocks) and the
-// most MB/s (large blocks) any of its tests delivered.
-type Cost struct {
-	// Disk is the catalog disk the results were compared with (their
-	// "expect" label: --expect, a storage class or cloud metadata).
-	Disk        string   `json:"disk"`
-	USDPerMonth float64  `json:"usd_per_month"`
-	Region      string   `json:"region"`
-	AsOf        string   `json:"as_of"`
-	Source      string   `json:"source"`
-	Notes       []string `json:"notes,omitempty"`
-	// IOPS is the highest small-block IOPS measured (IOPSTest's), and
-	// USDPerIOPS the monthly price over it; 0 when none was measured.
-	IOPS       float64 `json:"iops"`
-	IOPSTest   string  `json:"iops_test,omitempty"`
-	USDPerIOPS float64 `json:"usd_per_iops_month"`
-	// BWBytes is the highest large-block bytes/s measured (BWTest's),
-	// and USDPerMBps the monthly price per MB/s (10^6 B/s) of it.
-	BWBytes    float64 `json:"bw_bytes"`
-	BWTest     string  `json:"bw_test,omitempty"`
-	USDPerMBps float64 `json:"usd_per_mbps_month"`
-}
-
 // largeBlock is the block size from which a test measures bandwidth
 // rather than IOPS.
 const largeBlock = 64 << 10

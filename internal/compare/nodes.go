@@ -16,40 +16,6 @@ import (
 // noisy neighbour (another tenant on the host or the storage back end), or
 // a different disk (another SKU, a throttled one, a degraded one).
 
-// Figure is one figure of a node's disk model.
-type Figure struct {
-	// Name says what it is ("read IOPS", "fsync p99").
-	Name string `json:"name"`
-	// Value is the node's figure; Others the median of all nodes' (the
-	// other node's figure for a pair).
-	Value  float64 `json:"value"`
-	Others float64 `json:"median"`
-	// Unit is "iops", "bytes/s" or "ns".
-	Unit string `json:"unit"`
-	// Limit is the code of the limit that binds the node's figure, and
-	// OthersLimit the others' when they agree ("" when unknown).
-	Limit       string `json:"limit,omitempty"`
-	OthersLimit string `json:"others_limit,omitempty"`
-	// Ratio is Value/Others.
-	Ratio float64 `json:"ratio"`
-}
-
-// Outlier is a node whose figures differ from the other nodes'.
-type Outlier struct {
-	Node    string   `json:"node"`
-	Figures []Figure `json:"figures"`
-	// Why is what may explain it.
-	Why string `json:"why"`
-}
-
-// NodeComparison is the comparison of the nodes of one diagnose run.
-type NodeComparison struct {
-	Nodes []string `json:"nodes"`
-	// Threshold is the relative difference counted as beyond noise.
-	Threshold float64   `json:"threshold"`
-	Outliers  []Outlier `json:"outliers"`
-}
-
 // nodeFigureOf reads one figure of a disk model; higher reports whether more
 // is better.
 type nodeFigureOf struct {
@@ -182,7 +148,7 @@ func Nodes(models map[string]diagnosis.Diagnosis, threshold float64) NodeCompari
 func why(figs []Figure) string {
 	for _, f := range figs {
 		if (f.Limit == result.CodeIOPSCap || f.Limit == result.CodeBandwidthCap) && f.Limit != f.OthersLimit {
-			return fmt.Sprintf("its %s is held at a flat cap (%s) the other nodes do not hit: a different disk, or one throttled below its class", f.Name, formatFigure(f.Value, f.Unit))
+			return fmt.Sprintf("its %s is held at a flat cap (%s) the other nodes do not hit: a different disk, or one throttled below its class", f.Name, units.Measure(f.Value, f.Unit))
 		}
 	}
 	return "a noisy neighbour (another tenant on the host or the storage back end), or a different disk: run it again to tell them apart; a neighbour comes and goes, a disk stays"
@@ -209,22 +175,3 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
-// formatFigure writes a figure in its unit.
-func formatFigure(v float64, unit string) string {
-	switch unit {
-	case "iops":
-		return fmt.Sprintf("%.0f IOPS", v)
-	case "bytes/s":
-		return units.FormatRate(v)
-	case "ns":
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	}
-	return fmt.Sprintf("%g", v)
-}
-
-// FormatFigure writes a figure of a comparison in its unit.
-func FormatFigure(f Figure) string { return formatFigure(f.Value, f.Unit) }
-
-// FormatOthers writes the other nodes' median in the figure's unit.
-func FormatOthers(f Figure) string { return formatFigure(f.Others, f.Unit) }

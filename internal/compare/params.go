@@ -10,51 +10,6 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Mismatch is a parameter that differs between the operands for some
-// tests: their figures are then not like for like.
-type Mismatch struct {
-	Param string `json:"param"`
-	// Values has one entry per operand: the parameter's values over its
-	// results of the tests ("a, b" when they vary within it), empty when
-	// the operand lacks them.
-	Values []string `json:"values"`
-	// Tests are the tests it concerns, in row order.
-	Tests []string `json:"tests"`
-	// Shared is how many tests two operands or more ran: when Tests has
-	// them all, the parameter differs everywhere.
-	Shared int `json:"-"`
-}
-
-// String says it in a line: "runtime differs: A 60 s; B 20 s (in
-// randread-4k)".
-func (m Mismatch) String() string {
-	var parts []string
-	for i, v := range m.Values {
-		if v != "" {
-			parts = append(parts, Letter(i)+" "+v)
-		}
-	}
-	var in string
-	switch n := len(m.Tests); {
-	case n > 1 && n == m.Shared:
-		in = fmt.Sprintf("in all %d tests", n)
-	case n > 3:
-		in = fmt.Sprintf("in %s and %d more tests", strings.Join(m.Tests[:2], ", "), n-2)
-	default:
-		in = "in " + strings.Join(m.Tests, ", ")
-	}
-	return fmt.Sprintf("%s differs: %s (%s)", m.Param, strings.Join(parts, "; "), in)
-}
-
-// Letter names operand i in tables: A, B, ... Z, then A2, B2...
-func Letter(i int) string {
-	s := string(rune('A' + i%26))
-	if i >= 26 {
-		s += strconv.Itoa(i/26 + 1)
-	}
-	return s
-}
-
 // param is one parameter a comparison must hold equal.
 type param struct {
 	name string

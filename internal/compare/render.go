@@ -1,392 +1,57 @@
 package compare
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/report"
 )
 
-// Formats are the outputs of Write ("html" is drawn by the report package).
-var Formats = []string{"text", "json", "csv", "md", "html"}
+// The comparison's records and their rendering are report's, which holds
+// every output format; these names keep compare's API.
+type (
+	Operand        = report.CompareOperand
+	Comparison     = report.Comparison
+	Verdict        = report.CompareVerdict
+	Finding        = report.CompareFinding
+	Row            = report.CompareRow
+	Cell           = report.CompareCell
+	Welch          = report.Welch
+	Cost           = report.Cost
+	Mismatch       = report.Mismatch
+	Figure         = report.NodeFigure
+	Outlier        = report.NodeOutlier
+	NodeComparison = report.NodeComparison
+)
 
-// Write renders c as text, json, csv or md.
+// FigureRows name the headline figures of Verdict.Figures, in order.
+var FigureRows = report.FigureRows
+
+// Letter names operand i in tables: A, B, ... Z, then A2, B2...
+func Letter(i int) string { return report.Letter(i) }
+
+// Text writes c for a terminal.
+func Text(w io.Writer, c Comparison) error { return report.CompareText(w, c) }
+
+// CSV writes c's rows, one per test, direction and operand.
+func CSV(w io.Writer, c Comparison) error { return report.CompareCSV(w, c) }
+
+// Markdown writes c as Markdown tables.
+func Markdown(w io.Writer, c Comparison) error { return report.CompareMarkdown(w, c) }
+
+// Page is the HTML form of a comparison.
+func Page(ops []Operand, c Comparison) report.Page { return report.ComparePage(ops, c) }
+
+// FormatFigure writes a figure of a comparison in its unit.
+func FormatFigure(f Figure) string { return report.FormatFigure(f) }
+
+// FormatOthers writes the other nodes' median in the figure's unit.
+func FormatOthers(f Figure) string { return report.FormatOthers(f) }
+
+// Write renders c in format (report.Comparisons).
 func Write(w io.Writer, format string, c Comparison) error {
-	switch format {
-	case "text", "":
-		return Text(w, c)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
-	case "csv":
-		return CSV(w, c)
-	case "md", "markdown":
-		return Markdown(w, c)
-	}
-	return fmt.Errorf("unknown output format %q", format)
-}
-
-func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-
-func msStr(ns float64) string {
-	v := ns / 1e6
-	switch {
-	case v == 0:
-		return "0"
-	case v < 1:
-		return num(v, 3)
-	case v < 100:
-		return num(v, 2)
-	}
-	return num(v, 0)
-}
-
-func diff(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return fmt.Sprintf("%+.1f%%", *p)
-}
-
-// with appends a bracketed difference to a figure.
-func with(fig string, p *float64) string {
-	if d := diff(p); d != "" {
-		return fig + " (" + d + ")"
-	}
-	return fig
-}
-
-// changeText words a test's outcome for the tables: "better, p=0.003",
-// "worse, p=0.01", "no significant change, p=0.4" or "not enough data".
-func changeText(w *Welch, higherBetter bool) string {
-	switch {
-	case w == nil:
-		return ""
-	case !w.Enough:
-		return "not enough data"
-	}
-	p := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
-	if w.Basis == "windows" {
-		p += " over seconds"
-	}
-	switch w.Change(higherBetter) {
-	case "better":
-		return "better, " + p
-	case "worse":
-		return "worse, " + p
-	}
-	return "no significant change, " + p
-}
-
-// Cells formats one cell the way every table shows it: IOPS, MB/s, p50,
-// p99, p99.9 (ms), each with its difference to the first operand, then
-// whether the IOPS and p99 are better or worse, when significant.
-func Cells(x *Cell, dir string) []string {
-	if x == nil {
-		return []string{"-", "-", "-", "-", "-", "", ""}
-	}
-	mb := with(num(x.BWBytes/1e6, 1), x.DiffBWPct)
-	if dir == "sync" {
-		mb = "-"
-	}
-	lat := func(ns float64, p *float64) string {
-		if x.NoPercentiles {
-			return "n/a"
-		}
-		return with(msStr(ns), p)
-	}
-	return []string{with(num(x.IOPS, 0), x.DiffIOPSPct), mb, lat(x.P50Ns, x.DiffP50Pct), lat(x.P99Ns, x.DiffP99Pct),
-		lat(x.P999Ns, x.DiffP999Pct), changeText(x.IOPSTest, true), changeText(x.P99Test, false)}
-}
-
-// Header names the columns of Cells.
-var Header = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
-
-// Text prints one block per test and direction, one line per operand.
-func Text(w io.Writer, c Comparison) error {
-	if len(c.Rows) == 0 {
-		_, err := fmt.Fprintln(w, "nothing to compare: no successful results")
+	f, err := report.Comparisons.Lookup(format)
+	if err != nil {
 		return err
 	}
-	if len(c.Mismatches) > 0 {
-		fmt.Fprintln(w, "WARNING: "+MismatchHeadline)
-		for _, m := range c.Mismatches {
-			fmt.Fprintf(w, "  %s\n", oneLine(m.String()))
-		}
-		fmt.Fprintln(w)
-	}
-	writeOperands(w, c, func(s string) string { return oneLine(s) })
-	fmt.Fprintln(w)
-	if len(c.Verdicts) > 0 {
-		fmt.Fprintln(w, "Verdicts side by side")
-		vt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		head := []string{""}
-		for i := range c.Operands {
-			head = append(head, "["+Letter(i)+"]")
-		}
-		fmt.Fprintln(vt, "  "+strings.Join(head, "\t"))
-		for _, row := range VerdictRows(c) {
-			for j := range row {
-				row[j] = oneLine(row[j])
-			}
-			fmt.Fprintln(vt, "  "+strings.Join(row, "\t"))
-		}
-		if err := vt.Flush(); err != nil {
-			return err
-		}
-		for i, v := range c.Verdicts {
-			for _, a := range v.ToChange {
-				fmt.Fprintf(w, "  [%s] to change: %s\n", Letter(i), oneLine(a))
-			}
-		}
-		fmt.Fprintln(w)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(Header, "\t"))
-	for _, r := range c.Rows {
-		for i, x := range r.Cells {
-			name, dir := oneLine(r.Test), r.Dir
-			if i > 0 {
-				name, dir = "", ""
-			}
-			n := "-"
-			if x != nil {
-				n = strconv.Itoa(x.N)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, Letter(i), strings.Join(Cells(x, r.Dir), "\t"), n)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(c.Findings) > 0 {
-		fmt.Fprintln(w, "\nFindings, worst first across operands")
-		for _, f := range c.Findings {
-			fmt.Fprintf(w, "  [%s] %s%s: %s\n", Letter(f.Operand), sevTag(f.Severity), oneLine(f.Subject), oneLine(f.Summary))
-		}
-	}
-	if lines := CostLines(c); len(lines) > 0 {
-		fmt.Fprintln(w, "\nCost (list price a month, over the most IOPS and MB/s measured)")
-		for _, l := range lines {
-			fmt.Fprintf(w, "  %s\n", oneLine(l))
-		}
-	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; %s\n", TestNote(c.Alpha))
-	return err
-}
-
-// TestNote says how significance is judged.
-func TestNote(alpha float64) string {
-	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series)", alpha)
-}
-
-// writeOperands lists the operands: the letter, the label, and what the
-// user gave when the label differs from it.
-func writeOperands(w io.Writer, c Comparison, esc func(string) string) {
-	for i, op := range c.Operands {
-		label := op
-		if i < len(c.Labels) && c.Labels[i] != "" {
-			label = c.Labels[i]
-		}
-		if label != op {
-			fmt.Fprintf(w, "[%s] %s (%s)\n", Letter(i), esc(label), esc(op))
-		} else {
-			fmt.Fprintf(w, "[%s] %s\n", Letter(i), esc(label))
-		}
-	}
-}
-
-// VerdictRows are the operands' headline figures side by side: a row
-// per figure any of them measured, its name then one cell per operand.
-func VerdictRows(c Comparison) [][]string {
-	var out [][]string
-	for _, name := range FigureRows {
-		row := []string{name}
-		any := false
-		for _, v := range c.Verdicts {
-			cell := v.Figures[name]
-			any = any || cell != ""
-			if cell == "" {
-				cell = "-"
-			}
-			row = append(row, cell)
-		}
-		if any {
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
-func sevTag(sev string) string {
-	switch sev {
-	case "fail":
-		return "FAIL "
-	case "warn":
-		return "WARN "
-	}
-	return ""
-}
-
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < ' ' {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// CSV writes one row per test, direction and operand, in raw units.
-func CSV(w io.Writer, c Comparison) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
-		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	fp := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'f', 2, 64)
-	}
-	pv := func(t *Welch) string {
-		if t == nil || !t.Enough {
-			return ""
-		}
-		return strconv.FormatFloat(t.P, 'g', 4, 64)
-	}
-	for _, r := range c.Rows {
-		for i, x := range r.Cells {
-			if x == nil {
-				continue
-			}
-			t := report.CSVText
-			rec := []string{t(r.Test), t(r.Dir), t(c.Operands[i]), strconv.Itoa(x.N), f(x.IOPS), f(x.BWBytes)}
-			if x.NoPercentiles {
-				rec = append(rec, "", "", "")
-			} else {
-				rec = append(rec, f(x.P50Ns), f(x.P99Ns), f(x.P999Ns))
-			}
-			rec = append(rec, fp(x.DiffIOPSPct), fp(x.DiffBWPct), fp(x.DiffP50Pct), fp(x.DiffP99Pct), fp(x.DiffP999Pct),
-				pv(x.IOPSTest), x.IOPSTest.Verdict(), pv(x.P99Test), x.P99Test.Verdict(), x.IOPSChange(), x.P99Change())
-			label, basis := c.Operands[i], ""
-			if i < len(c.Labels) {
-				label = c.Labels[i]
-			}
-			if x.IOPSTest != nil {
-				basis = x.IOPSTest.Basis
-			}
-			rec = append(rec, label, basis)
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// Markdown writes one table: a row per test, direction and operand.
-func Markdown(w io.Writer, c Comparison) error {
-	fmt.Fprintln(w, "## Comparison")
-	fmt.Fprintln(w)
-	if len(c.Mismatches) > 0 {
-		fmt.Fprintf(w, "> **Warning:** %s\n>\n", mdEscape(MismatchHeadline))
-		for _, m := range c.Mismatches {
-			fmt.Fprintf(w, "> - %s\n", mdEscape(m.String()))
-		}
-		fmt.Fprintln(w)
-	}
-	for i, op := range c.Operands {
-		label := op
-		if i < len(c.Labels) && c.Labels[i] != "" && c.Labels[i] != op {
-			label = c.Labels[i] + " (" + op + ")"
-		}
-		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), mdEscape(label))
-	}
-	fmt.Fprintln(w)
-	if rows := VerdictRows(c); len(rows) > 0 {
-		fmt.Fprintf(w, "### Verdicts side by side\n\n|")
-		for i := range c.Operands {
-			fmt.Fprintf(w, " | %s", Letter(i))
-		}
-		fmt.Fprintf(w, " |\n|---%s|\n", strings.Repeat("|---", len(c.Operands)))
-		for _, r := range rows {
-			for j := range r {
-				r[j] = mdEscape(r[j])
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(Header, " | "))
-	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|---|---|--:|")
-	for _, r := range c.Rows {
-		for i, x := range r.Cells {
-			n := "-"
-			if x != nil {
-				n = strconv.Itoa(x.N)
-			}
-			cells := Cells(x, r.Dir)
-			for j := range cells {
-				cells[j] = mdEscape(cells[j])
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Test), r.Dir, Letter(i), strings.Join(cells, " | "), n)
-		}
-	}
-	if lines := CostLines(c); len(lines) > 0 {
-		fmt.Fprintf(w, "\n### Cost\n\nList price a month, over the most IOPS and MB/s measured.\n\n")
-		for _, l := range lines {
-			fmt.Fprintf(w, "- %s\n", mdEscape(l))
-		}
-	}
-	if len(c.Findings) > 0 {
-		fmt.Fprintf(w, "\n### Findings, worst first across operands\n\n")
-		for _, f := range c.Findings {
-			fmt.Fprintf(w, "- **%s** %s %s: %s\n", Letter(f.Operand), f.Severity, mdEscape(f.Subject), mdEscape(f.Summary))
-		}
-	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; %s.\n", TestNote(c.Alpha))
-	return err
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
-}
-
-// MismatchHeadline opens the warning about mismatched parameters.
-const MismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
-
-// CostLines says, per priced operand, what its disk costs per measured
-// IOPS and MB/s.
-func CostLines(c Comparison) []string {
-	var out []string
-	for i, x := range c.Costs {
-		if x == nil {
-			continue
-		}
-		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, money(x.USDPerMonth), x.Region, x.AsOf)
-		if x.IOPS > 0 {
-			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", money(x.USDPerIOPS), num(x.IOPS, 0), x.IOPSTest)
-		}
-		if x.BWBytes > 0 {
-			s += fmt.Sprintf("; $%s per MB/s (%s MB/s in %s)", money(x.USDPerMBps), num(x.BWBytes/1e6, 1), x.BWTest)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// money prints dollars with the digits that matter: 8.00, 0.0027.
-func money(v float64) string {
-	if v >= 1 {
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 2, 64)
+	return f.Write(w, report.Input{Comparison: &c})
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -212,6 +211,12 @@ type Options struct {
 	// Interrupted: the run was stopped part way.
 	Interrupted bool
 }
+
+// VerdictKinds are the kinds of finding the verdict reads: the limits and
+// curves of the disk model, stalls, cliffs (a burst) and the etcd verdict.
+// Every report lists every finding, but a finding of another kind reaches
+// the verdict only once Build reads it and it is listed here.
+var VerdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
 
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
@@ -464,10 +469,10 @@ func verdict(d *Diagnosis) []string {
 	var held []string
 	if b := d.Disk.Burst; b != nil && b.Between {
 		held = append(held, fmt.Sprintf("burst: %s fell to %s within %s (%s): burst credits or a write cache ran out between them",
-			rateWords(b.Rate, b.Unit), rateWords(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
+			units.PerSecond(b.Rate, b.Unit), units.PerSecond(b.Baseline, b.Unit), units.FormatSeconds(b.DurationS), b.Test))
 	} else if b != nil {
 		held = append(held, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
-			rateWords(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), rateWords(b.Baseline, b.Unit), b.Test))
+			units.PerSecond(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), units.PerSecond(b.Baseline, b.Unit), b.Test))
 	}
 	if n := len(d.Disk.Stalls); n > 0 {
 		worst := d.Disk.Stalls[0]
@@ -509,11 +514,7 @@ func verdict(d *Diagnosis) []string {
 // figureWords says one headline figure: its value, how sure it is, and
 // what binds it.
 func figureWords(fig string, lo, hi, v float64, state, code string, qd int) string {
-	if lo > 0 && hi > lo && v > 0 {
-		if e := math.Max(hi-v, v-lo) / v; e >= 0.0005 {
-			fig += " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
-		}
-	}
+	fig += units.PlusMinus(lo, hi, v)
 	switch state {
 	case result.StateLatency:
 		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)
@@ -541,13 +542,6 @@ func limitWords(code string) string {
 		return "limit unknown"
 	}
 	return code
-}
-
-func rateWords(v float64, unit string) string {
-	if unit == "iops" {
-		return units.Figure(v) + " IOPS"
-	}
-	return units.Figure(v/1e6) + " MB/s"
 }
 
 // Advice says what to change, from what binds: one short line per thing,

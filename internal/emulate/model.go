@@ -3,6 +3,8 @@ package emulate
 import (
 	"math"
 	"time"
+
+	"github.com/iolens/iolens/internal/limits"
 )
 
 // Usage is the IO the emulated disk completed over one controller period,
@@ -12,22 +14,22 @@ type Usage struct {
 	ReadBytes, WriteBytes float64
 }
 
-// bucket is one credit bucket (IOs or bytes). Credits drain by what the
-// disk did above its baseline and refill by what it left unused below it.
+// bucket is one credit bucket (IOs or bytes): limits.Bucket, the one
+// model of a cloud disk's credits, with the emulator's switch between the
+// burst and the baseline rate.
 type bucket struct {
-	resource        string
-	baseline, burst float64 // per second
-	size, credits   float64
-	bursting        bool
+	resource string
+	limits.Bucket
+	bursting bool
 }
 
 func newBucket(resource string, baseline, burst, size float64, empty bool) *bucket {
 	if burst <= 0 || size <= 0 {
 		return nil
 	}
-	b := &bucket{resource: resource, baseline: baseline, burst: burst, size: size, credits: size, bursting: true}
+	b := &bucket{resource: resource, Bucket: limits.Bucket{Baseline: baseline, Burst: burst, Size: size, Credits: size}, bursting: true}
 	if empty {
-		b.credits, b.bursting = 0, false
+		b.Credits, b.bursting = 0, false
 	}
 	return b
 }
@@ -35,23 +37,23 @@ func newBucket(resource string, baseline, burst, size float64, empty bool) *buck
 // resume is how many credits a dry bucket needs before bursting again: one
 // second at the burst rate, so a load that runs at the baseline does not
 // flip between the two on counter noise.
-func (b *bucket) resume() float64 { return math.Min(b.size, b.burst-b.baseline) }
+func (b *bucket) resume() float64 { return math.Min(b.Size, b.Burst-b.Baseline) }
 
 func (b *bucket) rate() float64 {
 	if b.bursting {
-		return b.burst
+		return b.Burst
 	}
-	return b.baseline
+	return b.Baseline
 }
 
 // step accounts used units over dt seconds and says whether the state flipped.
 func (b *bucket) step(used, dt float64) bool {
-	b.credits = math.Min(b.size, math.Max(0, b.credits+b.baseline*dt-used))
+	b.Use(used, dt)
 	switch {
-	case b.bursting && b.credits <= 0:
+	case b.bursting && b.Credits <= 0:
 		b.bursting = false
 		return true
-	case !b.bursting && b.credits >= b.resume():
+	case !b.bursting && b.Credits >= b.resume():
 		b.bursting = true
 		return true
 	}
@@ -170,7 +172,7 @@ func (m *Model) BurstSeconds(resource string) float64 {
 	if b == nil {
 		return 0
 	}
-	return b.size / (b.burst - b.baseline)
+	return b.Size / (b.Burst - b.Baseline)
 }
 
 // diskRates are the disk's own caps in its current credit state.
@@ -242,7 +244,7 @@ func (m *Model) Step(now time.Time, u Usage) []Event {
 			if b.bursting {
 				kind = EventBurstStart
 			}
-			c := b.credits
+			c := b.Credits
 			evs = append(evs, Event{Event: kind, Resource: b.resource, Credits: &c})
 		}
 	}
@@ -263,10 +265,10 @@ func (m *Model) Step(now time.Time, u Usage) []Event {
 func (m *Model) State() State {
 	st := State{Limits: m.limits, ElapsedS: m.last.Sub(m.start).Seconds(), UpdatedAt: m.last}
 	if b := m.iops; b != nil {
-		st.IOPSBursting, st.IOPSCredits, st.IOPSBucket = ptr(b.bursting), ptr(b.credits), ptr(b.size)
+		st.IOPSBursting, st.IOPSCredits, st.IOPSBucket = ptr(b.bursting), ptr(b.Credits), ptr(b.Size)
 	}
 	if b := m.bw; b != nil {
-		st.BWBursting, st.BWCredits, st.BWBucket = ptr(b.bursting), ptr(b.credits), ptr(b.size)
+		st.BWBursting, st.BWCredits, st.BWBucket = ptr(b.bursting), ptr(b.Credits), ptr(b.Size)
 	}
 	if c := m.cache; c != nil {
 		st.Stalled, st.DirtyBytes, st.CacheBytes = ptr(c.stalled), ptr(c.dirtyBytes), ptr(c.size)

@@ -39,7 +39,7 @@ func fits(size int64, avail, total uint64, where, advice string) error {
 	return &hint.Error{
 		Err: fmt.Errorf("%w: a %s disk grows as it is written until it fills %s, which has %s free; with %s kept free for others there is room for %s",
 			ErrNoSpace, units.HumanBytes(float64(size)), where, units.HumanBytes(float64(avail)), units.HumanBytes(float64(keep)), units.HumanBytes(float64(room))),
-		Advice: fmt.Sprintf("use --size %s or less, %s", sizeBelow(room), advice),
+		Advice: fmt.Sprintf("use --size %s or less, %s", units.FormatSize(roundBelow(room)), advice),
 	}
 }
 
@@ -70,10 +70,11 @@ func checkSpace(s Spec, root string) error {
 		"or put the disks on a larger file system (--state-dir, $IOLENS_EMULATE_DIR)")
 }
 
-// sizeBelow prints a round size at most n bytes: whole GiB, else MiB.
-func sizeBelow(n uint64) string {
+// roundBelow is a round size at most n bytes, whole GiB, else MiB, so the
+// advice names a size people type.
+func roundBelow(n uint64) int64 {
 	if n >= 1<<30 {
-		return units.FormatSize(int64(n >> 30 << 30))
+		return int64(n >> 30 << 30)
 	}
-	return units.FormatSize(int64(n >> 20 << 20))
+	return int64(n >> 20 << 20)
 }

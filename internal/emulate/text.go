@@ -3,7 +3,6 @@ package emulate
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,10 +12,10 @@ import (
 
 // LimitsLine is a disk's caps on one line.
 func LimitsLine(l Limits) string {
-	line := fmt.Sprintf("read %s, %s; write %s, %s", iopsText(l.ReadIOPS), units.FormatRate(l.ReadBPS),
-		iopsText(l.WriteIOPS), units.FormatRate(l.WriteBPS))
+	line := fmt.Sprintf("read %s, %s; write %s, %s", units.FormatIOPS(l.ReadIOPS), units.FormatRate(l.ReadBPS),
+		units.FormatIOPS(l.WriteIOPS), units.FormatRate(l.WriteBPS))
 	if l.TotalIOPS > 0 || l.TotalBPS > 0 {
-		line += fmt.Sprintf("; reads and writes together %s, %s", iopsText(l.TotalIOPS), units.FormatRate(l.TotalBPS))
+		line += fmt.Sprintf("; reads and writes together %s, %s", units.FormatIOPS(l.TotalIOPS), units.FormatRate(l.TotalBPS))
 	}
 	return line
 }
@@ -68,7 +67,7 @@ func WriteDisk(w io.Writer, d *Disk) {
 		}
 		var parts []string
 		if s.BurstIOPS > 0 {
-			parts = append(parts, fmt.Sprintf("%s for %.0f s", iopsText(s.BurstIOPS), m.BurstSeconds(ResourceIOPS)))
+			parts = append(parts, fmt.Sprintf("%s for %.0f s", units.FormatIOPS(s.BurstIOPS), m.BurstSeconds(ResourceIOPS)))
 		}
 		if s.BurstBPS > 0 {
 			parts = append(parts, fmt.Sprintf("%s for %.0f s", units.FormatRate(s.BurstBPS), m.BurstSeconds(ResourceBW)))
@@ -77,10 +76,10 @@ func WriteDisk(w io.Writer, d *Disk) {
 	}
 	switch s.Cache {
 	case CacheReadOnly:
-		fmt.Fprintf(tw, "cache\treadonly: reads at %s, %s (all hits)\n", iopsText(s.CacheIOPS), units.FormatRate(s.CacheBPS))
+		fmt.Fprintf(tw, "cache\treadonly: reads at %s, %s (all hits)\n", units.FormatIOPS(s.CacheIOPS), units.FormatRate(s.CacheBPS))
 	case CacheReadWrite:
 		fmt.Fprintf(tw, "cache\treadwrite: IO at %s, %s until %s of writes wait for the disk, then 1 IOPS until drained\n",
-			iopsText(s.CacheIOPS), units.FormatRate(s.CacheBPS), units.HumanBytes(s.CacheBytes/sc))
+			units.FormatIOPS(s.CacheIOPS), units.FormatRate(s.CacheBPS), units.HumanBytes(s.CacheBytes/sc))
 		if cf, ok := CachePrediction(s, 1<<20); ok {
 			fmt.Fprintf(tw, "\t1 MiB writes (the limits arithmetic): %s\n", cf.Sentence())
 		}
@@ -111,7 +110,7 @@ func channelRate(n int, d Dist) string {
 	if d.Zero() {
 		return "any rate"
 	}
-	return iopsText(float64(n) / d.Mean().Seconds())
+	return units.FormatIOPS(float64(n) / d.Mean().Seconds())
 }
 
 func distText(d Dist) string {
@@ -204,9 +203,9 @@ func WriteProfiles(w io.Writer) error {
 		burst := "-"
 		switch {
 		case p.BurstBPS > 0:
-			burst = fmt.Sprintf("%s, %s for %.0f s", iopsText(p.BurstIOPS), units.FormatRate(p.BurstBPS), p.BurstSeconds)
+			burst = fmt.Sprintf("%s, %s for %.0f s", units.FormatIOPS(p.BurstIOPS), units.FormatRate(p.BurstBPS), p.BurstSeconds)
 		case p.BurstIOPS > 0:
-			burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", iopsText(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
+			burst = fmt.Sprintf("%s for %.0f s (%.3g IO credits)", units.FormatIOPS(p.BurstIOPS), p.BurstSeconds, p.BucketIOs)
 		}
 		lat := "-"
 		if l := p.Latency; l != nil {
@@ -218,12 +217,4 @@ func WriteProfiles(w io.Writer) error {
 	fmt.Fprintln(w, "\nLatency: only where the provider publishes a typical figure (gcp:hyperdisk-throughput); elsewhere none is emulated: add --latency.")
 	fmt.Fprintln(w, "\nAny disk of 'iolens catalog list' works too, at any size: aws:gp2:500GiB, gcp:pd-ssd:1TiB, azure:P30.")
 	return nil
-}
-
-// iopsText prints an IOPS cap.
-func iopsText(v float64) string {
-	if v <= 0 {
-		return "no cap"
-	}
-	return units.Commas(int64(math.Round(v))) + " IOPS"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Schema names the version of the JSON report.
@@ -170,11 +171,7 @@ func scrapeAll(ctx context.Context, c *Client, endpoints []string) []scraped {
 func (m *Member) fail(err error) {
 	m.Verdict = VerdictError
 	m.Error = err.Error()
-	var e *hint.Error
-	if errors.As(err, &e) {
-		m.Error = e.Err.Error()
-		m.Hint = e.Advice
-	}
+	m.Hint = hint.Of(err)
 	m.Reason = m.Error
 	m.Findings = append(m.Findings, result.Finding{Kind: result.KindEtcd, Code: result.CodeEtcdScrape, Severity: Severity(VerdictError),
 		Summary: fmt.Sprintf("%s: cannot read etcd's metrics: %s", m.Endpoint, m.Error)})
@@ -321,7 +318,7 @@ func bucketNote(h Histogram) string {
 	var bs []string
 	for _, b := range h.Buckets {
 		if !math.IsInf(b.UpperBound, 1) {
-			bs = append(bs, strings.TrimSuffix(msText(b.UpperBound), " ms"))
+			bs = append(bs, strings.TrimSuffix(units.Ms(b.UpperBound, 4), " ms"))
 		}
 	}
 	return fmt.Sprintf("etcd's histograms have coarse buckets (%s ms): the p99 is read as Prometheus's histogram_quantile reads it, "+

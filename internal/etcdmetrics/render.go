@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // WriteText prints the report for a person: per member the two checks
@@ -71,13 +72,13 @@ func WriteText(w io.Writer, r *Report) error {
 func (m Member) overLine() string {
 	switch {
 	case m.Over == OverInterval && m.WindowS != nil:
-		return fmt.Sprintf("over %s", secText(*m.WindowS))
+		return fmt.Sprintf("over %s", units.FormatSeconds(*m.WindowS))
 	case m.Over == OverSinceRestart && m.WindowS != nil:
-		return fmt.Sprintf("since its restart %s ago", secText(*m.WindowS))
+		return fmt.Sprintf("since its restart %s ago", units.FormatSeconds(*m.WindowS))
 	case m.Over == OverSinceRestart:
 		return "since its restart"
 	case m.WindowS != nil:
-		return fmt.Sprintf("since it started %s ago", secText(*m.WindowS))
+		return fmt.Sprintf("since it started %s ago", units.FormatSeconds(*m.WindowS))
 	}
 	return "since it started"
 }
@@ -86,28 +87,17 @@ func (m Member) overLine() string {
 // and the reason under it unless it passed.
 func (j Judgement) line() string {
 	l := j.limit
-	head := fmt.Sprintf("  %-15s %9s %-7s", l.Name, count(j.Count), l.Unit)
+	head := fmt.Sprintf("  %-15s %9s %-7s", l.Name, units.Whole(j.Count), l.Unit)
 	if j.Count == 0 {
-		return head + fmt.Sprintf("  limit %s  %s\n", msText(l.LimitS), strings.ToUpper(j.Verdict))
+		return head + fmt.Sprintf("  limit %s  %s\n", units.Ms(l.LimitS, 4), strings.ToUpper(j.Verdict))
 	}
-	p99 := "p99 ≈ " + estText(j.est.Value) + " (" + bucketText(j.est) + ")"
+	p99 := "p99 ≈ " + units.Ms(j.est.Value, 3) + " (" + bucketText(j.est) + ")"
 	if math.IsInf(j.est.Upper, 1) {
-		p99 = "p99 > " + msText(j.est.Lower)
+		p99 = "p99 > " + units.Ms(j.est.Lower, 4)
 	}
-	s := head + fmt.Sprintf("  mean %-9s  %-30s  limit %-6s  %s\n", estText(deref(j.MeanNs)/1e9), p99, msText(l.LimitS), strings.ToUpper(j.Verdict))
+	s := head + fmt.Sprintf("  mean %-9s  %-30s  limit %-6s  %s\n", units.Ms(deref(j.MeanNs)/1e9, 3), p99, units.Ms(l.LimitS, 4), strings.ToUpper(j.Verdict))
 	if j.Verdict != VerdictPass {
 		s += "    " + j.detail + "\n"
 	}
 	return s
-}
-
-func secText(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d >= time.Hour:
-		return d.Round(time.Minute).String()
-	case d >= time.Minute:
-		return d.Round(time.Second).String()
-	}
-	return d.Round(100 * time.Millisecond).String()
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 )
 
@@ -181,7 +182,7 @@ func (c *Client) Scrape(ctx context.Context, endpoint string) (*Snapshot, error)
 	}
 	at := time.Now()
 	if int64(len(body)) > c.maxBytes {
-		return nil, &hint.Error{Err: fmt.Errorf("%s: the answer is larger than %s", u, sizeText(c.maxBytes)),
+		return nil, &hint.Error{Err: fmt.Errorf("%s: the answer is larger than %s", u, units.IOSize(c.maxBytes)),
 			Advice: "an etcd member's /metrics is a few hundred KiB: check the URL is etcd's client URL"}
 	}
 	s, err := Parse(bytes.NewReader(body))
@@ -328,11 +329,4 @@ func certName(c *x509.Certificate) string {
 		return "unknown issuer"
 	}
 	return "issuer " + printable(c.Issuer.String(), 120)
-}
-
-func sizeText(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -3,11 +3,11 @@ package etcdmetrics
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Verdicts, from best to worst (see Worse).
@@ -155,11 +155,11 @@ func Judge(h Histogram, l Limit) Judgement {
 		loBand = l.band(math.Nextafter(e.Lower, math.Inf(1)))
 	}
 	hiBand := l.band(e.Upper)
-	where := fmt.Sprintf("p99 ≈ %s (in the bucket %s)", estText(e.Value), bucketText(e))
+	where := fmt.Sprintf("p99 ≈ %s (in the bucket %s)", units.Ms(e.Value, 3), bucketText(e))
 	if math.IsInf(e.Upper, 1) {
-		where = fmt.Sprintf("p99 above the largest bucket, %s", msText(e.Lower))
+		where = fmt.Sprintf("p99 above the largest bucket, %s", units.Ms(e.Lower, 4))
 	}
-	limit := msText(l.LimitS)
+	limit := units.Ms(l.LimitS, 4)
 	var d string // what the bucket says about the limit
 	sep := ": "
 	switch {
@@ -173,12 +173,12 @@ func Judge(h Histogram, l Limit) Judgement {
 		j.Verdict = VerdictFail
 		d = fmt.Sprintf("over the %s limit", limit)
 		if s, ok := h.ShareAbove(e.Lower); ok {
-			d += fmt.Sprintf("; %s of %s took more than %s", pct(s), l.Unit, msText(e.Lower))
+			d += fmt.Sprintf("; %s of %s took more than %s", units.Share(s), l.Unit, units.Ms(e.Lower, 4))
 		}
 	case hiBand < 2:
 		// Between pass and warn: it may be within 15% of the limit.
 		j.Verdict = VerdictWarn
-		d = fmt.Sprintf("below the %s limit, perhaps within 15%% of it (the bucket straddles %s)", limit, msText(l.WarnS))
+		d = fmt.Sprintf("below the %s limit, perhaps within 15%% of it (the bucket straddles %s)", limit, units.Ms(l.WarnS, 4))
 	default:
 		j.Verdict = VerdictUndecided
 		sep = ", and "
@@ -187,11 +187,11 @@ func Judge(h Histogram, l Limit) Judgement {
 		hi, okHi := h.ShareAbove(e.Upper)
 		if okLo && okHi && e.Lower > 0 {
 			d += fmt.Sprintf(" (%s of %s took more than %s and %s more than %s; the p99 is under the limit only if at most 1%% took %s or more)",
-				pct(lo), l.Unit, msText(e.Lower), pct(hi), msText(e.Upper), limit)
+				units.Share(lo), l.Unit, units.Ms(e.Lower, 4), units.Share(hi), units.Ms(e.Upper, 4), limit)
 		}
 	}
 	if j.Count < 100 {
-		d += fmt.Sprintf("; only %s %s, so the p99 is about the slowest of them", count(j.Count), l.Unit)
+		d += fmt.Sprintf("; only %s %s, so the p99 is about the slowest of them", units.Whole(j.Count), l.Unit)
 	}
 	j.detail = d
 	j.Reason = where + sep + d
@@ -223,49 +223,12 @@ func ns(s float64) *float64 {
 	return &v
 }
 
-// msText prints seconds as milliseconds with up to 4 significant digits:
-// "8 ms", "0.5 ms", "11.23 ms", "8192 ms".
-func msText(s float64) string {
-	ms := s * 1e3
-	switch {
-	case math.IsInf(ms, 0) || math.IsNaN(ms):
-		return fmt.Sprint(ms)
-	case ms >= 1000:
-		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
-	}
-	return strconv.FormatFloat(ms, 'g', 4, 64) + " ms"
-}
-
-// estText prints an estimate in milliseconds to 3 significant digits.
-func estText(s float64) string {
-	ms := s * 1e3
-	if ms >= 1000 {
-		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
-	}
-	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
-}
-
 func bucketText(e Estimate) string {
 	lo := "0"
 	if math.IsInf(e.Lower, -1) {
 		lo = "-Inf"
 	} else if e.Lower != 0 {
-		lo = strings.TrimSuffix(msText(e.Lower), " ms")
+		lo = strings.TrimSuffix(units.Ms(e.Lower, 4), " ms")
 	}
-	return fmt.Sprintf("%s-%s", lo, msText(e.Upper))
-}
-
-func pct(share float64) string {
-	p := share * 100
-	if p > 0 && p < 0.1 {
-		return "<0.1%"
-	}
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-}
-
-func count(n float64) string {
-	if n == math.Trunc(n) && n < 1e15 {
-		return strconv.FormatFloat(n, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(n, 'g', 4, 64)
+	return fmt.Sprintf("%s-%s", lo, units.Ms(e.Upper, 4))
 }

@@ -10,6 +10,34 @@ import (
 	"testing"
 )
 
+// hintErrorPointer reports whether e is the type *hint.Error.
+func hintErrorPointer(e ast.Expr) bool {
+	st, ok := e.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := st.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "hint" && sel.Sel.Name == "Error"
+}
+
+func TestHintErrorPointerFound(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package x\nvar a *hint.Error\nvar b *hint.Other\nvar c hint.Error\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for _, d := range f.Decls {
+		got = append(got, hintErrorPointer(d.(*ast.GenDecl).Specs[0].(*ast.ValueSpec).Type))
+	}
+	if len(got) != 3 || !got[0] || got[1] || got[2] {
+		t.Errorf("found %v, want [true false false]", got)
+	}
+}
+
 // One way to carry a hint: a Hint() method, which Of finds through any
 // wrapping. An error type with a Hint field instead hides its advice
 // from Of (and from every command that prints errors through it), as
@@ -34,6 +62,9 @@ func TestNoHintFields(t *testing.T) {
 		}
 		checked++
 		ast.Inspect(f, func(n ast.Node) bool {
+			if vs, ok := n.(*ast.ValueSpec); ok && hintErrorPointer(vs.Type) {
+				t.Errorf("%s: a *hint.Error read by its type misses every other error's hint: read it with hint.Of (and add to it with hint.Wrap)", fset.Position(vs.Pos()))
+			}
 			ts, ok := n.(*ast.TypeSpec)
 			if !ok || !strings.HasSuffix(ts.Name.Name, "Error") {
 				return true

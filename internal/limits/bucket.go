@@ -52,6 +52,13 @@ func (k *Bucket) Step(rate, dt float64) {
 	k.Credits = math.Min(k.Size, math.Max(0, k.Credits-(rate-k.Baseline)*dt))
 }
 
+// Use accounts used units (IOs or bytes) done over dt seconds, as a
+// device's counters give them: the credits refill by the baseline's share
+// of dt and drain by what was used.
+func (k *Bucket) Use(used, dt float64) {
+	k.Credits = math.Min(k.Size, math.Max(0, k.Credits+k.Baseline*dt-used))
+}
+
 // Level is the share of the bucket still held, 0 to 1.
 func (k *Bucket) Level() float64 {
 	if k.Size <= 0 {

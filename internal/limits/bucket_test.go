@@ -49,3 +49,31 @@ func TestBucketP15(t *testing.T) {
 		t.Errorf("from rates: %+v", b)
 	}
 }
+
+// Use is Step for counted units: what was done over dt, refilled by the
+// baseline's share of dt, within 0 and the size.
+func TestBucketUse(t *testing.T) {
+	k := &Bucket{Baseline: 100, Burst: 1000, Size: 5000, Credits: 1000}
+	k.Use(1100, 2) // 550/s for 2 s: 900 above the baseline's 200
+	if k.Credits != 100 {
+		t.Errorf("drained to %g, want 100", k.Credits)
+	}
+	k.Use(0, 10) // idle: 1000 back
+	if k.Credits != 1100 {
+		t.Errorf("refilled to %g, want 1100", k.Credits)
+	}
+	k.Use(0, 1000)
+	if k.Credits != 5000 {
+		t.Errorf("refilled past its size: %g", k.Credits)
+	}
+	k.Use(1e9, 1)
+	if k.Credits != 0 {
+		t.Errorf("drained below empty: %g", k.Credits)
+	}
+	a, b := &Bucket{Baseline: 100, Size: 5000, Credits: 2500}, &Bucket{Baseline: 100, Size: 5000, Credits: 2500}
+	a.Use(1500, 3)
+	b.Step(500, 3)
+	if math.Abs(a.Credits-b.Credits) > 1e-9 {
+		t.Errorf("Use %g and Step %g disagree on the same IO", a.Credits, b.Credits)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Verdicts of a ceiling finding, as its summary opens (its code in
@@ -123,7 +124,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		name += " on " + x.VM.ID
 	}
 	rate := func(iops, bw float64) string {
-		return fmt.Sprintf("%s IOPS, %s MB/s", num(iops), num(bw/1e6))
+		return fmt.Sprintf("%s IOPS, %s MB/s", units.Figure(iops), units.Figure(bw/1e6))
 	}
 	f := result.Finding{Kind: KindCeiling, Severity: "info", Evidence: ev}
 	var out []result.Finding
@@ -133,7 +134,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		// Reads the host cache serves run at the VM's cached limit, not
 		// the disk's: that limit is what was measured.
 		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of %s's cached limit at %s (%s, %s): the %s host cache serves these reads, and the VM caps cache hits there; uncached, %s allows %s (%s)",
-			VerdictVM, rate(m.IOPS, m.BWBytes), m.IOPS/hit.IOPS*100, x.VM.ID, sizeStr(m.BlockSize), rate(hit.IOPS, hit.BWBytes), hit.Name, x.Cache, name, rate(ce.IOPS, ce.BWBytes), ce.Binds.Name)
+			VerdictVM, rate(m.IOPS, m.BWBytes), m.IOPS/hit.IOPS*100, x.VM.ID, units.IOSize(m.BlockSize), rate(hit.IOPS, hit.BWBytes), hit.Name, x.Cache, name, rate(ce.IOPS, ce.BWBytes), ce.Binds.Name)
 		ev["cache_hit_iops"], ev["cache_hit_bw_bytes"] = hit.IOPS, hit.BWBytes
 		f.Code = result.CodeVMCap
 	case pct > aboveFraction:
@@ -141,7 +142,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		why := "cache or burst credits are inflating this"
 		switch {
 		case ce.Burst != nil && m.IOPS <= ce.Burst.IOPS*aboveFraction:
-			why = fmt.Sprintf("burst credits are inflating this (burst ceiling %s for %s from a full bucket)", rate(ce.Burst.IOPS, ce.Burst.BWBytes), durStr(ce.Burst.Seconds))
+			why = fmt.Sprintf("burst credits are inflating this (burst ceiling %s for %s from a full bucket)", rate(ce.Burst.IOPS, ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "no time limit"))
 			ev["burst_iops"] = ce.Burst.IOPS
 		case !m.Direct:
 			why = "the page cache is inflating this (buffered IO)"
@@ -149,7 +150,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 			why = fmt.Sprintf("the %s host cache is inflating this (cache ceiling %s)", x.Cache, rate(ce.CacheHit.IOPS, ce.CacheHit.BWBytes))
 		}
 		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s); %s; re-run with --until-steady or longer",
-			VerdictAbove, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, why)
+			VerdictAbove, rate(m.IOPS, m.BWBytes), pct*100, name, units.IOSize(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, why)
 		f.Code = result.CodeAboveCeiling
 	case pct >= atCapFraction:
 		f.Summary, f.Code = c.atCap(m, x, ce, pct, name, rate)
@@ -160,12 +161,12 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 			todo = "a log that syncs each write (etcd's WAL) gets more only from a lower sync latency"
 		}
 		f.Summary = fmt.Sprintf("%s: %s at QD%d allows at most %s IOPS; the cap is %s (%s, %s); %s",
-			VerdictLatency, latStr(m.MeanLatNs)+syncShare(m), qd, num(little), num(ce.IOPS), ce.Binds.Name, name, todo)
+			VerdictLatency, units.Latency(m.MeanLatNs)+syncShare(m), qd, units.Figure(little), units.Figure(ce.IOPS), ce.Binds.Name, name, todo)
 		f.Code = result.CodeLatency
 	default:
 		f.Severity = "warn"
 		f.Summary = fmt.Sprintf("%s: %s is %.0f%% of the %s ceiling at %s (%s, %s), and latency does not explain it (QD%d at %s allows %s IOPS); investigate: a noisy neighbour, throttling elsewhere (VM, network, host), or a cold disk",
-			VerdictBelow, rate(m.IOPS, m.BWBytes), pct*100, name, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, qd, latStr(m.MeanLatNs), num(little))
+			VerdictBelow, rate(m.IOPS, m.BWBytes), pct*100, name, units.IOSize(m.BlockSize), rate(ce.IOPS, ce.BWBytes), ce.Binds.Name, qd, units.Latency(m.MeanLatNs), units.Figure(little))
 		f.Code = result.CodeBelowCeiling
 	}
 	out = append(out, f)
@@ -191,7 +192,7 @@ func syncShare(m Measured) string {
 	if m.SyncLatNs <= 0 {
 		return ""
 	}
-	return " (each write and its share of the sync; the sync " + latStr(m.SyncLatNs) + ")"
+	return " (each write and its share of the sync; the sync " + units.Latency(m.SyncLatNs) + ")"
 }
 
 // syncs reports whether a test flushes its writes.
@@ -229,13 +230,13 @@ func cacheRWFinding(m Measured, x *Expectation, cf CacheFill) result.Finding {
 		delete(ev, "stall_s")
 	}
 	s := fmt.Sprintf("%s: %s at %s: %s; %s; disable it (cachingMode: None) for write-heavy disks",
-		VerdictCacheRW, pattern, sizeStr(m.BlockSize), cf.Sentence(), cf.BacklogNote())
+		VerdictCacheRW, pattern, units.IOSize(m.BlockSize), cf.Sentence(), cf.BacklogNote())
 	return result.Finding{Kind: KindCeiling, Code: result.CodeHostCacheRW, Dir: "write", Severity: "warn", Evidence: ev, Summary: s}
 }
 
 func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, name string, rate func(float64, float64) string) (summary, code string) {
 	b := ce.Binds.Name
-	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, sizeStr(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
+	head := fmt.Sprintf("%s is %.0f%% of the ceiling at %s (%s, %s)", rate(m.IOPS, m.BWBytes), pct*100, units.IOSize(m.BlockSize), rate(ce.IOPS, ce.BWBytes), name)
 	switch {
 	case ownLimit(b):
 		iops := strings.HasSuffix(b, "IOPS")
@@ -253,7 +254,7 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 				y := *x
 				y.Disk = nd
 				if ny := y.At(m.BlockSize, m.Write && !m.Read); ny.IOPS < math.Min(nd.Read.IOPS, nd.Read.BWBytes/float64(m.BlockSize))*0.999 {
-					s += fmt.Sprintf(" (but %s would then bind at %s IOPS)", ny.Binds.Name, num(ny.IOPS))
+					s += fmt.Sprintf(" (but %s would then bind at %s IOPS)", ny.Binds.Name, units.Figure(ny.IOPS))
 				}
 			}
 		} else {
@@ -263,12 +264,12 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 	case b == "volume bandwidth share":
 		sh := x.Share
 		s := fmt.Sprintf("%s: %s; the volume gets %s of %s Mbps for data volumes (%.0f%% of %s Mbps minus %s for the boot volume) split over %d volume(s)",
-			VerdictShare, head, num(sh.AllocMbps[0]), num(sh.AvailableMbps), sh.VolumesMbps/sh.InstanceMbps*100, num(sh.InstanceMbps), num(sh.BootMbps), len(sh.AllocMbps))
+			VerdictShare, head, units.Figure(sh.AllocMbps[0]), units.Figure(sh.AvailableMbps), sh.VolumesMbps/sh.InstanceMbps*100, units.Figure(sh.InstanceMbps), units.Figure(sh.BootMbps), len(sh.AllocMbps))
 		if len(sh.AllocMbps) > 1 {
 			s += "; fewer volumes on this node would raise it"
 		}
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
-			s += fmt.Sprintf("; %s (%s Mbps) gives the volume its own limit", v.ID, num(v.BandwidthMbps))
+			s += fmt.Sprintf("; %s (%s Mbps) gives the volume its own limit", v.ID, units.Figure(v.BandwidthMbps))
 		}
 		return s, result.CodeNodeShare
 	default:
@@ -285,7 +286,7 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 		if v := c.BetterVM(x, m.BlockSize, m.Write && !m.Read); v != nil {
 			y := c.withVM(x, v)
 			if what == "share" {
-				s += fmt.Sprintf("; a VM size whose network carries the share: %s (%s MB/s)", v.ID, num(y.NetworkBWBytes/1e6))
+				s += fmt.Sprintf("; a VM size whose network carries the share: %s (%s MB/s)", v.ID, units.Figure(y.NetworkBWBytes/1e6))
 			} else {
 				r, _ := y.VMRate(m.Write && !m.Read)
 				s += fmt.Sprintf("; a VM size whose cap is not below the disk's: %s (%s)", v.ID, rate(r.IOPS, r.BWBytes))
@@ -299,48 +300,4 @@ func (c *Catalog) atCap(m Measured, x *Expectation, ce Ceiling, pct float64, nam
 // VM's or the node's.
 func ownLimit(name string) bool {
 	return strings.HasPrefix(name, "disk") || strings.HasPrefix(name, "share")
-}
-
-func num(x float64) string {
-	switch {
-	case x >= 100:
-		return commas(int64(math.Round(x)))
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func latStr(ns float64) string {
-	switch {
-	case ns >= 1e6:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
-	}
-	return fmt.Sprintf("%.0f ns", ns)
-}
-
-func durStr(s float64) string {
-	switch {
-	case s <= 0:
-		return "no time limit"
-	case s >= 3600:
-		return trimFloat(math.Round(s/360)/10) + " h"
-	case s >= 120:
-		return trimFloat(math.Round(s/6)/10) + " min"
-	}
-	return fmt.Sprintf("%.0f s", s)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Cache modes of Azure host caching.
@@ -223,7 +225,7 @@ func (x *Expectation) fileShare(c *Catalog) {
 	case v.BandwidthMbps > 0:
 		p := c.Providers[v.Provider]
 		x.NetworkBWBytes = v.BandwidthMbps * (1 - p.VolumeShare) * 1e6 / 8
-		x.Notes = append(x.Notes, fmt.Sprintf("file share traffic uses the instance's network allocation: %s Mbps x %.0f%% = %s Mbps", num(v.BandwidthMbps), (1-p.VolumeShare)*100, num(v.BandwidthMbps*(1-p.VolumeShare))))
+		x.Notes = append(x.Notes, fmt.Sprintf("file share traffic uses the instance's network allocation: %s Mbps x %.0f%% = %s Mbps", units.Figure(v.BandwidthMbps), (1-p.VolumeShare)*100, units.Figure(v.BandwidthMbps*(1-p.VolumeShare))))
 	default:
 		if mbps, _ := v.NetworkAt(x.Disk.Date); mbps > 0 {
 			x.NetworkBWBytes = mbps * 1e6 / 8
@@ -262,8 +264,8 @@ func (x *Expectation) noteCappedSplit() {
 	alt := Allocate(s.AvailableMbps, raw)
 	var got, would []string
 	for i := range alt {
-		got = append(got, num(s.AllocMbps[i]))
-		would = append(would, num(alt[i]))
+		got = append(got, units.Figure(s.AllocMbps[i]))
+		would = append(would, units.Figure(alt[i]))
 	}
 	x.Notes = append(x.Notes, fmt.Sprintf("IBM weights the split by each volume's maximum bandwidth, which its profile caps: %s Mbps here; weighting by the uncapped IOPS x multiplier (by size within a tier) would give %s Mbps. Seed 002 (2023) split 300 GB + 600 GB 10iops-tier volumes 1:2 that way (2,536/5,071); the cap (1,024 MB/s) and the weighting rule were already in the IBM documents in force then (profiles 2023-09-18, bandwidth 2023-02-08), so the rules did not change: the seed's arithmetic left out the cap",
 		strings.Join(got, "/"), strings.Join(would, "/")))
@@ -373,7 +375,7 @@ func (x *Expectation) At(ioSize int64, write bool) Ceiling {
 	}
 	diskLimits := func(ls *[]Limit, r Rate, label string) {
 		if counts > 1 {
-			add(ls, label+" IOPS", r.IOPS/counts, 0, fmt.Sprintf("%s IOPS cap %.0f; a %s IO counts as %.0f IOs of %s", label, r.IOPS, sizeStr(ioSize), counts, sizeStr(int64(unit))))
+			add(ls, label+" IOPS", r.IOPS/counts, 0, fmt.Sprintf("%s IOPS cap %.0f; a %s IO counts as %.0f IOs of %s", label, r.IOPS, units.IOSize(ioSize), counts, units.IOSize(int64(unit))))
 		} else {
 			add(ls, label+" IOPS", r.IOPS, 0, "")
 		}
@@ -463,13 +465,3 @@ func minLimit(ls []Limit) Limit {
 
 // DefaultIOSizes are the sizes iolens limits shows.
 var DefaultIOSizes = []int64{4 << 10, 16 << 10, 256 << 10, 1 << 20}
-
-func sizeStr(b int64) string {
-	switch {
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", b>>20)
-	case b >= 1<<10 && b%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", b>>10)
-	}
-	return fmt.Sprintf("%d B", b)
-}

@@ -3,6 +3,8 @@ package limits
 import (
 	"fmt"
 	"math"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // AssumedWriteBackBytes is the backlog of written data a ReadWrite host
@@ -82,23 +84,21 @@ func (x *Expectation) HostCacheFill(ioSize int64, fillBPS float64) (CacheFill, b
 func (cf CacheFill) Sentence() string {
 	if !cf.Grows {
 		return fmt.Sprintf("writes enter the cache at %s MB/s and the disk drains %s MB/s, so no backlog builds and IO does not stall",
-			num(cf.FillBPS/1e6), num(cf.DrainBPS/1e6))
+			units.Figure(cf.FillBPS/1e6), units.Figure(cf.DrainBPS/1e6))
 	}
 	stall := "indefinitely (the disk drains nothing)"
 	if !math.IsInf(cf.StallSeconds, 0) {
-		stall = "for " + durStr(cf.StallSeconds)
+		stall = "for " + units.Span(cf.StallSeconds, "no time limit")
 	}
 	return fmt.Sprintf("writes enter the cache at %s MB/s and the disk drains only %s MB/s: a %s backlog fills in %s, then IO to the disk stalls %s while it drains",
-		num(cf.FillBPS/1e6), num(cf.DrainBPS/1e6), gibStr(cf.BacklogBytes), durStr(cf.FillSeconds), stall)
+		units.Figure(cf.FillBPS/1e6), units.Figure(cf.DrainBPS/1e6), units.Trim(cf.BacklogBytes/gib, 1)+" GiB", units.Span(cf.FillSeconds, "no time limit"), stall)
 }
 
 // BacklogNote reconciles the assumed backlog with the VM's cache size.
 func (cf CacheFill) BacklogNote() string {
-	s := fmt.Sprintf("the %s backlog is assumed (Azure publishes none; seed 003's P4 stalled after 20-30 s of writes at about 128 MiB/s, 2.1-3.1 GiB)", gibStr(cf.BacklogBytes))
+	s := fmt.Sprintf("the %s backlog is assumed (Azure publishes none; seed 003's P4 stalled after 20-30 s of writes at about 128 MiB/s, 2.1-3.1 GiB)", units.Trim(cf.BacklogBytes/gib, 1)+" GiB")
 	if cf.CacheGiB > 0 {
 		s += fmt.Sprintf("; the VM's %g GiB cache is the whole VM's, for reads and writes", cf.CacheGiB)
 	}
 	return s
 }
-
-func gibStr(b float64) string { return fmt.Sprintf("%g GiB", math.Round(b/gib*10)/10) }

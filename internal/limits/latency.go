@@ -3,7 +3,8 @@ package limits
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Derived fsync band, for families with no measured one: an fdatasync of
@@ -143,7 +144,7 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 		return LatencyCheck{}, false
 	}
 	lc := LatencyCheck{Model: m}
-	band := bandStr(m.LoNs, m.HiNs)
+	band := units.LatencyBand(m.LoNs, m.HiNs)
 	what := "the latency model for " + m.Family + " gives " + band
 	if m.Assumed {
 		what += " (assumed)"
@@ -151,34 +152,20 @@ func (x *Expectation) CheckLatency(meanNs float64, ioSize int64, qd int) (Latenc
 	switch {
 	case meanNs > m.HiNs:
 		lc.Verdict = "above"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is above it, slower than this family's typical IO (the host, the region or the path to the disk adds time)", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is above it, slower than this family's typical IO (the host, the region or the path to the disk adds time)", what, units.Latency(meanNs))
 	case meanNs < m.LoNs:
 		lc.Verdict = "below"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is below it (a cache answered, or the disk is faster than the model says)", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is below it (a cache answered, or the disk is faster than the model says)", what, units.Latency(meanNs))
 	default:
 		lc.Verdict = "within"
-		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, latStr(meanNs))
+		lc.Sentence = fmt.Sprintf("%s: measured %s is within it", what, units.Latency(meanNs))
 	}
 	return lc, true
 }
 
-// bandStr prints a latency band: "2-3 ms", "250-500 µs".
-func bandStr(lo, hi float64) string {
-	if hi < 1e6 {
-		return fmt.Sprintf("%s-%s µs", trimFloat(lo/1e3), trimFloat(hi/1e3))
-	}
-	return fmt.Sprintf("%s-%s ms", trimFloat(lo/1e6), trimFloat(hi/1e6))
-}
-
-func trimFloat(x float64) string {
-	s := fmt.Sprintf("%.2f", x)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
-}
-
 // iopsBand prints a QD1 prediction: "400 IOPS (333-500)".
 func (p LatencyPrediction) iopsBand() string {
-	r := func(x float64) string { return fmtNum(math.Round(x)) }
+	r := func(x float64) string { return units.Published(math.Round(x)) }
 	if r(p.QD1LoIOPS) == r(p.QD1HiIOPS) {
 		return r(p.QD1IOPS) + " IOPS"
 	}
@@ -203,12 +190,12 @@ func (p LatencyPrediction) Lines() []string {
 	if m.Assumed {
 		kind = "ASSUMED"
 	}
-	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", bandStr(m.LoNs, m.HiNs), kind, m.Basis)}
-	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", sizeStr(p.IOSizeBytes), p.iopsBand(), fmtNum(p.CapIOPS), p.depthStr()))
+	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", units.LatencyBand(m.LoNs, m.HiNs), kind, m.Basis)}
+	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(p.CapIOPS), p.depthStr()))
 	fk := "derived"
 	if m.FsyncMeasured {
 		fk = "measured"
 	}
-	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", bandStr(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
+	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", units.LatencyBand(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
 	return out
 }

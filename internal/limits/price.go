@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/units"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -488,48 +489,45 @@ func (c *Catalog) PriceGap(d *Disk, date string) string {
 func priceFigure(e *PriceEntry) string {
 	switch {
 	case e.USDPerMonth > 0:
-		return usd(e.USDPerMonth) + " a month"
+		return units.USD(e.USDPerMonth) + " a month"
 	case e.USDPerHour > 0:
-		return usd(e.USDPerHour) + " an hour"
+		return units.USD(e.USDPerHour) + " an hour"
 	}
 	return rates(e, "")
 }
-
-// rateUSD prints a rate as the source gives it ("$0.005", "$0.04015").
-func rateUSD(x float64) string { return "$" + strconv.FormatFloat(x, 'f', -1, 64) }
 
 // rates lists an entry's per-unit rates.
 func rates(e *PriceEntry, unit string) string {
 	var parts []string
 	if e.USDPerGiBMonth > 0 {
-		parts = append(parts, rateUSD(e.USDPerGiBMonth)+" per GiB-month")
+		parts = append(parts, "$"+units.Exact(e.USDPerGiBMonth)+" per GiB-month")
 	}
 	if e.USDPerIOPSMonth > 0 {
-		parts = append(parts, rateUSD(e.USDPerIOPSMonth)+" per IOPS-month"+above(e.FreeIOPS))
+		parts = append(parts, "$"+units.Exact(e.USDPerIOPSMonth)+" per IOPS-month"+above(e.FreeIOPS))
 	}
 	for i, t := range e.IOPSTiers {
-		band := " above " + fmtNum(e.IOPSTiers[max(i-1, 0)].ToIOPS)
+		band := " above " + units.Published(e.IOPSTiers[max(i-1, 0)].ToIOPS)
 		if i == 0 {
 			band = above(e.FreeIOPS)
 		}
 		if t.ToIOPS > 0 {
-			band += " to " + fmtNum(t.ToIOPS)
+			band += " to " + units.Published(t.ToIOPS)
 		}
-		parts = append(parts, rateUSD(t.USDPerIOPSMonth)+" per IOPS-month"+band)
+		parts = append(parts, "$"+units.Exact(t.USDPerIOPSMonth)+" per IOPS-month"+band)
 	}
 	if e.USDPerTputMonth > 0 {
 		u := "throughput unit"
 		if unit != "" {
 			u = unit
 		}
-		parts = append(parts, rateUSD(e.USDPerTputMonth)+" per "+u+"-month"+above(e.FreeTput))
+		parts = append(parts, "$"+units.Exact(e.USDPerTputMonth)+" per "+u+"-month"+above(e.FreeTput))
 	}
 	return strings.Join(parts, ", ")
 }
 
 func above(free float64) string {
 	if free > 0 {
-		return " above " + fmtNum(free)
+		return " above " + units.Published(free)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Prices worked by hand from the entries' rates in catalog.yaml.
@@ -126,13 +127,13 @@ func TestPriceEraAndGaps(t *testing.T) {
 		t.Errorf("gp3 without a size, JSON %s", b)
 	}
 	for _, x := range []float64{0.00511, 0.0000123, 0.004, 0.27, 3, 1638} {
-		u := usd(x)
+		u := units.USD(x)
 		if v, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimPrefix(u, "$"), ",", ""), 64); err != nil || v <= 0 || math.Abs(v-x)/x > 0.05 {
-			t.Errorf("usd(%g) = %s", x, u)
+			t.Errorf("units.USD(%g) = %s", x, u)
 		}
 	}
-	if usd(0.00511) != "$0.0051" || usd(0.0000123) != "$0.000012" || usd(0) != "$0" {
-		t.Errorf("usd: %s %s %s", usd(0.00511), usd(0.0000123), usd(0))
+	if units.USD(0.00511) != "$0.0051" || units.USD(0.0000123) != "$0.000012" || units.USD(0) != "$0" {
+		t.Errorf("usd: %s %s %s", units.USD(0.00511), units.USD(0.0000123), units.USD(0))
 	}
 }
 

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Report is what `iolens limits DISK` shows: the expectation, its
@@ -103,13 +104,20 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", %g %s", d.SizeGiB, d.Family.sizeUnit())
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "        %s IOPS, %s MB/s sustained", iopsText(d.Read.IOPS), mbps(d.Read.BWBytes))
+	// 0 IOPS is no published figure (file shares), not a cap of nothing.
+	iopsText := func(x float64) string {
+		if x == 0 {
+			return "no published"
+		}
+		return units.Published(x)
+	}
+	fmt.Fprintf(w, "        %s IOPS, %s MB/s sustained", iopsText(d.Read.IOPS), units.MB(d.Read.BWBytes))
 	if d.Write != d.Read {
-		fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", iopsText(d.Write.IOPS), mbps(d.Write.BWBytes))
+		fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", iopsText(d.Write.IOPS), units.MB(d.Write.BWBytes))
 	}
 	fmt.Fprintf(w, "; catalog unit %s", e.Unit)
 	if e.Unit == "MiB/s" {
-		fmt.Fprintf(w, " (%.4g %s = %s MB/s)", d.Tput, e.Unit, mbps(d.Read.BWBytes))
+		fmt.Fprintf(w, " (%.4g %s = %s MB/s)", d.Tput, e.Unit, units.MB(d.Read.BWBytes))
 	}
 	fmt.Fprintln(w)
 	if e.IOUnitKiB > 0 {
@@ -129,23 +137,23 @@ func (rep Report) WriteText(w io.Writer) error {
 		r, vb := x.VMRate(false)
 		switch {
 		case d.Family.Kind == "file" && x.NetworkBWBytes > 0:
-			fmt.Fprintf(w, ": %s MB/s network for the share (%s Mbps)", mbps(x.NetworkBWBytes), fmtNum(x.NetworkBWBytes*8/1e6))
+			fmt.Fprintf(w, ": %s MB/s network for the share (%s Mbps)", units.MB(x.NetworkBWBytes), units.Published(x.NetworkBWBytes*8/1e6))
 		case d.Family.Kind == "file" && v.NetworkNote != "":
 			fmt.Fprintf(w, ": %s", v.NetworkNote)
 		case d.Family.Kind == "file":
 			fmt.Fprintf(w, ": no network bandwidth in the catalog")
 		case v.BandwidthMbps > 0:
-			fmt.Fprintf(w, ": %s Mbps instance bandwidth", fmtNum(v.BandwidthMbps))
+			fmt.Fprintf(w, ": %s Mbps instance bandwidth", units.Published(v.BandwidthMbps))
 		case r != (Rate{}):
-			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", fmtNum(r.IOPS), mbps(r.BWBytes))
+			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", units.Published(r.IOPS), units.MB(r.BWBytes))
 			if rw, _ := x.VMRate(true); rw != r {
-				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", fmtNum(rw.IOPS), mbps(rw.BWBytes))
+				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", units.Published(rw.IOPS), units.MB(rw.BWBytes))
 			}
 		default:
 			fmt.Fprintf(w, ": no limits for this disk type in the catalog")
 		}
 		if v.Cached != nil && d.Family.Kind != "file" {
-			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", fmtNum(v.Cached.IOPS), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
+			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(v.Cached.IOPS), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
 		}
 		fmt.Fprintln(w)
 		if vb != nil && d.Family.Kind != "file" {
@@ -154,13 +162,13 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	if s := x.Share; s != nil {
 		fmt.Fprintf(w, "share   %s Mbps x %.0f%% = %s Mbps for volumes, minus %s for the boot volume = %s Mbps for data volumes\n",
-			fmtNum(s.InstanceMbps), s.VolumesMbps/s.InstanceMbps*100, fmtNum(s.VolumesMbps), fmtNum(s.BootMbps), fmtNum(s.AvailableMbps))
+			units.Published(s.InstanceMbps), s.VolumesMbps/s.InstanceMbps*100, units.Published(s.VolumesMbps), units.Published(s.BootMbps), units.Published(s.AvailableMbps))
 		for i, a := range s.AllocMbps {
 			who := "this disk"
 			if i > 0 {
 				who = x.Attached[i-1].Spec
 			}
-			fmt.Fprintf(w, "        %-28s limit %s Mbps, allocated %s Mbps (%s MB/s)\n", who, fmtNum(s.LimitsMbps[i]), fmtNum(a), mbps(a*1e6/8))
+			fmt.Fprintf(w, "        %-28s limit %s Mbps, allocated %s Mbps (%s MB/s)\n", who, units.Published(s.LimitsMbps[i]), units.Published(a), units.MB(a*1e6/8))
 		}
 	}
 	fmt.Fprintf(w, "cache   %s\n", x.Cache)
@@ -168,7 +176,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		if i == 0 {
 			fmt.Fprintf(w, "        %s\n", h.Fill.BacklogNote())
 		}
-		fmt.Fprintf(w, "        %s writes: %s\n", sizeStr(h.IOSizeBytes), h.Fill.Sentence())
+		fmt.Fprintf(w, "        %s writes: %s\n", units.IOSize(h.IOSizeBytes), h.Fill.Sentence())
 	}
 	if p := rep.Latency; p != nil {
 		for i, l := range p.Lines() {
@@ -184,7 +192,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
 	case co != nil:
 		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
-			usd(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, usd(co.USDPerIOPS), usd(co.USDPerMBps), usd(co.USDPerSize), d.Family.sizeUnit())
+			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
 	default:
 		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
 	}
@@ -195,7 +203,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "        source: %s\n", co.Price.Source)
 	}
 	if p := rep.VMPrice; p != nil {
-		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", usd(p.USDPerHour), p.Region, p.AsOf, p.Source)
+		fmt.Fprintf(w, "        VM %s an hour (%s, %s); source: %s\n", units.USD(p.USDPerHour), p.Region, p.AsOf, p.Source)
 	}
 	for _, n := range append(append([]string{}, d.Notes...), x.Notes...) {
 		fmt.Fprintf(w, "note    %s\n", n)
@@ -211,19 +219,19 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, head)
 	for _, ce := range rep.Ceilings {
-		row := sizeStr(ce.IOSizeBytes) + "\t"
+		row := units.IOSize(ce.IOSizeBytes) + "\t"
 		if rep.Dirs {
 			row += map[bool]string{false: "read", true: "write"}[ce.Write] + "\t"
 		}
-		row += fmt.Sprintf("%s\t%s\t%s", fmtNum(ce.IOPS), mbps(ce.BWBytes), ce.Binds.Name)
+		row += fmt.Sprintf("%s\t%s\t%s", units.Published(ce.IOPS), units.MB(ce.BWBytes), ce.Binds.Name)
 		if ce.Burst != nil {
-			row += fmt.Sprintf("\t%s\t%s\t%s", fmtNum(ce.Burst.IOPS), mbps(ce.Burst.BWBytes), durLabel(ce.Burst.Seconds))
+			row += fmt.Sprintf("\t%s\t%s\t%s", units.Published(ce.Burst.IOPS), units.MB(ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "unlimited"))
 		} else {
 			row += "\t-\t-\t-"
 		}
 		if rep.Dirs {
 			if ce.CacheHit != nil {
-				row += fmt.Sprintf("\t%s\t%s", fmtNum(ce.CacheHit.IOPS), mbps(ce.CacheHit.BWBytes))
+				row += fmt.Sprintf("\t%s\t%s", units.Published(ce.CacheHit.IOPS), units.MB(ce.CacheHit.BWBytes))
 			} else {
 				row += "\t-\t-"
 			}
@@ -236,7 +244,7 @@ func (rep Report) WriteText(w io.Writer) error {
 	for _, ce := range rep.Ceilings {
 		if ce.Binds.Why != "" && !seen[ce.Binds.Why] {
 			seen[ce.Binds.Why] = true
-			whys = append(whys, fmt.Sprintf("%s: %s", sizeStr(ce.IOSizeBytes), ce.Binds.Why))
+			whys = append(whys, fmt.Sprintf("%s: %s", units.IOSize(ce.IOSizeBytes), ce.Binds.Why))
 		}
 	}
 	if len(whys) > 0 {
@@ -256,10 +264,10 @@ func (rep Report) WriteText(w io.Writer) error {
 func (t Target) Want() string {
 	var parts []string
 	if t.IOPS > 0 {
-		parts = append(parts, fmt.Sprintf("%s IOPS at %s", fmtNum(t.IOPS), sizeStr(t.IOSize)))
+		parts = append(parts, fmt.Sprintf("%s IOPS at %s", units.Published(t.IOPS), units.IOSize(t.IOSize)))
 	}
 	if t.BWBytes > 0 {
-		parts = append(parts, fmtNum(t.BWBytes/1e6)+" MB/s")
+		parts = append(parts, units.Published(t.BWBytes/1e6)+" MB/s")
 	}
 	s := strings.Join(parts, " and ") + ", reads and writes each"
 	if t.VM != "" {
@@ -285,7 +293,7 @@ func WriteSizingText(w io.Writer, sz *Sizing) error {
 	}{
 		{fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()),
 			func(o Option) bool { return o.VMBinds == "" }},
-		{fmt.Sprintf("only while %s's burst credits last (%s from a full bucket)", t.VM, durLabel(burstSeconds(sz.Options))),
+		{fmt.Sprintf("only while %s's burst credits last (%s from a full bucket)", t.VM, units.Span(burstSeconds(sz.Options), "unlimited")),
 			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds > 0 }},
 		{fmt.Sprintf("on a larger VM size than %s", t.VM),
 			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds == 0 }},
@@ -307,10 +315,10 @@ func WriteSizingText(w io.Writer, sz *Sizing) error {
 		first = false
 		fmt.Fprintln(w, g.head)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(sizeStr(t.IOSize), " ", ""))
+		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
 		for _, op := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, fmtNum),
-				pairText(op.Read.BWBytes, op.Write.BWBytes, mbps), strings.Join(optionCells(op), "\t"))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, units.Published),
+				pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), strings.Join(optionCells(op), "\t"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -349,8 +357,8 @@ func optionCells(op Option) []string {
 	case co != nil && co.Price.NoTotal:
 		price = co.Price.Rates
 	case co != nil:
-		price = usd(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
-		perIOPS, perMB = usd(co.USDPerIOPS), usd(co.USDPerMBps)
+		price = units.USD(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
+		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
 	default:
 		note = append(note, op.PriceGap)
 	}
@@ -360,7 +368,7 @@ func optionCells(op Option) []string {
 	case op.ProposedVM != "":
 		s := op.VMBinds + "; " + op.ProposedVM + " carries it"
 		if op.VMPrice != nil {
-			s += " (" + usd(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
+			s += " (" + units.USD(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
 		}
 		note = append(note, s)
 	case op.VMBinds != "":
@@ -391,9 +399,9 @@ func (c *Catalog) WriteCatalogList(w io.Writer) error {
 		desc := ""
 		switch {
 		case v.BandwidthMbps > 0:
-			desc = fmt.Sprintf("%s Mbps instance bandwidth", fmtNum(v.BandwidthMbps))
+			desc = fmt.Sprintf("%s Mbps instance bandwidth", units.Published(v.BandwidthMbps))
 		case v.Uncached != nil:
-			desc = fmt.Sprintf("%s IOPS, %g %s", fmtNum(v.Uncached.IOPS), v.Uncached.Tput, v.Unit)
+			desc = fmt.Sprintf("%s IOPS, %g %s", units.Published(v.Uncached.IOPS), v.Uncached.Tput, v.Unit)
 		default:
 			var ts []string
 			for t := range v.PerType {
@@ -404,7 +412,7 @@ func (c *Catalog) WriteCatalogList(w io.Writer) error {
 		}
 		switch {
 		case v.NetworkMbps > 0:
-			desc += fmt.Sprintf("; network %s Mbps", fmtNum(v.NetworkMbps))
+			desc += fmt.Sprintf("; network %s Mbps", units.Published(v.NetworkMbps))
 		case v.NetworkNote != "":
 			desc += "; network not published"
 		}
@@ -512,13 +520,13 @@ func (ce *CatalogEntry) WriteText(w io.Writer) error {
 				for _, t := range e.Tiers {
 					b := "-"
 					if t.Burst != nil {
-						b = fmt.Sprintf("%s IOPS, %g %s (%s", fmtNum(t.Burst.IOPS), t.Burst.Tput, e.Unit, t.Burst.Model)
+						b = fmt.Sprintf("%s IOPS, %g %s (%s", units.Published(t.Burst.IOPS), t.Burst.Tput, e.Unit, t.Burst.Model)
 						if t.Burst.Seconds > 0 {
-							b += ", " + durLabel(t.Burst.Seconds)
+							b += ", " + units.Span(t.Burst.Seconds, "unlimited")
 						}
 						b += ")"
 					}
-					fmt.Fprintf(tw, "  %s\t%g\t%s\t%g\t%s\n", t.Name, t.SizeGiB, fmtNum(t.IOPS), t.Tput, b)
+					fmt.Fprintf(tw, "  %s\t%g\t%s\t%g\t%s\n", t.Name, t.SizeGiB, units.Published(t.IOPS), t.Tput, b)
 				}
 				tw.Flush()
 			} else {
@@ -559,7 +567,7 @@ func priceLine(p *PriceEntry) string {
 		unit string
 	}{{p.USDPerMonth, "a month"}, {p.USDPerGiBMonth, "per GiB-month"}, {p.USDPerIOPSMonth, fmt.Sprintf("per IOPS-month above %g", p.FreeIOPS)}, {p.USDPerTputMonth, fmt.Sprintf("per throughput unit-month above %g (the family's unit)", p.FreeTput)}, {p.USDPerHour, "an hour"}} {
 		if x.v > 0 {
-			parts = append(parts, usd(x.v)+" "+x.unit)
+			parts = append(parts, units.USD(x.v)+" "+x.unit)
 		}
 	}
 	s := strings.Join(parts, ", ") + fmt.Sprintf(" (%s, %s; %s)", p.Region, p.AsOf, p.Source)
@@ -573,75 +581,27 @@ func priceLine(p *PriceEntry) string {
 func BurstLine(b *BurstInfo) string {
 	var parts []string
 	if b.IOPS > 0 {
-		parts = append(parts, fmtNum(b.IOPS)+" IOPS")
+		parts = append(parts, units.Published(b.IOPS)+" IOPS")
 	}
 	if b.BWBytes > 0 {
-		parts = append(parts, mbps(b.BWBytes)+" MB/s")
+		parts = append(parts, units.MB(b.BWBytes)+" MB/s")
 	}
 	s := strings.Join(parts, ", ")
 	switch {
 	case b.OptIn:
 		s += " when on-demand bursting is enabled (billed, no time limit)"
 	case b.Seconds > 0:
-		s += ", " + durLabel(b.Seconds) + " from a full bucket"
+		s += ", " + units.Span(b.Seconds, "unlimited") + " from a full bucket"
 	}
 	s += " (" + b.Model
 	if b.StartsFull {
 		s += "; a new disk starts with a full bucket"
 	}
 	if b.BucketIOs > 0 {
-		s += fmt.Sprintf("; bucket %s IOs", fmtNum(b.BucketIOs))
+		s += fmt.Sprintf("; bucket %s IOs", units.Published(b.BucketIOs))
 	}
 	if b.BucketBytes > 0 {
-		s += fmt.Sprintf("; bucket %s GB", fmtNum(b.BucketBytes/1e9))
+		s += fmt.Sprintf("; bucket %s GB", units.Published(b.BucketBytes/1e9))
 	}
 	return s + ")"
-}
-
-func mbps(bw float64) string { return fmt.Sprintf("%.1f", bw/1e6) }
-
-// iopsText shows 0 IOPS (no published figure, file shares) as such.
-func iopsText(x float64) string {
-	if x == 0 {
-		return "no published"
-	}
-	return fmtNum(x)
-}
-
-// usd prints dollars: cents from $1, four decimals from a cent, two
-// significant digits below, so a rate never reads "$0.0000".
-func usd(x float64) string {
-	switch {
-	case x >= 1000:
-		return "$" + fmtNum(x)
-	case x >= 1:
-		return fmt.Sprintf("$%.2f", x)
-	case x >= 0.01:
-		return fmt.Sprintf("$%.4f", x)
-	case x > 0:
-		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
-	}
-	return "$0"
-}
-
-func fmtNum(x float64) string {
-	if x >= 1000 {
-		return commas(int64(x + 0.5))
-	}
-	if x == float64(int64(x)) {
-		return fmt.Sprintf("%.0f", x)
-	}
-	return fmt.Sprintf("%.1f", x)
-}
-
-func durLabel(s float64) string {
-	switch {
-	case s <= 0:
-		return "unlimited"
-	case s >= 3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.0f min", s/60)
-	}
-	return fmt.Sprintf("%.0f s", s)
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Target is what a sizing asks for: IOPS at an IO size and bytes per
@@ -235,10 +237,10 @@ func vmShort(x *Expectation, t Target) string {
 			dirs[s] = append(dirs[s], dir)
 		}
 		if ce := x.At(t.IOSize, w); t.IOPS > 0 && ce.IOPS < t.IOPS && !ownLimit(ce.Binds.Name) {
-			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", sizeStr(t.IOSize), fmtNum(ce.IOPS), ce.Binds.Name))
+			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", units.IOSize(t.IOSize), units.Published(ce.IOPS), ce.Binds.Name))
 		}
 		if ce := x.At(sizingBWIO, w); t.BWBytes > 0 && ce.BWBytes < t.BWBytes && !ownLimit(ce.Binds.Name) {
-			note(fmt.Sprintf("throughput at %s MB/s (%s)", fmtNum(ce.BWBytes/1e6), ce.Binds.Name))
+			note(fmt.Sprintf("throughput at %s MB/s (%s)", units.Published(ce.BWBytes/1e6), ce.Binds.Name))
 		}
 	}
 	var why []string

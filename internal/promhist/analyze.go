@@ -13,7 +13,6 @@ import (
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/prometheus/procfs/blockdevice"
 )
@@ -777,6 +776,3 @@ func (nr *nodeRun) finish() {
 	}
 	sort.SliceStable(n.Findings, func(i, j int) bool { return n.Findings[i].Start.Before(n.Findings[j].Start) })
 }
-
-// unitsRate prints bytes per second as MB/s.
-func unitsRate(b float64) string { return units.Figure(b/1e6) + " MB/s" }

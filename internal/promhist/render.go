@@ -9,40 +9,35 @@ import (
 
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
-// Formats are the report formats of an analysis.
-var Formats = []string{"text", "json", "md", "html"}
-
-// Render writes a in format, its instants in loc.
-func Render(w io.Writer, format string, a *Analysis, loc *time.Location) error {
-	switch format {
-	case "text", "":
-		return Text(w, a, loc)
-	case "json":
-		return JSON(w, a)
-	case "md", "markdown":
-		return Markdown(w, a, loc)
-	case "html":
-		return HTML(w, a, loc)
-	}
-	return &FormatError{Format: format}
+// Report is an analysis as report.Histories writes it, its instants in
+// Loc.
+type Report struct {
+	A   *Analysis
+	Loc *time.Location
 }
 
-// FormatError is a report format an analysis does not have.
-type FormatError struct{ Format string }
-
-func (e *FormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
-
-// Hint lists the formats.
-func (e *FormatError) Hint() string { return "valid formats: " + strings.Join(Formats, ", ") }
+// WriteFormat writes the report in one of report.Histories' formats.
+func (r Report) WriteFormat(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		return JSON(w, r.A)
+	case "md":
+		return Markdown(w, r.A, r.Loc)
+	case "html":
+		return HTML(w, r.A, r.Loc)
+	}
+	return Text(w, r.A, r.Loc)
+}
 
 func (a *Analysis) header(c Clock) string {
-	step := fmt.Sprintf("step %s", dur(time.Duration(a.StepS*float64(time.Second))))
+	step := fmt.Sprintf("step %s", units.FormatDuration(time.Duration(a.StepS*float64(time.Second))))
 	if a.StepS == a.ScrapeIntervalS {
 		step += " (the scrape interval)"
 	} else {
-		step += fmt.Sprintf(" (scrape interval %s)", dur(time.Duration(a.ScrapeIntervalS*float64(time.Second))))
+		step += fmt.Sprintf(" (scrape interval %s)", units.FormatDuration(time.Duration(a.ScrapeIntervalS*float64(time.Second))))
 	}
 	h := fmt.Sprintf("%s {%s}, %s to %s, %s", a.Prometheus, a.Selector, c.Full(a.From), c.Full(a.To), step)
 	if a.Expect != "" {

@@ -41,10 +41,6 @@ func (c Clock) Span(a, b time.Time) string { return c.At(a) + "–" + c.At(b) }
 // Full prints an instant with its date and zone.
 func (c Clock) Full(t time.Time) string { return t.In(c.Loc).Format("2006-01-02 15:04:05 MST") }
 
-func dur(d time.Duration) string { return units.FormatSeconds(d.Seconds()) }
-
-func mb(b float64) string { return units.Figure(b/1e6) + " MB/s" }
-
 // Line is one statement of the verdict.
 type Line struct {
 	Severity string
@@ -57,7 +53,7 @@ type Line struct {
 // Describe says what a finding is, with its times.
 func (c Clock) Describe(f Finding) string {
 	ev := f.Evidence
-	span := fmt.Sprintf("%s (%s)", c.Span(f.Start, f.End), dur(f.End.Sub(f.Start)))
+	span := fmt.Sprintf("%s (%s)", c.Span(f.Start, f.End), units.FormatDuration(f.End.Sub(f.Start)))
 	still := ""
 	if f.Ongoing {
 		still = ", still going when the samples stop"
@@ -72,16 +68,16 @@ func (c Clock) Describe(f Finding) string {
 		if f.Ongoing {
 			to = ev["bytes_s"]
 		}
-		return fmt.Sprintf("%sstalled %s%s at %s, from %s before (queue up to %.1f)", who, span, still, mb(to), mb(from), math.Max(ev["peak_aqu_sz"], ev["aqu_sz"]))
+		return fmt.Sprintf("%sstalled %s%s at %s, from %s before (queue up to %.1f)", who, span, still, units.MBps(to), units.MBps(from), math.Max(ev["peak_aqu_sz"], ev["aqu_sz"]))
 	case result.KindSaturation:
 		return fmt.Sprintf("%ssaturated %s%s: aqu-sz up to %.1f, await up to %s ms", who, span, still,
 			math.Max(ev["peak_aqu_sz"], ev["aqu_sz"]), units.Figure(ev["peak_await_ms"]))
 	case result.KindCap:
 		return fmt.Sprintf("%sat the expected ceiling %s%s", who, span, still)
 	case result.KindCliff:
-		unit := func(v float64) string { return mb(v) }
+		unit := units.MBps
 		if strings.Contains(f.Summary, " IOPS") {
-			unit = func(v float64) string { return units.Figure(v) + " IOPS" }
+			unit = units.IOPS
 		}
 		hi, lo := ev["burst_rate"], ev["plateau_rate"]
 		drop := 0.0
@@ -89,7 +85,7 @@ func (c Clock) Describe(f Finding) string {
 			drop = (1 - lo/hi) * 100
 		}
 		return fmt.Sprintf("%scliff at %s: %s for %s from %s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
-			who, c.At(f.End), unit(hi), dur(f.End.Sub(f.Start)), c.At(f.Start), unit(lo), drop)
+			who, c.At(f.End), unit(hi), units.FormatDuration(f.End.Sub(f.Start)), c.At(f.Start), unit(lo), drop)
 	case result.KindWriteback:
 		return fmt.Sprintf("writeback storm %s%s: up to %s under writeback, %s dirty, iowait up to %.0f%%", span, still,
 			units.HumanBytes(math.Max(ev["peak_writeback_bytes"], ev["writeback_bytes"])), units.HumanBytes(math.Max(ev["peak_dirty_bytes"], ev["dirty_bytes"])),
@@ -110,7 +106,7 @@ func (c Clock) DescribeCeiling(cl Ceiling) string {
 	if cl.Code == result.CodeBandwidthCap {
 		fmt.Fprintf(&b, " (%s IOPS", units.Figure(cl.IOPS))
 	} else {
-		fmt.Fprintf(&b, " (%s", mb(cl.BWBytes))
+		fmt.Fprintf(&b, " (%s", units.MBps(cl.BWBytes))
 	}
 	if cl.ReqBytes > 0 {
 		fmt.Fprintf(&b, " of %s", units.HumanBytes(cl.ReqBytes))
@@ -118,7 +114,7 @@ func (c Clock) DescribeCeiling(cl Ceiling) string {
 	b.WriteString(")")
 	first := cl.Episodes[0]
 	if cl.NEpisodes == 1 {
-		fmt.Fprintf(&b, ", held %s (%s)", c.Span(first.Start, first.End), dur(first.End.Sub(first.Start)))
+		fmt.Fprintf(&b, ", held %s (%s)", c.Span(first.Start, first.End), units.FormatDuration(first.End.Sub(first.Start)))
 	} else {
 		fmt.Fprintf(&b, ", held %s in %d spans, the first %s", units.FormatSeconds(cl.HeldS), cl.NEpisodes, c.Span(first.Start, first.End))
 	}
@@ -138,15 +134,11 @@ func (c Clock) DescribeCeiling(cl Ceiling) string {
 	if len(cl.Fits) > 0 {
 		var fs []string
 		for _, f := range cl.Fits {
-			fs = append(fs, fmt.Sprintf("%s (%s, %.0f%% off)", f.Name, ratePair(f.IOPS, f.BWBytes), f.Distance*100))
+			fs = append(fs, fmt.Sprintf("%s (%s, %.0f%% off)", f.Name, units.IOPS(f.IOPS)+", "+units.MBps(f.BWBytes), f.Distance*100))
 		}
 		fmt.Fprintf(&b, "; matches %s", strings.Join(fs, ", "))
 	}
 	return b.String()
-}
-
-func ratePair(iops, bw float64) string {
-	return fmt.Sprintf("%s IOPS, %s", units.Figure(iops), mb(bw))
 }
 
 // maxLines bounds the verdict of one node; -o json has every finding.
@@ -167,7 +159,7 @@ func (c Clock) Verdict(n *Node) []Line {
 		ls = append(ls, Line{Severity: "info", Device: cl.Device, Start: cl.Episodes[0].Start, End: cl.Episodes[0].End, Text: c.DescribeCeiling(cl)})
 	}
 	for _, g := range n.Gaps {
-		ls = append(ls, Line{Severity: "info", Start: g.From, End: g.To, Text: fmt.Sprintf("no samples %s (%s): nothing can be said of it", c.Span(g.From, g.To), dur(g.To.Sub(g.From)))})
+		ls = append(ls, Line{Severity: "info", Start: g.From, End: g.To, Text: fmt.Sprintf("no samples %s (%s): nothing can be said of it", c.Span(g.From, g.To), units.FormatDuration(g.To.Sub(g.From)))})
 	}
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Start.Before(ls[j].Start) })
 	if len(ls) > maxLines {

@@ -57,6 +57,8 @@ type Page struct {
 	Unknown []string
 	// Generated is the time printed in the header (now when zero).
 	Generated time.Time
+	// Points is how many points a time series keeps (MaxPoints when 0).
+	Points int
 }
 
 // Set is a named group of results.
@@ -254,6 +256,10 @@ type pctItem struct {
 // disk model first, then the findings once per story, then each test
 // collapsed, the tests side by side and the run's metadata.
 func WriteHTML(w io.Writer, p Page) error {
+	points := p.Points
+	if points <= 0 {
+		points = MaxPoints
+	}
 	v := pageView{Title: p.Title, UplotCSS: template.CSS(uplotCSS), PageCSS: template.CSS(pageCSS),
 		UplotJS: template.JS(uplotJS), PageJS: template.JS(pageJS), Multi: len(p.Sets) > 1, Warnings: p.Warnings, WarningTitle: p.WarningTitle}
 	if v.WarningTitle == "" {
@@ -349,7 +355,7 @@ func WriteHTML(w io.Writer, p Page) error {
 				}
 				tv.Findings = append(tv.Findings, line{txt, f.Severity})
 			}
-			if sd := buildSeries(r); sd != nil {
+			if sd := buildSeries(r, points); sd != nil {
 				id := fmt.Sprintf("ts-%d-%d", i, j)
 				v.Smooth = v.Smooth || sd.Fast
 				tv.Series = append(tv.Series, chartRef{ID: id, Title: r.Test.Name + label, Sub: r.Test.Summary()})
@@ -726,11 +732,11 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 			for bi, br := range g.bars {
 				w := br.v / top * plotW
 				by := y + float64(bi)*barH
-				tip := html.EscapeString(p.Sets[br.set].Name) + ": " + fmtVal(br.v)
-				label := fmtVal(br.v)
+				tip := html.EscapeString(p.Sets[br.set].Name) + ": " + units.Chart(br.v)
+				label := units.Chart(br.v)
 				end := labelW + w
 				if br.ci != nil {
-					tip += fmt.Sprintf(", 95%% CI %s..%s over %d results", fmtVal(br.ci.lo), fmtVal(br.ci.hi), br.ci.n)
+					tip += fmt.Sprintf(", 95%% CI %s..%s over %d results", units.Chart(br.ci.lo), units.Chart(br.ci.hi), br.ci.n)
 					if br.ci.truncated {
 						tip += " (too few runs to bound it from below)"
 						label += " (too few runs)"
@@ -752,14 +758,14 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 						cls = "err short" // reaches zero: drawn dashed
 					}
 					fmt.Fprintf(body, `<g class="%s" data-lo="%s" data-hi="%s"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><title>%s</title></g>`,
-						cls, fmtVal(br.ci.lo), fmtVal(br.ci.hi), x0, x1, cy, cy, x0, x0, cy-4, cy+4, x1, x1, cy-4, cy+4, tip)
+						cls, units.Chart(br.ci.lo), units.Chart(br.ci.hi), x0, x1, cy, cy, x0, x0, cy-4, cy+4, x1, x1, cy-4, cy+4, tip)
 					end = math.Max(end, x1)
 				}
 				fmt.Fprintf(body, `<text class="bv" x="%.1f" y="%g">%s</text>`, end+4, by+barH-4, label)
 			}
 			if g.ceiling > 0 {
 				x := labelW + g.ceiling/top*plotW
-				fmt.Fprintf(body, `<line class="ceil" x1="%.1f" x2="%.1f" y1="%g" y2="%g"><title>expected: %s</title></line>`, x, x, y-3, y+gh+3, fmtVal(g.ceiling))
+				fmt.Fprintf(body, `<line class="ceil" x1="%.1f" x2="%.1f" y1="%g" y2="%g"><title>expected: %s</title></line>`, x, x, y-3, y+gh+3, units.Chart(g.ceiling))
 			}
 			y += gh + gap
 		}
@@ -767,7 +773,7 @@ func barCharts(p Page, keys []testKey, aggs []map[testKey]*aggregate) []barChart
 		var axis strings.Builder
 		for q := 0; q <= 4; q++ {
 			x := labelW + float64(q)/4*plotW
-			fmt.Fprintf(&axis, `<line class="grid" x1="%.1f" x2="%.1f" y1="14" y2="%g"/><text class="ax" x="%.1f" y="11">%s</text>`, x, x, y, x, fmtVal(top*float64(q)/4))
+			fmt.Fprintf(&axis, `<line class="grid" x1="%.1f" x2="%.1f" y1="14" y2="%g"/><text class="ax" x="%.1f" y="11">%s</text>`, x, x, y, x, units.Chart(top*float64(q)/4))
 		}
 		fmt.Fprintf(&b, `<svg class="bars" role="img" viewBox="0 0 %g %g" width="%g" height="%g">%s%s</svg>`,
 			width, y+4, width, y+4, axis.String(), body.String())
@@ -793,16 +799,4 @@ func ciOf(n int, lo, hi float64, truncated bool) *ciBar {
 		return nil
 	}
 	return &ciBar{n: n, lo: math.Max(lo, 0), hi: hi, truncated: truncated}
-}
-
-func fmtVal(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0"
-	case a < 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	case a < 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
 }

@@ -11,7 +11,7 @@ import (
 // MaxPoints is how many points a time series keeps in the HTML page.
 // Longer series are downsampled with LTTB, which keeps the shape,
 // troughs included, so stalls stay visible.
-var MaxPoints = 600
+const MaxPoints = 600
 
 // LTTB picks n indices of (xs, ys) by Largest-Triangle-Three-Buckets
 // (Steinarsson 2013). The first and last points are always kept.
@@ -72,7 +72,7 @@ func pf(v float64) *float64 {
 
 // downsample builds a table from n rows, keeping the rows LTTB picks on
 // the driver column.
-func downsample(n int, t func(i int) float64, driver func(i int) float64, names []string, cols ...func(i int) float64) *table {
+func downsample(points, n int, t func(i int) float64, driver func(i int) float64, names []string, cols ...func(i int) float64) *table {
 	if n == 0 {
 		return nil
 	}
@@ -80,7 +80,7 @@ func downsample(n int, t func(i int) float64, driver func(i int) float64, names 
 	for i := 0; i < n; i++ {
 		xs[i], ys[i] = t(i), driver(i)
 	}
-	idx := LTTB(xs, ys, MaxPoints)
+	idx := LTTB(xs, ys, points)
 	tb := &table{Names: names, Cols: make([][]*float64, len(cols)+1)}
 	for _, i := range idx {
 		tb.Cols[0] = append(tb.Cols[0], pf(round(xs[i], 3)))
@@ -124,13 +124,13 @@ func primaryDevice(r *result.Result) *result.DeviceSeries {
 	return nil
 }
 
-func buildSeries(r *result.Result) *seriesData {
+func buildSeries(r *result.Result, points int) *seriesData {
 	sd := &seriesData{Shade: [][3]any{}}
 	if fs := r.FioSeries; len(fs) > 1 {
 		sd.Fast = (fs[len(fs)-1].T-fs[0].T)/float64(len(fs)-1) < 0.9
 	}
 	if fs := r.FioSeries; len(fs) > 0 {
-		sd.Fio = downsample(len(fs), func(i int) float64 { return fs[i].T },
+		sd.Fio = downsample(points, len(fs), func(i int) float64 { return fs[i].T },
 			func(i int) float64 { return fs[i].ReadBWBytes + fs[i].WriteBWBytes },
 			[]string{"app read MB/s", "app write MB/s", "app read IOPS", "app write IOPS", "app read lat ms", "app write lat ms"},
 			func(i int) float64 { return fs[i].ReadBWBytes / 1e6 }, func(i int) float64 { return fs[i].WriteBWBytes / 1e6 },
@@ -139,7 +139,7 @@ func buildSeries(r *result.Result) *seriesData {
 	}
 	if d := primaryDevice(r); d != nil && len(d.Samples) > 0 {
 		s := d.Samples
-		sd.Dev = downsample(len(s), func(i int) float64 { return s[i].T },
+		sd.Dev = downsample(points, len(s), func(i int) float64 { return s[i].T },
 			func(i int) float64 { return s[i].ReadBWBytes + s[i].WriteBWBytes },
 			[]string{"dev read MB/s", "dev write MB/s", "dev read IOPS", "dev write IOPS", "dev r_await ms", "dev w_await ms", "queue size", "util %"},
 			func(i int) float64 { return s[i].ReadBWBytes / 1e6 }, func(i int) float64 { return s[i].WriteBWBytes / 1e6 },
@@ -148,7 +148,7 @@ func buildSeries(r *result.Result) *seriesData {
 			func(i int) float64 { return s[i].QueueSize }, func(i int) float64 { return s[i].UtilPct })
 	}
 	if s := r.System; len(s) > 0 {
-		sd.Sys = downsample(len(s), func(i int) float64 { return s[i].T },
+		sd.Sys = downsample(points, len(s), func(i int) float64 { return s[i].T },
 			func(i int) float64 { return float64(s[i].DirtyBytes + s[i].WritebackBytes) },
 			[]string{"dirty MB", "writeback MB", "iowait %"},
 			func(i int) float64 { return float64(s[i].DirtyBytes) / 1e6 }, func(i int) float64 { return float64(s[i].WritebackBytes) / 1e6 },

@@ -16,39 +16,19 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Formats lists the output formats the renderers support.
-var Formats = []string{"text", "json", "ndjson", "csv", "md", "html"}
+// Formats lists the formats of a results report (Results' names).
+var Formats = Results.Names()
 
 // Renderer writes a set of results in one format.
 type Renderer func(w io.Writer, rs []result.Result) error
 
-// UnknownFormatError names an output format that does not exist.
-type UnknownFormatError struct{ Format string }
-
-func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
-
-// Hint lists the valid formats.
-func (e *UnknownFormatError) Hint() string {
-	return "valid formats: " + strings.Join(Formats, ", ")
-}
-
-// RendererFor returns the renderer of a format.
+// RendererFor returns the renderer of a results report's format.
 func RendererFor(format string) (Renderer, error) {
-	switch format {
-	case "text", "":
-		return Text, nil
-	case "json":
-		return JSON, nil
-	case "ndjson":
-		return NDJSON, nil
-	case "csv":
-		return CSV, nil
-	case "md", "markdown":
-		return Markdown, nil
-	case "html":
-		return HTML, nil
+	f, err := Results.Lookup(format)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &UnknownFormatError{Format: format}
+	return func(w io.Writer, rs []result.Result) error { return f.Write(w, Input{Results: rs}) }, nil
 }
 
 // JSON writes the results as one indented array.
@@ -168,34 +148,6 @@ func rowLabel(x row, repeats bool) string {
 	return testLabel(x.r, repeats)
 }
 
-// ms formats nanoseconds as milliseconds with enough digits for µs-scale
-// latencies.
-func ms(ns float64) string {
-	v := ns / 1e6
-	switch {
-	case v == 0:
-		return "0"
-	case v < 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	case v < 100:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
-}
-
-func mbs(b float64) string { return strconv.FormatFloat(b/1e6, 'f', 1, 64) }
-
-// pct formats a percentile: "-" when fio reported none (several jobs
-// without histograms cannot be combined), which 0 would misstate.
-func pct(ns float64) string {
-	if ns == 0 {
-		return "-"
-	}
-	return ms(ns)
-}
-
-func iops(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
-
 // testLabel names a result's row: the test, and the repeat when there are
 // several.
 func testLabel(r *result.Result, repeats bool) string {
@@ -277,12 +229,12 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", rowLabel(x, rep), strings.ToUpper(x.r.Status))
 				continue
 			}
-			mb := mbs(x.d.BWBytes)
+			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, units.Whole(x.d.IOPS), mb,
+				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -584,12 +536,12 @@ func markdown(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error
 				fmt.Fprintf(w, "| %s | - | %s | | | | | | |\n", mdEscape(rowLabel(x, rep)), strings.ToUpper(x.r.Status))
 				continue
 			}
-			mb := mbs(x.d.BWBytes)
+			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(rowLabel(x, rep)), x.dir, iops(x.d.IOPS), mb,
-				ms(x.d.Lat.MeanNs), pct(x.d.Lat.P50Ns), pct(x.d.Lat.P99Ns), pct(x.d.Lat.P999Ns), ms(x.d.Lat.MaxNs))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(rowLabel(x, rep)), x.dir, units.Whole(x.d.IOPS), mb,
+				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		writeRepeatsMD(w, g)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // repeatRows formats the statistics of every repeated test: IOPS mean,
@@ -22,12 +23,12 @@ func repeatRows(rs []result.Result) [][]string {
 			if d.Unstable {
 				flag = "UNSTABLE: " + d.Why
 			}
-			p50, p99, p999 := ms(d.P50Ns), ms(d.P99Ns), ms(d.P999Ns)
+			p50, p99, p999 := units.Millis(d.P50Ns), units.Millis(d.P99Ns), units.Millis(d.P999Ns)
 			if d.NoPercentiles {
 				p50, p99, p999 = "n/a", "n/a", "n/a"
 			}
-			out = append(out, []string{tr.Test, d.Dir, fmt.Sprint(s.N), iops(s.Mean), iops(s.SD),
-				ciText(s), fmt.Sprintf("%.1f%%", s.CV*100), iops(s.Min), iops(s.Max), p50, p99, p999, flag})
+			out = append(out, []string{tr.Test, d.Dir, fmt.Sprint(s.N), units.Whole(s.Mean), units.Whole(s.SD),
+				ciText(s), fmt.Sprintf("%.1f%%", s.CV*100), units.Whole(s.Min), units.Whole(s.Max), p50, p99, p999, flag})
 		}
 	}
 	return out
@@ -37,7 +38,7 @@ func repeatRows(rs []result.Result) [][]string {
 // analysis stopped at zero says why: the runs were too few to bound the
 // mean from below.
 func ciText(s analysis.Summary) string {
-	t := iops(s.CILow) + ".." + iops(s.CIHigh)
+	t := units.Whole(s.CILow) + ".." + units.Whole(s.CIHigh)
 	if s.Truncated {
 		t += " (too few runs)"
 	}

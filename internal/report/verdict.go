@@ -1,12 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
@@ -216,18 +214,6 @@ func curveName(c *diagnosis.Curve) string {
 	return s
 }
 
-// plusMinus is how sure a rate is: its interval as ±%, "" when none.
-func plusMinus(lo, hi, v float64) string {
-	if lo <= 0 || hi <= lo || v <= 0 {
-		return ""
-	}
-	e := math.Max(hi-v, v-lo) / v
-	if e < 0.0005 {
-		return ""
-	}
-	return " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
-}
-
 // curveWords says a curve in one short line: its shape, its rate with
 // how sure it is, where the knee is, and what binds it. The evidence
 // and the depths are in its model finding (--verbose).
@@ -239,7 +225,7 @@ func curveWords(c *diagnosis.Curve) string {
 	if level <= 0 {
 		level = most
 	}
-	pm := plusMinus(c.RateLow, c.RateHigh, level)
+	pm := units.PlusMinus(c.RateLow, c.RateHigh, level)
 	rate := units.Figure(level) + " IOPS" + pm
 	other := units.Figure(level*float64(c.IOSizeBytes)/1e6) + " MB/s"
 	if c.Large() {
@@ -329,16 +315,9 @@ func DiagnosisText(w io.Writer, rs []result.Result, d diagnosis.Diagnosis, verbo
 // (d with the results), md (or markdown) or html. Every format reads d:
 // the diagnosis is built once.
 func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result) error {
-	switch format {
-	case "json":
-		d.Results = rs
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	case "md", "markdown":
-		return markdown(w, rs, &d)
-	case "html":
-		return DiagnosisHTML(w, rs, d)
+	f, err := Diagnoses.Lookup(format)
+	if err != nil {
+		f = Diagnoses.Formats[0]
 	}
-	return DiagnosisText(w, rs, d, false)
+	return f.Write(w, Input{Results: rs, Diagnosis: &d})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // A watch log holds no benchmark: what the devices did under the real
@@ -71,8 +72,8 @@ func watchVerdict(r *result.Result) []string {
 	for _, l := range watchLoads(r) {
 		n := l.samples
 		out = append(out, fmt.Sprintf("%s over %.0f s (%d samples): read %s IOPS mean (peak %s), %s MB/s (peak %s); write %s IOPS mean (peak %s), %s MB/s (peak %s); util %.0f%% mean (peak %.0f%%), queue %.1f mean",
-			l.name, l.seconds, n, iops(l.rIOPS.mean(n)), iops(l.rIOPS.peak), mbs(l.rBW.mean(n)), mbs(l.rBW.peak),
-			iops(l.wIOPS.mean(n)), iops(l.wIOPS.peak), mbs(l.wBW.mean(n)), mbs(l.wBW.peak), l.util.mean(n), l.util.peak, l.qd.mean(n)))
+			l.name, l.seconds, n, units.Whole(l.rIOPS.mean(n)), units.Whole(l.rIOPS.peak), units.MB(l.rBW.mean(n)), units.MB(l.rBW.peak),
+			units.Whole(l.wIOPS.mean(n)), units.Whole(l.wIOPS.peak), units.MB(l.wBW.mean(n)), units.MB(l.wBW.peak), l.util.mean(n), l.util.peak, l.qd.mean(n)))
 	}
 	if len(out) == 0 {
 		out = append(out, "no device samples")
@@ -121,8 +122,8 @@ func watchText(w io.Writer, g []result.Result) error {
 		fmt.Fprintln(tw, "device\tdir\tIOPS mean\tpeak\tMB/s mean\tpeak\tawait ms\tutil %\t")
 		for _, l := range watchLoads(r) {
 			n := l.samples
-			fmt.Fprintf(tw, "%s\tread\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t\n", l.name, iops(l.rIOPS.mean(n)), iops(l.rIOPS.peak), mbs(l.rBW.mean(n)), mbs(l.rBW.peak), l.rAwait.mean(n), l.util.mean(n))
-			fmt.Fprintf(tw, "%s\twrite\t%s\t%s\t%s\t%s\t%.2f\t\t\n", l.name, iops(l.wIOPS.mean(n)), iops(l.wIOPS.peak), mbs(l.wBW.mean(n)), mbs(l.wBW.peak), l.wAwait.mean(n))
+			fmt.Fprintf(tw, "%s\tread\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t\n", l.name, units.Whole(l.rIOPS.mean(n)), units.Whole(l.rIOPS.peak), units.MB(l.rBW.mean(n)), units.MB(l.rBW.peak), l.rAwait.mean(n), l.util.mean(n))
+			fmt.Fprintf(tw, "%s\twrite\t%s\t%s\t%s\t%s\t%.2f\t\t\n", l.name, units.Whole(l.wIOPS.mean(n)), units.Whole(l.wIOPS.peak), units.MB(l.wBW.mean(n)), units.MB(l.wBW.peak), l.wAwait.mean(n))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

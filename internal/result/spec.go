@@ -2,9 +2,10 @@ package result
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // TestSpec is one fio test as iolens runs it. Built-in suites fill the
@@ -91,7 +92,7 @@ func (t TestSpec) Mixed() bool {
 // Summary is a one-line description of the test's parameters.
 func (t TestSpec) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rw=%s bs=%s iodepth=%d", t.RW, formatSize(t.BlockSize), t.IODepth)
+	fmt.Fprintf(&b, "rw=%s bs=%s iodepth=%d", t.RW, units.FormatSize(t.BlockSize), t.IODepth)
 	if t.NumJobs > 1 {
 		fmt.Fprintf(&b, " numjobs=%d", t.NumJobs)
 	}
@@ -108,7 +109,7 @@ func (t TestSpec) Summary() string {
 		fmt.Fprintf(&b, " fdatasync=%d", t.Fdatasync)
 	}
 	if t.SizeBytes > 0 {
-		fmt.Fprintf(&b, " size=%s", formatSize(t.SizeBytes))
+		fmt.Fprintf(&b, " size=%s", units.FormatSize(t.SizeBytes))
 	}
 	switch {
 	case t.TimeBased():
@@ -134,19 +135,4 @@ type Suite struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	Tests       []TestSpec `json:"tests"`
-}
-
-// formatSize prints a byte count with a binary suffix, exactly when it can
-// ("4k", "1M", "1536k", "2300"), as fio reads it back.
-func formatSize(n int64) string {
-	const units = "kMGT"
-	u := -1
-	for u < len(units)-1 && n != 0 && n%1024 == 0 {
-		n /= 1024
-		u++
-	}
-	if u < 0 {
-		return strconv.FormatInt(n, 10)
-	}
-	return strconv.FormatInt(n, 10) + units[u:u+1]
 }

@@ -360,3 +360,249 @@ func OrDash(s string) string {
 	}
 	return s
 }
+
+// Millis prints a latency given in ns as milliseconds for a table column,
+// without the unit: "0", "0.070", "2.50", "120".
+func Millis(ns float64) string {
+	v := ns / 1e6
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// MB prints bytes per second as MB/s (10^6) with one decimal and without
+// the unit, for table columns: "125.0".
+func MB(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 1, 64) }
+
+// Whole prints a figure rounded to an integer, without separators, for
+// columns that other programs read: "12346".
+func Whole(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// Published prints a published figure as it is written: whole numbers whole
+// (with separators from 1,000), others with one decimal: "3,000", "125",
+// "0.5".
+func Published(x float64) string {
+	switch {
+	case x >= 1000:
+		return Commas(int64(x + 0.5))
+	case x == float64(int64(x)):
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// Trim prints x with at most prec decimals and no trailing zeros: "1.5",
+// "2".
+func Trim(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// MBps prints bytes per second as a figure in MB/s (10^6): "125 MB/s",
+// "12.5 MB/s".
+func MBps(bps float64) string { return Figure(bps/1e6) + " MB/s" }
+
+// IOPS prints an IO rate as a figure: "3,000 IOPS", "12.5 IOPS".
+func IOPS(v float64) string { return Figure(v) + " IOPS" }
+
+// Span prints a length of time given in seconds for people, rounded to a
+// tenth of its unit: "45 s", "12.5 min", "1.5 h"; none when it is 0 or less
+// (a budget or a bucket without a limit).
+func Span(s float64, none string) string {
+	switch {
+	case s <= 0:
+		return none
+	case s >= 3600:
+		return Trim(math.Round(s/360)/10, 2) + " h"
+	case s >= 120:
+		return Trim(math.Round(s/6)/10, 2) + " min"
+	}
+	return strconv.FormatFloat(s, 'f', 0, 64) + " s"
+}
+
+// PercentileMillis is Millis for a latency percentile, "-" when it is 0:
+// fio reported none (percentiles turned off, or no IO of that kind).
+func PercentileMillis(ns float64) string {
+	if ns == 0 {
+		return "-"
+	}
+	return Millis(ns)
+}
+
+// Chart prints a value as chart labels and tooltips show it, short and
+// without separators: "0", "0.123", "12.3", "1234".
+func Chart(v float64) string {
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case a < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// PerSecond prints a rate in its unit: "iops" as IOPS, anything else as
+// bytes per second in MB/s.
+func PerSecond(v float64, unit string) string {
+	if unit == "iops" {
+		return IOPS(v)
+	}
+	return MBps(v)
+}
+
+// FormatDuration is FormatSeconds for a time.Duration.
+func FormatDuration(d time.Duration) string { return FormatSeconds(d.Seconds()) }
+
+// PlainRate is PerSecond with fixed decimals and no separators, as
+// findings quote the rates they compare: "12346 IOPS", "250.3 MB/s".
+func PlainRate(v float64, unit string) string {
+	if unit == "iops" {
+		return Whole(v) + " IOPS"
+	}
+	return MB(v) + " MB/s"
+}
+
+// BytesSI prints a byte count in decimal units, as rates in MB/s read:
+// "1.5 GB", "12.3 MB", "512 kB", "100 B".
+func BytesSI(b float64) string {
+	switch {
+	case b >= 1e9:
+		return strconv.FormatFloat(b/1e9, 'f', 1, 64) + " GB"
+	case b >= 1e6:
+		return strconv.FormatFloat(b/1e6, 'f', 1, 64) + " MB"
+	case b >= 1e3:
+		return strconv.FormatFloat(b/1e3, 'f', 0, 64) + " kB"
+	}
+	return strconv.FormatFloat(b, 'f', 0, 64) + " B"
+}
+
+// KiB prints a byte count in KiB for a narrow column, as iostat does:
+// "4.0k", "0".
+func KiB(b float64) string {
+	if b == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(b/1024, 'f', 1, 64) + "k"
+}
+
+// SpanWords prints a length of time in seconds as a whole number and its
+// unit in words, for sentences: ("12", "minutes"), ("3", "hours").
+func SpanWords(s float64) (n, unit string) {
+	switch {
+	case s >= 2*3600:
+		return strconv.FormatFloat(s/3600, 'f', 0, 64), "hours"
+	case s >= 90:
+		return strconv.FormatFloat(s/60, 'f', 0, 64), "minutes"
+	}
+	return strconv.FormatFloat(s, 'f', 0, 64), "seconds"
+}
+
+// Ms prints a time given in seconds as milliseconds to sig significant
+// digits, whole from a second: "0.5 ms", "12.25 ms", "1500 ms".
+func Ms(s float64, sig int) string {
+	ms := s * 1e3
+	switch {
+	case math.IsInf(ms, 0) || math.IsNaN(ms):
+		return fmt.Sprint(ms)
+	case ms >= 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'g', sig, 64) + " ms"
+}
+
+// Share prints a fraction as a percentage with one decimal, and a share too
+// small to show as "<0.1%" rather than 0: "12.5%", "<0.1%".
+func Share(f float64) string {
+	p := f * 100
+	if p > 0 && p < 0.1 {
+		return "<0.1%"
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+// Exact prints a number in the fewest digits that read back as it, without
+// exponent: "3000", "0.125".
+func Exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// FormatIOPS prints an IO rate cap as FormatRate prints a bandwidth one:
+// "3,000 IOPS"; 0 or less is "no cap".
+func FormatIOPS(v float64) string {
+	if v <= 0 {
+		return "no cap"
+	}
+	return Commas(int64(math.Round(v))) + " IOPS"
+}
+
+// USD prints dollars: cents from $1, four decimals from a cent, two
+// significant digits below, so a rate never reads "$0.0000".
+func USD(x float64) string {
+	switch {
+	case x >= 1000:
+		return "$" + Published(x)
+	case x >= 1:
+		return fmt.Sprintf("$%.2f", x)
+	case x >= 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	case x > 0:
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
+	}
+	return "$0"
+}
+
+// Measure prints a figure in the unit a record names: "iops", "bytes/s"
+// (FormatRate) or "ns" (as ms); anything else as a bare number.
+func Measure(v float64, unit string) string {
+	switch unit {
+	case "iops":
+		return Whole(v) + " IOPS"
+	case "bytes/s":
+		return FormatRate(v)
+	case "ns":
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Dollars prints a price without its sign, for tables that say the
+// currency once: cents from $1, two significant digits below ("8.00",
+// "0.0027").
+func Dollars(v float64) string {
+	if v >= 1 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// LatencyBand prints a range of latencies given in ns in one unit: "2-3
+// ms", "250-500 µs".
+func LatencyBand(lo, hi float64) string {
+	if hi < 1e6 {
+		return Trim(lo/1e3, 2) + "-" + Trim(hi/1e3, 2) + " µs"
+	}
+	return Trim(lo/1e6, 2) + "-" + Trim(hi/1e6, 2) + " ms"
+}
+
+// PlusMinus is how sure a figure v is, from its interval [lo, hi]: the
+// wider side as " ±x%" (rounded up to a tenth), "" when there is no
+// interval or it is below 0.05%.
+func PlusMinus(lo, hi, v float64) string {
+	if lo <= 0 || hi <= lo || v <= 0 {
+		return ""
+	}
+	e := math.Max(hi-v, v-lo) / v
+	if e < 0.0005 {
+		return ""
+	}
+	return " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
+}

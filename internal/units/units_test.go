@@ -158,10 +158,39 @@ func TestFormatters(t *testing.T) {
 		{Figure(12345.4), "12,345"}, {Figure(12.34), "12.3"}, {Figure(1.234), "1.23"}, {Figure(-1500), "-1,500"},
 		{Commas(1234567), "1,234,567"}, {Commas(999), "999"},
 		{Latency(850), "850 ns"}, {Latency(70100), "70.1 µs"}, {Latency(2.5e6), "2.5 ms"}, {Latency(1.2e9), "1.2 s"},
+		{Millis(0), "0"}, {Millis(70e3), "0.070"}, {Millis(2.5e6), "2.50"}, {Millis(120.4e6), "120"},
+		{PercentileMillis(0), "-"}, {PercentileMillis(2.5e6), "2.50"},
+		{MB(125e6), "125.0"}, {Whole(12345.6), "12346"},
+		{Published(3000), "3,000"}, {Published(125), "125"}, {Published(0.5), "0.5"},
+		{Trim(1.50, 2), "1.5"}, {Trim(2, 2), "2"}, {Trim(100, 3), "100"},
+		{MBps(125e6), "125 MB/s"}, {IOPS(12.5), "12.5 IOPS"},
+		{PerSecond(3000, "iops"), "3,000 IOPS"}, {PerSecond(12.5e6, "bytes"), "12.5 MB/s"},
+		{PlainRate(12345.6, "iops"), "12346 IOPS"}, {PlainRate(250.3e6, "bytes"), "250.3 MB/s"},
+		{Span(0, "unlimited"), "unlimited"}, {Span(45, ""), "45 s"}, {Span(750, ""), "12.5 min"}, {Span(5400, ""), "1.5 h"},
+		{FormatDuration(90 * time.Second), "90 s"},
+		{BytesSI(1.5e9), "1.5 GB"}, {BytesSI(12.34e6), "12.3 MB"}, {BytesSI(512e3), "512 kB"}, {BytesSI(100), "100 B"},
+		{KiB(0), "0"}, {KiB(4096), "4.0k"},
+		{Ms(0.0005, 4), "0.5 ms"}, {Ms(0.01225, 4), "12.25 ms"}, {Ms(1.5, 3), "1500 ms"}, {Ms(math.Inf(1), 3), "+Inf"},
+		{Share(0.125), "12.5%"}, {Share(0.0001), "<0.1%"}, {Share(0), "0.0%"},
+		{Exact(3000), "3000"}, {Exact(0.125), "0.125"},
+		{FormatIOPS(0), "no cap"}, {FormatIOPS(3000.4), "3,000 IOPS"},
+		{USD(1638), "$1,638"}, {USD(3), "$3.00"}, {USD(0.27), "$0.2700"}, {USD(0.00511), "$0.0051"}, {USD(0), "$0"},
+		{Dollars(8), "8.00"}, {Dollars(8.0 / 3000), "0.0027"},
+		{Measure(400, "iops"), "400 IOPS"}, {Measure(2.5e6, "ns"), "2.50 ms"}, {Measure(1<<20, "bytes/s"), "1 MiB/s"}, {Measure(3, "x"), "3"},
+		{Chart(0), "0"}, {Chart(0.1234), "0.123"}, {Chart(12.34), "12.3"}, {Chart(1234), "1234"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
+	}
+	if n, u := SpanWords(45); n != "45" || u != "seconds" {
+		t.Errorf("SpanWords(45) = %s %s", n, u)
+	}
+	if n, u := SpanWords(720); n != "12" || u != "minutes" {
+		t.Errorf("SpanWords(720) = %s %s", n, u)
+	}
+	if n, u := SpanWords(3 * 3600); n != "3" || u != "hours" {
+		t.Errorf("SpanWords(3h) = %s %s", n, u)
 	}
 }
 

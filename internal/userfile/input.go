@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolens/iolens/internal/units"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s is larger than %s", e.Name, sizeOf(e.Max))
+	return fmt.Sprintf("%s is larger than %s", e.Name, units.IOSize(e.Max))
 }
 
 // Hint says what to do.
@@ -64,18 +65,6 @@ func (e *NoInputError) Error() string {
 // Hint says what to do.
 func (e *NoInputError) Hint() string {
 	return "pipe or redirect the file to iolens (iolens ... < FILE), or give its name"
-}
-
-func sizeOf(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // Kind names a file type as people say it: "directory", "FIFO",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Ceiling is what a disk (and the VM it is attached to) is expected to
@@ -131,9 +132,9 @@ func (cr *credit) exhausted() {
 func BurstMessage(name string, iops, bw, leftS float64) string {
 	rate := fmt.Sprintf("%.0f IOPS", iops)
 	if iops < 1 {
-		rate = bytesSI(bw) + "/s"
+		rate = units.BytesSI(bw) + "/s"
 	}
-	n, unit := duration(leftS)
+	n, unit := units.SpanWords(leftS)
 	return fmt.Sprintf("at %s, %s's burst credits last about %s more %s", rate, article(name), n, unit)
 }
 
@@ -158,14 +159,4 @@ func lastColon(s string) int {
 		}
 	}
 	return -1
-}
-
-func duration(s float64) (string, string) {
-	switch {
-	case s >= 2*3600:
-		return fmt.Sprintf("%.0f", s/3600), "hours"
-	case s >= 90:
-		return fmt.Sprintf("%.0f", s/60), "minutes"
-	}
-	return fmt.Sprintf("%.0f", s), "seconds"
 }

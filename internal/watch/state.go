@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Device states, worst first.
@@ -84,7 +85,7 @@ func (th Thresholds) pending(h Host) (bool, string) {
 	case h.PressurePct >= th.StallPressurePct:
 		return true, fmt.Sprintf("IO pressure %.0f%%", h.PressurePct)
 	case h.WritebackBytes >= th.StallWritebackBytes:
-		return true, fmt.Sprintf("%s under writeback", bytesIEC(float64(h.WritebackBytes)))
+		return true, fmt.Sprintf("%s under writeback", units.HumanBytes(float64(h.WritebackBytes)))
 	case h.IowaitPct >= th.StallIowaitPct:
 		return true, fmt.Sprintf("iowait %.0f%%", h.IowaitPct)
 	}
@@ -206,7 +207,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 			stalled, why = true, w
 		}
 		if stalled {
-			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", bytesSI(bytes), bytes/refBytes*100, bytesSI(refBytes), why)
+			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", units.BytesSI(bytes), bytes/refBytes*100, units.BytesSI(refBytes), why)
 		}
 	} else if haveRef && refBytes > 0 && bytes < loweredShare*refBytes && iops < loweredShare*refIOPS {
 		// A throttle cap that went down during the interval, far below
@@ -214,7 +215,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 		// interval that ran before it does not delay the stall by one.
 		if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, true); ok {
 			stalled = true
-			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", bytesSI(bytes), bytes/refBytes*100, bytesSI(refBytes), hd.String())
+			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", units.BytesSI(bytes), bytes/refBytes*100, units.BytesSI(refBytes), hd.String())
 		}
 	}
 
@@ -258,7 +259,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 		e := tr.stall
 		d := t - dt - e.start
 		out = append(out, newFinding(tr.name, result.KindStall, "end", "fail", e.start, d,
-			fmt.Sprintf("stalled for %s: throughput fell to %s/s from %s/s (peak aqu-sz %.1f)", seconds(d), bytesSI(e.minBytes), bytesSI(e.refBytes), e.peakQ),
+			fmt.Sprintf("stalled for %s: throughput fell to %s/s from %s/s (peak aqu-sz %.1f)", units.FormatSeconds(d), units.BytesSI(e.minBytes), units.BytesSI(e.refBytes), e.peakQ),
 			map[string]float64{"min_bytes_s": e.minBytes, "ref_bytes_s": e.refBytes, "ref_iops": e.refIOPS, "peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait}))
 		tr.stall = nil
 	}
@@ -309,7 +310,7 @@ func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, 
 	d := t - dt - e.start
 	name := map[string]string{result.KindSaturation: "saturated", result.KindCap: "at the ceiling"}[kind]
 	return []finding{newFinding(tr.name, kind, "end", "warn", e.start, d,
-		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %.0f ms)", name, seconds(d), e.peakQ, e.peakWait),
+		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %.0f ms)", name, units.FormatSeconds(d), e.peakQ, e.peakWait),
 		map[string]float64{"peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait})}
 }
 
@@ -337,7 +338,7 @@ func (st *storm) step(t, dt float64, h Host) []finding {
 			st.logged = true
 			return []finding{newFinding("", result.KindWriteback, "start", "warn", st.start, 0,
 				fmt.Sprintf("writeback storm: %s under writeback, %s dirty, iowait %.0f%%",
-					bytesIEC(float64(h.WritebackBytes)), bytesIEC(float64(h.DirtyBytes)), h.IowaitPct),
+					units.HumanBytes(float64(h.WritebackBytes)), units.HumanBytes(float64(h.DirtyBytes)), h.IowaitPct),
 				map[string]float64{"writeback_bytes": float64(h.WritebackBytes), "dirty_bytes": float64(h.DirtyBytes), "iowait_pct": h.IowaitPct})}
 		}
 		return nil
@@ -349,6 +350,6 @@ func (st *storm) step(t, dt float64, h Host) []finding {
 	d := t - dt - st.start
 	return []finding{newFinding("", result.KindWriteback, "end", "warn", st.start, d,
 		fmt.Sprintf("writeback storm for %s: up to %s under writeback, %s dirty, iowait up to %.0f%%",
-			seconds(d), bytesIEC(float64(st.peakWB)), bytesIEC(float64(st.peakDirt)), st.peakWait),
+			units.FormatSeconds(d), units.HumanBytes(float64(st.peakWB)), units.HumanBytes(float64(st.peakDirt)), st.peakWait),
 		map[string]float64{"peak_writeback_bytes": float64(st.peakWB), "peak_dirty_bytes": float64(st.peakDirt), "peak_iowait_pct": st.peakWait})}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // A block throttle (cgroup v1 blkio.throttle.*, v2 io.max) holds IO above
@@ -32,7 +34,7 @@ func (h hold) iops() bool { return strings.HasSuffix(h.limit, "iops") }
 func (h hold) String() string {
 	v := fmt.Sprintf("%.0f", h.cap)
 	if !h.iops() {
-		v = bytesSI(h.cap) + "/s"
+		v = units.BytesSI(h.cap) + "/s"
 	}
 	if h.lowered {
 		return fmt.Sprintf("the throttle cap of cgroup %s went down to %s=%s", h.cgroup, h.limit, v)

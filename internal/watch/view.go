@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FindingLine is one line of the findings log, empty for other records.
@@ -81,7 +82,7 @@ func (v *View) Render(wd, ht int) []string {
 		if v.last.IOPressurePct != nil {
 			head += fmt.Sprintf("   IO pressure %.0f%%", *v.last.IOPressurePct)
 		}
-		head += fmt.Sprintf("   Dirty %s   Writeback %s", bytesIEC(float64(s.DirtyBytes)), bytesIEC(float64(s.WritebackBytes)))
+		head += fmt.Sprintf("   Dirty %s   Writeback %s", units.HumanBytes(float64(s.DirtyBytes)), units.HumanBytes(float64(s.WritebackBytes)))
 	}
 	lines = append(lines, head, "")
 	hdr := fmt.Sprintf("%-10s %-9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %6s", "DEVICE", "STATE", "r/s", "w/s", "rMB/s", "wMB/s",
@@ -112,7 +113,7 @@ func (v *View) Render(wd, ht int) []string {
 			}
 			row := fmt.Sprintf("%-10s %-9s %8.1f %8.1f %7.2f %7.2f %7.2f %7.2f %6.2f %8s %8s %6s", d.Device, d.State,
 				d.ReadIOPS, d.WriteIOPS, d.ReadBWBytes/1e6, d.WriteBWBytes/1e6, d.ReadAwaitMs, d.WriteAwaitMs, d.QueueSize,
-				kib(d.ReadReqBytes), kib(d.WriteReqBytes), util)
+				units.KiB(d.ReadReqBytes), units.KiB(d.WriteReqBytes), util)
 			if expected {
 				c, cr := "-", "-"
 				if d.CeilingPct != nil {
@@ -195,11 +196,4 @@ func clip(s string, wd int) string {
 		return s[:wd]
 	}
 	return s
-}
-
-func kib(b float64) string {
-	if b == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.1fk", b/1024)
 }

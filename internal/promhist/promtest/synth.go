@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Rates are what a device does over one interval of a synthetic node.
@@ -179,16 +181,12 @@ func OpenMetrics(ss []*Series) string {
 			sort.Strings(ls)
 			lbl := "{" + strings.Join(ls, ",") + "}"
 			for i := range s.TS {
-				fmt.Fprintf(&b, "%s%s %s %s\n", n, lbl, number(s.V[i]), number(float64(s.TS[i])/1000))
+				fmt.Fprintf(&b, "%s%s %s %s\n", n, lbl, units.Trim(s.V[i], 3), units.Trim(float64(s.TS[i])/1000, 3))
 			}
 		}
 	}
 	b.WriteString("# EOF\n")
 	return b.String()
-}
-
-func number(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
 }
 
 // Scenario is the history most tests judge: a node with one disk doing

@@ -1,4 +1,4 @@
-package runner
+package cli
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -45,17 +46,17 @@ func (p *Progress) Line(format string, args ...any) {
 }
 
 // Event draws one event (the callback Run and Open take).
-func (p *Progress) Event(e Event) {
+func (p *Progress) Event(e runner.Event) {
 	if p.Quiet {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e.Kind {
-	case EventInfo, EventPrepare, EventCleanup:
+	case runner.EventInfo, runner.EventPrepare, runner.EventCleanup:
 		p.clearLive()
 		fmt.Fprintln(p.W, termtext.Clean(e.Message))
-	case EventTestStart:
+	case runner.EventTestStart:
 		if !p.TTY {
 			eta := ""
 			if e.Total > 0 {
@@ -65,11 +66,11 @@ func (p *Progress) Event(e Event) {
 			return
 		}
 		p.drawLive(e)
-	case EventStatus:
+	case runner.EventStatus:
 		if p.TTY {
 			p.drawLive(e)
 		}
-	case EventTestEnd:
+	case runner.EventTestEnd:
 		p.clearLive()
 		summary := "done"
 		if p.Summary != nil {
@@ -81,7 +82,7 @@ func (p *Progress) Event(e Event) {
 
 // place is "[3/6]" in a suite, "[3]" in a plan that does not know its
 // total.
-func place(e Event) string {
+func place(e runner.Event) string {
 	if e.Index == 0 {
 		return ""
 	}
@@ -91,13 +92,13 @@ func place(e Event) string {
 	return fmt.Sprintf("[%d]", e.Index)
 }
 
-func (p *Progress) drawLive(e Event) {
+func (p *Progress) drawLive(e runner.Event) {
 	s := strings.TrimSpace(fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, units.Clock(e.Elapsed)))
 	if e.Total > 0 {
 		s += ", ETA " + units.Clock(e.ETA)
 	}
-	if e.Kind == EventStatus {
-		s += fmt.Sprintf("  %.0f IOPS  %.1f MB/s", e.IOPS, e.BWBytes/1e6)
+	if e.Kind == runner.EventStatus {
+		s += "  " + units.Whole(e.IOPS) + " IOPS  " + units.MB(e.BWBytes) + " MB/s"
 	}
 	width := p.Width
 	if width <= 20 {

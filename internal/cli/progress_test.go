@@ -1,4 +1,4 @@
-package runner
+package cli
 
 import (
 	"bytes"
@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/runner"
 )
 
 func TestProgress(t *testing.T) {
 	spec := result.TestSpec{Name: "randread-4k-qd1", RW: "randread", BlockSize: 4096, IODepth: 1, NumJobs: 1}
 	res := &result.Result{Status: "ok"}
 	sum := func(r *result.Result) string { return "IOPS " + r.Status }
-	events := []Event{
-		{Kind: EventInfo, Message: "preparing"},
-		{Kind: EventTestStart, Index: 2, Total: 6, Test: spec, Elapsed: 65 * time.Second, ETA: 3 * time.Minute},
-		{Kind: EventStatus, Index: 2, Total: 6, Test: spec, Elapsed: 70 * time.Second, IOPS: 412, BWBytes: 1.6e6},
-		{Kind: EventTestEnd, Index: 2, Total: 6, Test: spec, Result: res},
+	events := []runner.Event{
+		{Kind: runner.EventInfo, Message: "preparing"},
+		{Kind: runner.EventTestStart, Index: 2, Total: 6, Test: spec, Elapsed: 65 * time.Second, ETA: 3 * time.Minute},
+		{Kind: runner.EventStatus, Index: 2, Total: 6, Test: spec, Elapsed: 70 * time.Second, IOPS: 412, BWBytes: 1.6e6},
+		{Kind: runner.EventTestEnd, Index: 2, Total: 6, Test: spec, Result: res},
 	}
 
 	var b bytes.Buffer

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/result"
+)
+
+// Input is what a format writes: the results, the diagnosis built once
+// from them, and what a command computed beside them.
+type Input struct {
+	Results []result.Result
+	// Diagnosis is the diagnosis of Results, built once by the command;
+	// nil lets a results report build its own.
+	Diagnosis *diagnosis.Diagnosis
+	// Verbose adds every test's findings to text.
+	Verbose bool
+	// Comparison and Operands are compare's (Comparisons).
+	Comparison *Comparison
+	Operands   []CompareOperand
+	// Nodes are k8s diagnose's (NodeReports).
+	Nodes *NodeDiagnoses
+	// History is analyze --prometheus's (Histories).
+	History History
+}
+
+// History is a disk history read back from Prometheus (analyze
+// --prometheus). It is analysed above this package, so it writes each
+// format of Histories itself.
+type History interface {
+	WriteFormat(w io.Writer, format string) error
+}
+
+// historyFormat is the Histories format name.
+func historyFormat(name string) func(io.Writer, Input) error {
+	return func(w io.Writer, in Input) error { return in.History.WriteFormat(w, name) }
+}
+
+// Format is one output format: its name (and the other names -o accepts
+// for it) and how it writes.
+type Format struct {
+	Name    string
+	Aliases []string
+	Write   func(io.Writer, Input) error
+}
+
+// Registry is the formats of one kind of report, in the order help text
+// lists them.
+type Registry struct {
+	// Kind names the report ("results", "diagnosis", ...).
+	Kind    string
+	Formats []Format
+}
+
+// Names lists the formats' names.
+func (r Registry) Names() []string {
+	var out []string
+	for _, f := range r.Formats {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// Lookup finds a format by its name or another name of it; "" is text.
+func (r Registry) Lookup(name string) (Format, error) {
+	if name == "" {
+		name = "text"
+	}
+	for _, f := range r.Formats {
+		if f.Name == name || slices.Contains(f.Aliases, name) {
+			return f, nil
+		}
+	}
+	return Format{}, &UnknownFormatError{Format: name, Valid: r.Names()}
+}
+
+// UnknownFormatError names an output format that does not exist.
+type UnknownFormatError struct {
+	Format string
+	Valid  []string
+}
+
+func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
+
+// Hint lists the valid formats.
+func (e *UnknownFormatError) Hint() string {
+	return "valid formats: " + strings.Join(e.Valid, ", ")
+}
+
+// diagnosisOfInput is the diagnosis the command built, else one built
+// here from the results.
+func diagnosisOfInput(in Input) diagnosis.Diagnosis {
+	if in.Diagnosis != nil {
+		return *in.Diagnosis
+	}
+	return Diagnose(in.Results, nil)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// The registries: every format of every report iolens writes. The
+// command line's -o flags, their help, shell completion and every command
+// that writes a report read them.
+var (
+	// Results are the reports of a set of results: report, run,
+	// analyze, history show, k8s run.
+	Results = Registry{Kind: "results", Formats: []Format{
+		{Name: "text", Write: func(w io.Writer, in Input) error { return text(w, in.Results, in.Verbose, in.Diagnosis) }},
+		{Name: "json", Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
+		{Name: "ndjson", Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
+		{Name: "csv", Write: func(w io.Writer, in Input) error { return CSV(w, in.Results) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return markdown(w, in.Results, in.Diagnosis) }},
+		{Name: "html", Write: func(w io.Writer, in Input) error { return HTML(w, in.Results) }},
+	}}
+	// Diagnoses are diagnose's reports: the diagnosis first, then the
+	// results it was built from.
+	Diagnoses = Registry{Kind: "diagnosis", Formats: []Format{
+		{Name: "text", Write: func(w io.Writer, in Input) error {
+			return DiagnosisText(w, in.Results, diagnosisOfInput(in), in.Verbose)
+		}},
+		{Name: "json", Write: func(w io.Writer, in Input) error {
+			d := diagnosisOfInput(in)
+			d.Results = in.Results
+			return writeJSON(w, d)
+		}},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error {
+			d := diagnosisOfInput(in)
+			return markdown(w, in.Results, &d)
+		}},
+		{Name: "html", Write: func(w io.Writer, in Input) error { return DiagnosisHTML(w, in.Results, diagnosisOfInput(in)) }},
+	}}
+	// Comparisons are compare's reports of its Comparison.
+	Comparisons = Registry{Kind: "comparison", Formats: []Format{
+		{Name: "text", Write: func(w io.Writer, in Input) error { return CompareText(w, *in.Comparison) }},
+		{Name: "json", Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Comparison) }},
+		{Name: "csv", Write: func(w io.Writer, in Input) error { return CompareCSV(w, *in.Comparison) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return CompareMarkdown(w, *in.Comparison) }},
+		{Name: "html", Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
+	}}
+	// Histories are analyze --prometheus's reports of a disk history.
+	Histories = Registry{Kind: "history", Formats: []Format{
+		{Name: "text", Write: historyFormat("text")},
+		{Name: "json", Write: historyFormat("json")},
+		{Name: "md", Aliases: []string{"markdown"}, Write: historyFormat("md")},
+		{Name: "html", Write: historyFormat("html")},
+	}}
+	// NodeReports are k8s diagnose's: each node's diagnosis and the
+	// comparison of the nodes.
+	NodeReports = Registry{Kind: "nodes", Formats: []Format{
+		{Name: "text", Write: func(w io.Writer, in Input) error { return nodesText(w, *in.Nodes) }},
+		{Name: "json", Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Nodes) }},
+	}}
+)
+
+// Registries lists every registry.
+func Registries() []Registry {
+	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories}
+}
