@@ -36,6 +36,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/image"
 )
 
@@ -70,9 +71,8 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iolens-image:", err)
-		var h interface{ Hint() string }
-		if errors.As(err, &h) && h.Hint() != "" {
-			fmt.Fprintln(os.Stderr, "hint:", h.Hint())
+		if h := hint.Of(err); h != "" {
+			fmt.Fprintln(os.Stderr, "hint:", h)
 		}
 		os.Exit(1)
 	}

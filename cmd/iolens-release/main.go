@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/release"
 )
 
@@ -41,9 +41,8 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iolens-release:", err)
-		var h interface{ Hint() string }
-		if errors.As(err, &h) && h.Hint() != "" {
-			fmt.Fprintln(os.Stderr, "hint:", h.Hint())
+		if h := hint.Of(err); h != "" {
+			fmt.Fprintln(os.Stderr, "hint:", h)
 		}
 		os.Exit(1)
 	}

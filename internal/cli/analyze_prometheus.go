@@ -121,13 +121,13 @@ func (p *promOptions) window(cmd *cobra.Command, now time.Time) (from, to time.T
 	to = now
 	if p.to != "" {
 		if to, err = units.ParseTime(p.to); err != nil {
-			return from, to, &UsageError{Err: fmt.Errorf("--to: %w", err), Help: hintOf(err)}
+			return from, to, &UsageError{Err: fmt.Errorf("--to: %w", err), Help: hint.Of(err)}
 		}
 	}
 	switch {
 	case p.from != "":
 		if from, err = units.ParseTime(p.from); err != nil {
-			return from, to, &UsageError{Err: fmt.Errorf("--from: %w", err), Help: hintOf(err)}
+			return from, to, &UsageError{Err: fmt.Errorf("--from: %w", err), Help: hint.Of(err)}
 		}
 	case p.to != "":
 		return from, to, &UsageError{Err: errors.New("--to without --from"), Help: "give --from too, e.g. --from 2026-03-01T13:00:00Z --to 2026-03-01T15:00:00Z"}
@@ -142,14 +142,6 @@ func (p *promOptions) window(cmd *cobra.Command, now time.Time) (from, to time.T
 		return from, to, &UsageError{Err: fmt.Errorf("the range %s to %s is empty", from.Format(time.RFC3339), to.Format(time.RFC3339)), Help: "--from must be before --to"}
 	}
 	return from, to, nil
-}
-
-func hintOf(err error) string {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
 }
 
 // run is analyze --prometheus.
@@ -184,7 +176,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		Progress: func(s string) { fmt.Fprintf(streams.ErrOut, "iolens: %s\n", s) }}
 	if p.match != "" {
 		if o.Selector, err = promql.ParseSelector(p.match); err != nil {
-			return &UsageError{Err: err, Help: hintOf(err)}
+			return &UsageError{Err: err, Help: hint.Of(err)}
 		}
 	}
 	if p.instance != "" {
@@ -203,7 +195,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 			if u := specError(err); u != err {
 				return u
 			}
-			return &UsageError{Err: err, Help: hintOf(err)}
+			return &UsageError{Err: err, Help: hint.Of(err)}
 		}
 		// The bucket's level when the range starts is unknown; a full one
 		// is the usual state of a disk that was idle before.
@@ -233,7 +225,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	if p.pvc != "" {
 		ns, name, err := promhist.ParsePVC(p.pvc)
 		if err != nil {
-			return &UsageError{Err: err, Help: hintOf(err)}
+			return &UsageError{Err: err, Help: hint.Of(err)}
 		}
 		cf := genericclioptions.NewConfigFlags(false)
 		cf.KubeConfig, cf.Context = &p.kubeconfig, &p.kubeContext

@@ -24,6 +24,16 @@ func hintErrorPointer(e ast.Expr) bool {
 	return ok && pkg.Name == "hint" && sel.Sel.Name == "Error"
 }
 
+// hinter reports whether e is the interface hint.Of reads through.
+func hinter(e ast.Expr) bool {
+	it, ok := e.(*ast.InterfaceType)
+	if !ok || it.Methods == nil || len(it.Methods.List) != 1 {
+		return false
+	}
+	m := it.Methods.List[0]
+	return len(m.Names) == 1 && m.Names[0].Name == "Hint"
+}
+
 func TestHintErrorPointerFound(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package x\nvar a *hint.Error\nvar b *hint.Other\nvar c hint.Error\n", 0)
 	if err != nil {
@@ -35,6 +45,13 @@ func TestHintErrorPointerFound(t *testing.T) {
 	}
 	if len(got) != 3 || !got[0] || got[1] || got[2] {
 		t.Errorf("found %v, want [true false false]", got)
+	}
+	f, err = parser.ParseFile(token.NewFileSet(), "y.go", "package y\nvar h interface{ Hint() string }\nvar s interface{ String() string }\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hinter(f.Decls[0].(*ast.GenDecl).Specs[0].(*ast.ValueSpec).Type) || hinter(f.Decls[1].(*ast.GenDecl).Specs[0].(*ast.ValueSpec).Type) {
+		t.Error("hinter does not tell interface{ Hint() string } from another")
 	}
 }
 
@@ -64,6 +81,9 @@ func TestNoHintFields(t *testing.T) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if vs, ok := n.(*ast.ValueSpec); ok && hintErrorPointer(vs.Type) {
 				t.Errorf("%s: a *hint.Error read by its type misses every other error's hint: read it with hint.Of (and add to it with hint.Wrap)", fset.Position(vs.Pos()))
+			}
+			if vs, ok := n.(*ast.ValueSpec); ok && hinter(vs.Type) && filepath.Base(filepath.Dir(path)) != "hint" {
+				t.Errorf("%s: a variable of interface{ Hint() string } is a copy of hint.Of: call it", fset.Position(vs.Pos()))
 			}
 			ts, ok := n.(*ast.TypeSpec)
 			if !ok || !strings.HasSuffix(ts.Name.Name, "Error") {
