@@ -4,5 +4,6 @@
 // or worse (Welch's t-test over repeats). It warns when the operands ran a
 // test with different parameters, and prices measured rates when the
 // disk is known. Percentiles come from merged histograms, never from
-// averaged percentiles.
+// averaged percentiles. It computes; report renders the comparison in
+// each of its formats (report.Comparisons).
 package compare
