@@ -231,6 +231,8 @@ func TestChannels(t *testing.T) {
 // device (aqu-sz about QD). A mixed load shares the one cap. The same cap
 // in the cgroup keeps the device's queue short.
 func TestThrottleAtDevice(t *testing.T) {
+	// Alone: the latency layer paces the device's throttle, and the CPU
+	// it gets sets how even that pace is (the windows' 1%).
 	rootEnv(t)
 	const cap = 2500.0
 	d := create(t, Spec{Name: "thr-dev", ThrottleAt: ThrottleDevice, Limits: Limits{TotalIOPS: cap}})

@@ -27,6 +27,19 @@ func rootEnv(t *testing.T) []Hierarchy {
 	return hs
 }
 
+// cappedEnv is rootEnv for a test whose figures its disk's caps set (the
+// disk in RAM, as create makes it, with no latency of its own, throttled
+// by the kernel above the device, not paced by the latency layer): it runs
+// in parallel, beside at most one other such test of any package
+// (realio.Capped). Call it first.
+func cappedEnv(t *testing.T) []Hierarchy {
+	t.Helper()
+	t.Parallel()
+	realio.Capped(t, Unavailable("fio"))
+	hs, _ := FindHierarchies("/proc/self/mountinfo")
+	return hs
+}
+
 // assertGone fails for anything d left behind: loop device, mount, cgroup,
 // state files, controller.
 func assertGone(t *testing.T, d Disk) {
@@ -148,7 +161,7 @@ func capHolds(t *testing.T, what string, got, want float64) {
 // random) and bandwidth (1 MiB sequential), never 5% over it, on each cgroup
 // interface this machine has.
 func TestStaticCaps(t *testing.T) {
-	hs := rootEnv(t)
+	hs := cappedEnv(t)
 	for _, v := range []CgroupMode{CgroupV1, CgroupV2} {
 		t.Run(string(v), func(t *testing.T) {
 			if _, err := PickHierarchy(hs, v); err != nil {
@@ -243,7 +256,7 @@ func secs(a, b time.Time) float64 { return b.Sub(a).Seconds() }
 // TestCreditBurstTiming: at a scaled bucket the rate drops from burst to
 // baseline when the model says, within 10%.
 func TestCreditBurstTiming(t *testing.T) {
-	rootEnv(t)
+	cappedEnv(t)
 	const base, burst, burstS = 200, 1000, 8.0
 	d := create(t, Spec{Name: "burst", Limits: Limits{ReadIOPS: base, WriteIOPS: base},
 		BurstIOPS: burst, BucketIOs: (burst - base) * burstS * 30, Scale: 30})
@@ -297,7 +310,7 @@ func TestCreditBurstTiming(t *testing.T) {
 // TestWriteCacheStall: a sustained write shows bursts and troughs near 0
 // in the 1 s series, and the troughs line up with the event log.
 func TestWriteCacheStall(t *testing.T) {
-	rootEnv(t)
+	cappedEnv(t)
 	const drain, cacheBPS, cacheBytes = 20e6, 80e6, 90e6
 	d := create(t, Spec{Name: "stall", Limits: Limits{ReadBPS: drain, WriteBPS: drain},
 		Cache: CacheReadWrite, CacheBPS: cacheBPS, CacheIOPS: 2000, CacheBytes: cacheBytes})
@@ -397,7 +410,7 @@ func inStall(stalls [][2]time.Time, a, b time.Time) int {
 // TestCreateCleansUpOnFailure: a failure or a cancel at any step of
 // create leaves nothing behind.
 func TestCreateCleansUpOnFailure(t *testing.T) {
-	rootEnv(t)
+	cappedEnv(t)
 	root := t.TempDir()
 	injected := errors.New("injected")
 	for _, step := range []string{"state", "backing", "latency", "loop", "mkfs", "mount", "cgroup", "controller", "done"} {
@@ -442,7 +455,7 @@ func TestCreateCleansUpOnFailure(t *testing.T) {
 // TestDestroyRefusesBusyDisk: processes in the cgroup keep the disk,
 // unless forced.
 func TestDestroyRefusesBusyDisk(t *testing.T) {
-	rootEnv(t)
+	cappedEnv(t)
 	d, err := Create(context.Background(), Spec{Name: "busy", Dir: t.TempDir(), SizeBytes: 128 << 20, Limits: Limits{ReadIOPS: 100}})
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +496,7 @@ func TestDestroyRefusesBusyDisk(t *testing.T) {
 // name still tears it down whole: mount, loop device and cgroup, found by
 // their derived names.
 func TestRemoveAllAfterLostState(t *testing.T) {
-	rootEnv(t)
+	cappedEnv(t)
 	root := t.TempDir()
 	d, err := Create(context.Background(), Spec{Name: "lost", Dir: root, SizeBytes: 128 << 20, Limits: Limits{WriteIOPS: 50}})
 	if err != nil {

@@ -21,7 +21,16 @@ import (
 // their findings and the model.
 func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result.Result, diagnosis.Diagnosis) {
 	t.Helper()
-	realio.Real(t, emulate.Unavailable("fio"))
+	if spec.Latency == nil {
+		// Caps alone set the figures, on a disk in RAM: the test runs in
+		// parallel, beside at most one other such test of any package.
+		spec.RAM = true
+		t.Parallel()
+		realio.Capped(t, emulate.Unavailable("fio"))
+	} else {
+		// The latency layer's pace at depth is the CPU's: alone.
+		realio.Real(t, emulate.Unavailable("fio"))
+	}
 	ctx := context.Background()
 	spec.Dir = t.TempDir()
 	spec.SizeBytes = 1 << 30

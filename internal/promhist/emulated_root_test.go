@@ -37,6 +37,9 @@ type history struct {
 
 func newHistory(t *testing.T, spec emulate.Spec) *history {
 	t.Helper()
+	// Alone (realio.Real), although the disk is capped and in RAM: the
+	// node exporter's iowait and IO pressure are the machine's, and
+	// another test's IO beside this one reads as this disk waiting.
 	realio.Real(t, emulate.Unavailable("fio"))
 	if why := promtest.Unavailable(); why != "" {
 		t.Skip(why)

@@ -1,14 +1,21 @@
 // Package realio keeps tests that time real IO on this machine from
-// overlapping. go test runs packages in parallel, and a developer may run
-// two clones' tests at once; on a small machine two loop-device tests at
-// once starve each other's IO and the timings they check (a stall's start,
-// a cap's rate) stop meaning anything. Tests that measure call Exclusive
-// (or Real) first.
+// overlapping more than they can bear. go test runs packages in parallel,
+// and a developer may run two clones' tests at once; on a small machine
+// two loop-device tests at once starve each other's IO and the timings
+// they check (a stall's start, a cap's rate) stop meaning anything.
+//
+// A test that measures the machine (its disk, its CPU, a latency layer
+// that the CPU sets the pace of) calls Exclusive (or Real) first and runs
+// alone. A test whose figures an emulated disk's caps set, on a disk held
+// in RAM with caps far below what the machine does, calls Shared (or
+// Capped): it runs beside at most Slots-1 other such tests and never
+// beside an Exclusive one.
 package realio
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,7 +26,17 @@ import (
 // process of the machine (in this mount namespace) sees as the same inode,
 // whatever its working directory or clone. An flock leaves no file behind
 // and goes with the process. Benchmark scripts take it with flock(1).
+// Shared holders take it shared, so an exclusive holder (a test, or a
+// benchmark under 'flock /') waits for them and they wait for it.
 const MachineLock = "/"
+
+// SlotsEnv names the variable that sets how many Shared tests may run at
+// once (DefaultSlots when unset; 1 runs them one at a time).
+const SlotsEnv = "IOLENS_REALIO_SLOTS"
+
+// DefaultSlots is how many Shared tests run at once: two, measured on a
+// 2-core machine as not moving a capped figure.
+const DefaultSlots = 2
 
 // Exclusive waits until no other holder of the machine lock is running, in
 // any package or clone, and holds it until t ends. Under -short it skips
@@ -44,15 +61,88 @@ func exclusiveOn(t testing.TB, path string) {
 	t.Cleanup(release)
 }
 
+// Shared waits for one of the machine's real-IO slots and for no
+// Exclusive holder to be running, and holds both until t ends. Under
+// -short it skips the test.
+func Shared(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real IO")
+	}
+	n, err := Slots(os.Getenv(SlotsEnv))
+	if err != nil {
+		t.Fatalf("realio: %v", err)
+	}
+	sharedOn(t, MachineLock, "iolens-realio", n)
+}
+
+func sharedOn(t testing.TB, path, slotName string, slots int) {
+	t.Helper()
+	start := time.Now()
+	releaseSlot, err := slot(slotName, slots)
+	if err != nil {
+		t.Fatalf("realio: %v", err)
+	}
+	t.Cleanup(releaseSlot)
+	release, _, err := lock(path, unix.LOCK_SH)
+	if err != nil {
+		t.Fatalf("realio: %v", err)
+	}
+	t.Cleanup(release)
+	if waited := time.Since(start); waited > time.Second {
+		t.Logf("waited %.0f s for other IO tests to finish", waited.Seconds())
+	}
+}
+
+// Slots reads the value of SlotsEnv: empty is DefaultSlots.
+func Slots(v string) (int, error) {
+	if v == "" {
+		return DefaultSlots, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 16 {
+		return 0, fmt.Errorf("%s=%q: want a whole number from 1 to 16 (1 runs real-IO tests one at a time)", SlotsEnv, v)
+	}
+	return n, nil
+}
+
+// slot takes one of n machine-wide slots, waiting while all are taken. A
+// slot is a name in the abstract unix socket namespace bound by its
+// holder: the kernel lets one socket have a name at a time, frees it when
+// the holder's process ends, and it leaves no file behind.
+func slot(name string, n int) (release func(), err error) {
+	for {
+		for i := 0; i < n; i++ {
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return nil, fmt.Errorf("slot socket: %w", err)
+			}
+			err = unix.Bind(fd, &unix.SockaddrUnix{Name: fmt.Sprintf("@%s/slot/%d", name, i)})
+			if err == nil {
+				return func() { unix.Close(fd) }, nil
+			}
+			unix.Close(fd)
+			if err != unix.EADDRINUSE {
+				return nil, fmt.Errorf("slot %d: %w", i, err)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Lock takes an exclusive flock on path, waiting for other holders, and
 // returns its release and how long it waited.
 func Lock(path string) (release func(), waited time.Duration, err error) {
+	return lock(path, unix.LOCK_EX)
+}
+
+func lock(path string, how int) (release func(), waited time.Duration, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	start := time.Now()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, 0, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -72,4 +162,17 @@ func Real(t testing.TB, unavailable string) {
 		t.Skip(unavailable)
 	}
 	Exclusive(t)
+}
+
+// Capped is Real for a test whose figures an emulated disk in RAM sets
+// with caps far below what the machine does: it makes the test Shared.
+func Capped(t testing.TB, unavailable string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: real loop devices and IO")
+	}
+	if unavailable != "" {
+		t.Skip(unavailable)
+	}
+	Shared(t)
 }

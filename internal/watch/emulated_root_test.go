@@ -21,6 +21,10 @@ import (
 // plain fio, started in the background and unaware of watch, writes to
 // the emulated disk. About 50 s in all, root only.
 
+// emulatedEnv skips unless the machine can build emulated disks. The
+// tests run alone (realio.Real), although their disks are capped and in
+// RAM: watch reads the machine's iowait and IO pressure too, and another
+// test's IO moves them (beside one, an empty bucket read as full).
 func emulatedEnv(t *testing.T) {
 	t.Helper()
 	realio.Real(t, emulate.Unavailable("fio"))

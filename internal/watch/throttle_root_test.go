@@ -39,6 +39,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 			t.Skip(b + " not installed")
 		}
 	}
+	// Alone: watch reads the machine's iowait and IO pressure too.
 	realio.Exclusive(t)
 	// The image lives in RAM (tmpfs) where there is one: the throttle's
 	// 1,000 IOPS must be well below what the device does at QD1 on any
