@@ -155,12 +155,7 @@ func lock(path string, how int) (release func(), waited time.Duration, err error
 // the test Exclusive.
 func Real(t testing.TB, unavailable string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: real loop devices and IO")
-	}
-	if unavailable != "" {
-		t.Skip(unavailable)
-	}
+	skipUnless(t, unavailable)
 	Exclusive(t)
 }
 
@@ -168,11 +163,16 @@ func Real(t testing.TB, unavailable string) {
 // with caps far below what the machine does: it makes the test Shared.
 func Capped(t testing.TB, unavailable string) {
 	t.Helper()
+	skipUnless(t, unavailable)
+	Shared(t)
+}
+
+func skipUnless(t testing.TB, unavailable string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: real loop devices and IO")
 	}
 	if unavailable != "" {
 		t.Skip(unavailable)
 	}
-	Shared(t)
 }
