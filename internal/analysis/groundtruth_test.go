@@ -25,6 +25,16 @@ func groundTruthEnv(t *testing.T) {
 	realio.Real(t, emulate.Unavailable("fio"))
 }
 
+// cappedGroundTruthEnv is groundTruthEnv for a test whose figures the
+// kernel's caps on measure's disk (in RAM) set, read from fio's own log:
+// it runs in parallel, beside at most one other such test of any package.
+// Call it first.
+func cappedGroundTruthEnv(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	realio.Capped(t, emulate.Unavailable("fio"))
+}
+
 // measure runs one test on a fresh emulated disk and returns the result
 // with its findings, the controller's events, and the wall-clock instant
 // of the result's t=0 (fio's measurement start).
@@ -149,7 +159,7 @@ func TestGroundTruthCreditBurst(t *testing.T) {
 // 9 s. Every stall of the event log has its finding: start within 2 s,
 // duration within 20%.
 func TestGroundTruthWriteCache(t *testing.T) {
-	groundTruthEnv(t)
+	cappedGroundTruthEnv(t)
 	res, evs, origin := measure(t, emulate.Spec{Name: "gt-cache", Limits: emulate.Limits{ReadBPS: 20e6, WriteBPS: 20e6},
 		Cache: emulate.CacheReadWrite, CacheBPS: 80e6, CacheIOPS: 2000, CacheBytes: 180e6},
 		write("cache", "write", 1<<20, 4, 28))
@@ -196,7 +206,7 @@ func TestGroundTruthWriteCache(t *testing.T) {
 // TestGroundTruthStaticCap: a plain 800 IOPS cap gives a flat series: no
 // stall, no cliff.
 func TestGroundTruthStaticCap(t *testing.T) {
-	groundTruthEnv(t)
+	cappedGroundTruthEnv(t)
 	res, _, _ := measure(t, emulate.Spec{Name: "gt-static", Limits: emulate.Limits{ReadIOPS: 800, WriteIOPS: 800}},
 		write("static", "randwrite", 4096, 16, 10))
 	if res.Write == nil || math.Abs(res.Write.IOPS/800-1) > 0.1 {
