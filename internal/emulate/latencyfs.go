@@ -354,15 +354,29 @@ func (d *Disk) startLatency(ctx context.Context) error {
 // stopLatency unmounts the latency layer at mnt (the derived path) and
 // ends its daemon. The loop device must be detached first.
 func (d *Disk) stopLatency(ctx context.Context, mnt string) error {
+	// A detached loop device lets go of the layer's file only when its
+	// last opener closes it (udev probes a new file system, slowly on a
+	// busy machine): until then unmounting is busy, so try again.
+	deadline := time.Now().Add(10 * time.Second)
 	if s := d.infuse; s != nil {
-		if err := s.unmount(); err != nil {
-			return fmt.Errorf("unmounting the latency layer: %w", err)
+		for {
+			err := s.unmount()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("unmounting the latency layer: %w", err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 		d.infuse = nil
 		return nil
 	}
 	var errs []error
-	deadline := time.Now().Add(10 * time.Second)
 	for isMountPoint(mnt) {
 		err := unix.Unmount(mnt, 0)
 		if err == nil {
