@@ -115,6 +115,9 @@ func TestWatchEtcdFlags(t *testing.T) {
 		{[]string{"watch", "--etcd", "http://127.0.0.1:2381", "--etcd-window", "1s"}, "shorter than two intervals"},
 		{[]string{"watch", "--etcd", "ftp://127.0.0.1"}, "scheme"},
 		{[]string{"watch", "--etcd", "http://127.0.0.1:2381", "--etcd-cert", "/x.crt"}, "--etcd-cert and --etcd-key go together"},
+		{[]string{"watch", "--etcd-window", "0"}, "--etcd-window without --etcd"},
+		{[]string{"watch", "--etcd-window", "5m", "--duration", "1s"}, "--etcd-window without --etcd"},
+		{[]string{"watch", "--etcd-cacert", "/x.crt"}, "--etcd-cacert without --etcd"},
 	} {
 		_, errs, code := execute(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

@@ -96,6 +96,9 @@ Run ids may be shortened to any unique prefix.`,
   iolens history rm 20240501-120000-ab12cd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 0 {
+				return &UsageError{Err: fmt.Errorf("--limit %d: want 0 (every run) or more", limit), Help: "--limit 10 lists the newest 10 runs"}
+			}
 			var opts store.ListOptions
 			if selector != "" {
 				sel, err := store.ParseSelector(selector)

@@ -256,6 +256,18 @@ func TestHistoryRefusesEmptyAndAmbiguousIDs(t *testing.T) {
 	}
 }
 
+// A negative --limit is refused, not read as "no limit".
+func TestHistoryRefusesNegativeLimit(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	_, errOut, code := execute(t, "history", "--db", db, "--limit", "-1")
+	if code != 2 || !strings.Contains(errOut, "--limit -1") || !strings.Contains(errOut, "hint:") {
+		t.Errorf("history --limit -1: exit %d, want 2 with a hint\n%s", code, errOut)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused history command created the database")
+	}
+}
+
 // Commands that only read open the database read-only, and rm opens only
 // an existing one: a missing database is not created, and they say so.
 func TestHistoryReadOnlyMissingDatabase(t *testing.T) {

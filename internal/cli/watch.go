@@ -70,6 +70,9 @@ Without arguments, every disk backing a mounted filesystem is watched
   iolens watch --metrics-addr :9101 --top 5
   iolens watch --expect-from-cluster --metrics-addr :9101   # in a pod: each volume against its class's disk`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.etcd.needsEtcd(cmd.Flags()); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), streams, args)
 		},
 	}

@@ -25,6 +25,20 @@ func (o *etcdWatchOptions) addFlags(f *pflag.FlagSet) {
 	o.tls.addFlags(f, "etcd-")
 }
 
+// needsEtcd refuses an etcd option given without --etcd, which would
+// otherwise be ignored without a word.
+func (o *etcdWatchOptions) needsEtcd(f *pflag.FlagSet) error {
+	if len(o.endpoints) > 0 {
+		return nil
+	}
+	for _, name := range []string{"etcd-window", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-insecure-skip-verify"} {
+		if f.Changed(name) {
+			return &UsageError{Err: fmt.Errorf("--%s without --etcd", name), Help: "name the etcd member to follow, e.g. --etcd https://10.0.0.1:2379, or drop --" + name}
+		}
+	}
+	return nil
+}
+
 // configure adds the etcd members to cfg; the returned func releases the
 // client's connections.
 func (o *etcdWatchOptions) configure(cfg *watch.Config, interval time.Duration) (func(), error) {
