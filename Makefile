@@ -56,24 +56,21 @@ run:
 # fast), then, in full, the packages whose tests -short cut short
 # (scripts/long-packages: real IO on emulated disks, loop devices and
 # cgroups, a browser; they skip, saying why, where those are not
-# available). As root, it ends with the Kubernetes end-to-end test on a
-# real cluster of two nodes (make e2e).
-# The second pass runs one package at a time (-p 1): a real-IO test that
-# measures the machine runs alone (realio.Exclusive), and beside it even
-# another package's build or unit tests move the machine's iowait, which
-# watch and analyze --prometheus read (at -p 2 one such test failed in 5
-# runs). Within a package, a test whose figures an emulated disk's caps
-# set, in RAM, runs beside at most one other (realio.Shared;
-# IOLENS_REALIO_SLOTS=1 runs them one at a time too). The fuzz stage runs
-# a target per CPU at once (FUZZ_JOBS).
+# available), in two passes. The exclusive pass runs one package at a
+# time (-p 1) and skips the shared tests: a real-IO test that measures the
+# machine runs alone (realio.Exclusive), and beside it even another
+# package's build moves the machine's iowait, which watch and analyze
+# --prometheus read. Then scripts/test-tail runs the shared tests (an
+# emulated disk's caps, in RAM, set every figure they check; two at a
+# time, realio.Shared) and the fuzz targets (one per CPU, FUZZ_JOBS),
+# and, as root, beside them the Kubernetes end-to-end test on a real
+# cluster of two nodes (make e2e; IOLENS_E2E=0 leaves it out).
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-unit
 	promtool test rules deploy/watch-prometheusrule-test.yaml
-	$(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages)
-	GO=$(GO) scripts/fuzz $(FUZZTIME_TEST)
-	@if [ "$$(id -u)" = 0 ] && [ "$${IOLENS_E2E:-1}" != 0 ]; then $(MAKE) e2e; \
-	else echo "e2e: skipped (needs root; IOLENS_E2E=0 skips it)"; fi
+	IOLENS_REALIO_PASS=exclusive $(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages)
+	GO=$(GO) MAKE=$(MAKE) scripts/test-tail $(FUZZTIME_TEST)
 
 # test-unit: the tests that need no root, no real IO and no cluster
 # (-short skips the others, saying why); under a minute.

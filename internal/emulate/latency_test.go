@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -158,4 +160,36 @@ func FuzzParseDist(f *testing.F) {
 			}
 		}
 	})
+}
+
+// retry tries again while the error is worth it and the deadline is ahead,
+// and stops at once on success, on an error not worth it, or when ctx ends.
+func TestRetry(t *testing.T) {
+	busy, other := errors.New("busy"), errors.New("other")
+	isBusy := func(err error) bool { return err == busy }
+	ctx := context.Background()
+	far := time.Now().Add(time.Minute)
+	n := 0
+	if err := retry(ctx, far, func() error {
+		if n++; n < 3 {
+			return busy
+		}
+		return nil
+	}, isBusy); err != nil || n != 3 {
+		t.Errorf("busy twice, then done: %v after %d tries, want nil after 3", err, n)
+	}
+	n = 0
+	if err := retry(ctx, far, func() error { n++; return other }, isBusy); err != other || n != 1 {
+		t.Errorf("an error not worth retrying: %v after %d tries, want it after 1", err, n)
+	}
+	n = 0
+	start := time.Now()
+	if err := retry(ctx, time.Now().Add(120*ms), func() error { n++; return busy }, isBusy); err != busy || n < 2 || time.Since(start) > 5*time.Second {
+		t.Errorf("busy until the deadline: %v after %d tries in %s, want busy after a few", err, n, time.Since(start))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := retry(cctx, far, func() error { return busy }, isBusy); err != context.Canceled {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
 }

@@ -351,6 +351,23 @@ func (d *Disk) startLatency(ctx context.Context) error {
 	return nil
 }
 
+// retry calls try every 50 ms until it succeeds, again says its error is
+// not worth another try, or the deadline passes (try's last error), or ctx
+// ends (ctx's error).
+func retry(ctx context.Context, deadline time.Time, try func() error, again func(error) bool) error {
+	for {
+		err := try()
+		if err == nil || !again(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // stopLatency unmounts the latency layer at mnt (the derived path) and
 // ends its daemon. The loop device must be detached first.
 func (d *Disk) stopLatency(ctx context.Context, mnt string) error {
@@ -359,38 +376,29 @@ func (d *Disk) stopLatency(ctx context.Context, mnt string) error {
 	// busy machine): until then unmounting is busy, so try again.
 	deadline := time.Now().Add(10 * time.Second)
 	if s := d.infuse; s != nil {
-		for {
-			err := s.unmount()
-			if err == nil {
-				break
+		// go-fuse's unmount does not say why it failed: any error is
+		// worth another try.
+		if err := retry(ctx, deadline, s.unmount, func(error) bool { return true }); err != nil {
+			if err == ctx.Err() {
+				return err
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("unmounting the latency layer: %w", err)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
+			return fmt.Errorf("unmounting the latency layer: %w", err)
 		}
 		d.infuse = nil
 		return nil
 	}
 	var errs []error
-	for isMountPoint(mnt) {
-		err := unix.Unmount(mnt, 0)
-		if err == nil {
-			break
+	err := retry(ctx, deadline, func() error {
+		if !isMountPoint(mnt) {
+			return nil
 		}
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			errs = append(errs, fmt.Errorf("unmounting the latency layer %s: %w", mnt, err))
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return unix.Unmount(mnt, 0)
+	}, func(err error) bool { return errors.Is(err, unix.EBUSY) })
+	if err != nil && err == ctx.Err() {
+		return err
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("unmounting the latency layer %s: %w", mnt, err))
 	}
 	errs = append(errs, stopDaemon(ctx, d.FusePID, d.FuseStart, "latency", d.root(), d.Name))
 	return errors.Join(errs...)

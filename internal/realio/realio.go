@@ -38,6 +38,19 @@ const SlotsEnv = "IOLENS_REALIO_SLOTS"
 // 2-core machine as not moving a capped figure.
 const DefaultSlots = 2
 
+// PassEnv names the variable that splits a run into passes: "exclusive"
+// runs the Exclusive tests and skips the Shared ones, "shared" the other
+// way round; unset runs both. make test runs the exclusive pass alone,
+// then the shared pass beside work that does not move a capped figure
+// (the fuzz targets, the Kubernetes e2e).
+const PassEnv = "IOLENS_REALIO_PASS"
+
+// The values of PassEnv.
+const (
+	PassExclusive = "exclusive"
+	PassShared    = "shared"
+)
+
 // Exclusive waits until no other holder of the machine lock is running, in
 // any package or clone, and holds it until t ends. Under -short it skips
 // the test: the short run (make test-unit) does no real IO.
@@ -46,6 +59,7 @@ func Exclusive(t testing.TB) {
 	if testing.Short() {
 		t.Skip("-short: real IO")
 	}
+	inPass(t, PassExclusive)
 	exclusiveOn(t, MachineLock)
 }
 
@@ -69,6 +83,7 @@ func Shared(t testing.TB) {
 	if testing.Short() {
 		t.Skip("-short: real IO")
 	}
+	inPass(t, PassShared)
 	n, err := Slots(os.Getenv(SlotsEnv))
 	if err != nil {
 		t.Fatalf("realio: %v", err)
@@ -92,6 +107,30 @@ func sharedOn(t testing.TB, path, slotName string, slots int) {
 	if waited := time.Since(start); waited > time.Second {
 		t.Logf("waited %.0f s for other IO tests to finish", waited.Seconds())
 	}
+}
+
+// inPass skips t when PassEnv names the other pass.
+func inPass(t testing.TB, pass string) {
+	t.Helper()
+	run, err := RunsIn(os.Getenv(PassEnv), pass)
+	if err != nil {
+		t.Fatalf("realio: %v", err)
+	}
+	if !run {
+		t.Skipf("%s=%s: a %s test, run in the %s pass", PassEnv, os.Getenv(PassEnv), pass, pass)
+	}
+}
+
+// RunsIn says whether a test of the given pass (PassExclusive or
+// PassShared) runs when PassEnv is v.
+func RunsIn(v, pass string) (bool, error) {
+	switch v {
+	case "":
+		return true, nil
+	case PassExclusive, PassShared:
+		return v == pass, nil
+	}
+	return false, fmt.Errorf("%s=%q: want %s, %s, or unset for both", PassEnv, v, PassExclusive, PassShared)
 }
 
 // Slots reads the value of SlotsEnv: empty is DefaultSlots.

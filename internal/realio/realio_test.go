@@ -121,3 +121,23 @@ func TestSlots(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsIn(t *testing.T) {
+	for _, c := range []struct {
+		v, pass string
+		want    bool
+	}{
+		{"", PassExclusive, true}, {"", PassShared, true},
+		{PassExclusive, PassExclusive, true}, {PassExclusive, PassShared, false},
+		{PassShared, PassShared, true}, {PassShared, PassExclusive, false},
+	} {
+		if got, err := RunsIn(c.v, c.pass); err != nil || got != c.want {
+			t.Errorf("RunsIn(%q, %q) = %v, %v; want %v", c.v, c.pass, got, err, c.want)
+		}
+	}
+	for _, v := range []string{"x", "Exclusive", "both", " shared"} {
+		if _, err := RunsIn(v, PassShared); err == nil || !strings.Contains(err.Error(), PassEnv) {
+			t.Errorf("RunsIn(%q): %v, want an error naming %s", v, err, PassEnv)
+		}
+	}
+}

@@ -9,7 +9,8 @@
 #   test/e2e/run.sh BIN/iolens BIN/iolens-image.tar
 #
 # Needs root (network namespace, loop devices, mounts, cgroups). Runs of
-# this script on one machine wait for each other.
+# this script on one machine wait for each other, and for real-IO tests
+# that measure the machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -24,6 +25,13 @@ fi
 # One cluster per machine: wait for another run to finish.
 exec 9<"$0"
 flock 9
+# A real-IO test that measures the machine (realio.Exclusive, or a
+# benchmark under 'flock /') waits for the cluster to be gone, and the
+# cluster for it; shared real-IO tests (in RAM, under caps) run beside it.
+# The cluster's daemons and the tests get neither lock's descriptor: a
+# daemon that outlived the run must not hold them.
+exec 8</
+flock -s 8
 
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -58,7 +66,7 @@ if [ -e "$state/up" ]; then
 	"$here/cluster.sh" down
 fi
 t=$(date +%s.%N)
-kubeconfig=$("$here/cluster.sh" up | tail -1)
+kubeconfig=$("$here/cluster.sh" up 8<&- 9<&- | tail -1)
 echo "e2e: cluster up in $(elapsed "$t")s (including the build or cache lookup of the Kubernetes binaries)" >&2
 bin=$("$here/build.sh" 2>/dev/null | tail -1)
 
@@ -66,5 +74,5 @@ t=$(date +%s.%N)
 cd "$root"
 IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
 	IOLENS_E2E_STATE=$state IOLENS_E2E_USER_KUBECONFIG=$state/host-user.kubeconfig IOLENS_E2E_CLUSTER=$here/cluster.sh \
-	go test -count=1 -v -timeout 20m ./test/e2e/
+	go test -count=1 -v -timeout 20m ./test/e2e/ 8<&- 9<&-
 echo "e2e: tests took $(elapsed "$t")s" >&2
