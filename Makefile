@@ -56,20 +56,21 @@ run:
 # fast), then, in full, the packages whose tests -short cut short
 # (scripts/long-packages: real IO on emulated disks, loop devices and
 # cgroups, a browser; they skip, saying why, where those are not
-# available), in two passes. The exclusive pass runs one package at a
-# time (-p 1) and skips the shared tests: a real-IO test that measures the
-# machine runs alone (realio.Exclusive), and beside it even another
-# package's build moves the machine's iowait, which watch and analyze
-# --prometheus read. Then scripts/test-tail runs the shared tests (an
-# emulated disk's caps, in RAM, set every figure they check; two at a
-# time, realio.Shared) and the fuzz targets (one per CPU, FUZZ_JOBS),
-# and, as root, beside them the Kubernetes end-to-end test on a real
-# cluster of two nodes (make e2e; IOLENS_E2E=0 leaves it out).
+# available), in two passes. The exclusive pass runs the packages with a
+# real-IO test that measures the machine (realio.Exclusive), one at a
+# time (-p 1), nothing else running, and skips their shared tests: beside
+# such a test even another package's build moves the machine's iowait,
+# which watch and analyze --prometheus read. Then scripts/test-tail runs
+# the shared pass (the tests whose figures an emulated disk's caps set, in
+# RAM, two at a time (realio.Shared), and the long packages with no real
+# IO of that kind: browsers, builds) and the fuzz targets (one per CPU,
+# FUZZ_JOBS), and, as root, beside them the Kubernetes end-to-end test on
+# a real cluster of two nodes (make e2e; IOLENS_E2E=0 leaves it out).
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-unit
 	promtool test rules deploy/watch-prometheusrule-test.yaml
-	IOLENS_REALIO_PASS=exclusive $(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages)
+	IOLENS_REALIO_PASS=exclusive $(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages --exclusive)
 	GO=$(GO) MAKE=$(MAKE) scripts/test-tail $(FUZZTIME_TEST)
 
 # test-unit: the tests that need no root, no real IO and no cluster
