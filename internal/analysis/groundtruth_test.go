@@ -55,7 +55,7 @@ func measure(t *testing.T, spec emulate.Spec, test result.TestSpec) (result.Resu
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := d.ForceDestroy(context.Background()); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

@@ -41,7 +41,7 @@ func sweep(t *testing.T, spec emulate.Spec, depths []int, runtime float64) ([]re
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := d.ForceDestroy(context.Background()); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/iolens/iolens/internal/realio"
 	"io"
 	"net"
 	"net/http"
@@ -82,7 +83,7 @@ func Start(t testing.TB, width, height int) *Driver {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	realio.Cleanup(t, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	d := &Driver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	for i := 0; ; i++ {
 		if resp, err := http.Get(d.base + "/status"); err == nil {
@@ -110,7 +111,7 @@ func Start(t testing.TB, width, height int) *Driver {
 	}}}
 	out := d.Call("POST", "/session", caps)
 	d.session = out["value"].(map[string]any)["sessionId"].(string)
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		req, _ := http.NewRequest("DELETE", d.base+"/session/"+d.session, nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()

@@ -39,7 +39,7 @@ func ramDir(t *testing.T) string {
 	if err != nil {
 		t.Skipf("no /dev/shm for a RAM-backed disk: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := os.RemoveAll(dir); err != nil {
 			t.Errorf("remove %s: %v", dir, err)
 		}
@@ -55,7 +55,7 @@ func etcdOnEmulated(t *testing.T, name string, limits emulate.Limits) (*emulate.
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := d.ForceDestroy(context.WithoutCancel(context.Background())); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

@@ -3,6 +3,7 @@ package emulate
 import (
 	"context"
 	"encoding/json"
+	"github.com/iolens/iolens/internal/realio"
 	"math"
 	"os"
 	"path/filepath"
@@ -334,7 +335,7 @@ func TestRAMDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap := *d
-		t.Cleanup(func() {
+		realio.Cleanup(t, func() {
 			if err := d.ForceDestroy(context.Background()); err != nil {
 				t.Errorf("destroy: %v", err)
 			}

@@ -83,7 +83,7 @@ func create(t *testing.T, s Spec) *Disk {
 		t.Fatalf("create: %v", err)
 	}
 	snap := *d
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := d.ForceDestroy(context.Background()); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

@@ -38,7 +38,7 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if err := d.ForceDestroy(context.Background()); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

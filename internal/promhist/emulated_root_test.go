@@ -54,7 +54,7 @@ func newHistory(t *testing.T, spec emulate.Spec) *history {
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := d.ForceDestroy(ctx); err != nil {

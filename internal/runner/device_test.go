@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/result"
 	"golang.org/x/sys/unix"
 )
@@ -168,7 +169,7 @@ func loopDevice(t *testing.T, size int64) string {
 		t.Skipf("no loop device available: %v", err)
 	}
 	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
 		}
@@ -436,7 +437,7 @@ func attach(t *testing.T, img string, part bool) string {
 		t.Skipf("no loop device available: %v", err)
 	}
 	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
 		}

@@ -62,7 +62,7 @@ func runEmulated(t *testing.T, spec emulate.Spec, fioArgs []string, timeout time
 	if err != nil {
 		t.Fatalf("emulate: %v", err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := d.ForceDestroy(ctx); err != nil {

@@ -47,7 +47,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 	dir := t.TempDir()
 	if shm, err := os.MkdirTemp("/dev/shm", "iolens-watch-test-"); err == nil {
 		dir = shm
-		t.Cleanup(func() { os.RemoveAll(shm) })
+		realio.Cleanup(t, func() { os.RemoveAll(shm) })
 	}
 	img := filepath.Join(dir, "disk.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
@@ -61,7 +61,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 		t.Skipf("no loop device: %v: %s", err, out)
 	}
 	loop := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if out, err := exec.Command("losetup", "-d", loop).CombinedOutput(); err != nil {
 			t.Errorf("detaching %s: %v: %s", loop, err, out)
 		}
@@ -76,7 +76,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 	if err := os.Mkdir(cg, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		// The cgroup goes once its processes have: fio is killed first
 		// (cleanups run in reverse).
 		for i := 0; i < 50; i++ {
@@ -107,7 +107,7 @@ func TestThrottleStallAndCliff(t *testing.T) {
 	if err := fio.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		fio.Process.Kill()
 		fio.Wait()
 		b, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))

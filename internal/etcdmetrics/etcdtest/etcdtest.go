@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/iolens/iolens/internal/realio"
 	"io"
 	"net"
 	"net/http"
@@ -98,7 +99,7 @@ func Start(t testing.TB, o Options) *Etcd {
 		}
 	}
 	e.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: 64}}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		e.Stop()
 		if t.Failed() {
 			t.Logf("etcd log (last 4 KiB):\n%s", e.log.tail(4096))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/iolens/iolens/internal/realio"
 	"net"
 	"net/http"
 	"os"
@@ -85,7 +86,7 @@ func start(t testing.TB, name string, args ...string) *proc {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		p.stop()
 		if t.Failed() {
 			t.Logf("%s log (last 4 KiB):\n%s", name, p.log.tail(4096))

@@ -1,0 +1,101 @@
+package realio
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// pending holds the cleanups that must run even when the test binary is
+// interrupted. A test binary's signal disposition is the process's, so
+// this is the one piece of state the package keeps: a registry of what
+// the running tests set up on the machine, and the handler that undoes
+// it on SIGINT or SIGTERM.
+var pending struct {
+	sync.Mutex
+	next    int
+	fns     map[int]func()
+	watched bool
+}
+
+// Cleanup registers fn as t.Cleanup does, and also to run if the test
+// binary is interrupted (SIGINT, as Ctrl-C sends, or SIGTERM) before t
+// ends: go test's default is to die at once, which leaves loop devices,
+// mounts, cgroups and daemons behind. On such a signal every registered
+// fn runs, newest first, and the binary exits with 128 plus the signal's
+// number. fn runs once either way; it may call t.Errorf, not t.Fatal.
+func Cleanup(t testing.TB, fn func()) {
+	t.Helper()
+	var once sync.Once
+	run := func() { once.Do(fn) }
+	id := register(run)
+	t.Cleanup(func() {
+		unregister(id)
+		run()
+	})
+}
+
+func register(fn func()) int {
+	pending.Lock()
+	defer pending.Unlock()
+	if !pending.watched {
+		pending.watched = true
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		go onSignal(ch)
+	}
+	if pending.fns == nil {
+		pending.fns = map[int]func(){}
+	}
+	pending.next++
+	pending.fns[pending.next] = fn
+	return pending.next
+}
+
+func unregister(id int) {
+	pending.Lock()
+	defer pending.Unlock()
+	delete(pending.fns, id)
+}
+
+// onSignal waits for the first signal, runs the pending cleanups and
+// exits.
+func onSignal(ch <-chan os.Signal) {
+	s := <-ch
+	n := runPending()
+	fmt.Fprintf(os.Stderr, "realio: %v: ran the cleanups of %d real-IO test resources, exiting\n", s, n)
+	code := 1
+	if sig, ok := s.(syscall.Signal); ok {
+		code = 128 + int(sig)
+	}
+	os.Exit(code)
+}
+
+// runPending runs every pending cleanup, newest first, each in its own
+// goroutine (a cleanup that calls t.FailNow ends that goroutine, not this
+// one), one after another, and returns how many ran.
+func runPending() int {
+	pending.Lock()
+	ids := make([]int, 0, len(pending.fns))
+	for id := range pending.fns {
+		ids = append(ids, id)
+	}
+	fns := pending.fns
+	pending.fns = nil
+	pending.Unlock()
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	for _, id := range ids {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			fns[id]()
+		}()
+		<-done
+	}
+	return len(ids)
+}
