@@ -64,8 +64,12 @@ func unregister(id int) {
 
 // onSignal waits for the first signal, runs the pending cleanups and
 // exits.
-func onSignal(ch <-chan os.Signal) {
+func onSignal(ch chan os.Signal) {
 	s := <-ch
+	// A second Ctrl-C does what go test's default does: ends the binary
+	// at once.
+	signal.Stop(ch)
+	fmt.Fprintf(os.Stderr, "realio: %v: undoing what the running tests set up (again to stop at once)\n", s)
 	n := runPending()
 	fmt.Fprintf(os.Stderr, "realio: %v: ran the cleanups of %d real-IO test resources, exiting\n", s, n)
 	code := 1
