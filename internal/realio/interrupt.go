@@ -69,6 +69,10 @@ func onSignal(ch chan os.Signal) {
 	// A second Ctrl-C does what go test's default does: ends the binary
 	// at once.
 	signal.Stop(ch)
+	// go test may exit before this binary does (it does with several
+	// packages): a write to its closed pipe must not end this one before
+	// the cleanups have run.
+	signal.Ignore(syscall.SIGPIPE)
 	fmt.Fprintf(os.Stderr, "realio: %v: undoing what the running tests set up (again to stop at once)\n", s)
 	n := runPending()
 	fmt.Fprintf(os.Stderr, "realio: %v: ran the cleanups of %d real-IO test resources, exiting\n", s, n)
