@@ -71,7 +71,7 @@ test: deps
 	$(MAKE) test-unit
 	promtool test rules deploy/watch-prometheusrule-test.yaml
 	IOLENS_REALIO_PASS=exclusive $(GO) test -count=1 -p 1 -timeout 30m $$(GO=$(GO) scripts/long-packages --exclusive)
-	GO=$(GO) MAKE=$(MAKE) scripts/test-tail $(FUZZTIME_TEST)
+	GO=$(GO) scripts/test-tail $(FUZZTIME_TEST)
 
 # test-unit: the tests that need no root, no real IO and no cluster
 # (-short skips the others, saying why); under a minute.

@@ -184,7 +184,7 @@ func TestRetry(t *testing.T) {
 	}
 	n = 0
 	start := time.Now()
-	if err := retry(ctx, time.Now().Add(120*ms), func() error { n++; return busy }, isBusy); err != busy || n < 2 || time.Since(start) > 5*time.Second {
+	if err := retry(ctx, time.Now().Add(time.Second), func() error { n++; return busy }, isBusy); err != busy || n < 2 || time.Since(start) > 10*time.Second {
 		t.Errorf("busy until the deadline: %v after %d tries in %s, want busy after a few", err, n, time.Since(start))
 	}
 	cctx, cancel := context.WithCancel(ctx)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // pending holds the cleanups that must run even when the test binary is
@@ -20,6 +21,10 @@ var pending struct {
 	next    int
 	fns     map[int]func()
 	watched bool
+	// closing: a signal came and the pending cleanups are running; what
+	// registers now is undone at once (late counts those still running).
+	closing bool
+	late    int
 }
 
 // Cleanup registers fn as t.Cleanup does, and also to run if the test
@@ -27,19 +32,32 @@ var pending struct {
 // ends: go test's default is to die at once, which leaves loop devices,
 // mounts, cgroups and daemons behind. On such a signal every registered
 // fn runs, newest first, and the binary exits with 128 plus the signal's
-// number. fn runs once either way; it may call t.Errorf, not t.Fatal.
+// number; what registers after the signal is undone at once. fn runs once
+// either way; it may call t.Errorf, not t.Fatal (on a signal its report
+// is lost with the test's output: the handler says how many ran).
 func Cleanup(t testing.TB, fn func()) {
 	t.Helper()
 	var once sync.Once
 	run := func() { once.Do(fn) }
-	id := register(run)
-	t.Cleanup(func() {
-		unregister(id)
+	id, late := register(run)
+	if late {
 		run()
+		pending.Lock()
+		pending.late--
+		pending.Unlock()
+	}
+	t.Cleanup(func() {
+		// Unregistered only once done: a signal meanwhile waits for it
+		// (once) rather than exit halfway through.
+		run()
+		unregister(id)
 	})
 }
 
-func register(fn func()) int {
+// register adds fn to the pending cleanups and returns its id; late says
+// a signal already came, and the caller must run fn now and then count
+// it out of pending.late.
+func register(fn func()) (id int, late bool) {
 	pending.Lock()
 	defer pending.Unlock()
 	if !pending.watched {
@@ -48,12 +66,16 @@ func register(fn func()) int {
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		go onSignal(ch)
 	}
+	if pending.closing {
+		pending.late++
+		return 0, true
+	}
 	if pending.fns == nil {
 		pending.fns = map[int]func(){}
 	}
 	pending.next++
 	pending.fns[pending.next] = fn
-	return pending.next
+	return pending.next, false
 }
 
 func unregister(id int) {
@@ -74,7 +96,19 @@ func onSignal(ch chan os.Signal) {
 	// the cleanups have run.
 	signal.Ignore(syscall.SIGPIPE)
 	fmt.Fprintf(os.Stderr, "realio: %v: undoing what the running tests set up (again to stop at once)\n", s)
+	pending.Lock()
+	pending.closing = true
+	pending.Unlock()
 	n := runPending()
+	for {
+		pending.Lock()
+		late := pending.late
+		pending.Unlock()
+		if late == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	fmt.Fprintf(os.Stderr, "realio: %v: ran the cleanups of %d real-IO test resources, exiting\n", s, n)
 	code := 1
 	if sig, ok := s.(syscall.Signal); ok {

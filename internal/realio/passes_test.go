@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +21,10 @@ func TestLongPackagesPasses(t *testing.T) {
 	if _, err := os.Stat(script); err != nil {
 		t.Skipf("not in the source tree: %v", err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command on the PATH: %v", err)
+	}
 	list := func(args ...string) []string {
 		t.Helper()
 		cmd := exec.Command(script, args...)
@@ -59,6 +61,29 @@ func TestLongPackagesPasses(t *testing.T) {
 		if got := slices.Contains(shared, c.pkg); got != c.shared {
 			t.Errorf("%s in the shared pass: %v, want %v", c.pkg, got, c.shared)
 		}
+	}
+	// The script finds real-IO tests in _test.go files: a call from any
+	// other file would be in neither pass's list, its test skipped in both.
+	err = filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			filepath.Dir(path) == filepath.Join(root, "internal", "realio") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		// (Spelt so that this file does not itself look like a real-IO
+		// test to the script.)
+		for _, f := range []string{"Exclusive(", "Real(", "Shared(", "Capped("} {
+			if strings.Contains(string(b), "realio"+"."+f) {
+				t.Errorf("%s calls %s of package realio outside a _test.go file: make test's passes would not see it", path, f)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := exec.Command(script, "--both").Run(); err == nil {
 		t.Error("long-packages --both: exit 0, want a usage error")
