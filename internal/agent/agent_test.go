@@ -101,7 +101,7 @@ func TestAgentBlockModeRunsOnDevice(t *testing.T) {
 		t.Skipf("no loop device: %v", err)
 	}
 	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup -d: %v: %s", err, out)
 		}

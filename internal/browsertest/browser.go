@@ -5,13 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/iolens/iolens/internal/realio"
 	"io"
 	"net"
 	"net/http"
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // Driver is one browser session.

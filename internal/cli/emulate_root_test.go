@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // Issue 26.11: a user who is not root, asking for an emulated disk (which
@@ -27,7 +28,7 @@ func TestEmulatedDiskNotRoot(t *testing.T) {
 	if _, errs, code := execute(t, "emulate", "create", "notroot", "--iops", "500", "--bw", "20MB/s", "--ram", "--size", "64MiB"); code != 0 {
 		t.Fatalf("emulate create: exit %d: %s", code, errs)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if _, errs, code := execute(t, "emulate", "rm", "--force", "notroot"); code != 0 {
 			t.Errorf("emulate rm: exit %d: %s", code, errs)
 		}

@@ -27,7 +27,7 @@ func TestExpectOnEmulatedDisk(t *testing.T) {
 	if _, errs, code := execute(t, "emulate", "create", "expect", "--profile", disk, "--latency", "1ms", "--ram", "--size", "1GiB"); code != 0 {
 		t.Fatalf("emulate create: exit %d: %s", code, errs)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if _, errs, code := execute(t, "emulate", "rm", "--force", "expect"); code != 0 {
 			t.Errorf("emulate rm: exit %d: %s", code, errs)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // A DIR on the root file system while another disk is mounted is named in
@@ -40,7 +42,7 @@ func TestRootDiskInFirstLineAndVerdict(t *testing.T) {
 		t.Skipf("no loop device: %v", err)
 	}
 	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+	realio.Cleanup(t, func() { _ = exec.Command("losetup", "-d", dev).Run() })
 	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs: %v: %s", err, out)
 	}
@@ -51,7 +53,7 @@ func TestRootDiskInFirstLineAndVerdict(t *testing.T) {
 	if out, err := exec.Command("mount", dev, mnt).CombinedOutput(); err != nil {
 		t.Fatalf("mount: %v: %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	realio.Cleanup(t, func() { _ = exec.Command("umount", mnt).Run() })
 	job := filepath.Join(base, "j.fio")
 	if err := os.WriteFile(job, []byte("[r]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -134,7 +134,7 @@ func TestCLILifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	realio.Cleanup(t, func() { _ = d.ForceDestroy(context.Background()) })
 	if d.ControllerPID == 0 || d.Status().Controller != "running" {
 		t.Fatalf("controller not running: %+v", d.Status())
 	}
@@ -216,7 +216,7 @@ func TestCLIErrors(t *testing.T) {
 	}
 	c := iolens{t: t, exe: exe, root: t.TempDir()}
 	// Should one be accepted after all, as root it makes a disk.
-	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), c.root, true) })
+	realio.Cleanup(t, func() { _, _ = emulate.RemoveAll(context.Background(), c.root, true) })
 	for _, args := range [][]string{
 		{"emulate", "create", "x", "--bw", "25M"},
 		{"emulate", "create", "x", "--profile", "azure:P99"},
@@ -280,7 +280,7 @@ func TestCLILatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	realio.Cleanup(t, func() { _ = d.ForceDestroy(context.Background()) })
 	if !strings.Contains(out, "read 1ms, write 1ms, flush p50=2ms,p99=8ms") {
 		t.Errorf("create does not describe the latency:\n%s", out)
 	}
@@ -440,7 +440,7 @@ func TestCLICreateOutputFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	t.Cleanup(func() { _, _ = emulate.RemoveAll(context.Background(), root, true) })
+	realio.Cleanup(t, func() { _, _ = emulate.RemoveAll(context.Background(), root, true) })
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
@@ -506,7 +506,7 @@ func TestCLIDaemonDescriptors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.ForceDestroy(context.Background()) })
+	realio.Cleanup(t, func() { _ = d.ForceDestroy(context.Background()) })
 	for what, pid := range map[string]int{"controller": d.ControllerPID, "latency": d.FusePID} {
 		if pid <= 0 {
 			t.Fatalf("no %s daemon", what)

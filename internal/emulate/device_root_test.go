@@ -3,7 +3,6 @@ package emulate
 import (
 	"context"
 	"encoding/json"
-	"github.com/iolens/iolens/internal/realio"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // The device's real-IO tests: fio against emulated disks, each figure

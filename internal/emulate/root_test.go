@@ -1,8 +1,6 @@
 package emulate
 
 import (
-	"github.com/iolens/iolens/internal/realio"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // rootEnv skips unless the machine can build emulated disks: root, a

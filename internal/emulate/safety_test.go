@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // validState is a state file as create writes it, for the disk called
@@ -169,7 +171,7 @@ func TestHostileStateFile(t *testing.T) {
 	if err := unix.Mount("tmpfs", vmnt, "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = unix.Unmount(vmnt, unix.MNT_DETACH) })
+	realio.Cleanup(t, func() { _ = unix.Unmount(vmnt, unix.MNT_DETACH) })
 	vcg := filepath.Join(victim, "cgroup") // an empty directory the old teardown removed
 	if err := os.Mkdir(vcg, 0o755); err != nil {
 		t.Fatal(err)
@@ -178,7 +180,7 @@ func TestHostileStateFile(t *testing.T) {
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	realio.Cleanup(t, func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
 	pid := sleeper.Process.Pid
 	start := procStart(pid)
 
@@ -242,7 +244,7 @@ func TestDaemonIdentity(t *testing.T) {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	realio.Cleanup(t, func() { _ = cmd.Process.Kill(); <-exited })
 	pid := cmd.Process.Pid
 	var start uint64
 	for i := 0; i < 100 && !isDaemon(pid, start, "controller", root, "d1"); i++ {

@@ -41,8 +41,8 @@ const DefaultSlots = 2
 // PassEnv names the variable that splits a run into passes: "exclusive"
 // runs the Exclusive tests and skips the Shared ones, "shared" the other
 // way round; unset runs both. make test runs the exclusive pass alone,
-// then the shared pass beside work that does not move a capped figure
-// (the fuzz targets, the Kubernetes e2e).
+// then the shared pass (and after it the fuzz targets) beside the
+// Kubernetes e2e, which does not move a capped figure.
 const PassEnv = "IOLENS_REALIO_PASS"
 
 // The values of PassEnv.

@@ -236,7 +236,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 			mounted = false
 		}
 	}
-	defer unmount()
+	realio.Cleanup(t, unmount)
 	forced := DeviceCheck{Device: dev, Writes: true, Destructive: true, Force: true}
 	if _, err := CheckDevice(ctx, forced); !refusedFor(err, "mounted at "+mnt) {
 		t.Errorf("mounted, with --force: %v", err)
@@ -259,10 +259,10 @@ func TestCheckDeviceLoop(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Skipf("unshare: %v", err)
 		}
-		defer func() {
+		realio.Cleanup(t, func() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-		}()
+		})
 		if line, _ := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "ready" {
 			t.Skipf("could not mount in a new namespace (%q)", line)
 		}
@@ -277,7 +277,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 		if out, err := exec.Command("swapon", "-p", "-2", dev).CombinedOutput(); err != nil {
 			t.Skipf("swapon: %v: %s", err, out)
 		}
-		defer run(t, "swapoff", dev)
+		realio.Cleanup(t, func() { run(t, "swapoff", dev) })
 		if _, err := CheckDevice(ctx, forced); !refusedFor(err, "used as swap") {
 			t.Errorf("swap: %v", err)
 		}
@@ -463,7 +463,7 @@ func TestCheckDeviceSameImage(t *testing.T) {
 	run(t, "mkfs.ext4", "-q", "-F", first)
 	mnt := t.TempDir()
 	run(t, "mount", first, mnt)
-	defer run(t, "umount", mnt)
+	realio.Cleanup(t, func() { run(t, "umount", mnt) })
 	ctx := context.Background()
 	_, err := CheckDevice(ctx, DeviceCheck{Device: second, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, "mounted at") || !refusedFor(err, filepath.Base(first)+" (a loop device on the same backing file") {
@@ -488,7 +488,7 @@ func TestCheckDeviceSameImageHeld(t *testing.T) {
 	if out, err := exec.Command("dmsetup", "create", name, "--table", fmt.Sprintf("0 %d linear %s 0", (64<<20)/512, second)).CombinedOutput(); err != nil {
 		t.Skipf("dmsetup create: %v: %s", err, out)
 	}
-	defer run(t, "dmsetup", "remove", name)
+	realio.Cleanup(t, func() { run(t, "dmsetup", "remove", name) })
 	_, err := CheckDevice(context.Background(), DeviceCheck{Device: first, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, "held by dm-") {
 		t.Errorf("writing %s while %s (same image) is held by %s: %v", first, second, name, err)
@@ -553,7 +553,7 @@ func TestCheckPartitionOfMountedDisk(t *testing.T) {
 	run(t, "mkfs.ext4", "-q", "-F", disk)
 	mnt := t.TempDir()
 	run(t, "mount", disk, mnt)
-	defer run(t, "umount", mnt)
+	realio.Cleanup(t, func() { run(t, "umount", mnt) })
 	_, err = CheckDevice(context.Background(), DeviceCheck{Device: part, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, filepath.Base(disk)+" (the disk "+filepath.Base(part)+" is a partition of) at "+mnt) {
 		t.Errorf("writing %s while its disk is mounted: %v", part, err)

@@ -40,7 +40,7 @@ func loopFS(t *testing.T) (mnt, dev string) {
 		t.Skipf("no loop device available: %v", err)
 	}
 	dev = strings.TrimSpace(string(out))
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+	realio.Cleanup(t, func() { _ = exec.Command("losetup", "-d", dev).Run() })
 	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs: %v: %s", err, out)
 	}
@@ -51,7 +51,7 @@ func loopFS(t *testing.T) (mnt, dev string) {
 	if out, err := exec.Command("mount", dev, mnt).CombinedOutput(); err != nil {
 		t.Fatalf("mount: %v: %s", err, out)
 	}
-	t.Cleanup(func() {
+	realio.Cleanup(t, func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 			t.Errorf("umount: %v: %s", err, out)
 		}

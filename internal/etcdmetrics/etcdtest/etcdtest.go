@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/iolens/iolens/internal/realio"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // Binary is the etcd server Debian's etcd-server package installs.

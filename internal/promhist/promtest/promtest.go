@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/iolens/iolens/internal/realio"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // The Debian packages' binaries.
