@@ -394,10 +394,10 @@ func (d *Disk) stopLatency(ctx context.Context, mnt string) error {
 		}
 		return unix.Unmount(mnt, 0)
 	}, func(err error) bool { return errors.Is(err, unix.EBUSY) })
-	if err != nil && err == ctx.Err() {
-		return err
-	}
 	if err != nil {
+		if err == ctx.Err() {
+			return err
+		}
 		errs = append(errs, fmt.Errorf("unmounting the latency layer %s: %w", mnt, err))
 	}
 	errs = append(errs, stopDaemon(ctx, d.FusePID, d.FuseStart, "latency", d.root(), d.Name))

@@ -2,6 +2,7 @@ package realio
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -122,14 +123,10 @@ func onSignal(ch chan os.Signal) {
 // one), one after another, and returns how many ran.
 func runPending() int {
 	pending.Lock()
-	ids := make([]int, 0, len(pending.fns))
-	for id := range pending.fns {
-		ids = append(ids, id)
-	}
 	fns := pending.fns
 	pending.fns = nil
 	pending.Unlock()
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(fns))
 	slices.Reverse(ids)
 	for _, id := range ids {
 		done := make(chan struct{})
