@@ -308,8 +308,10 @@ func (e *env) testDiagnose(t *testing.T) {
 			Outliers []struct {
 				Node    string `json:"node"`
 				Figures []struct {
-					Name  string  `json:"name"`
-					Ratio float64 `json:"ratio"`
+					Name   string  `json:"name"`
+					Value  float64 `json:"value"`
+					Others float64 `json:"median"`
+					Ratio  float64 `json:"ratio"`
 				} `json:"figures"`
 				Why string `json:"why"`
 			} `json:"outliers"`
@@ -317,6 +319,11 @@ func (e *env) testDiagnose(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("diagnose -o json: %v\n%s", err, r.stdout)
+	}
+	for _, o := range out.Comparison.Outliers {
+		for _, f := range o.Figures {
+			t.Logf("outlier %s: %s %.4g against %.4g (%.2f×); %s", o.Node, f.Name, f.Value, f.Others, f.Ratio, o.Why)
+		}
 	}
 	for _, n := range []string{node, node2} {
 		m, ok := out.Nodes[n]

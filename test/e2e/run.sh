@@ -8,6 +8,9 @@
 #
 #   test/e2e/run.sh BIN/iolens BIN/iolens-image.tar
 #
+# IOLENS_E2E_RUN=REGEXP runs only the tests go test -run selects, as in
+# IOLENS_E2E_RUN=TestCluster/diagnose make e2e.
+#
 # Needs root (network namespace, loop devices, mounts, cgroups). Runs of
 # this script on one machine wait for each other, and for real-IO tests
 # that measure the machine.
@@ -54,8 +57,15 @@ down() {
 		rc=1
 	fi
 	echo "e2e: total $(elapsed "$t0")s, exit $rc" >&2
+	# What failed, again: the cluster's way down scrolled it away.
+	if [ "$rc" != 0 ] && [ -s "$testlog" ]; then
+		"$root/scripts/test-failures" "$testlog" | sed 's/^/e2e: /' >&2 || true
+	fi
+	rm -f "$testlog"
 	exit $rc
 }
+# The tests' output, for the summary of what failed at the end.
+testlog=$(mktemp "${TMPDIR:-/tmp}/iolens-e2e-test.XXXXXX")
 trap down EXIT
 trap 'exit 130' INT TERM
 
@@ -72,7 +82,8 @@ bin=$("$here/build.sh" 2>/dev/null | tail -1)
 
 t=$(date +%s.%N)
 cd "$root"
+# tee -i: a Ctrl-C must not cut the tests' output while they clean up.
 IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
 	IOLENS_E2E_STATE=$state IOLENS_E2E_USER_KUBECONFIG=$state/host-user.kubeconfig IOLENS_E2E_CLUSTER=$here/cluster.sh \
-	go test -count=1 -v -timeout 20m ./test/e2e/ 8<&- 9<&-
+	go test -count=1 -v -timeout 20m -run "${IOLENS_E2E_RUN:-.}" ./test/e2e/ 8<&- 9<&- 2>&1 | tee -i "$testlog" 8<&- 9<&-
 echo "e2e: tests took $(elapsed "$t")s" >&2
