@@ -35,6 +35,7 @@ func TestStuckFioIsStopped(t *testing.T) {
 	spec := result.TestSpec{Name: "r", RW: "read", BlockSize: 4096, IODepth: 1, NumJobs: 1, IOEngine: "psync", RuntimeS: 1, Direct: true}
 	for _, ignoreInt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ignores SIGINT %v", ignoreInt), func(t *testing.T) {
+			t.Parallel() // each waits out its own hanging fio
 			var got []result.Result
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -149,6 +149,9 @@ func TestInspectDevice(t *testing.T) {
 // detaches it when the test ends. It skips when not root.
 func loopDevice(t *testing.T, size int64) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("attaches loop devices and makes file systems on them: not a unit test (-short)")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to attach loop devices")
 	}
@@ -428,6 +431,9 @@ func TestInspectSameBlocks(t *testing.T) {
 // part), detached when the test ends.
 func attach(t *testing.T, img string, part bool) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("attaches loop devices: not a unit test (-short)")
+	}
 	args := []string{"--find", "--show"}
 	if part {
 		args = append(args, "--partscan")

@@ -75,6 +75,7 @@ func TestWaitWriteback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each waits out its own clock
 			r := &runner{cfg: Config{WritebackCap: 1500 * time.Millisecond}}
 			from := time.Now()
 			var mu sync.Mutex
