@@ -589,7 +589,7 @@ shims_of_socket() {
 	local e p
 	for e in /proc/[0-9]*/cmdline; do
 		p=${e#/proc/}; p=${p%/cmdline}
-		tr '\0' ' ' < "$e" 2>/dev/null | grep -q "^/usr/bin/containerd-shim-runc-v2 .*-address $S/.*containerd.sock" && echo "$p"
+		{ tr '\0' ' ' < "$e"; } 2>/dev/null | grep -q "^/usr/bin/containerd-shim-runc-v2 .*-address $S/.*containerd.sock" && echo "$p"
 	done
 	return 0
 }
