@@ -3,7 +3,6 @@ package realio
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,14 +12,7 @@ import (
 // failed with their last lines, panics, and the failed packages, from
 // go test's output with or without -v.
 func TestTestFailures(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "scripts", "test-failures")
-	if _, err := os.Stat(script); err != nil {
-		t.Skipf("not in the source tree: %v", err)
-	}
+	_, script := makeScript(t, "test-failures")
 	if _, err := exec.LookPath("awk"); err != nil {
 		t.Skipf("no awk: %v", err)
 	}

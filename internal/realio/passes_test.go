@@ -13,14 +13,7 @@ import (
 // pass those with a test that runs alone, the shared pass those with a
 // shared test and those with no real-IO test that runs alone.
 func TestLongPackagesPasses(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "scripts", "long-packages")
-	if _, err := os.Stat(script); err != nil {
-		t.Skipf("not in the source tree: %v", err)
-	}
+	root, script := makeScript(t, "long-packages")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command on the PATH: %v", err)
@@ -88,4 +81,19 @@ func TestLongPackagesPasses(t *testing.T) {
 	if err := exec.Command(script, "--both").Run(); err == nil {
 		t.Error("long-packages --both: exit 0, want a usage error")
 	}
+}
+
+// makeScript returns the module's root and the path of one of make
+// test's scripts, and skips outside the source tree.
+func makeScript(t *testing.T, name string) (root, script string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = filepath.Join(root, "scripts", name)
+	if _, err := os.Stat(script); err != nil {
+		t.Skipf("not in the source tree: %v", err)
+	}
+	return root, script
 }
