@@ -395,6 +395,11 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 		// Only the deepest is past the knee, and so far past it that its
 		// rate is the ceiling: the plateau rests on that one point.
 		c.State = StatePlateau
+	case c.Gain <= 0:
+		// Past the knee, the deeper queue gave no more, or less (a loaded
+		// machine, or a device that slows when crowded): nothing rises,
+		// the best rate measured is the ceiling.
+		c.State = StatePlateau
 	default:
 		c.State = StateApproaching
 	}

@@ -124,6 +124,10 @@ func TestModelKinds(t *testing.T) {
 			{qd: 1, iops: 422, spread: 0.05, queue: 0.6, fioCPU: 2, busy: 100}, {qd: 4, iops: 1015, spread: 0.05, queue: 2.7, fioCPU: 2, busy: 100},
 			{qd: 16, iops: 1467, spread: 0.0005, queue: 15.4, fioCPU: 2, busy: 100}, {qd: 32, iops: 1491, spread: 0.0005, queue: 31.7, fioCPU: 2, busy: 100},
 		}, StatePlateau, result.CodeIOPSCap, 1480},
+		{"QD1 at a cap, QD32 slower on a loaded machine: no rise, a plateau from QD1", []pt{
+			{qd: 1, iops: 2000, latNs: 499e3, spread: 0.005, queue: 0.5, fioCPU: 2, busy: 100},
+			{qd: 32, iops: 1596, spread: 0.1, queue: 2.1, fioCPU: 3, busy: 100},
+		}, StatePlateau, result.CodeIOPSCap, 2000},
 		{"QD1 and QD32 only, a P15-like cap far past the knee", []pt{
 			{qd: 1, iops: 400, spread: 0.01, queue: 1, fioCPU: 1, busy: 10}, {qd: 32, iops: 1100, spread: 0.001, queue: 31, fioCPU: 1, busy: 10},
 		}, StatePlateau, result.CodeIOPSCap, 1100},

@@ -86,11 +86,15 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 
 // A disk with static caps it does not know: every cap within 2% and named
 // a cap (QD1 reaches the QD32 cap, so it is a cap too, not latency), no
-// stall, no cliff.
+// stall, no cliff. 75 s, not the 60 s least: the least budget fits the
+// core tests only while fio starts and stops within the 2 s the plan
+// allows, and this test runs beside the e2e on a loaded machine (make
+// test's last stage), where one core test was dropped for want of time.
+// Below 80 s the plan still leaves the burst check out.
 func TestDiagnoseStaticCaps(t *testing.T) {
 	const iops, bw = 2000, 60e6
 	rs, d := diagnoseOn(t, emulate.Spec{Name: "dg-static", Limits: emulate.Limits{ReadIOPS: iops, WriteIOPS: iops, ReadBPS: bw, WriteBPS: bw}},
-		60*time.Second)
+		75*time.Second)
 	for name, dir := range map[string]*diagnosis.Direction{"read": d.Disk.Read, "write": d.Disk.Write} {
 		if dir == nil {
 			t.Fatalf("%s: no model", name)
