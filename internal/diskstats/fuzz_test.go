@@ -33,7 +33,7 @@ func FuzzDiskstats(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	r, err := NewReader(proc, nil)
+	r, err := NewReader(proc, "", nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -135,10 +135,17 @@ func TestDeviceRates(t *testing.T) {
 func TestSnapshotFromFixture(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "diskstats"), []byte(
-		" 253       0 vda 100 0 800 50 10 0 80 20 1 60 70 0 0 0 0 0 0\n   7       0 loop0 5 0 40 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n"), 0o644)
+		" 253       0 vda 100 0 800 50 10 0 80 20 1 60 70 0 0 0 0 0 0\n 253       1 vda1 100 0 800 50 10 0 80 20 1 60 70 0 0 0 0 0 0\n"+
+			"   7       0 loop0 5 0 40 1 0 0 0 0 0 300 1 0 0 0 0 0 0\n   8      16 sdb 5 0 40 1 0 0 0 0 0 200 1 0 0 0 0 0 0\n"), 0o644)
+	// The whole disks are /sys/block's entries; vda1 is a partition.
+	for _, d := range []string{"vda", "loop0", "sdb"} {
+		if err := os.MkdirAll(filepath.Join(root, "block", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	os.WriteFile(filepath.Join(root, "stat"), []byte("cpu  100 0 50 800 40 0 10 0 0 0\ncpu0 100 0 50 800 40 0 10 0 0 0\nbtime 1\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "meminfo"), []byte("MemTotal: 1000 kB\nDirty: 2048 kB\nWriteback: 4 kB\n"), 0o644)
-	r, err := NewReader(root, []string{"vda"})
+	r, err := NewReader(root, root, []string{"vda"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +165,29 @@ func TestSnapshotFromFixture(t *testing.T) {
 	if got := SystemRates(s, next).IowaitPct; got != 25 {
 		t.Errorf("iowait = %v%%, want 25%%", got)
 	}
+	// The disks not kept, partitions left out: loop0 and sdb.
+	if s.OtherIOTicks != 500 {
+		t.Errorf("other disks' io_ticks = %d, want 500 (loop0 and sdb, not vda's partition)", s.OtherIOTicks)
+	}
+	next.At = s.At.Add(2 * time.Second)
+	next.OtherIOTicks += 1500
+	if got := SystemRates(s, next).OtherUtilPct; got != 75 {
+		t.Errorf("other disks busy %v%% of the interval, want 75%%", got)
+	}
+	// Without /sys/block nothing says which are whole disks: none count.
+	if err := os.RemoveAll(filepath.Join(root, "block")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = r.Snapshot(time.Unix(0, 0)); err != nil || s.OtherIOTicks != 0 {
+		t.Errorf("without /sys/block: other io_ticks %d (%v), want 0", s.OtherIOTicks, err)
+	}
 }
 
 // BenchmarkTick is the cost of one 1 s sample on this machine: reading
 // /proc/diskstats, /proc/stat and /proc/meminfo and computing the rates.
 // At one tick a second, ns/op divided by 1e7 is the share of a core in %.
 func BenchmarkTick(b *testing.B) {
-	r, err := NewReader("/proc", nil)
+	r, err := NewReader("/proc", "", nil)
 	if err != nil {
 		b.Skip(err)
 	}

@@ -38,6 +38,10 @@ type System struct {
 	BusyPct        float64
 	DirtyBytes     uint64
 	WritebackBytes uint64
+	// OtherUtilPct is the busy time of the disks the reader does not
+	// keep, summed (a percent of the interval per disk): how much of the
+	// host's iowait and IO pressure those disks can explain.
+	OtherUtilPct float64
 }
 
 // Snapshot is the raw counters at one instant.
@@ -48,6 +52,9 @@ type Snapshot struct {
 	CPUTotal, CPUIowait, CPUBusy float64
 	DirtyBytes                   uint64
 	WritebackBytes               uint64
+	// OtherIOTicks is the milliseconds with IO in flight, summed over the
+	// whole disks (the entries of /sys/block) not kept.
+	OtherIOTicks uint64
 }
 
 // Reader takes snapshots from a proc tree.
@@ -58,13 +65,17 @@ type Reader struct {
 	names map[string]bool
 }
 
-// NewReader reads from procRoot (default /proc). names limits the devices
-// it keeps (nil or empty keeps every device).
-func NewReader(procRoot string, names []string) (*Reader, error) {
+// NewReader reads from procRoot and sysRoot (default /proc and /sys).
+// names limits the devices it keeps (nil or empty keeps every device);
+// the busy time of the other whole disks is summed.
+func NewReader(procRoot, sysRoot string, names []string) (*Reader, error) {
 	if procRoot == "" {
 		procRoot = "/proc"
 	}
-	b, err := blockdevice.NewFS(procRoot, "/sys")
+	if sysRoot == "" {
+		sysRoot = "/sys"
+	}
+	b, err := blockdevice.NewFS(procRoot, sysRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +100,23 @@ func (r *Reader) Snapshot(now time.Time) (Snapshot, error) {
 	if err != nil {
 		return s, fmt.Errorf("reading diskstats: %w", err)
 	}
+	// Partitions repeat their disk's IO: only whole disks count among
+	// the others. Without a /sys/block to say which those are, none do.
+	var disks map[string]bool
+	if r.names != nil {
+		if l, err := r.block.SysBlockDevices(); err == nil {
+			disks = make(map[string]bool, len(l))
+			for _, n := range l {
+				disks[n] = true
+			}
+		}
+	}
 	for _, d := range stats {
-		if r.names == nil || r.names[d.DeviceName] {
+		switch {
+		case r.names == nil || r.names[d.DeviceName]:
 			s.Devices[d.DeviceName] = d.IOStats
+		case disks[d.DeviceName]:
+			s.OtherIOTicks += d.IOsTotalTicks
 		}
 	}
 	st, err := r.proc.Stat()
@@ -160,6 +185,12 @@ func SystemRates(prev, cur Snapshot) System {
 	if dt := cur.CPUTotal - prev.CPUTotal; dt > 0 {
 		s.IowaitPct = (cur.CPUIowait - prev.CPUIowait) / dt * 100
 		s.BusyPct = (cur.CPUBusy - prev.CPUBusy) / dt * 100
+	}
+	// A disk that went away or came lowers or raises the sum: the
+	// former reads as an empty interval, the latter as busy, which
+	// only makes the host's waiting harder to pin on a kept disk.
+	if sec := cur.At.Sub(prev.At).Seconds(); sec > 0 {
+		s.OtherUtilPct = delta(cur.OtherIOTicks, prev.OtherIOTicks) / (sec * 1000) * 100
 	}
 	return s
 }

@@ -396,6 +396,10 @@ type chunkData struct {
 	dirty    map[string][]float64
 	wb       map[string][]float64
 	pressure map[string][]float64
+	// disksBusy is io_time summed over every disk of the instance (the
+	// selector's), by instance: less the analysed devices', the other
+	// disks' busy time.
+	disksBusy map[string][]float64
 }
 
 // DuplicateSeriesError is a selector that gives two series for one
@@ -478,6 +482,9 @@ func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g
 		return nil, nil, err
 	}
 	if ch.pressure, err = get(sel.Of(mPressure), false); err != nil {
+		return nil, nil, err
+	}
+	if ch.disksBusy, err = get("sum by (instance) ("+sel.Of(mIOTime)+")", false); err != nil {
 		return nil, nil, err
 	}
 	return ch, warns, nil
@@ -575,6 +582,7 @@ func (nr *nodeRun) feed(ch *chunkData, g grid) error {
 			continue // no sample, or the one already taken
 		}
 		cur := diskstats.Snapshot{At: time.UnixMilli(tsMs), Devices: map[string]blockdevice.IOStats{}}
+		ownBusy := 0.0 // the analysed devices' io_time as scraped
 		for _, d := range nr.node.Devices {
 			kd := inst + "\x00" + d
 			col := ch.ts[kd]
@@ -594,6 +602,7 @@ func (nr *nodeRun) feed(ch *chunkData, g grid) error {
 			if !ok {
 				continue
 			}
+			ownBusy += v[4]
 			for i, m := range deviceCounters {
 				v[i] = nr.ctr(m + "\x00" + d).add(v[i])
 			}
@@ -622,6 +631,12 @@ func (nr *nodeRun) feed(ch *chunkData, g grid) error {
 			nr.wb = whole(c[k], 1)
 		}
 		cur.CPUTotal, cur.CPUIowait, cur.DirtyBytes, cur.WritebackBytes = nr.cpuTotal, nr.cpuIowait, nr.dirty, nr.wb
+		// The raw sum, not a counter followed through resets: a disk that
+		// comes or goes moves it either way, and an interval in which it
+		// went down counts as one with the other disks idle.
+		if c := ch.disksBusy[inst]; c != nil && !math.IsNaN(c[k]) {
+			cur.OtherIOTicks = whole(c[k]-ownBusy, 1000)
+		}
 		pres, havePres := 0.0, false
 		if c := ch.pressure[inst]; c != nil && !math.IsNaN(c[k]) && c[k] >= 0 {
 			pres, havePres = nr.pressure.add(c[k]), true
@@ -685,7 +700,7 @@ func (nr *nodeRun) record(r *result.WatchRecord, dt time.Duration, pressurePct f
 		for i := range r.Devices {
 			row := &r.Devices[i]
 			n.series[row.Device].add(r.Time, dt, row.DeviceSample)
-			nr.ceil[row.Device].add(r.Time, dt.Seconds(), &row.DeviceSample, row.State, r.System, pressurePct)
+			nr.ceil[row.Device].add(r.Time, dt.Seconds(), &row.DeviceSample, row.State, r.System, pressurePct, watch.OthersBusy(r, row.Device))
 		}
 		if r.System != nil {
 			n.system.add(r.Time, dt, *r.System)

@@ -3,7 +3,7 @@ package promhist
 import (
 	"encoding/json"
 	"errors"
-	"github.com/iolens/iolens/internal/promhist/promtest"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/promhist/promql"
+	"github.com/iolens/iolens/internal/promhist/promtest"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -129,7 +130,8 @@ func TestSelectorsAndSeries(t *testing.T) {
 		t.Fatalf("nodes %+v", a.Nodes)
 	}
 	for _, q := range f.Queries() {
-		if strings.Contains(q, "query_range") && strings.Contains(q, "node_disk") && !strings.Contains(q, `device=~"sda|sdb"`) {
+		// One sum an instance needs no device: the busy time of all its disks.
+		if strings.Contains(q, "query_range") && strings.Contains(q, "node_disk") && !strings.Contains(q, `device=~"sda|sdb"`) && !strings.Contains(q, "sum by (instance) (node_disk_io_time_seconds_total") {
 			t.Errorf("a device query without the devices found: %s", q)
 		}
 	}
@@ -206,5 +208,63 @@ func TestWarningsAndRange(t *testing.T) {
 	}
 	if a.StepS != 5 || !strings.Contains(strings.Join(a.Notes, "\n"), "analysed at step 5s instead") {
 		t.Errorf("step %g s, notes %q: want 5 s (119 s in at most 30 steps), said", a.StepS, a.Notes)
+	}
+}
+
+// TestOtherDiskExplainsTheWait: sdb's workload pauses for 20 s while the
+// host waits on IO (iowait 30%, IO pressure 60%). With the node's other
+// disk, sdc, idle, nothing but sdb (or a throttle above it) can be
+// waited on: a stall. With sdc busy 95% of the time, the wait is sdc's,
+// and sdb only paused, whether sdc is analysed too or not.
+func TestOtherDiskExplainsTheWait(t *testing.T) {
+	start := date("2026-03-01T14:00:00Z")
+	const pauseFrom, pauseTo = 60, 80
+	mk := func(sdcBusy float64) []*promtest.Series {
+		s := &promtest.Synth{Instance: "node-1:9100", Start: start, Step: time.Second, N: 120, Devices: []string{"sdb", "sdc"}, CPUs: 2}
+		paused := func(i int) bool { return i > pauseFrom && i <= pauseTo }
+		s.Dev = func(dev string, i int) promtest.Rates {
+			switch {
+			case dev == "sdc" && paused(i):
+				return promtest.Rates{WriteIOPS: 400, WriteBytes: 400 * 65536, Util: sdcBusy, Queue: 2, WriteAwaitMs: 5}
+			case dev == "sdc", paused(i):
+				return promtest.Rates{}
+			}
+			w := 100e6 * (1 + 0.1*math.Sin(float64(i)/3))
+			return promtest.Rates{WriteIOPS: w / 262144, WriteBytes: w, Util: 0.6, Queue: 2, WriteAwaitMs: 5}
+		}
+		s.Host = func(i int) promtest.HostRates {
+			if paused(i) {
+				return promtest.HostRates{Iowait: 0.3, PressureShare: 0.6}
+			}
+			return promtest.HostRates{PressureShare: 0.02}
+		}
+		return s.Build()
+	}
+	stalls := func(a *Analysis) (n int) {
+		for _, f := range a.Nodes[0].Findings {
+			if f.Device == "sdb" && f.Kind == result.KindStall {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name    string
+		sdcBusy float64
+		devices []string
+		want    int
+	}{
+		{"other disk idle", 0, []string{"sdb"}, 1},
+		{"other disk busy, not analysed", 0.95, []string{"sdb"}, 0},
+		{"other disk busy, analysed", 0.95, nil, 0},
+	} {
+		a, _, err := analyzeFake(t, mk(c.sdcBusy), Options{From: start, To: start.Add(119 * time.Second), Devices: c.devices})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stalls(a); got != c.want {
+			logVerdict(t, a)
+			t.Errorf("%s: %d stalls of sdb, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -134,18 +134,19 @@ func merged(a, b interval) interval {
 }
 
 // add takes the interval of dt ending at end.
-func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state string, sys *result.SystemSample, pressurePct float64) {
+func (c *ceilings) add(end time.Time, dt float64, s *result.DeviceSample, state string, sys *result.SystemSample, pressurePct, others float64) {
 	// IO waits for a ceiling below the device (a cloud disk's cap) with
 	// the device busy all the time, and for one above it (a cgroup
 	// throttle) with tasks in iowait or stalled on IO (pressure; iowait
-	// counts only the time a CPU has nothing else to do). A queue alone
+	// counts only the time a CPU has nothing else to do), beyond what
+	// the other disks' busy time (others) can account for. A queue alone
 	// is no evidence: a workload of its own pace queues in bursts, with
 	// the device idle in between.
-	held := s.UtilPct >= c.th.SaturatedUtilPct || pressurePct >= c.th.StallPressurePct
+	held := s.UtilPct >= c.th.SaturatedUtilPct || pressurePct-others >= c.th.StallPressurePct
 	var iowait float64
 	if sys != nil {
 		iowait = sys.IowaitPct
-		held = held || iowait >= ceilingIowaitPct
+		held = held || iowait-others >= ceilingIowaitPct
 	}
 	for i, st := range streams {
 		v, ios, bytes := st.of(s)

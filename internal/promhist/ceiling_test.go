@@ -13,12 +13,18 @@ import (
 // feed gives a ceilings detector n intervals of 1 s from the rate
 // functions and returns its ceilings.
 func feed(n int, s func(i int) result.DeviceSample, iowait func(i int) float64) []Ceiling {
+	return feedBeside(n, s, iowait, 0)
+}
+
+// feedBeside is feed on a host whose other disks are busy others % of
+// each interval, summed.
+func feedBeside(n int, s func(i int) result.DeviceSample, iowait func(i int) float64, others float64) []Ceiling {
 	c := newCeilings("sdb", watch.DefaultThresholds())
 	t0 := date("2026-03-01T14:00:00Z")
 	for i := 1; i <= n; i++ {
 		smp := s(i)
 		sys := &result.SystemSample{IowaitPct: iowait(i)}
-		c.add(t0.Add(time.Duration(i)*time.Second), 1, &smp, watch.StateBusy, sys, -1)
+		c.add(t0.Add(time.Duration(i)*time.Second), 1, &smp, watch.StateBusy, sys, -1, others)
 	}
 	return c.flush()
 }
@@ -42,6 +48,15 @@ func TestCeilings(t *testing.T) {
 	cs := feed(60, quantized, waiting)
 	if len(cs) != 1 || cs[0].Code != result.CodeBandwidthCap || cs[0].Dir != "write" || math.Abs(cs[0].BWBytes/20e6-1) > 0.02 {
 		t.Fatalf("quantized 20 MB/s: %+v", cs)
+	}
+	// The same flat rate beside other disks busy 60% of the time: the
+	// host's 40% iowait may all be theirs, and a rate of its own pace
+	// is flat too. Beside disks busy 20%, 20 points are this one's.
+	if cs = feedBeside(60, quantized, waiting, 60); len(cs) != 0 {
+		t.Errorf("flat 20 MB/s, iowait 40%%, other disks busy 60%%: %+v, want no ceiling", cs)
+	}
+	if cs = feedBeside(60, quantized, waiting, 20); len(cs) != 1 || cs[0].Code != result.CodeBandwidthCap {
+		t.Errorf("flat 20 MB/s, iowait 40%%, other disks busy 20%%: %+v, want the ceiling", cs)
 	}
 	// A node exporter that answers a scrape late: the interval before
 	// the late sample counts 20% more than its time stamps say, the one

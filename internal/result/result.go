@@ -328,6 +328,10 @@ type SystemSample struct {
 	CPUBusyPct     float64 `json:"cpu_busy_pct"`
 	DirtyBytes     uint64  `json:"dirty_bytes"`
 	WritebackBytes uint64  `json:"writeback_bytes"`
+	// OtherUtilPct is the busy time of the disks not watched, summed (a
+	// percent of the interval per disk): the part of the host's iowait
+	// and IO pressure they can explain.
+	OtherUtilPct float64 `json:"other_util_pct,omitempty"`
 }
 
 // Finding is one conclusion about a result, with its evidence.

@@ -670,7 +670,7 @@ func (r *runner) fillDevices() {
 
 func (r *runner) openReader() error {
 	var err error
-	r.reader, err = diskstats.NewReader(r.cfg.ProcRoot, r.res.Names())
+	r.reader, err = diskstats.NewReader(r.cfg.ProcRoot, r.cfg.SysRoot, r.res.Names())
 	return err
 }
 

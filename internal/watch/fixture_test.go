@@ -40,6 +40,7 @@ func newTree(t testing.TB, devs ...string) *tree {
 		tr.write(filepath.Join(dir, "queue/rotational"), "0\n")
 		tr.link("../../devices/virtual/block/"+d, filepath.Join(tr.sys, "class/block", d))
 		tr.link("../../devices/virtual/block/"+d, filepath.Join(tr.sys, "dev/block", mm))
+		tr.link("../devices/virtual/block/"+d, filepath.Join(tr.sys, "block", d))
 	}
 	tr.flush()
 	return tr
@@ -139,7 +140,10 @@ func replay(t *testing.T, name string, cfg Config) (got map[int]map[string]strin
 		}
 	}
 	tr := newTree(t, devs...)
-	cfg.ProcRoot, cfg.SysRoot, cfg.Devices, cfg.Host = tr.proc, tr.sys, devs, "fixture"
+	if cfg.Devices == nil {
+		cfg.Devices = devs
+	}
+	cfg.ProcRoot, cfg.SysRoot, cfg.Host = tr.proc, tr.sys, "fixture"
 	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

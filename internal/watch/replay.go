@@ -60,7 +60,7 @@ func (r *Replay) Step(tk diskstats.Tick, dt time.Duration, pressurePct float64) 
 		return nil, errors.New("watch: an interval must have a length")
 	}
 	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes,
-		PressurePct: pressurePct}
+		PressurePct: pressurePct, OtherUtilPct: tk.System.OtherUtilPct}
 	return w.step(tk.At, tk.At.Sub(w.start).Seconds(), dt.Seconds(), tk, host, nil), nil
 }
 

@@ -75,7 +75,7 @@ func both(t *testing.T, name string, cfg Config) (live, replayed []result.WatchR
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := diskstats.NewReader(tr.proc, devs)
+	reader, err := diskstats.NewReader(tr.proc, tr.sys, devs)
 	if err != nil {
 		t.Fatal(err)
 	}

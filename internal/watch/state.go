@@ -35,7 +35,9 @@ type Thresholds struct {
 	StallMinIOPS float64
 	// Host-side evidence that IO is pending when the device shows nothing
 	// in flight, as when a block throttle holds the requests above the
-	// device: iowait, IO pressure and pages under writeback.
+	// device: iowait, IO pressure and pages under writeback. The host's
+	// figures count for a device only beyond what the other disks' busy
+	// time can explain (Host.OtherUtilPct).
 	StallIowaitPct      float64
 	StallPressurePct    float64
 	StallWritebackBytes uint64
@@ -75,19 +77,62 @@ type Host struct {
 	PressurePct    float64 // -1 when unknown
 	DirtyBytes     uint64
 	WritebackBytes uint64
+	// OtherUtilPct is the busy time of the disks not watched, summed (a
+	// percent of the interval per disk).
+	OtherUtilPct float64
+	// util is each watched device's busy time in the interval.
+	util map[string]float64
 	// holds are, by device, the throttle caps that cgroups' IO ran into.
 	holds map[string][]hold
 }
 
-// pending says whether the host shows IO waiting somewhere.
-func (th Thresholds) pending(h Host) (bool, string) {
+// othersBusy is how much of the interval the disks other than dev kept
+// busy, summed over them: a share of time in which a task waiting on
+// one of them can account for the host's iowait or IO pressure.
+func (h Host) othersBusy(dev string) float64 {
+	b := h.OtherUtilPct
+	for n, u := range h.util {
+		if n != dev {
+			b += u
+		}
+	}
+	return b
+}
+
+// OthersBusy is how much of a sample record's interval the disks other
+// than dev kept busy, summed: the other watched devices' utilization and
+// the unwatched disks' (SystemSample.OtherUtilPct).
+func OthersBusy(r *result.WatchRecord, dev string) float64 {
+	var b float64
+	if r.System != nil {
+		b = r.System.OtherUtilPct
+	}
+	for _, d := range r.Devices {
+		if d.Device != dev {
+			b += d.UtilPct
+		}
+	}
+	return b
+}
+
+// pending says whether the host shows IO waiting that only dev can
+// explain. iowait and IO pressure are shares of time in which some task
+// waited on IO; beyond the other disks' busy time, the wait is on
+// something no other disk shows: dev, or a throttle above it. Pages
+// under writeback count only while no other disk is busy.
+func (th Thresholds) pending(h Host, dev string) (bool, string) {
+	others := h.othersBusy(dev)
+	beside := ""
+	if others > 0 {
+		beside = fmt.Sprintf(", other disks busy %.0f%%", others)
+	}
 	switch {
-	case h.PressurePct >= th.StallPressurePct:
-		return true, fmt.Sprintf("IO pressure %.0f%%", h.PressurePct)
-	case h.WritebackBytes >= th.StallWritebackBytes:
+	case h.PressurePct-others >= th.StallPressurePct:
+		return true, fmt.Sprintf("IO pressure %.0f%%%s", h.PressurePct, beside)
+	case h.WritebackBytes >= th.StallWritebackBytes && others < th.StallIowaitPct:
 		return true, fmt.Sprintf("%s under writeback", units.HumanBytes(float64(h.WritebackBytes)))
-	case h.IowaitPct >= th.StallIowaitPct:
-		return true, fmt.Sprintf("iowait %.0f%%", h.IowaitPct)
+	case h.IowaitPct-others >= th.StallIowaitPct:
+		return true, fmt.Sprintf("iowait %.0f%%%s", h.IowaitPct, beside)
 	}
 	return false, ""
 }
@@ -203,7 +248,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 			stalled, why = true, fmt.Sprintf("aqu-sz %.1f, util %.0f%%", s.QueueSize, s.UtilPct)
 		} else if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, false); ok {
 			stalled, why = true, hd.String()
-		} else if p, w := th.pending(h); p {
+		} else if p, w := th.pending(h, tr.name); p {
 			stalled, why = true, w
 		}
 		if stalled {

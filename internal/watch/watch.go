@@ -218,7 +218,7 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Etcd != nil {
 		w.etcd = newEtcdWatch(*cfg.Etcd)
 	}
-	r, err := diskstats.NewReader(cfg.ProcRoot, cfg.Devices)
+	r, err := diskstats.NewReader(cfg.ProcRoot, cfg.SysRoot, cfg.Devices)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (w *Watcher) Tick(now time.Time) ([]result.WatchRecord, error) {
 	w.prev = cur
 	t := now.Sub(w.start).Seconds()
 	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes, PressurePct: -1,
-		holds: w.throttle.sample(now, dt.Seconds())}
+		OtherUtilPct: tk.System.OtherUtilPct, holds: w.throttle.sample(now, dt.Seconds())}
 	if w.psi {
 		if tot, ok := w.pressure(); ok && dt > 0 {
 			if tot >= w.prevPSI {
@@ -405,7 +405,7 @@ func (w *Watcher) apply(d Discovery, t float64) ([]finding, error) {
 		for i, dv := range w.devs {
 			names[i] = dv.Name
 		}
-		r, err := diskstats.NewReader(w.cfg.ProcRoot, names)
+		r, err := diskstats.NewReader(w.cfg.ProcRoot, w.cfg.SysRoot, names)
 		if err != nil {
 			return out, err
 		}
@@ -468,8 +468,15 @@ func (w *Watcher) topOf(all []result.WatchCgroup) []result.WatchCgroup {
 // tests can feed recorded sequences.
 func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Host, top []result.WatchCgroup) []result.WatchRecord {
 	rec := result.WatchRecord{Schema: result.WatchSchema, Type: result.WatchTypeSample, Time: now, T: t, Host: w.cfg.Host}
-	sys := result.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes}
+	sys := result.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes,
+		OtherUtilPct: tk.System.OtherUtilPct}
 	rec.System = &sys
+	host.util = make(map[string]float64, len(w.devs))
+	for _, d := range w.devs {
+		if r, ok := tk.Devices[d.Name]; ok {
+			host.util[d.Name] = r.UtilPct
+		}
+	}
 	if host.PressurePct >= 0 {
 		p := host.PressurePct
 		rec.IOPressurePct = &p
