@@ -82,8 +82,11 @@ type Host struct {
 	OtherUtilPct float64
 	// util is each watched device's busy time in the interval.
 	util map[string]float64
-	// holds are, by device, the throttle caps that cgroups' IO ran into.
-	holds map[string][]hold
+	// holds are, by device, the throttle caps that cgroups' IO ran into;
+	// heldRecently the devices with one in this interval or the one
+	// before (a throttle's queue drains after the IO that fed it ends).
+	holds        map[string][]hold
+	heldRecently map[string]bool
 }
 
 // othersBusy is how much of the interval the disks other than dev kept
@@ -119,8 +122,16 @@ func OthersBusy(r *result.WatchRecord, dev string) float64 {
 // explain. iowait and IO pressure are shares of time in which some task
 // waited on IO; beyond the other disks' busy time, the wait is on
 // something no other disk shows: dev, or a throttle above it. Pages
-// under writeback count only while no other disk is busy.
+// under writeback count only while no other disk is busy, and nothing
+// counts while a throttle holds another disk's IO.
 func (th Thresholds) pending(h Host, dev string) (bool, string) {
+	// A throttle that holds another disk's IO keeps its tasks waiting
+	// with that disk idle: the wait may be all theirs.
+	for n := range h.heldRecently {
+		if n != dev {
+			return false, ""
+		}
+	}
 	others := h.othersBusy(dev)
 	beside := ""
 	if others > 0 {
@@ -172,8 +183,9 @@ type tracker struct {
 	atCap     *episode
 	// StallSeconds is the total time spent stalled.
 	stallSeconds float64
-	// idleBefore: the previous interval had fewer than ActiveIOPS.
-	idleBefore bool
+	// idleBefore: the previous interval had fewer than ActiveIOPS;
+	// quietBefore: it completed nothing and ended with nothing in flight.
+	idleBefore, quietBefore bool
 }
 
 type refPoint struct {
@@ -240,7 +252,10 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	if iops < th.StallMinIOPS && (queued || s.UtilPct >= th.SaturatedUtilPct) {
 		stalled = true
 		why = fmt.Sprintf("%.0f completions/s with aqu-sz %.1f, %d in flight, util %.0f%%", iops, s.QueueSize, s.InFlight, s.UtilPct)
-	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.ActiveIOPS, th.StallRatio*refIOPS) {
+	} else if haveRef && refBytes > 0 && bytes < th.StallRatio*refBytes && iops < max(th.StallMinIOPS, th.ActiveIOPS, th.StallRatio*refIOPS) &&
+		(tr.stall != nil || !tr.quietBefore || iops == 0 && s.InFlight == 0) {
+		// (A workload that starts late in an interval after a quiet one
+		// has IO in flight or a little done: not a collapse.)
 		// Fewer IOs than an active interval has are a collapse whatever
 		// the reference: a workload of large IOs runs at few IOPS, and a
 		// journal commit or two must not end its stall.
@@ -315,6 +330,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	// workload started, or resumed, somewhere inside it.
 	idleBefore := tr.idleBefore
 	tr.idleBefore = iops < th.ActiveIOPS
+	tr.quietBefore = iops == 0 && s.InFlight == 0
 	if !stalled {
 		if iops >= th.ActiveIOPS && !idleBefore {
 			tr.ref = append(tr.ref, refPoint{t: t, iops: iops, bytes: bytes})

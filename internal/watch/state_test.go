@@ -23,6 +23,10 @@ func TestSequences(t *testing.T) {
 		// while vdb is busy, the wait is vdb's, watched or not.
 		{seq: "neighbour.seq", findings: []string{"loop3 stall start @3", "loop3 stall end @3+1"}},
 		{seq: "neighbour.seq", only: []string{"loop3"}, findings: []string{"loop3 stall start @3", "loop3 stall end @3+1"}},
+		// A workload that starts again late in an interval after a quiet
+		// one (IO in flight, little done) is no collapse; requests that
+		// sit in the device after a quiet interval are a stall.
+		{seq: "restart.seq", findings: []string{"loop3 stall start @7", "loop3 stall end @7+2"}},
 		{seq: "saturation.seq", findings: []string{"vdc saturation start @1", "vdc saturation end @1+4"}},
 		{seq: "writeback.seq", findings: []string{
 			"writeback start @1", "vdc saturation start @1", "vdc saturation end @1+4", "writeback end @1+4",

@@ -80,12 +80,21 @@ var v1CapFiles = []struct{ limit, file string }{
 // only the capped cgroups are read, caps included, since a cap can change
 // at any time (the emulator's controller changes them every few seconds).
 type throttles struct {
-	dir     string
-	v2      bool
-	majmin  map[string]string // major:minor -> watched device name
+	dir string
+	v2  bool
+	// watched maps major:minor to the watched devices' names (the
+	// watcher's map, which grows as devices are discovered); majmin adds
+	// the host's other whole disks at every walk: a cap that holds IO
+	// on another disk explains the host's IO waiting as well as one on
+	// a watched device does.
+	watched map[string]string
+	majmin  map[string]string
+	sys     sysBlock
 	rescan  time.Duration
 	scanned time.Time
 	cgs     map[string]*throttled // by path in the hierarchy
+	// held: the devices with a hold in the last interval sampled.
+	held map[string]bool
 }
 
 type throttled struct {
@@ -118,7 +127,23 @@ func newThrottles(cg *Cgroups, sysRoot string, majmin map[string]string) *thrott
 			return nil
 		}
 	}
-	return &throttles{dir: cg.Dir, v2: cg.V2, majmin: majmin, rescan: throttleScan, cgs: map[string]*throttled{}}
+	return &throttles{dir: cg.Dir, v2: cg.V2, watched: majmin, majmin: majmin, sys: sysBlock{sysRoot}, rescan: throttleScan, cgs: map[string]*throttled{}}
+}
+
+// disks maps major:minor to a name for every whole disk of the host
+// (/sys/block) and every watched device.
+func (th *throttles) disks() map[string]string {
+	out := map[string]string{}
+	ents, _ := os.ReadDir(filepath.Join(th.sys.sys(), "block"))
+	for _, e := range ents {
+		if b, err := os.ReadFile(filepath.Join(th.sys.sys(), "block", e.Name(), "dev")); err == nil {
+			out[strings.TrimSpace(string(b))] = e.Name()
+		}
+	}
+	for mm, n := range th.watched {
+		out[mm] = n
+	}
+	return out
 }
 
 // sample reads the capped cgroups and returns, by device name, the caps
@@ -129,6 +154,7 @@ func (th *throttles) sample(now time.Time, dt float64) map[string][]hold {
 	}
 	if th.scanned.IsZero() || now.Sub(th.scanned) >= th.rescan {
 		th.scanned = now
+		th.majmin = th.disks()
 		found := map[string]*throttled{}
 		th.walk(th.dir, "/", found)
 		for p := range found {
@@ -202,7 +228,29 @@ func (th *throttles) sample(now time.Time, dt float64) map[string][]hold {
 	return out
 }
 
-// walk finds the cgroups with a cap on a watched device.
+// recent returns the devices held in this interval (holds) or the one
+// before, and remembers this one's.
+func (th *throttles) recent(holds map[string][]hold) map[string]bool {
+	if th == nil {
+		return nil
+	}
+	out := th.held
+	th.held = map[string]bool{}
+	for n, hs := range holds {
+		if len(hs) > 0 {
+			th.held[n] = true
+		}
+	}
+	if out == nil {
+		out = map[string]bool{}
+	}
+	for n := range th.held {
+		out[n] = true
+	}
+	return out
+}
+
+// walk finds the cgroups with a cap on a disk.
 func (th *throttles) walk(dir, rel string, out map[string]*throttled) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -218,7 +266,7 @@ func (th *throttles) walk(dir, rel string, out map[string]*throttled) {
 	}
 }
 
-// readCaps reads a cgroup's caps on the watched devices; ok is false
+// readCaps reads a cgroup's caps on the disks; ok is false
 // when the cgroup is gone.
 func (th *throttles) readCaps(dir string) (map[string]capLimits, bool) {
 	if th.v2 {
@@ -252,7 +300,7 @@ func (th *throttles) readCaps(dir string) (map[string]capLimits, bool) {
 }
 
 // readCounters reads what a cgroup and its descendants did on each
-// watched device: io.stat is recursive on v2; on v1 a cap holds the whole
+// disk: io.stat is recursive on v2; on v1 a cap holds the whole
 // subtree, so the recursive files are the ones to compare with it.
 func (th *throttles) readCounters(dir string) map[string]ioCounters {
 	if th.v2 {

@@ -35,13 +35,14 @@ type cgroupFixture struct {
 	t          *testing.T
 	v2         bool
 	dir        string // the capped cgroup
+	mm         string // the capped device's major:minor
 	rios, wios uint64
 	rb, wb     uint64
 }
 
 func newCgroupFixture(t *testing.T, sys string, v2 bool) *cgroupFixture {
 	root := filepath.Join(sys, "fs/cgroup")
-	f := &cgroupFixture{t: t, v2: v2, dir: filepath.Join(root, "emu/disk")}
+	f := &cgroupFixture{t: t, v2: v2, dir: filepath.Join(root, "emu/disk"), mm: "253:0"}
 	if v2 {
 		f.write(filepath.Join(root, "cgroup.controllers"), "cpu io memory\n")
 		f.write(filepath.Join(root, "emu/io.max"), "") // capped below, not here
@@ -64,24 +65,25 @@ func (f *cgroupFixture) write(p, s string) {
 	}
 }
 
-// caps sets the IOPS caps both ways on 253:0, as the emulator does.
+// caps sets the IOPS caps both ways on the device, as the emulator does.
 func (f *cgroupFixture) caps(iops int) {
 	if f.v2 {
-		f.write(filepath.Join(f.dir, "io.max"), fmt.Sprintf("253:0 rbps=80000000 wbps=80000000 riops=%d wiops=%d\n", iops, iops))
+		f.write(filepath.Join(f.dir, "io.max"), fmt.Sprintf("%s rbps=80000000 wbps=80000000 riops=%d wiops=%d\n", f.mm, iops, iops))
 		return
 	}
 	for k, v := range map[string]int{"read_bps_device": 80e6, "write_bps_device": 80e6, "read_iops_device": iops, "write_iops_device": iops} {
-		f.write(filepath.Join(f.dir, "blkio.throttle."+k), fmt.Sprintf("253:0 %d\n", v))
+		f.write(filepath.Join(f.dir, "blkio.throttle."+k), fmt.Sprintf("%s %d\n", f.mm, v))
 	}
 }
 
 func (f *cgroupFixture) flush() {
+	mm := f.mm
 	if f.v2 {
-		f.write(filepath.Join(f.dir, "io.stat"), fmt.Sprintf("253:0 rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", f.rb, f.wb, f.rios, f.wios))
+		f.write(filepath.Join(f.dir, "io.stat"), fmt.Sprintf("%s rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", mm, f.rb, f.wb, f.rios, f.wios))
 		return
 	}
-	f.write(filepath.Join(f.dir, "blkio.throttle.io_service_bytes_recursive"), fmt.Sprintf("253:0 Read %d\n253:0 Write %d\n253:0 Total %d\nTotal %d\n", f.rb, f.wb, f.rb+f.wb, f.rb+f.wb))
-	f.write(filepath.Join(f.dir, "blkio.throttle.io_serviced_recursive"), fmt.Sprintf("253:0 Read %d\n253:0 Write %d\n253:0 Total %d\nTotal %d\n", f.rios, f.wios, f.rios+f.wios, f.rios+f.wios))
+	f.write(filepath.Join(f.dir, "blkio.throttle.io_service_bytes_recursive"), fmt.Sprintf("%s Read %d\n%s Write %d\n%s Total %d\nTotal %d\n", mm, f.rb, mm, f.wb, mm, f.rb+f.wb, f.rb+f.wb))
+	f.write(filepath.Join(f.dir, "blkio.throttle.io_serviced_recursive"), fmt.Sprintf("%s Read %d\n%s Write %d\n%s Total %d\nTotal %d\n", mm, f.rios, mm, f.wios, mm, f.rios+f.wios, f.rios+f.wios))
 }
 
 // holdStep is one interval of TestThrottleHold.
@@ -199,6 +201,87 @@ func TestThrottleHold(t *testing.T) {
 				}
 				if got := strings.Join(findings(recs), "; "); got != sc.findings {
 					t.Errorf("findings: %s, want %s", got, sc.findings)
+				}
+			})
+		}
+	}
+}
+
+// TestNeighbourHeldByThrottle: loop3's workload pauses while the host
+// waits on IO (iowait 40%) and vdb, not watched, is all but idle. With a
+// cgroup's writes to vdb held at its throttle cap, the wait is theirs:
+// loop3 paused, also in the interval after the last one held, while the
+// throttle's queue drains. Without that, nothing but loop3 (or a
+// throttle above it that watch cannot see) can be waited on: a stall.
+func TestNeighbourHeldByThrottle(t *testing.T) {
+	for _, held := range []bool{true, false} {
+		for _, v2 := range []bool{true, false} {
+			t.Run(fmt.Sprintf("held=%v/v2=%v", held, v2), func(t *testing.T) {
+				tr := newTree(t, "loop3", "vdb")
+				cg := newCgroupFixture(t, tr.sys, v2)
+				cg.mm = tr.mm["vdb"]
+				cg.caps(100)
+				cg.flush()
+				w, err := New(Config{ProcRoot: tr.proc, SysRoot: tr.sys, Devices: []string{"loop3"}, Host: "fixture"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				if _, err := w.Start(t0); err != nil {
+					t.Fatal(err)
+				}
+				for i := 1; i <= 9; i++ {
+					paused := i > 4
+					// The neighbour's IO ends in interval 7: its throttle
+					// queue drains through it; from 8 on, nothing holds.
+					nios := uint64(100)
+					if i >= 7 {
+						nios = 30
+					}
+					// The fixture's columns: r_ios r_sect r_ticks w_ios w_sect
+					// w_ticks in_flight io_ticks weighted.
+					c := tr.counters["loop3"]
+					c[6] = 0
+					if !paused {
+						c[3] += 3000
+						c[4] += 24000
+						c[5] += 3000
+						c[6] = 3
+						c[7] += 900
+						c[8] += 3000
+					}
+					// vdb: 100 small writes a second, 5 ms busy.
+					v := tr.counters["vdb"]
+					v[3] += nios
+					v[4] += nios * 8
+					v[5] += 5
+					v[7] += 5
+					v[8] += 5
+					cg.wios += nios
+					cg.wb += nios * 4096
+					if !held {
+						cg.caps(100000)
+					}
+					cg.flush()
+					tr.cpuTotal += 100
+					if paused {
+						tr.cpuIowait += 40
+					}
+					tr.flush()
+					rs, err := w.Tick(t0.Add(time.Duration(i) * time.Second))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := StateBusy
+					switch {
+					case paused && held && i <= 7:
+						want = StateOK
+					case paused:
+						want = StateStalled
+					}
+					if got := rs[0].Devices[0].State; got != want {
+						t.Errorf("interval %d: loop3 %s, want %s", i, got, want)
+					}
 				}
 			})
 		}

@@ -320,8 +320,9 @@ func (w *Watcher) Tick(now time.Time) ([]result.WatchRecord, error) {
 	dt := cur.At.Sub(w.prev.At)
 	w.prev = cur
 	t := now.Sub(w.start).Seconds()
+	holds := w.throttle.sample(now, dt.Seconds())
 	host := Host{IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes, PressurePct: -1,
-		OtherUtilPct: tk.System.OtherUtilPct, holds: w.throttle.sample(now, dt.Seconds())}
+		OtherUtilPct: tk.System.OtherUtilPct, holds: holds, heldRecently: w.throttle.recent(holds)}
 	if w.psi {
 		if tot, ok := w.pressure(); ok && dt > 0 {
 			if tot >= w.prevPSI {
