@@ -187,22 +187,43 @@ func TestSnapshotFromFixture(t *testing.T) {
 // /proc/diskstats, /proc/stat and /proc/meminfo and computing the rates.
 // At one tick a second, ns/op divided by 1e7 is the share of a core in %.
 func BenchmarkTick(b *testing.B) {
-	r, err := NewReader("/proc", "", nil)
-	if err != nil {
-		b.Skip(err)
-	}
-	prev, err := r.Snapshot(time.Now())
-	if err != nil {
-		b.Skip(err)
-	}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		cur, err := r.Snapshot(time.Now())
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = Diff(prev, cur)
-		prev = cur
+	// Every device kept (the runner's sampler before it resolves), and
+	// one (watch's: the others' busy time is summed over /sys/block).
+	for _, bc := range []struct {
+		name string
+		keep func([]string) []string
+	}{{"all", func([]string) []string { return nil }}, {"one", func(l []string) []string { return l[:1] }}} {
+		b.Run(bc.name, func(b *testing.B) {
+			all, err := NewReader("/proc", "", nil)
+			if err != nil {
+				b.Skip(err)
+			}
+			s, err := all.Snapshot(time.Now())
+			if err != nil || len(s.Devices) == 0 {
+				b.Skip("no /proc/diskstats here")
+			}
+			var names []string
+			for n := range s.Devices {
+				names = append(names, n)
+			}
+			r, err := NewReader("/proc", "", bc.keep(names))
+			if err != nil {
+				b.Fatal(err)
+			}
+			prev, err := r.Snapshot(time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				cur, err := r.Snapshot(time.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = Diff(prev, cur)
+				prev = cur
+			}
+		})
 	}
 }
 
