@@ -45,22 +45,19 @@ type Event struct {
 
 // Step bounds, in seconds of measurement.
 const (
-	rampS      = 1
-	rateMinS   = 3
-	rateMaxS   = 15
-	sweepMinS  = 2
-	sweepMaxS  = 8
-	fsyncMinS  = 2
-	fsyncMaxS  = 30
-	fsyncMinN  = 300
-	burstMinS  = 20
-	burstMaxS  = 60
-	burstShare = 0.25 // of the budget, at most
-	// minRest is what the ceilings, QD1 and fsync need at least after
-	// the burst check.
-	minRest      = 5*(rampS+rateMinS+overheadS) + 10 + overheadS
+	rampS        = 1
+	rateMinS     = 3
+	rateMaxS     = 15
+	sweepMinS    = 2
+	sweepMaxS    = 8
+	fsyncMinS    = 2
+	fsyncMaxS    = 30
+	fsyncMinN    = 300
+	burstMinS    = 20
+	burstMaxS    = 60
+	burstShare   = 0.25 // of the budget, at most
 	layoutShare  = 0.12 // of the budget, at most, for laying the file out
-	overheadS    = 2    // fio start and stop around each step
+	overheadS    = 2    // fio start and stop around each step, at least
 	sweepGroup   = analysis.SweepPrefix + "randread-4k"
 	etcdLimitNs  = analysis.EtcdLimitNs
 	confidence   = 0.95
@@ -119,6 +116,41 @@ type planner struct {
 	// done are the results so far: the model the next depth is chosen
 	// from.
 	done []result.Result
+	// over is what fio's start and stop have taken around each step.
+	over overhead
+}
+
+// overhead learns how long a step takes beyond what fio measures (its
+// start, its file's opening, its stop) on this host: on a loaded one,
+// more than the overheadS the budget allows at first, and the steps
+// before the last core test must leave it room.
+type overhead struct {
+	sum float64
+	n   int
+}
+
+// observe adds a step that took wallS seconds for measuredS of fio's
+// measurement, ramp included.
+func (o *overhead) observe(wallS, measuredS float64) {
+	if wallS > 0 && measuredS > 0 && wallS >= measuredS {
+		o.sum += wallS - measuredS
+		o.n++
+	}
+}
+
+// seconds is the mean seen so far, and never less than overheadS.
+func (o overhead) seconds() float64 {
+	if o.n == 0 {
+		return overheadS
+	}
+	return math.Max(overheadS, o.sum/float64(o.n))
+}
+
+// minRest is what the ceilings, QD1 and fsync need at least after the
+// burst check.
+func (p *planner) minRest() float64 {
+	ov := p.over.seconds()
+	return float64(len(coreSteps()))*(rampS+rateMinS+ov) + 10 + ov
 }
 
 // hold emits the result held so far and holds r instead.
@@ -159,7 +191,11 @@ func (p *planner) say(step, format string, a ...any) {
 // test runs one step and emits its result.
 func (p *planner) test(ctx context.Context, spec result.TestSpec, stop runner.StopRule, endsGroup string) (result.Result, error) {
 	p.index++
+	start := p.o.Clock()
 	res := p.s.Test(ctx, spec, runner.TestOptions{Index: p.index, Repeat: 1, N: p.index, Stop: stop})
+	if res.Status == "ok" {
+		p.over.observe(p.o.Clock().Sub(start).Seconds(), res.RuntimeS()+spec.RampS)
+	}
 	if res.Status != "ok" && ctx.Err() == nil {
 		p.note("%s: the test failed (%s)", spec.Name, firstLine(res.Error))
 	}
@@ -305,15 +341,17 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		return p.unknown, err
 	}
 	steps := coreSteps()
-	// What the later steps need at least, so the core tests never eat it.
+	// What the later steps need at least, so the core tests never eat
+	// it, with what fio's start and stop have taken so far.
 	reserve := func(after int) float64 {
-		return float64(len(steps)-after-1)*(rampS+rateMinS+overheadS) + 10 + overheadS // and fsync's least
+		ov := p.over.seconds()
+		return float64(len(steps)-after-1)*(rampS+rateMinS+ov) + 10 + ov // and fsync's least
 	}
 	for i, st := range steps {
 		if ctx.Err() != nil {
 			return p.unknown, ctx.Err()
 		}
-		maxS := math.Min(rateMaxS, p.left()-reserve(i)-rampS-overheadS)
+		maxS := math.Min(rateMaxS, p.left()-reserve(i)-rampS-p.over.seconds())
 		if maxS < rateMinS {
 			p.note("%s: no time left in the budget", st.spec.Name)
 			continue
@@ -338,7 +376,7 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 // fsync measures etcd's pattern until its p99 is certainly on one side
 // of 10 ms.
 func (p *planner) fsync(ctx context.Context) error {
-	maxS := math.Min(fsyncMaxS, p.left()-overheadS)
+	maxS := math.Min(fsyncMaxS, p.left()-p.over.seconds())
 	if maxS < 3 {
 		p.note("fsync and the etcd verdict: no time left in the budget")
 		return nil
@@ -382,7 +420,7 @@ func (p *planner) finish(ctx context.Context, sh shape) error {
 			p.note("%s curve: %s, but the plan's %d extra depths are spent", sh.name(), why, sh.steps)
 			return nil
 		}
-		maxS := math.Min(sweepMaxS, p.left()-overheadS-rampS)
+		maxS := math.Min(sweepMaxS, p.left()-p.over.seconds()-rampS)
 		if maxS < sweepMinS {
 			p.note("%s curve: %s; no time left in the budget", sh.name(), why)
 			return nil
@@ -483,7 +521,7 @@ func (p *planner) endGroup(group string) {
 // burst writes until a cliff shows and its lower plateau has lasted, or
 // for its share of the budget.
 func (p *planner) burst(ctx context.Context) error {
-	maxS := math.Min(math.Min(burstMaxS, burstShare*p.o.Budget.Seconds()), p.left()-overheadS-rampS-minRest)
+	maxS := math.Min(math.Min(burstMaxS, burstShare*p.o.Budget.Seconds()), p.left()-p.over.seconds()-rampS-p.minRest())
 	if maxS < burstMinS {
 		p.note("burst check: %.0f s left of the budget, less than the %d s it needs: a burst bucket or write cache is not excluded", math.Max(maxS, 0), burstMinS)
 		return nil

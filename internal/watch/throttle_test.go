@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,62 @@ func TestNeighbourHeldByThrottle(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestThrottleDisks: the throttle sampler follows caps on every whole
+// disk of the host; a watched partition answers for its disk's caps,
+// unless the disk is watched too.
+func TestThrottleDisks(t *testing.T) {
+	sys := t.TempDir()
+	mk := func(dir, mm string, partition bool) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(sys, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sys, dir, "dev"), []byte(mm+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if partition {
+			if err := os.WriteFile(filepath.Join(sys, dir, "partition"), []byte("1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(sys, "dev/block"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(sys, dir), filepath.Join(sys, "dev/block", mm)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("devices/virtual/block/vdb", "253:16", false)
+	mk("devices/virtual/block/vdb/vdb1", "253:17", true)
+	mk("devices/virtual/block/vdc", "253:32", false)
+	if err := os.MkdirAll(filepath.Join(sys, "block"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"vdb", "vdc"} {
+		if err := os.Symlink("../devices/virtual/block/"+d, filepath.Join(sys, "block", d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		watched map[string]string
+		want    string
+	}{
+		{map[string]string{"253:17": "vdb1"}, "253:16=vdb1 253:17=vdb1 253:32=vdc"},
+		{map[string]string{"253:17": "vdb1", "253:16": "vdb"}, "253:16=vdb 253:17=vdb1 253:32=vdc"},
+		{map[string]string{}, "253:16=vdb 253:32=vdc"},
+	} {
+		th := &throttles{watched: tc.watched, sys: sysBlock{sys}}
+		var got []string
+		for mm, n := range th.disks() {
+			got = append(got, mm+"="+n)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("watching %v: %s, want %s", tc.watched, strings.Join(got, " "), tc.want)
 		}
 	}
 }
