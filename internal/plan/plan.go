@@ -351,7 +351,12 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		if ctx.Err() != nil {
 			return p.unknown, ctx.Err()
 		}
-		maxS := math.Min(rateMaxS, p.left()-reserve(i)-rampS-p.over.seconds())
+		// At most an even share of what is left for the core steps still
+		// to come (fsync's least set aside): a first step that takes its
+		// whole 15 s on a small budget leaves the last one none.
+		ov, left := p.over.seconds(), p.left()
+		share := (left-10-ov)/float64(len(steps)-i) - rampS - ov
+		maxS := math.Min(math.Min(rateMaxS, math.Max(share, rateMinS)), left-reserve(i)-rampS-ov)
 		if maxS < rateMinS {
 			p.note("%s: no time left in the budget", st.spec.Name)
 			continue
