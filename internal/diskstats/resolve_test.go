@@ -1,6 +1,7 @@
 package diskstats
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,53 @@ func TestDeviceRates(t *testing.T) {
 	}
 	if z := DeviceRates(cur, prev, time.Second); z.ReadIOPS != 0 || z.WriteBWBytes != 0 {
 		t.Errorf("counters going backwards should give zero rates, got %+v", z)
+	}
+}
+
+// TestOthersBusyTime: the disks whose busy time counts as the others' are the
+// whole disks that carry none of the kept devices' own IO: not the disk
+// of a kept partition, not a disk under a kept stacked device, and no
+// stacked device (its IO shows on the disks under it).
+func TestOthersBusyTime(t *testing.T) {
+	root := t.TempDir()
+	// vda (partition vda1), sdb, sdc under dm-0, each busy a different
+	// number of ms.
+	ticks := map[string]int{"vda": 1, "vda1": 2, "sdb": 10, "sdc": 100, "dm-0": 1000}
+	var b strings.Builder
+	for _, d := range []string{"vda", "vda1", "sdb", "sdc", "dm-0"} {
+		fmt.Fprintf(&b, " 8 0 %s 1 0 8 1 0 0 0 0 0 %d 1 0 0 0 0 0 0\n", d, ticks[d])
+	}
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"block/vda/vda1", "block/sdb", "block/sdc", "block/dm-0/slaves/sdc"} {
+		mk(p)
+	}
+	os.WriteFile(filepath.Join(root, "diskstats"), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(root, "stat"), []byte("cpu  100 0 50 800 40 0 10 0 0 0\nbtime 1\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "meminfo"), []byte("MemTotal: 1000 kB\n"), 0o644)
+	for _, tc := range []struct {
+		keep []string
+		want uint64
+	}{
+		{[]string{"sdb"}, 1 + 100},    // vda and sdc; dm-0 is stacked
+		{[]string{"vda1"}, 10 + 100},  // vda carries vda1's IO
+		{[]string{"dm-0"}, 1 + 10},    // sdc carries dm-0's IO
+		{[]string{"vda", "dm-0"}, 10}, // sdb only
+	} {
+		r, err := NewReader(root, root, tc.keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Snapshot(time.Unix(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.OtherIOTicks != tc.want {
+			t.Errorf("keeping %v: the others' io_ticks %d, want %d", tc.keep, s.OtherIOTicks, tc.want)
+		}
 	}
 }
 

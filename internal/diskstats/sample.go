@@ -3,7 +3,11 @@ package diskstats
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -61,8 +65,13 @@ type Snapshot struct {
 type Reader struct {
 	block blockdevice.FS
 	proc  procfs.FS
+	sys   string
 	// names restricts the devices kept; nil keeps all.
 	names map[string]bool
+	// others are the whole disks whose busy time is summed, worked out
+	// again when /sys/block's listing (disks) changes.
+	disks  string
+	others map[string]bool
 }
 
 // NewReader reads from procRoot and sysRoot (default /proc and /sys).
@@ -83,7 +92,7 @@ func NewReader(procRoot, sysRoot string, names []string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{block: b, proc: p}
+	r := &Reader{block: b, proc: p, sys: sysRoot}
 	if len(names) > 0 {
 		r.names = map[string]bool{}
 		for _, n := range names {
@@ -100,22 +109,14 @@ func (r *Reader) Snapshot(now time.Time) (Snapshot, error) {
 	if err != nil {
 		return s, fmt.Errorf("reading diskstats: %w", err)
 	}
-	// Partitions repeat their disk's IO: only whole disks count among
-	// the others. Without a /sys/block to say which those are, none do.
-	var disks map[string]bool
 	if r.names != nil {
-		if l, err := r.block.SysBlockDevices(); err == nil {
-			disks = make(map[string]bool, len(l))
-			for _, n := range l {
-				disks[n] = true
-			}
-		}
+		r.otherDisks()
 	}
 	for _, d := range stats {
 		switch {
 		case r.names == nil || r.names[d.DeviceName]:
 			s.Devices[d.DeviceName] = d.IOStats
-		case disks[d.DeviceName]:
+		case r.others[d.DeviceName]:
 			s.OtherIOTicks += d.IOsTotalTicks
 		}
 	}
@@ -139,6 +140,73 @@ func (r *Reader) Snapshot(now time.Time) (Snapshot, error) {
 	}
 	return s, nil
 }
+
+// otherDisks works out which disks' busy time is summed: the whole disks
+// of /sys/block, less those that carry the kept devices' own IO (the
+// disk of a kept partition, the disks under a kept stacked device) and
+// the stacked devices (dm, md), whose IO shows on the disks under them.
+// Without a /sys/block to say which disks there are, none.
+func (r *Reader) otherDisks() {
+	l, err := r.block.SysBlockDevices()
+	if err != nil {
+		r.disks, r.others = "", nil
+		return
+	}
+	sort.Strings(l)
+	key := strings.Join(l, " ")
+	if key == r.disks && r.others != nil {
+		return
+	}
+	block := filepath.Join(r.sys, "block")
+	slaves := func(d string) []string {
+		ents, _ := os.ReadDir(filepath.Join(block, d, "slaves"))
+		out := make([]string, 0, len(ents))
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	mine := map[string]bool{}
+	var under func(d string, depth int)
+	under = func(d string, depth int) {
+		if mine[d] || depth > 16 {
+			return
+		}
+		mine[d] = true
+		for _, s := range slaves(d) {
+			under(s, depth+1)
+		}
+	}
+	for _, d := range l {
+		if r.names[d] {
+			under(d, 0)
+			continue
+		}
+		for n := range r.names {
+			if _, err := os.Stat(filepath.Join(block, d, n)); err == nil {
+				under(d, 0) // n is a partition of d
+			}
+		}
+	}
+	r.others = map[string]bool{}
+	for _, d := range l {
+		if !mine[d] && len(slaves(d)) == 0 {
+			r.others[d] = true
+		}
+	}
+	r.disks = key
+}
+
+// StackedPattern matches the kernel names of stacked devices (device
+// mapper, md RAID), whose IO shows again on the disks under them; the
+// node exporter names them the same way. A regular expression, whole
+// names only.
+const StackedPattern = "dm-[0-9]+|md[0-9]+"
+
+var stackedRE = regexp.MustCompile("^(?:" + StackedPattern + ")$")
+
+// Stacked says whether a device name is a stacked device's.
+func Stacked(name string) bool { return stackedRE.MatchString(name) }
 
 // DeviceRates computes one device's rates between two snapshots.
 func DeviceRates(prev, cur blockdevice.IOStats, dt time.Duration) Rates {

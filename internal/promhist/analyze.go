@@ -397,8 +397,8 @@ type chunkData struct {
 	wb       map[string][]float64
 	pressure map[string][]float64
 	// disksBusy is io_time summed over every disk of the instance (the
-	// selector's), by instance: less the analysed devices', the other
-	// disks' busy time.
+	// selector's) but the stacked ones, by instance: less the analysed
+	// devices', the other disks' busy time.
 	disksBusy map[string][]float64
 }
 
@@ -484,7 +484,7 @@ func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g
 	if ch.pressure, err = get(sel.Of(mPressure), false); err != nil {
 		return nil, nil, err
 	}
-	if ch.disksBusy, err = get("sum by (instance) ("+sel.Of(mIOTime)+")", false); err != nil {
+	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false); err != nil {
 		return nil, nil, err
 	}
 	return ch, warns, nil
@@ -602,7 +602,9 @@ func (nr *nodeRun) feed(ch *chunkData, g grid) error {
 			if !ok {
 				continue
 			}
-			ownBusy += v[4]
+			if !diskstats.Stacked(d) {
+				ownBusy += v[4]
+			}
 			for i, m := range deviceCounters {
 				v[i] = nr.ctr(m + "\x00" + d).add(v[i])
 			}
@@ -692,6 +694,25 @@ func (nr *nodeRun) take(cur diskstats.Snapshot, pres float64, havePres bool) err
 	return nil
 }
 
+// othersBusy is how much of a sample record's interval the disks other
+// than dev kept busy, summed: the other analysed devices' utilization
+// and the rest of the node's disks' (SystemSample.OtherUtilPct), stacked
+// devices left out. History does not say which disks a stacked device
+// sits on: for one, its own disks count among the others, which only
+// makes the host's waiting harder to pin on it.
+func othersBusy(r *result.WatchRecord, dev string) float64 {
+	var b float64
+	if r.System != nil {
+		b = r.System.OtherUtilPct
+	}
+	for _, d := range r.Devices {
+		if d.Device != dev && !diskstats.Stacked(d.Device) {
+			b += d.UtilPct
+		}
+	}
+	return b
+}
+
 // record keeps what one replay record says.
 func (nr *nodeRun) record(r *result.WatchRecord, dt time.Duration, pressurePct float64) {
 	n := nr.node
@@ -700,7 +721,7 @@ func (nr *nodeRun) record(r *result.WatchRecord, dt time.Duration, pressurePct f
 		for i := range r.Devices {
 			row := &r.Devices[i]
 			n.series[row.Device].add(r.Time, dt, row.DeviceSample)
-			nr.ceil[row.Device].add(r.Time, dt.Seconds(), &row.DeviceSample, row.State, r.System, pressurePct, watch.OthersBusy(r, row.Device))
+			nr.ceil[row.Device].add(r.Time, dt.Seconds(), &row.DeviceSample, row.State, r.System, pressurePct, othersBusy(r, row.Device))
 		}
 		if r.System != nil {
 			n.system.add(r.Time, dt, *r.System)

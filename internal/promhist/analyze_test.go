@@ -268,3 +268,36 @@ func TestOtherDiskExplainsTheWait(t *testing.T) {
 		}
 	}
 }
+
+// TestStackedTwinIsNoOtherDisk: a volume of dm-0 on sdb, both analysed,
+// their rates one and the same. sdb holds a flat 50 MB/s for 60 s with
+// the host in iowait (30%) and the device 40% busy: a throttle above
+// it. dm-0's busy time is sdb's own IO again, not another disk's that
+// could explain the wait: the ceiling is found.
+func TestStackedTwinIsNoOtherDisk(t *testing.T) {
+	start := date("2026-03-01T14:00:00Z")
+	s := &promtest.Synth{Instance: "node-1:9100", Start: start, Step: time.Second, N: 90, Devices: []string{"sdb", "dm-0"}, CPUs: 2}
+	s.Dev = func(string, int) promtest.Rates {
+		return promtest.Rates{WriteIOPS: 200, WriteBytes: 50e6, Util: 0.4, Queue: 1, WriteAwaitMs: 2}
+	}
+	s.Host = func(int) promtest.HostRates { return promtest.HostRates{Iowait: 0.3, PressureShare: 0.02} }
+	a, f, err := analyzeFake(t, s.Build(), Options{From: start, To: start.Add(89 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sdb []Ceiling
+	for _, c := range a.Nodes[0].Ceilings {
+		if c.Device == "sdb" {
+			sdb = append(sdb, c)
+		}
+	}
+	if len(sdb) == 0 || math.Abs(sdb[0].BWBytes/50e6-1) > 0.02 {
+		logVerdict(t, a)
+		t.Errorf("sdb's ceilings: %+v, want one at 50 MB/s", sdb)
+	}
+	for _, q := range f.Queries() {
+		if strings.Contains(q, "sum by (instance) (node_disk_io_time_seconds_total") && !strings.Contains(q, `device!~"dm-[0-9]+|md[0-9]+"`) {
+			t.Errorf("the other disks' busy time counts stacked devices: %s", q)
+		}
+	}
+}

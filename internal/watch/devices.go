@@ -47,6 +47,60 @@ func (sb sysBlock) disk(mm string) (name, diskMM string, ok bool) {
 	return filepath.Base(real), mm, true
 }
 
+// family returns, for each device (kernel name and major:minor), the
+// devices that carry its IO or whose IO it carries: the disk of a
+// partition, the disks under a stacked device (dm, md: its slaves, all
+// the way down), and any of the given devices tied to those. Their busy
+// time and throttle caps are its own, not another disk's.
+func (sb sysBlock) family(devs []result.WatchDeviceInfo) map[string]map[string]bool {
+	below := map[string]map[string]bool{}
+	for _, d := range devs {
+		set := map[string]bool{}
+		if disk, _, ok := sb.disk(d.MajMin); ok && disk != d.Name {
+			set[disk] = true
+		}
+		var walk func(n string, depth int)
+		walk = func(n string, depth int) {
+			if depth > 16 {
+				return
+			}
+			ents, _ := os.ReadDir(filepath.Join(sb.sys(), "class", "block", n, "slaves"))
+			for _, e := range ents {
+				if !set[e.Name()] {
+					set[e.Name()] = true
+					walk(e.Name(), depth+1)
+				}
+			}
+		}
+		walk(d.Name, 0)
+		for n := range set {
+			walk(n, 0)
+		}
+		below[d.Name] = set
+	}
+	out := map[string]map[string]bool{}
+	for _, a := range devs {
+		set := map[string]bool{}
+		for n := range below[a.Name] {
+			set[n] = true
+		}
+		for _, b := range devs {
+			if a.Name == b.Name {
+				continue
+			}
+			tied := below[a.Name][b.Name] || below[b.Name][a.Name]
+			for n := range below[b.Name] {
+				tied = tied || below[a.Name][n]
+			}
+			if tied {
+				set[b.Name] = true
+			}
+		}
+		out[a.Name] = set
+	}
+	return out
+}
+
 // info describes a device by kernel name.
 func (sb sysBlock) info(name string) (result.WatchDeviceInfo, error) {
 	d := result.WatchDeviceInfo{Name: name}

@@ -35,6 +35,17 @@ func NewReplay(cfg Config, devs []result.WatchDeviceInfo) (*Replay, error) {
 	}
 	cfg.Discover, cfg.Cgroups, cfg.Etcd, cfg.Top = nil, nil, nil, 0
 	w := build(cfg, devs)
+	// History has no /sys to say what sits on what: by name, a stacked
+	// device's IO is the other devices' twice over.
+	w.family = map[string]map[string]bool{}
+	for _, a := range devs {
+		w.family[a.Name] = map[string]bool{}
+		for _, b := range devs {
+			if b.Name != a.Name && diskstats.Stacked(b.Name) {
+				w.family[a.Name][b.Name] = true
+			}
+		}
+	}
 	w.throttle = newThrottles(nil, "", w.majmin)
 	return &Replay{w: w}, nil
 }

@@ -82,6 +82,10 @@ type Host struct {
 	OtherUtilPct float64
 	// util is each watched device's busy time in the interval.
 	util map[string]float64
+	// family are, by watched device, the devices that carry its IO or
+	// whose IO it carries: its disk, its partitions' and its own disks
+	// under a stacked device, the watched devices tied to those.
+	family map[string]map[string]bool
 	// holds are, by device, the throttle caps that cgroups' IO ran into;
 	// heldRecently the devices with one in this interval or the one
 	// before (a throttle's queue drains after the IO that fed it ends).
@@ -95,28 +99,16 @@ type Host struct {
 func (h Host) othersBusy(dev string) float64 {
 	b := h.OtherUtilPct
 	for n, u := range h.util {
-		if n != dev {
+		if n != dev && !h.family[dev][n] {
 			b += u
 		}
 	}
 	return b
 }
 
-// OthersBusy is how much of a sample record's interval the disks other
-// than dev kept busy, summed: the other watched devices' utilization and
-// the unwatched disks' (SystemSample.OtherUtilPct).
-func OthersBusy(r *result.WatchRecord, dev string) float64 {
-	var b float64
-	if r.System != nil {
-		b = r.System.OtherUtilPct
-	}
-	for _, d := range r.Devices {
-		if d.Device != dev {
-			b += d.UtilPct
-		}
-	}
-	return b
-}
+// quietOthersPct: the other disks, summed, busy less than this share of
+// an interval are quiet (pages under writeback can only be dev's).
+const quietOthersPct = 1
 
 // pending says whether the host shows IO waiting that only dev can
 // explain. iowait and IO pressure are shares of time in which some task
@@ -128,7 +120,7 @@ func (th Thresholds) pending(h Host, dev string) (bool, string) {
 	// A throttle that holds another disk's IO keeps its tasks waiting
 	// with that disk idle: the wait may be all theirs.
 	for n := range h.heldRecently {
-		if n != dev {
+		if n != dev && !h.family[dev][n] {
 			return false, ""
 		}
 	}
@@ -140,7 +132,7 @@ func (th Thresholds) pending(h Host, dev string) (bool, string) {
 	switch {
 	case h.PressurePct-others >= th.StallPressurePct:
 		return true, fmt.Sprintf("IO pressure %.0f%%%s", h.PressurePct, beside)
-	case h.WritebackBytes >= th.StallWritebackBytes && others < th.StallIowaitPct:
+	case h.WritebackBytes >= th.StallWritebackBytes && others < quietOthersPct:
 		return true, fmt.Sprintf("%s under writeback", units.HumanBytes(float64(h.WritebackBytes)))
 	case h.IowaitPct-others >= th.StallIowaitPct:
 		return true, fmt.Sprintf("iowait %.0f%%%s", h.IowaitPct, beside)

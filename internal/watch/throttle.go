@@ -131,20 +131,15 @@ func newThrottles(cg *Cgroups, sysRoot string, majmin map[string]string) *thrott
 }
 
 // disks maps major:minor to a name for every whole disk of the host
-// (/sys/block) and every watched device. A watched partition takes its
-// disk's name too, unless the disk is watched itself: a cap on the disk
-// holds the partition's IO.
+// (/sys/block) and every watched device. A cap on the disk of a watched
+// partition keeps the disk's name: which of its partitions' IO it holds
+// the cgroup's counters do not say.
 func (th *throttles) disks() map[string]string {
 	out := map[string]string{}
 	ents, _ := os.ReadDir(filepath.Join(th.sys.sys(), "block"))
 	for _, e := range ents {
 		if b, err := os.ReadFile(filepath.Join(th.sys.sys(), "block", e.Name(), "dev")); err == nil {
 			out[strings.TrimSpace(string(b))] = e.Name()
-		}
-	}
-	for mm, n := range th.watched {
-		if _, disk, ok := th.sys.disk(mm); ok && disk != mm && th.watched[disk] == "" {
-			out[disk] = n
 		}
 	}
 	for mm, n := range th.watched {

@@ -290,8 +290,9 @@ func TestNeighbourHeldByThrottle(t *testing.T) {
 }
 
 // TestThrottleDisks: the throttle sampler follows caps on every whole
-// disk of the host; a watched partition answers for its disk's caps,
-// unless the disk is watched too.
+// disk of the host and every watched device; a cap on a watched
+// partition's disk keeps the disk's name (TestFamily: it is no other
+// disk's).
 func TestThrottleDisks(t *testing.T) {
 	sys := t.TempDir()
 	mk := func(dir, mm string, partition bool) {
@@ -329,7 +330,7 @@ func TestThrottleDisks(t *testing.T) {
 		watched map[string]string
 		want    string
 	}{
-		{map[string]string{"253:17": "vdb1"}, "253:16=vdb1 253:17=vdb1 253:32=vdc"},
+		{map[string]string{"253:17": "vdb1"}, "253:16=vdb 253:17=vdb1 253:32=vdc"},
 		{map[string]string{"253:17": "vdb1", "253:16": "vdb"}, "253:16=vdb 253:17=vdb1 253:32=vdc"},
 		{map[string]string{}, "253:16=vdb 253:32=vdc"},
 	} {
@@ -342,5 +343,78 @@ func TestThrottleDisks(t *testing.T) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("watching %v: %s, want %s", tc.watched, strings.Join(got, " "), tc.want)
 		}
+	}
+}
+
+// TestFamily: a device's disk, the disks under a stacked device and the
+// watched devices tied to those carry its IO: their busy time and their
+// throttle caps are not another disk's. Partitions of one disk are tied
+// to each other; unrelated disks are not.
+func TestFamily(t *testing.T) {
+	sys := t.TempDir()
+	dev := func(dir, name, mm string, partition bool, slaves ...string) result.WatchDeviceInfo {
+		t.Helper()
+		full := filepath.Join(sys, "devices/virtual/block", dir)
+		for _, p := range []string{full, filepath.Join(full, "slaves"), filepath.Join(sys, "class/block"), filepath.Join(sys, "dev/block")} {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(full, "dev"), []byte(mm+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if partition {
+			if err := os.WriteFile(filepath.Join(full, "partition"), []byte("1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range slaves {
+			if err := os.Mkdir(filepath.Join(full, "slaves", s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range []string{filepath.Join(sys, "class/block", name), filepath.Join(sys, "dev/block", mm)} {
+			if err := os.Symlink(full, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return result.WatchDeviceInfo{Name: name, MajMin: mm}
+	}
+	vdb := dev("vdb", "vdb", "253:16", false)
+	vdb1 := dev("vdb/vdb1", "vdb1", "253:17", true)
+	vdb2 := dev("vdb/vdb2", "vdb2", "253:18", true)
+	sdc := dev("sdc", "sdc", "8:32", false)
+	dm := dev("dm-0", "dm-0", "252:0", false, "sdc")
+	vdd := dev("vdd", "vdd", "253:48", false)
+	_ = vdb
+	fam := sysBlock{sys}.family([]result.WatchDeviceInfo{vdb1, vdb2, dm, sdc, vdd})
+	str := func(n string) string {
+		var l []string
+		for x := range fam[n] {
+			l = append(l, x)
+		}
+		sort.Strings(l)
+		return strings.Join(l, " ")
+	}
+	for n, want := range map[string]string{"vdb1": "vdb vdb2", "vdb2": "vdb vdb1", "dm-0": "sdc", "sdc": "dm-0", "vdd": ""} {
+		if got := str(n); got != want {
+			t.Errorf("%s's family: %q, want %q", n, got, want)
+		}
+	}
+	// In the state machine: vdb2's busy time is not another disk's for
+	// vdb1, nor a cap on vdb; vdd's are.
+	h := Host{OtherUtilPct: 5, util: map[string]float64{"vdb1": 1, "vdb2": 90, "vdd": 30}, family: fam}
+	if got := h.othersBusy("vdb1"); got != 35 {
+		t.Errorf("others busy for vdb1: %.0f%%, want 35%% (vdd and the unwatched, not vdb2)", got)
+	}
+	th := DefaultThresholds()
+	h.IowaitPct = 50
+	h.heldRecently = map[string]bool{"vdb": true}
+	if p, _ := th.pending(h, "vdb1"); !p {
+		t.Error("a cap on vdb1's own disk suppressed its host evidence")
+	}
+	h.heldRecently = map[string]bool{"vdd": true}
+	if p, _ := th.pending(h, "vdb1"); p {
+		t.Error("another disk held by its throttle, yet the host's wait was pinned on vdb1")
 	}
 }

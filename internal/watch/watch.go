@@ -160,6 +160,8 @@ type Watcher struct {
 	devs     []result.WatchDeviceInfo
 	majmin   map[string]string
 	trackers map[string]*tracker
+	// family: by device, the devices tied to it (sysBlock.family).
+	family   map[string]map[string]bool
 	dets     map[string][]Detector
 	credits  map[string]*credit
 	atBase   map[string]int
@@ -214,6 +216,7 @@ func New(cfg Config) (*Watcher, error) {
 		infos = append(infos, d)
 	}
 	w := build(cfg, infos)
+	w.family = sb.family(w.devs)
 	w.throttle = newThrottles(cfg.Cgroups, cfg.SysRoot, w.majmin)
 	if cfg.Etcd != nil {
 		w.etcd = newEtcdWatch(*cfg.Etcd)
@@ -413,6 +416,7 @@ func (w *Watcher) apply(d Discovery, t float64) ([]finding, error) {
 		// The previous snapshot lacks the new devices: they show from the
 		// next interval on.
 		w.reader = r
+		w.family = sb.family(w.devs)
 	}
 	if w.cfg.Ceilings == nil {
 		w.cfg.Ceilings = map[string]*Ceiling{}
@@ -472,6 +476,7 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 	sys := result.SystemSample{T: t, IowaitPct: tk.System.IowaitPct, DirtyBytes: tk.System.DirtyBytes, WritebackBytes: tk.System.WritebackBytes,
 		OtherUtilPct: tk.System.OtherUtilPct}
 	rec.System = &sys
+	host.family = w.family
 	host.util = make(map[string]float64, len(w.devs))
 	for _, d := range w.devs {
 		if r, ok := tk.Devices[d.Name]; ok {
