@@ -341,27 +341,16 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		return p.unknown, err
 	}
 	steps := coreSteps()
-	// What the later steps need at least, so the core tests never eat
-	// it, with what fio's start and stop have taken so far.
-	reserve := func(after int) float64 {
-		ov := p.over.seconds()
-		return float64(len(steps)-after-1)*(rampS+rateMinS+ov) + 10 + ov // and fsync's least
-	}
 	for i, st := range steps {
 		if ctx.Err() != nil {
 			return p.unknown, ctx.Err()
 		}
-		// At most an even share of what is left for the core steps still
-		// to come (fsync's least set aside): a first step that takes its
-		// whole 15 s on a small budget leaves the last one none.
-		ov, left := p.over.seconds(), p.left()
-		share := (left-10-ov)/float64(len(steps)-i) - rampS - ov
-		maxS := math.Min(math.Min(rateMaxS, math.Max(share, rateMinS)), left-reserve(i)-rampS-ov)
+		maxS := coreMax(p.left(), p.over.seconds(), i, len(steps))
 		if maxS < rateMinS {
 			p.note("%s: no time left in the budget", st.spec.Name)
 			continue
 		}
-		st.spec.RuntimeS, st.spec.Group = math.Ceil(maxS), st.group
+		st.spec.RuntimeS, st.spec.Group = math.Floor(maxS), st.group
 		p.say(st.spec.Name, "%s until its rate is known to %.0f%% (at most %.0f s)", st.spec.Name, p.o.Precision*100, maxS)
 		if _, err := p.test(ctx, st.spec, Converged(rateMinS, p.o.Precision), ""); err != nil {
 			return p.unknown, err
@@ -376,6 +365,19 @@ func (p *planner) run(ctx context.Context) ([]string, error) {
 		}
 	}
 	return p.unknown, nil
+}
+
+// coreMax is the longest core step i of n may measure, with left seconds
+// of the budget and ov seconds of fio's start and stop around a step:
+// what the later core steps and fsync need at least is kept for them, so
+// they are never eaten, and the step takes at most an even share of
+// what is left for the core steps still to come (fsync's least set
+// aside): a first step that took its whole 15 s on a small budget would
+// leave the last one none. Less than rateMinS means no time for it.
+func coreMax(left, ov float64, i, n int) float64 {
+	reserve := float64(n-i-1)*(rampS+rateMinS+ov) + 10 + ov // and fsync's least
+	share := (left-10-ov)/float64(n-i) - rampS - ov
+	return math.Min(math.Min(rateMaxS, math.Max(share, rateMinS)), left-reserve-rampS-ov)
 }
 
 // fsync measures etcd's pattern until its p99 is certainly on one side

@@ -331,7 +331,7 @@ type SystemSample struct {
 	// OtherUtilPct is the busy time of the disks not watched, summed (a
 	// percent of the interval per disk): the part of the host's iowait
 	// and IO pressure they can explain.
-	OtherUtilPct float64 `json:"other_util_pct,omitempty"`
+	OtherUtilPct float64 `json:"other_util_pct"`
 }
 
 // Finding is one conclusion about a result, with its evidence.

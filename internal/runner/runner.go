@@ -1362,7 +1362,7 @@ func (r *runner) deviceSeries(ticks []diskstats.Tick, origin time.Time) ([]resul
 	sys := []result.SystemSample{}
 	for _, t := range ticks {
 		sys = append(sys, result.SystemSample{T: round3(t.At.Sub(origin).Seconds()), IowaitPct: t.System.IowaitPct, CPUBusyPct: t.System.BusyPct,
-			DirtyBytes: t.System.DirtyBytes, WritebackBytes: t.System.WritebackBytes})
+			DirtyBytes: t.System.DirtyBytes, WritebackBytes: t.System.WritebackBytes, OtherUtilPct: t.System.OtherUtilPct})
 	}
 	return out, sys
 }
