@@ -301,3 +301,46 @@ func TestStackedTwinIsNoOtherDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestStackedDeviceHidesNoStall: sda's workload collapses with nothing in
+// flight while the host waits on IO (iowait 30%), and the node's other
+// volume, dm-0 on sdb, both analysed, keeps sdb 20% busy. dm-0's busy
+// time is sdb's again: counted twice (40%) it would explain the whole
+// wait; counted once (20%), 10 points are left that only sda can
+// explain: a stall.
+func TestStackedDeviceHidesNoStall(t *testing.T) {
+	start := date("2026-03-01T14:00:00Z")
+	const from, to = 60, 80
+	s := &promtest.Synth{Instance: "node-1:9100", Start: start, Step: time.Second, N: 120, Devices: []string{"sda", "sdb", "dm-0"}, CPUs: 2}
+	in := func(i int) bool { return i > from && i <= to }
+	s.Dev = func(dev string, i int) promtest.Rates {
+		switch {
+		case dev != "sda":
+			return promtest.Rates{WriteIOPS: 50, WriteBytes: 50 * 4096, Util: 0.2, Queue: 0.2, WriteAwaitMs: 4}
+		case in(i):
+			return promtest.Rates{}
+		}
+		w := 100e6 * (1 + 0.1*math.Sin(float64(i)/3))
+		return promtest.Rates{WriteIOPS: w / 262144, WriteBytes: w, Util: 0.6, Queue: 2, WriteAwaitMs: 5}
+	}
+	s.Host = func(i int) promtest.HostRates {
+		if in(i) {
+			return promtest.HostRates{Iowait: 0.3, PressureShare: 0.02}
+		}
+		return promtest.HostRates{PressureShare: 0.02}
+	}
+	a, _, err := analyzeFake(t, s.Build(), Options{From: start, To: start.Add(119 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range a.Nodes[0].Findings {
+		if f.Device == "sda" && f.Kind == result.KindStall {
+			n++
+		}
+	}
+	if n != 1 {
+		logVerdict(t, a)
+		t.Errorf("%d stalls of sda, want 1", n)
+	}
+}
