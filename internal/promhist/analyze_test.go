@@ -229,15 +229,9 @@ func TestOtherDiskExplainsTheWait(t *testing.T) {
 			case dev == "sdc", paused(i):
 				return promtest.Rates{}
 			}
-			w := 100e6 * (1 + 0.1*math.Sin(float64(i)/3))
-			return promtest.Rates{WriteIOPS: w / 262144, WriteBytes: w, Util: 0.6, Queue: 2, WriteAwaitMs: 5}
+			return ownPace(i)
 		}
-		s.Host = func(i int) promtest.HostRates {
-			if paused(i) {
-				return promtest.HostRates{Iowait: 0.3, PressureShare: 0.6}
-			}
-			return promtest.HostRates{PressureShare: 0.02}
-		}
+		s.Host = waiting(paused, 0.3, 0.6)
 		return s.Build()
 	}
 	stalls := func(a *Analysis) (n int) {
@@ -320,15 +314,9 @@ func TestStackedDeviceHidesNoStall(t *testing.T) {
 		case in(i):
 			return promtest.Rates{}
 		}
-		w := 100e6 * (1 + 0.1*math.Sin(float64(i)/3))
-		return promtest.Rates{WriteIOPS: w / 262144, WriteBytes: w, Util: 0.6, Queue: 2, WriteAwaitMs: 5}
+		return ownPace(i)
 	}
-	s.Host = func(i int) promtest.HostRates {
-		if in(i) {
-			return promtest.HostRates{Iowait: 0.3, PressureShare: 0.02}
-		}
-		return promtest.HostRates{PressureShare: 0.02}
-	}
+	s.Host = waiting(in, 0.3, 0.02)
 	a, _, err := analyzeFake(t, s.Build(), Options{From: start, To: start.Add(119 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
@@ -342,5 +330,23 @@ func TestStackedDeviceHidesNoStall(t *testing.T) {
 	if n != 1 {
 		logVerdict(t, a)
 		t.Errorf("%d stalls of sda, want 1", n)
+	}
+}
+
+// ownPace is interval i of a workload of its own pace: 100 MB/s of
+// writes, give or take 10%.
+func ownPace(i int) promtest.Rates {
+	w := 100e6 * (1 + 0.1*math.Sin(float64(i)/3))
+	return promtest.Rates{WriteIOPS: w / 262144, WriteBytes: w, Util: 0.6, Queue: 2, WriteAwaitMs: 5}
+}
+
+// waiting is a host in iowait and IO pressure (shares of 1) in the
+// intervals of when, and quiet (2% pressure) in the others.
+func waiting(when func(int) bool, iowait, pressure float64) func(int) promtest.HostRates {
+	return func(i int) promtest.HostRates {
+		if when(i) {
+			return promtest.HostRates{Iowait: iowait, PressureShare: pressure}
+		}
+		return promtest.HostRates{PressureShare: 0.02}
 	}
 }
