@@ -158,43 +158,55 @@ func (r *Reader) otherDisks() {
 		return
 	}
 	block := filepath.Join(r.sys, "block")
-	slaves := func(d string) []string {
-		ents, _ := os.ReadDir(filepath.Join(block, d, "slaves"))
-		out := make([]string, 0, len(ents))
-		for _, e := range ents {
-			out = append(out, e.Name())
-		}
-		return out
-	}
 	mine := map[string]bool{}
-	var under func(d string, depth int)
-	under = func(d string, depth int) {
-		if mine[d] || depth > 16 {
-			return
-		}
+	take := func(d string) {
 		mine[d] = true
-		for _, s := range slaves(d) {
-			under(s, depth+1)
+		for _, u := range Under(block, d) {
+			mine[u] = true
 		}
 	}
 	for _, d := range l {
 		if r.names[d] {
-			under(d, 0)
+			take(d)
 			continue
 		}
 		for n := range r.names {
 			if _, err := os.Stat(filepath.Join(block, d, n)); err == nil {
-				under(d, 0) // n is a partition of d
+				take(d) // n is a partition of d
 			}
 		}
 	}
 	r.others = map[string]bool{}
 	for _, d := range l {
-		if !mine[d] && len(slaves(d)) == 0 {
+		if !mine[d] && len(Under(block, d)) == 0 {
 			r.others[d] = true
 		}
 	}
 	r.disks = key
+}
+
+// Under lists the devices under device name, all the way down: the
+// slaves of a stacked device (dm, md), theirs, and so on, as the
+// directory dir (a sys root's block or class/block) shows them.
+func Under(dir, name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(n string, depth int)
+	walk = func(n string, depth int) {
+		if depth > 16 {
+			return
+		}
+		ents, _ := os.ReadDir(filepath.Join(dir, n, "slaves"))
+		for _, e := range ents {
+			if !seen[e.Name()] {
+				seen[e.Name()] = true
+				out = append(out, e.Name())
+				walk(e.Name(), depth+1)
+			}
+		}
+	}
+	walk(name, 0)
+	return out
 }
 
 // StackedPattern matches the kernel names of stacked devices (device

@@ -59,22 +59,11 @@ func (sb sysBlock) family(devs []result.WatchDeviceInfo) map[string]map[string]b
 		if disk, _, ok := sb.disk(d.MajMin); ok && disk != d.Name {
 			set[disk] = true
 		}
-		var walk func(n string, depth int)
-		walk = func(n string, depth int) {
-			if depth > 16 {
-				return
+		classes := filepath.Join(sb.sys(), "class", "block")
+		for _, n := range append([]string{d.Name}, keys(set)...) {
+			for _, u := range diskstats.Under(classes, n) {
+				set[u] = true
 			}
-			ents, _ := os.ReadDir(filepath.Join(sb.sys(), "class", "block", n, "slaves"))
-			for _, e := range ents {
-				if !set[e.Name()] {
-					set[e.Name()] = true
-					walk(e.Name(), depth+1)
-				}
-			}
-		}
-		walk(d.Name, 0)
-		for n := range set {
-			walk(n, 0)
 		}
 		below[d.Name] = set
 	}
@@ -97,6 +86,14 @@ func (sb sysBlock) family(devs []result.WatchDeviceInfo) map[string]map[string]b
 			}
 		}
 		out[a.Name] = set
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	return out
 }
