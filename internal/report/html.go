@@ -601,7 +601,9 @@ func appendMeta(cs []metaCol, set, col string, r *result.Result) []metaCol {
 	}
 	var notes []string
 	for _, n := range r.Notes {
-		notes = appendOnce(notes, n)
+		if !runNote(n) {
+			notes = appendOnce(notes, n)
+		}
 	}
 	// In the order of metaFields.
 	vals := []string{r.RunID, r.Start.UTC().Format("2006-01-02 15:04:05 UTC"), r.Suite, t.Kind + " " + t.Path, units.OrDash(dev), units.OrDash(fs),
