@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -32,5 +33,19 @@ func TestNotesLeaveRunNotes(t *testing.T) {
 	got := b.String()
 	if strings.Contains(got, "not established") || strings.Contains(got, "interrupted") || !strings.Contains(got, "randwrite-4k-qd4: tmpfs: measures memory") {
 		t.Errorf("notes:\n%s", got)
+	}
+}
+
+// Issue 39.7: read and write curves with their knee at one depth get one
+// "knee QD9" label on the chart, not two drawn on each other.
+func TestOneKneeLabelPerDepth(t *testing.T) {
+	pts := []diagnosis.CurvePoint{{QD: 1, IOPS: 500, LatNs: 2e6}, {QD: 16, IOPS: 4000, LatNs: 4e6}, {QD: 32, IOPS: 4000, LatNs: 8e6}}
+	d := diagnosis.Diagnosis{Curves: []diagnosis.Curve{
+		{Dir: "read", IOSizeBytes: 4096, Random: true, State: "plateau", KneeQD: 8.6, CeilingIOPS: 4000, BaseLatNs: 2e6, Sharpness: 8, Points: pts},
+		{Dir: "write", IOSizeBytes: 4096, Random: true, State: "plateau", KneeQD: 8.2, CeilingIOPS: 4000, BaseLatNs: 2e6, Sharpness: 8, Points: pts},
+	}}
+	items := modelCharts(&d, "m")
+	if len(items) != 1 || len(items[0].Knees) != 1 || items[0].Knees[0].Label != "knee QD9" {
+		t.Errorf("knees %+v", items)
 	}
 }
