@@ -614,3 +614,14 @@ func Nouns(n int64, one, many string) string {
 	}
 	return Commas(n) + " " + many
 }
+
+// Ratio prints how many times one figure is another: "81×", "2.5×".
+func Ratio(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "-"
+	case x >= 10:
+		return Commas(int64(math.Round(x))) + "×"
+	}
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) + "×"
+}

@@ -231,3 +231,14 @@ func TestNouns(t *testing.T) {
 		}
 	}
 }
+
+func TestRatio(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{81.735, "82×"}, {2.54, "2.5×"}, {12000, "12,000×"}, {math.Inf(1), "-"}} {
+		if got := Ratio(c.x); got != c.want {
+			t.Errorf("Ratio(%g) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
