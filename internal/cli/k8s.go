@@ -91,6 +91,7 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
+	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
 	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
 		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
@@ -198,6 +199,7 @@ type k8sRunOptions struct {
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
+	markInput(f, "job")
 	f.Var(&o.runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
 	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
@@ -230,6 +232,7 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	o.timeouts.Cleanup = d.Cleanup
 	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
+	markOutput(f, "out")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
@@ -328,7 +331,7 @@ func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suite
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	// Everything the run writes and every id it sends is checked before
 	// the first call to the API.
-	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db, useDB: !o.save.noSave}, [2]string{"--out", o.out}); err != nil {
+	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.out}); err != nil {
 		return k8s.Config{}, err
 	}
 	if o.runID != "" {

@@ -79,6 +79,24 @@ func DefaultPath() (string, error) {
 	if p := os.Getenv(EnvDB); p != "" {
 		return p, nil
 	}
+	return homePath()
+}
+
+// Paths are every path this user's history database may be at: $IOLENS_DB
+// when set, and the default under $XDG_DATA_HOME or the home directory,
+// so that no output of any command lands on one of them.
+func Paths() []string {
+	var ps []string
+	if p := os.Getenv(EnvDB); p != "" {
+		ps = append(ps, p)
+	}
+	if p, err := homePath(); err == nil {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func homePath() (string, error) {
 	base := os.Getenv("XDG_DATA_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
