@@ -107,7 +107,7 @@ func checkTimeouts(t k8s.Timeouts) error {
 }
 
 // runIDValue is --run-id, checked as it is parsed: an empty one (given
-// as --run-id '') is refused as any other id the objects cannot carry.
+// as --run-id ”) is refused as any other id the objects cannot carry.
 type runIDValue struct {
 	flag string
 	p    *string

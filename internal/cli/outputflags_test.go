@@ -49,18 +49,18 @@ func outputFixtures(dir, in string) map[string][]string {
 	nowhere := filepath.Join(dir, "nowhere")
 	kube := []string{"k8s", "--kubeconfig", filepath.Join(dir, "kubeconfig")}
 	return map[string][]string{
-		"iolens analyze":            {"analyze", "--prometheus", "http://127.0.0.1:1"},
-		"iolens report":             {"report", in},
-		"iolens compare":            {"compare", in, in},
-		"iolens run":                {"run", filepath.Join(dir, "target"), "--fio", nowhere},
-		"iolens diagnose":           {"diagnose", filepath.Join(dir, "target"), "--fio", nowhere},
-		"iolens history show":       {"history", "show", "20240501"},
-		"iolens history export":     {"history", "export", "20240501"},
-		"iolens export prometheus":  {"export", "prometheus"},
-		"iolens watch":              {"watch", "--proc-root", nowhere, "--sys-root", nowhere, "--duration", "1s"},
-		"iolens k8s run":            append(kube, "run", "--storage-class", "fast"),
-		"iolens k8s diagnose":       append(kube, "diagnose"),
-		"iolens k8s node-check":     append(kube, "node-check", "node-1", "--path", "/var/lib/etcd"),
+		"iolens analyze":           {"analyze", "--prometheus", "http://127.0.0.1:1"},
+		"iolens report":            {"report", in},
+		"iolens compare":           {"compare", in, in},
+		"iolens run":               {"run", filepath.Join(dir, "target"), "--fio", nowhere},
+		"iolens diagnose":          {"diagnose", filepath.Join(dir, "target"), "--fio", nowhere},
+		"iolens history show":      {"history", "show", "20240501"},
+		"iolens history export":    {"history", "export", "20240501"},
+		"iolens export prometheus": {"export", "prometheus"},
+		"iolens watch":             {"watch", "--proc-root", nowhere, "--sys-root", nowhere, "--duration", "1s"},
+		"iolens k8s run":           append(kube, "run", "--storage-class", "fast"),
+		"iolens k8s diagnose":      append(kube, "diagnose"),
+		"iolens k8s node-check":    append(kube, "node-check", "node-1", "--path", "/var/lib/etcd"),
 	}
 }
 
