@@ -83,8 +83,13 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Help: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
+		if h := hint.Of(err); h != "" {
+			help = h
+		}
+		return &UsageError{Err: err, Help: help}
 	})
+	guardOutputs(cmd)
 	return cmd
 }
 
