@@ -144,7 +144,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	// Every file the run writes is checked, --out opened and the history
 	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
 	if err != nil {
 		return err
 	}

@@ -244,6 +244,12 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 			err = fmt.Errorf("writing the new disk's description: %w", werr)
 		}
 	}
+	// A signal that came after the last step, while the description was
+	// written, still undoes the disk: an interrupted create (status 130)
+	// never leaves one behind.
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
 	if err != nil {
 		return undoCreate(ctx, d, err)
 	}
