@@ -98,8 +98,8 @@ func (o Options) withDefaults() Options {
 }
 
 // DefaultMaxQueries is the query budget of one analysis: 3,000 range
-// queries, 200 chunks of ChunkSteps instants (each chunk asks
-// queriesPerChunk queries). At a 15 s scrape interval that is about 34
+// queries, 187 chunks of ChunkSteps instants (each chunk asks
+// queriesPerChunk queries). At a 15 s scrape interval that is about 32
 // days, more than Prometheus keeps by default (15 days).
 const DefaultMaxQueries = 3000
 
