@@ -40,7 +40,7 @@ func TestCompareLinear(t *testing.T) {
 	if c := compareMany(6); len(c.Rows) != 6 {
 		t.Fatalf("%d rows, want 6", len(c.Rows))
 	}
-	scaletest.Linear(t, "Compare", 200, func(n int) { compareMany(n) })
+	scaletest.Linear(t, "Compare", 500, func(n int) { compareMany(n) })
 }
 
 // BenchmarkCompare compares two runs of 32 tests each (a large suite),
