@@ -43,6 +43,7 @@ func Compare(ops []Operand) Comparison {
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
 		c.Labels = append(c.Labels, op.Title())
+		c.Statuses = append(c.Statuses, result.StatusOfResults(op.Results))
 		cells[i] = map[key]*Cell{}
 		// The first good result of each test with a series, found once.
 		series := map[string]*result.Result{}
