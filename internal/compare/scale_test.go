@@ -37,6 +37,9 @@ func compareMany(n int) Comparison {
 // TestCompareLinear: comparing runs of 10 times the tests takes about 10
 // times the work.
 func TestCompareLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads inputs of thousands of items several times to compare the work (seconds on a busy machine); skipped under -short")
+	}
 	if c := compareMany(6); len(c.Rows) != 6 {
 		t.Fatalf("%d rows, want 6", len(c.Rows))
 	}

@@ -62,6 +62,9 @@ func readAll(t testing.TB, in []byte, want int) {
 // jobs takes about 10 times the work, and one run per job (many "fio-"
 // version lines) too.
 func TestReadersLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads inputs of thousands of items several times to compare the work (seconds on a busy machine); skipped under -short")
+	}
 	runs := func(n int) []byte { // n runs of one job each
 		one := manyText(t, 1)
 		return bytes.Repeat(one, n)

@@ -31,6 +31,9 @@ func manyResults(n int) []result.Result {
 // a row per test) and reading results back take about 10 times the work
 // for 10 times the results.
 func TestReportLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads inputs of thousands of items several times to compare the work (seconds on a busy machine); skipped under -short")
+	}
 	scaletest.Linear(t, "text report", 1000, func(n int) {
 		if err := Text(io.Discard, manyResults(n)); err != nil {
 			t.Fatal(err)

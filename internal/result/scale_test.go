@@ -47,6 +47,9 @@ func decodeAll(t testing.TB, in []byte, want int) {
 // TestDecoderLinear: 10 times the records take about 10 times the work,
 // as NDJSON and as a JSON array.
 func TestDecoderLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads inputs of thousands of items several times to compare the work (seconds on a busy machine); skipped under -short")
+	}
 	const n = 100
 	nd := map[int][]byte{n: manyRecords(t, n), 10 * n: manyRecords(t, 10*n)}
 	scaletest.Linear(t, "NDJSON", n, func(n int) { decodeAll(t, nd[n], n) })
