@@ -78,6 +78,14 @@ func Compare(ops []Operand) Comparison {
 		c.Labels = append(c.Labels, op.Title())
 		c.Statuses = append(c.Statuses, result.StatusOfResults(op.Results))
 		cells[i], hists[i] = map[key]*Cell{}, map[key]*result.Histogram{}
+		// The first good result of each test with a series, found once.
+		series := map[string]*result.Result{}
+		for j := range op.Results {
+			r := &op.Results[j]
+			if _, ok := series[r.Test.Name]; !ok && r.Status == "ok" && len(r.FioSeries) >= 2 {
+				series[r.Test.Name] = r
+			}
+		}
 		for _, d := range analysis.Summarize(op.Results, analysis.SummarizeOptions{AcrossRuns: true}) {
 			k := key{d.Test, d.Dir}
 			if !seen[k] {
@@ -90,7 +98,7 @@ func Compare(ops []Operand) Comparison {
 				hists[i][k] = &h
 			}
 			if d.N() == 1 {
-				cells[i][k].IOPSWindows = windows(op.Results, d.Test, d.Dir)
+				cells[i][k].IOPSWindows = windows(series[d.Test], d.Dir)
 			}
 		}
 	}
@@ -151,15 +159,11 @@ func Compare(ops []Operand) Comparison {
 	return c
 }
 
-// windows is the IOPS of each second of the one result of rs that ran
-// test: fio's per-window series, merged into windows of a second or
-// more, the last (partial) one left out.
-func windows(rs []result.Result, test, dir string) []float64 {
-	for i := range rs {
-		r := &rs[i]
-		if r.Test.Name != test || r.Status != "ok" || len(r.FioSeries) < 2 {
-			continue
-		}
+// windows is the IOPS of each second of r (the one result of a test,
+// nil when it has no series): fio's per-window series, merged into
+// windows of a second or more, the last (partial) one left out.
+func windows(r *result.Result, dir string) []float64 {
+	if r != nil {
 		step := r.Interval()
 		per := max(1, int(math.Round(1/math.Max(step, 1e-3))))
 		var out []float64

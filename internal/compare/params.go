@@ -85,18 +85,26 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 	at := map[string]int{} // param + values -> index in out
 	tests := map[string]bool{}
 	shared := 0
+	// Each operand's good results by test, found once: a lookup per
+	// test and parameter would otherwise read every result again.
+	okByTest := make([]map[string][]*result.Result, len(ops))
+	for i, op := range ops {
+		okByTest[i] = map[string][]*result.Result{}
+		for j := range op.Results {
+			if r := &op.Results[j]; r.Status == "ok" {
+				okByTest[i][r.Test.Name] = append(okByTest[i][r.Test.Name], r)
+			}
+		}
+	}
 	for _, k := range order {
 		if tests[k.test] {
 			continue
 		}
 		tests[k.test] = true
 		ran := 0
-		for _, op := range ops {
-			for j := range op.Results {
-				if op.Results[j].Status == "ok" && op.Results[j].Test.Name == k.test {
-					ran++
-					break
-				}
+		for i := range ops {
+			if len(okByTest[i][k.test]) > 0 {
+				ran++
 			}
 		}
 		if ran >= 2 {
@@ -117,13 +125,9 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 			vals := make([]string, len(ops))
 			distinct := map[string]bool{}
 			present := 0
-			for i, op := range ops {
+			for i := range ops {
 				set := map[string]bool{}
-				for j := range op.Results {
-					r := &op.Results[j]
-					if r.Status != "ok" || r.Test.Name != k.test {
-						continue
-					}
+				for _, r := range okByTest[i][k.test] {
 					set[p.of(r)] = true
 				}
 				if len(set) == 0 {

@@ -10,6 +10,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Schemas of the result record. Readers take every version listed here
@@ -49,6 +51,33 @@ func (e *TooMuchError) Error() string {
 // Hint says what to do.
 func (e *TooMuchError) Hint() string {
 	return "give fewer files or runs at once (a label selector or --last narrows a history query)"
+}
+
+// MaxResults bounds how many results one command reads in total (every
+// file it is given, every record it takes from the history, every job of
+// a fio output), so that memory, about 10 KiB a result once analysed,
+// stays within what a small machine has: 100,000 results take about
+// 1 GiB. A run of the biggest suite is a few hundred.
+const MaxResults = 100_000
+
+// TooManyError is input of more than Max results (or fio jobs, What says
+// which).
+type TooManyError struct {
+	Max  int
+	What string
+}
+
+func (e *TooManyError) Error() string {
+	what := e.What
+	if what == "" {
+		what = "results"
+	}
+	return fmt.Sprintf("more than %s %s in one go", units.Commas(int64(e.Max)), what)
+}
+
+// Hint says what to do.
+func (e *TooManyError) Hint() string {
+	return fmt.Sprintf("iolens reads at most %s results at once: give fewer files or runs (a label selector or --last narrows a history query), or split a large NDJSON file (split -l %d) and read each part", units.Commas(int64(e.Max)), e.Max)
 }
 
 // ErrUnknownSchema is a record written by a newer iolens.
@@ -218,6 +247,11 @@ type Formats struct {
 type Decoder struct {
 	// Skipped, if set, hears each line passed over (a *DecodeError).
 	Skipped func(*DecodeError)
+	// MaxResults bounds the results it returns (a *TooManyError past
+	// it); 0 means MaxResults. A caller reading several streams gives
+	// each what is left.
+	MaxResults int
+	read       int
 
 	name    string
 	br      *bufio.Reader
@@ -262,7 +296,17 @@ func (d *Decoder) Decode() (Result, error) {
 			return Result{}, err
 		}
 	}
+	limit := d.MaxResults
+	if limit <= 0 {
+		limit = MaxResults
+	}
+	if d.read >= limit {
+		d.done, d.pending = true, nil
+		return Result{}, &TooManyError{Max: MaxResults}
+	}
+	d.read++
 	r := d.pending[0]
+	d.pending[0] = Result{} // not held twice
 	d.pending = d.pending[1:]
 	return r, nil
 }

@@ -133,8 +133,10 @@ type Store struct {
 	path    string
 	ro      bool
 	version int
-	// read is what is left of the reads' budget (query).
-	read atomic.Int64
+	// read is what is left of the reads' budget (query), and results
+	// how many results have been read of result.MaxResults.
+	read    atomic.Int64
+	results atomic.Int64
 }
 
 // Open opens (creating it and its directory if needed) the database at
@@ -603,7 +605,8 @@ func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, erro
 // query reads the records q selects. Every record a Store reads counts
 // against its budget: what one command takes from the history is bounded
 // by result.MaxReadBytes in total, however many queries it makes (a
-// *result.TooMuchError past it).
+// *result.TooMuchError past it), and by result.MaxResults in number (a
+// *result.TooManyError).
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Result, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -615,6 +618,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Resu
 		var gz []byte
 		if err := rows.Scan(&gz); err != nil {
 			return nil, err
+		}
+		if s.results.Add(1) > result.MaxResults {
+			return nil, &result.TooManyError{Max: result.MaxResults}
 		}
 		left := s.read.Load()
 		r, err := decodeRecord(gz, &left)
