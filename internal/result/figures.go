@@ -52,11 +52,17 @@ var figureOf = map[string]units.Quantity{
 	"io_pressure_pct": units.PressureFigure,
 }
 
+// multiLine are the text fields that hold what fio wrote, lines and all.
+var multiLine = map[string]bool{"fio_stderr": true, "fio_job": true}
+
 // checkRecord checks every figure of a decoded record or watch record
 // against its quantity: a figure no measurement gives (NaN cannot be in
-// JSON, but 1e308 and -1 can) is an error naming its field. Text is kept
-// as it is (data formats carry it exactly); the text reports keep it to
-// one line where they print it (termtext.Line).
+// JSON, but 1e308 and -1 can) is an error naming its field. A line break
+// in its text (a run id, a name, a label, a finding), which would start
+// a line of its own in every report, reads as a space; the other
+// characters are kept (the terminal filter shows the ones a terminal
+// obeys as '?', the data formats escape them). fio's own messages and
+// job files keep their lines.
 func checkRecord(v any) error {
 	return walk(reflect.ValueOf(v).Elem(), "")
 }
@@ -69,6 +75,10 @@ func walk(v reflect.Value, path string) error {
 		return quantityOf(path, wholeFigure).Check(path, float64(v.Int()))
 	case reflect.Uint, reflect.Uint64, reflect.Uint32:
 		return quantityOf(path, wholeFigure).Check(path, float64(v.Uint()))
+	case reflect.String:
+		if s := v.String(); termtext.HasBreak(s) && !multiLine[leaf(path)] && v.CanSet() {
+			v.SetString(termtext.Unbroken(s))
+		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
 			return walk(v.Elem(), path)
@@ -115,9 +125,29 @@ func walk(v reflect.Value, path string) error {
 	return nil
 }
 
-// walkMap checks a map's figures (evidence), by their names.
+// walkMap checks a map's figures (evidence), by their names, and keeps
+// its keys and text values (labels) to one line.
 func walkMap(v reflect.Value, path string) error {
-	if v.Len() == 0 || v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.Float64 {
+	if v.Len() == 0 || v.Type().Key().Kind() != reflect.String {
+		return nil
+	}
+	if v.Type().Elem().Kind() == reflect.String {
+		var broken []reflect.Value
+		it := v.MapRange()
+		for it.Next() {
+			if termtext.HasBreak(it.Key().String()) || termtext.HasBreak(it.Value().String()) {
+				broken = append(broken, it.Key())
+			}
+		}
+		for _, k := range broken {
+			e := v.MapIndex(k)
+			v.SetMapIndex(k, reflect.Value{})
+			v.SetMapIndex(reflect.ValueOf(termtext.Unbroken(k.String())).Convert(k.Type()),
+				reflect.ValueOf(termtext.Unbroken(e.String())).Convert(e.Type()))
+		}
+		return nil
+	}
+	if v.Type().Elem().Kind() != reflect.Float64 {
 		return nil
 	}
 	it := v.MapRange()

@@ -143,3 +143,43 @@ func TestHistogramCountFigure(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Issue 34.6: a line break in a record's text (its run id, names, labels,
+// findings) reads as a space, so that no report line can be forged from
+// a file or the history; the other characters are kept, and fio's own
+// messages keep their lines.
+func TestRecordTextOneLine(t *testing.T) {
+	good := goodRecord(t)
+	bad := strings.NewReplacer(`"run_id":"r1"`, `"run_id":"r1\nFORGED\u001b[2J"`, `"team":"storage"`, `"team\r\nFORGED":"a\u2028FORGED"`,
+		`"summary":"s"`, `"summary":"s\u0085FORGED","detail":"d\fFORGED"`, `"name":"randread-4k"`, `"name":"randread-4k\u000bFORGED"`,
+		`"status":"ok"`, `"status":"ok","fio_stderr":"line 1\nline 2\n","error":"e\nFORGED"`).Replace(good)
+	r, err := Unmarshal([]byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Findings[0]
+	for _, s := range []string{r.RunID, r.Test.Name, f.Summary, f.Detail, r.Error, r.Target.Labels["team  FORGED"]} {
+		if strings.ContainsAny(s, "\n\r\v\f\u0085\u2028") || !strings.Contains(s, " FORGED") {
+			t.Errorf("%q: want its line breaks as spaces", s)
+		}
+	}
+	if len(r.Target.Labels) != 1 {
+		t.Errorf("labels %q", r.Target.Labels)
+	}
+	if r.RunID != "r1 FORGED\x1b[2J" {
+		t.Errorf("run id %q: only line breaks change", r.RunID)
+	}
+	if r.FioStderr != "line 1\nline 2\n" {
+		t.Errorf("fio's stderr %q lost its lines", r.FioStderr)
+	}
+	// A watch log's names too.
+	in := `{"schema":"iolens.watch/v1","type":"start","time":"2026-01-01T00:00:00Z","t_s":0,"host":"n\nFORGED","start":{"interval_s":1,"devices":[{"name":"vdb","maj_min":"252:16","parallel":true}]}}` + "\n" +
+		`{"schema":"iolens.watch/v1","type":"sample","time":"2026-01-01T00:00:01Z","t_s":1,"devices":[{"device":"vdb","state":"ok\nFORGED","t_s":1,"r_s":1,"w_s":0,"r_bytes_s":4096,"w_bytes_s":0,"r_await_ms":0.5,"w_await_ms":0,"aqu_sz":1,"rareq_bytes":4096,"wareq_bytes":0,"util_pct":1,"in_flight":0}]}` + "\n"
+	rs, err := NewDecoder(strings.NewReader(in), "w.ndjson", Formats{}).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := rs[0].Host.Hostname; h != "n FORGED" {
+		t.Errorf("watch host %q", h)
+	}
+}

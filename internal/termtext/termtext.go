@@ -219,3 +219,39 @@ func breaks(r rune) bool {
 	}
 	return false
 }
+
+// Unbroken returns s with every line break (LF, CR, VT, FF, NEL, the
+// Unicode line and paragraph separators) a space, and nothing else
+// changed: a name or a label read back keeps its characters (the
+// terminal filter and the data formats deal with the rest) but cannot
+// start a line of a report.
+func Unbroken(s string) string {
+	if !HasBreak(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if breaks(r) && r != '\t' {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(s[i : i+n]) // bytes that are not UTF-8 as they were
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// HasBreak reports whether s holds a line break.
+func HasBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			return true
+		case c >= 0x80:
+			return strings.ContainsAny(s[i:], "\n\r\v\f\u0085\u2028\u2029")
+		}
+	}
+	return false
+}
