@@ -16,7 +16,9 @@ func quiet(start time.Time, n int) *promtest.Synth {
 		Dev: func(string, int) promtest.Rates {
 			return promtest.Rates{ReadIOPS: 200, WriteIOPS: 100, ReadBytes: 200 * 4096, WriteBytes: 100 * 4096, Util: 0.2, Queue: 1, ReadAwaitMs: 1, WriteAwaitMs: 2}
 		},
-		Host: func(int) promtest.HostRates { return promtest.HostRates{Iowait: 0.01, Dirty: 1 << 20, WB: 0, PressureShare: 0.01} },
+		Host: func(int) promtest.HostRates {
+			return promtest.HostRates{Iowait: 0.01, Dirty: 1 << 20, WB: 0, PressureShare: 0.01}
+		},
 	}
 }
 
