@@ -40,7 +40,7 @@ func TestListUnknownFigures(t *testing.T) {
 	if strings.Contains(text, "Inf") || strings.Contains(text, "NaN") || strings.Contains(text, "100000000") || strings.Contains(text, "-0.0") {
 		t.Errorf("history lists a figure no run gives:\n%s", text)
 	}
-	if f := strings.Fields(strings.Split(text, "\n")[1]); len(f) != 10 || f[7] != "-" || f[8] != "-" || f[9] != "-" {
+	if f := strings.Fields(strings.Split(text, "\n")[1]); len(f) != 11 || f[8] != "-" || f[9] != "-" || f[10] != "-" {
 		t.Errorf("unknown figures not shown as '-': %q", f)
 	}
 	b, err := json.Marshal(runs)

@@ -18,7 +18,7 @@ func WriteRunList(w io.Writer, runs []Run) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED (UTC)\tSUITE\tTARGET\tTESTS\tMAX IOPS\tMAX MB/s\tMAX p99 ms\tLABELS")
+	fmt.Fprintln(tw, "RUN\tSTARTED (UTC)\tSTATUS\tSUITE\tTARGET\tTESTS\tMAX IOPS\tMAX MB/s\tMAX p99 ms\tLABELS")
 	for _, r := range runs {
 		tests := strconv.Itoa(r.Tests)
 		if r.Failed > 0 {
@@ -35,7 +35,7 @@ func WriteRunList(w io.Writer, runs []Run) error {
 		if !math.IsNaN(r.MaxP99Ns) {
 			p99 = strconv.FormatFloat(r.MaxP99Ns/1e6, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Line(r.ID), r.Start.Format("2006-01-02 15:04"), termtext.Line(r.Suite),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Line(r.ID), r.Start.Format("2006-01-02 15:04"), r.Status.State, termtext.Line(r.Suite),
 			termtext.Line(target), tests, units.Whole(r.MaxIOPS), units.MB(r.MaxBWBytes), p99, termtext.Line(r.Labels))
 	}
 	return tw.Flush()
