@@ -259,6 +259,9 @@ type Finding struct {
 type Gap struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
+	// Why is the figure that made the interval unknown, when it had
+	// samples whose figures no disk gives; empty when it had none.
+	Why string `json:"why,omitempty"`
 }
 
 // maxFindings bounds the findings kept per node; the rest are counted.
@@ -548,7 +551,7 @@ func (e *DuplicateSeriesError) Hint() string {
 func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g grid) (*chunkData, []string, error) {
 	ch := &chunkData{}
 	var warns []string
-	get := func(q string, perDevice bool) (map[string][]float64, error) {
+	get := func(q string, perDevice bool, qty units.Quantity) (map[string][]float64, error) {
 		limit := o.MaxSeries
 		cols, ws, err := c.rangeQuery(ctx, q, g, limit)
 		if err != nil {
@@ -566,39 +569,39 @@ func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g
 				return nil, &DuplicateSeriesError{Query: q, A: prev, B: col.labels}
 			}
 			seen[k] = col.labels
-			out[k] = col.v
+			out[k] = known(col.v, qty)
 		}
 		return out, nil
 	}
 	var err error
-	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true); err != nil {
+	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true, sampleTime); err != nil {
 		return nil, nil, err
 	}
 	for i, m := range deviceCounters {
-		if ch.counters[i], err = get(devSel.Of(m), true); err != nil {
+		if ch.counters[i], err = get(devSel.Of(m), true, counterQuantity[i]); err != nil {
 			return nil, nil, err
 		}
 	}
-	if ch.ioNow, err = get(devSel.Of(mIONow), true); err != nil {
+	if ch.ioNow, err = get(devSel.Of(mIONow), true, units.DepthFigure); err != nil {
 		return nil, nil, err
 	}
 	sel := o.Selector
-	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false); err != nil {
+	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false); err != nil {
+	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.dirty, err = get(sel.Of(mDirty), false); err != nil {
+	if ch.dirty, err = get(sel.Of(mDirty), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.wb, err = get(sel.Of(mWriteback), false); err != nil {
+	if ch.wb, err = get(sel.Of(mWriteback), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.pressure, err = get(sel.Of(mPressure), false); err != nil {
+	if ch.pressure, err = get(sel.Of(mPressure), false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false); err != nil {
+	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
 	return ch, warns, nil
@@ -771,9 +774,17 @@ func (nr *nodeRun) take(cur diskstats.Snapshot, pres float64, havePres bool) err
 		nr.prevPres, nr.havePres = pres, havePres
 	}()
 	n := nr.node
-	if nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter {
+	switch {
+	case nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter:
 		n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At})
 		nr.close(nr.prev.At)
+	case nr.prev != nil && nr.replay != nil:
+		// An interval whose figures no disk gives is unknown: a gap, not
+		// a stall or a storm.
+		if why := implausible(diskstats.Diff(*nr.prev, cur)); why != "" {
+			n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At, Why: why})
+			nr.close(nr.prev.At)
+		}
 	}
 	if nr.replay == nil {
 		rp, err := watch.NewReplay(nr.cfg, nr.infos)

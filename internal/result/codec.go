@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -107,6 +108,10 @@ func (e *DecodeError) Hint() string {
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
+	}
+	var fe *units.FigureError
+	if errors.As(e.Err, &fe) {
+		return fe.Hint()
 	}
 	return "iolens reads its own NDJSON or JSON results, iolens watch logs and fio's JSON or json+ output"
 }
@@ -219,6 +224,9 @@ func Unmarshal(b []byte) (Result, error) {
 	// Records written before percentiles were held at the max.
 	for _, d := range r.Dirs() {
 		d.Lat.ClipToMax()
+	}
+	if err := checkRecord(&r); err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), err)
 	}
 	return r, nil
 }
@@ -493,6 +501,11 @@ func (d *Decoder) foreign(r io.Reader) error {
 	if err != nil {
 		return &DecodeError{Name: d.name, Err: err}
 	}
+	for i := range rs {
+		if err := checkRecord(&rs[i]); err != nil {
+			return &DecodeError{Name: d.name, Err: fmt.Errorf("job %s: %w", termtext.Line(rs[i].Test.Name), err)}
+		}
+	}
 	d.pending = append(d.pending, rs...)
 	return nil
 }
@@ -550,7 +563,7 @@ func (d *Decoder) record(line []byte, last bool) error {
 	switch {
 	case strings.HasPrefix(schema, "iolens.result/"):
 		r, err := Unmarshal(line)
-		if errors.Is(err, ErrUnknownSchema) {
+		if errors.Is(err, ErrUnknownSchema) || isFigureError(err) {
 			return d.fail(err)
 		}
 		if err != nil {
@@ -559,6 +572,9 @@ func (d *Decoder) record(line []byte, last bool) error {
 		d.pending = append(d.pending, r)
 	case IsWatch(schema):
 		w, err := DecodeWatch(line)
+		if isFigureError(err) {
+			return d.fail(err)
+		}
 		if err != nil {
 			return bad(err)
 		}
@@ -724,4 +740,12 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// isFigureError reports whether err is a figure no measurement gives: the
+// record cannot be trusted, and the read stops there rather than pass
+// over it (which would drop a test from the verdict unseen).
+func isFigureError(err error) bool {
+	var fe *units.FigureError
+	return errors.As(err, &fe)
 }

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -433,6 +436,24 @@ type Run struct {
 	MaxP99Ns   float64          `json:"max_p99_ns"`
 }
 
+// MarshalJSON writes a figure that is unknown (NaN: the database held
+// one no run gives) as null.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	known := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		MaxIOPS    *float64 `json:"max_iops"`
+		MaxBWBytes *float64 `json:"max_bw_bytes"`
+		MaxP99Ns   *float64 `json:"max_p99_ns"`
+	}{plain(r), known(r.MaxIOPS), known(r.MaxBWBytes), known(r.MaxP99Ns)})
+}
+
 // ListOptions filter and limit a listing.
 type ListOptions struct {
 	// Selector keeps runs with at least one result matching it.
@@ -475,6 +496,11 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
 		}
 		r.Status = result.StatusOf(r.Tests, r.Failed, r.Interrupted)
 		r.Start = time.UnixMilli(ms).UTC()
+		// A figure no run gives (a database changed by hand, or by an
+		// iolens that did not check) is unknown, never printed as read.
+		r.MaxIOPS = units.IOPSFigure.Or(r.MaxIOPS)
+		r.MaxBWBytes = units.BandwidthFigure.Or(r.MaxBWBytes)
+		r.MaxP99Ns = units.LatencyNsFigure.Or(r.MaxP99Ns)
 		out = append(out, r)
 	}
 	return out, rows.Err()
