@@ -80,6 +80,13 @@ type Job struct {
 	LatencyTarget     float64 `json:"latency_target"`
 	LatencyPercentile float64 `json:"latency_percentile"`
 	LatencyWindow     float64 `json:"latency_window"`
+
+	// optionsPartial says JobOptions are not all the job set (fio's text
+	// names only rw, bs, ioengine and iodepth; fio before 2.3 wrote
+	// none): an option not listed is unknown, not fio's default.
+	optionsPartial bool
+	// notes say what was inferred while reading the job.
+	notes []string
 }
 
 // DirStats is one direction of a job (read, write, trim or mixed), in

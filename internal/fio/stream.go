@@ -65,6 +65,9 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 	}
 	if last == nil {
 		docs := text.Documents()
+		if err := text.Err(); err != nil {
+			return nil, err
+		}
 		if len(docs) == 0 {
 			return nil, fmt.Errorf("neither iolens results nor fio output (JSON, json+ or fio's normal text): %w", ErrNoDocument)
 		}
@@ -151,6 +154,10 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		var inferred []string
 		res.Test, inferred = specOf(t)
 		res.Notes = append(res.Notes, inferred...)
+		res.Notes = append(res.Notes, first.notes...)
+		if res.Test.DirectUnknown {
+			res.Notes = append(res.Notes, "whether fio used direct IO or the page cache is not in its output: read as unknown")
+		}
 		seen[res.Test.Name]++
 		res.Repeat = seen[res.Test.Name]
 		if len(out) == 0 {
@@ -250,6 +257,9 @@ func specOf(t test) (result.TestSpec, []string) {
 	}
 	count("fdatasync", 0, 1<<31-1, func(v int) { s.Fdatasync = v })
 	s.Direct = o["direct"] == "1" || o["buffered"] == "0"
+	_, d := o["direct"]
+	_, b := o["buffered"]
+	s.DirectUnknown = (j.optionsPartial || len(j.JobOptions) == 0) && !d && !b
 	if d, err := units.ParseDuration(o["runtime"]); err == nil && d <= maxOptionTime {
 		s.RuntimeS = d.Seconds()
 	}
