@@ -187,7 +187,8 @@ func Parse(data []byte) (docs []*Output, diagnostics []string, err error) {
 
 // Splitter cuts fio's stdout into JSON documents, one line at a time, so a
 // running fio's status dumps can be read as they arrive. fio starts every
-// document with a line that is exactly "{".
+// document with a line that is exactly "{"; a document compacted onto one
+// line (jq -c, a tool's store) starts with `{"`.
 type Splitter struct {
 	cur   bytes.Buffer
 	depth int
@@ -203,14 +204,20 @@ type Splitter struct {
 func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	if !s.in {
 		// A byte order mark can open a file that an editor saved.
-		if strings.TrimRight(strings.TrimPrefix(line, "\ufeff"), " \t\r") == "{" {
+		l := strings.TrimPrefix(line, "\ufeff")
+		if strings.TrimRight(l, " \t\r") == "{" {
 			s.in = true
 			s.cur.Reset()
-			s.cur.WriteString(strings.TrimPrefix(line, "\ufeff"))
+			s.cur.WriteString(l)
 			s.cur.WriteByte('\n')
 			s.depth = 1
 			s.inStr = false
 			return nil, ""
+		}
+		if compactStart(l) {
+			s.cur.Reset()
+			s.in, s.depth, s.inStr = true, 0, false
+			return s.Line(l)
 		}
 		if strings.TrimSpace(line) != "" {
 			return nil, line
@@ -227,6 +234,16 @@ func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	}
 	s.in = false
 	return append([]byte(nil), s.cur.Bytes()...), ""
+}
+
+// compactStart says a line opens a JSON object with a key: `{"fio
+// version": ...` as jq -c writes fio's document, never fio's own notes.
+func compactStart(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(t[1:], " \t"), `"`)
 }
 
 // Partial reports whether a document was started and not finished.

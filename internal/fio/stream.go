@@ -17,9 +17,10 @@ import (
 // one JSON document. fio's json+ output of 64 jobs without
 // group_reporting, latency bins and all, is a few MiB; a document past
 // MaxDocumentBytes is refused as soon as it is that long, having held
-// little more than that.
+// little more than that. A document compacted onto one line (jq -c) is
+// one line: a line may be as long as a document.
 const (
-	maxLine          = 4 << 20
+	maxLine          = MaxDocumentBytes
 	maxDiagnostics   = 100
 	MaxDocumentBytes = 64 << 20
 )

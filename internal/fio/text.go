@@ -65,6 +65,9 @@ type textJob struct {
 	// unitsNamed says the byte units name their base (fio 3.x: "KiB"
 	// is 1024, "kB" 1000); fio 2.x's "KB" is 1000 under kb_base=1000.
 	unitsNamed bool
+	// decimal holds, per direction, what its bytes and rate become if
+	// fio 2.x's "KB" and "MB" were 1000s (kb_base=1000).
+	decimal map[string][2]float64
 	// lineNo is the line being read.
 	lineNo int
 }
@@ -208,7 +211,7 @@ func (t *TextReader) startJob(m []string) {
 	j.optionsPartial = true
 	bs, _ := units.ParseSize(j.JobOptions["bs"])
 	t.job = &textJob{j: &j, shown: map[string]float64{}, shownBW: map[string]float64{}, bs: bs, start: t.n,
-		skip: name == "All clients", printed: map[string][2]float64{}, atLine: map[string]int{}, latUnit: map[*LatStats]float64{}}
+		skip: name == "All clients", printed: map[string][2]float64{}, decimal: map[string][2]float64{}, atLine: map[string]int{}, latUnit: map[*LatStats]float64{}}
 	t.runHasJobs = true
 }
 
@@ -250,12 +253,16 @@ func (t *TextReader) finishJob() {
 			byRate := tj.shownBW[name] * float64(d.Runtime) / 1000
 			// fio 2.x prints "KB" and "MB" for kb_base=1000 too: its
 			// bytes are decimal when only those agree with the counts.
-			dec := decimalShare(tj.shown[name])
+			dec, decBW := tj.decimal[name][0], tj.decimal[name][1]
 			switch {
 			case tj.bs > 0 && (close(tj.shown[name]) || close(byRate)):
 				d.IOBytes = int64(b)
-			case tj.bs > 0 && !tj.unitsNamed && dec != 1 && (close(tj.shown[name]*dec) || close(byRate*decimalShare(tj.shownBW[name]))):
+			case tj.bs > 0 && !tj.unitsNamed && (close(tj.shown[name]*dec) || close(byRate*decBW)):
 				d.IOBytes = int64(b)
+			case byRate > 0 && !tj.unitsNamed && tj.bs > 0 && math.Abs(byRate*decBW-b) < math.Abs(byRate-b):
+				// No count agrees (a rounded block size): the base
+				// nearer the counts.
+				d.IOBytes = int64(byRate * decBW)
 			case byRate > 0:
 				// The rate has as many digits as the total, and fio 3.x's
 				// totals can be a whole unit short ("21.0MiB" for 22).
@@ -332,11 +339,10 @@ func resolution(digits, suffix string, unit float64) float64 {
 }
 
 // decimalShare is what a byte figure read as binary becomes when its
-// unit was decimal: (1000/1024)^k for a figure of k thousands.
-func decimalShare(v float64) float64 {
+// unit ("KB", "MB") was decimal: (1000/1024)^k for the unit's k.
+func decimalShare(unit string) float64 {
 	f := 1.0
-	for v >= 1024 {
-		v /= 1024
+	for v := binary(unit); v >= 1024; v /= 1024 {
 		f *= 1000.0 / 1024
 	}
 	return f
@@ -398,6 +404,7 @@ func (tj *textJob) line(l string) {
 		io := num(m[2]) * binary(m[3])
 		tj.shown[m[1]] = io
 		tj.shownBW[m[1]] = num(m[4]) * binary(m[5])
+		tj.decimal[m[1]] = [2]float64{decimalShare(m[3]), decimalShare(m[5])}
 		d.IOBytes = int64(io)
 		return
 	}
@@ -528,8 +535,22 @@ func headerBS(s string) string {
 	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "(R)"))
 	s, _, _ = strings.Cut(s, ",")
 	s, _, _ = strings.Cut(s, "/")
-	return firstComponent(s)
+	s = firstComponent(s)
+	if m := siSize.FindStringSubmatch(s); m != nil {
+		// kb_base=1000: fio 3.x rounds the size to its figures in 1000s
+		// ("131kB" for 128 KiB). The block size is a whole number of
+		// sectors within that rounding.
+		v, res := num(m[1])*byteUnit(m[2]), resolution(m[1], m[2][:1], 1)
+		if c := math.Round(v/512) * 512; c > 0 && math.Abs(c-v) <= res/2 {
+			v = c
+		}
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return s
 }
+
+// siSize is a size fio 3.x printed in 1000s (kb_base=1000).
+var siSize = regexp.MustCompile(`^([\d.]+)(kB|MB|GB)$`)
 
 func num(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
