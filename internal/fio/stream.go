@@ -51,7 +51,7 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 				diag = append(diag, d)
 			}
 			if last == nil {
-				text.Line(d)
+				text.LineAt(lr.Line, d)
 			}
 		}
 		if sp.Len() > MaxDocumentBytes {

@@ -99,7 +99,13 @@ var (
 // own carriage return (Windows line ends) is dropped; lines fio
 // rewrote in place with a carriage return count as several.
 func (t *TextReader) Line(line string) {
-	t.n++
+	t.LineAt(t.n+1, line)
+}
+
+// LineAt is Line for line number n of the input (errors name it), when
+// the caller does not pass every line.
+func (t *TextReader) LineAt(n int, line string) {
+	t.n = n
 	line = strings.TrimSuffix(strings.TrimPrefix(line, "\ufeff"), "\r")
 	for i, l := range strings.Split(line, "\r") {
 		if i > 0 && strings.TrimSpace(l) == "" {
@@ -233,6 +239,9 @@ func (t *TextReader) finishJob() {
 	}
 	for _, name := range []string{"read", "write", "trim", "mixed"} {
 		d := dirOf(j, name)
+		if d != nil && d.Runtime <= 0 && d.TotalIOs > 0 && name != "mixed" {
+			fail(tj.start, fmt.Sprintf("fio counted %d IOs of %s, but no %s line could be read", d.TotalIOs, name, name))
+		}
 		if d == nil || d.Runtime <= 0 {
 			continue
 		}
