@@ -111,6 +111,9 @@ type DirStats struct {
 	IOPSMax  float64  `json:"iops_max"`
 	IOPSMean float64  `json:"iops_mean"`
 	IOPSDev  float64  `json:"iops_stddev"`
+	// nan lists the figures fio wrote as nan that no other figure
+	// gives: they are unknown, and the direction is refused.
+	nan []string
 }
 
 // SyncStats is fio's fsync/fdatasync section.
@@ -131,6 +134,9 @@ type LatStats struct {
 	N          uint64             `json:"N"`
 	Percentile map[string]float64 `json:"percentile"`
 	Bins       map[string]uint64  `json:"bins"`
+	// nan lists min, max or mean fio wrote as nan for a latency that
+	// has samples: unknown.
+	nan []string
 }
 
 // DiskUtil is fio's own view of a disk's activity during the run.

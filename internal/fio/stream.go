@@ -155,6 +155,11 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		var inferred []string
 		res.Test, inferred = specOf(t)
 		res.Notes = append(res.Notes, inferred...)
+		depthNotes, err := checkDepth(t, &res.Test)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", t.name, err)
+		}
+		res.Notes = append(res.Notes, depthNotes...)
 		res.Notes = append(res.Notes, first.notes...)
 		if res.Test.DirectUnknown {
 			res.Notes = append(res.Notes, "whether fio used direct IO or the page cache is not in its output: read as unknown")
@@ -271,6 +276,54 @@ func specOf(t test) (result.TestSpec, []string) {
 		s.StopAtSize = true
 	}
 	return s, notes
+}
+
+// depthBuckets are fio's iodepth_level buckets and their lowest depth.
+var depthBuckets = []struct {
+	key string
+	lo  int
+}{{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}, {">=64", 64}}
+
+// checkDepth holds the depth of the job options against fio's own count
+// of the depths it issued at (iodepth_level): a depth fio cannot have
+// run ("-8") is read from the count, with a note, and a count of IOs
+// issued deeper than the options allow is refused.
+func checkDepth(t test, s *result.TestSpec) ([]string, error) {
+	j := t.jobs[0]
+	raw, ok := j.JobOptions["iodepth"]
+	if !ok || len(j.IodepthLevel) == 0 {
+		if ok {
+			if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+				return nil, &FigureError{Field: "job options.iodepth (" + raw + ")", Value: math.NaN(), Max: 1 << 16}
+			}
+		}
+		return nil, nil
+	}
+	// The deepest bucket holding more than 1% of the IOs, and the one
+	// most were issued at.
+	deepest, most, share := 0, 0, -1.0
+	for _, b := range depthBuckets {
+		v := j.IodepthLevel[b.key]
+		if v > 1 {
+			deepest = b.lo
+		}
+		if v > share {
+			most, share = b.lo, v
+		}
+	}
+	if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+		s.IODepth = max(most, 1)
+		what := fmt.Sprintf("iodepth=%d", s.IODepth)
+		if most == 64 {
+			what = "iodepth 64 or more"
+		}
+		return []string{fmt.Sprintf("fio's job options say iodepth=%q, which fio does not accept: %s from fio's iodepth_level", raw, what)}, nil
+	}
+	if deepest > s.IODepth {
+		return nil, fmt.Errorf("fio's job options say iodepth=%d, but its iodepth_level has IOs issued at %d or more in flight: %w",
+			s.IODepth, deepest, &FigureError{Field: "iodepth", Value: float64(s.IODepth), Max: float64(deepest)})
+	}
+	return nil, nil
 }
 
 // inferOptions tells rw, bs and iodepth from what a job did, for fio
