@@ -65,29 +65,29 @@ type rawLat struct {
 
 // rawDir is a direction as any fio version wrote it.
 type rawDir struct {
-	IOBytes  jnum     `json:"io_bytes"`
-	IOKBytes jnum     `json:"io_kbytes"`
-	BWBytes  jnum     `json:"bw_bytes"`
-	BW       jnum     `json:"bw"`
-	IOPS     jnum     `json:"iops"`
-	Runtime  jnum     `json:"runtime"`
-	TotalIOs jnum     `json:"total_ios"`
-	ShortIOs int64    `json:"short_ios"`
-	DropIOs  int64    `json:"drop_ios"`
-	SlatNs   *rawLat  `json:"slat_ns"`
-	ClatNs   *rawLat  `json:"clat_ns"`
-	LatNs    *rawLat  `json:"lat_ns"`
-	Slat     *rawLat  `json:"slat"`
-	Clat     *rawLat  `json:"clat"`
-	Lat      *rawLat  `json:"lat"`
-	BWMin    float64  `json:"bw_min"`
-	BWMax    float64  `json:"bw_max"`
-	BWMean   float64  `json:"bw_mean"`
-	BWDev    float64  `json:"bw_dev"`
-	IOPSMin  float64  `json:"iops_min"`
-	IOPSMax  float64  `json:"iops_max"`
-	IOPSMean float64  `json:"iops_mean"`
-	IOPSDev  float64  `json:"iops_stddev"`
+	IOBytes  jnum    `json:"io_bytes"`
+	IOKBytes jnum    `json:"io_kbytes"`
+	BWBytes  jnum    `json:"bw_bytes"`
+	BW       jnum    `json:"bw"`
+	IOPS     jnum    `json:"iops"`
+	Runtime  jnum    `json:"runtime"`
+	TotalIOs jnum    `json:"total_ios"`
+	ShortIOs int64   `json:"short_ios"`
+	DropIOs  int64   `json:"drop_ios"`
+	SlatNs   *rawLat `json:"slat_ns"`
+	ClatNs   *rawLat `json:"clat_ns"`
+	LatNs    *rawLat `json:"lat_ns"`
+	Slat     *rawLat `json:"slat"`
+	Clat     *rawLat `json:"clat"`
+	Lat      *rawLat `json:"lat"`
+	BWMin    float64 `json:"bw_min"`
+	BWMax    float64 `json:"bw_max"`
+	BWMean   float64 `json:"bw_mean"`
+	BWDev    float64 `json:"bw_dev"`
+	IOPSMin  float64 `json:"iops_min"`
+	IOPSMax  float64 `json:"iops_max"`
+	IOPSMean float64 `json:"iops_mean"`
+	IOPSDev  float64 `json:"iops_stddev"`
 }
 
 // UnmarshalJSON reads a direction of any fio version in 3.x's units.
