@@ -74,15 +74,18 @@ func TestFioOutputGetsFindings(t *testing.T) {
 // fio's text does not say whether a write went through the page cache:
 // no "buffered IO" finding on it.
 func TestDirectUnknownIsNotBuffered(t *testing.T) {
-	rs, err := ReadFilesContext(context.Background(), []string{filepath.Join("..", "fio", "testdata", "text-3.6_crlf_msec_max.txt")}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Text(&out, rs); err != nil {
-		t.Fatal(err)
-	}
-	if s := out.String(); strings.Contains(s, "page cache (buffered IO)") || strings.Contains(s, " buffered") {
-		t.Errorf("a write of unknown direct= reported as buffered:\n%s", s)
+	// A random write on the disk model's curve, and a mixed test off it.
+	for _, name := range []string{"text-3.6_crlf_msec_max.txt", "text-3.16_client_2hosts.txt"} {
+		rs, err := ReadFilesContext(context.Background(), []string{filepath.Join("..", "fio", "testdata", name)}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := TextVerbose(&out, rs); err != nil {
+			t.Fatal(err)
+		}
+		if s := out.String(); strings.Contains(s, "through the page cache") || strings.Contains(s, "buffered") {
+			t.Errorf("%s: a write of unknown direct= reported as buffered:\n%s", name, s)
+		}
 	}
 }
