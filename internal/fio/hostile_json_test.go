@@ -145,3 +145,18 @@ func compactOf(t *testing.T, b []byte) string {
 	}
 	return c
 }
+
+// A job fio lists with no IO at all is no measurement: never a test of
+// 0 IOPS with status ok.
+func TestJSONJobWithoutIO(t *testing.T) {
+	in := "{\n" + `"fio version":"fio-3.33","jobs":[{"jobname":"idle","groupid":0,"error":0,"job options":{"rw":"read","bs":"4k"},` +
+		`"read":{"io_bytes":0,"io_kbytes":0,"bw_bytes":0,"iops":0,"runtime":0,"total_ios":0},` +
+		`"write":{"io_bytes":0,"io_kbytes":0,"bw_bytes":0,"iops":0,"runtime":0,"total_ios":0}}]` + "\n}\n"
+	rs, err := ReadResults(strings.NewReader(in), "idle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs[0]; r.Status != "failed" || !strings.Contains(r.Error, "did no IO") {
+		t.Errorf("a job of no IO: status %s, error %q", r.Status, r.Error)
+	}
+}

@@ -195,6 +195,11 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		if err := FillFromFio(&res, t.jobs); err != nil {
 			return nil, fmt.Errorf("job %s: %w", t.name, err)
 		}
+		if res.Status == "ok" && !didIO(&res) {
+			// fio lists a job that did no IO (its whole run inside the
+			// ramp, a size of 0): no figure of it is a measurement.
+			res.Status, res.Error = "failed", fmt.Sprintf("fio job %s did no IO: fio reported no reads, writes, trims or syncs for it", t.name)
+		}
 		if hs := res.Fio.Hosts; len(hs) > 1 {
 			res.Host.Hostname = strings.Join(hs, ",")
 		}
@@ -208,6 +213,16 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		return nil, errors.New("fio output has no jobs")
 	}
 	return out, nil
+}
+
+// didIO says a result holds a direction with IO in it.
+func didIO(r *result.Result) bool {
+	for _, name := range result.DirNames {
+		if d := r.Dir(name); d != nil && (d.TotalIOs > 0 || d.IOBytes > 0 || d.IOPS > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // specOf rebuilds what can be known of a test from fio's job options
