@@ -103,6 +103,9 @@ func FuzzReadResultsEncode(f *testing.F) {
 			if r.Test.RWMixRead < 0 || r.Test.RWMixRead > 100 || r.Test.RuntimeS < 0 || r.Test.IODepth < 1 || r.Test.NumJobs < 1 {
 				t.Fatalf("spec out of range: %+v", r.Test)
 			}
+			if r.Status == "ok" && !didIO(&r) {
+				t.Fatalf("%s: status ok with no IO", r.Test.Name)
+			}
 			// A figure is a measurement or absent: never a nan read as
 			// 0 beside a count that says otherwise.
 			for _, name := range []string{"read", "write", "trim"} {

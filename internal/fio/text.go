@@ -268,10 +268,6 @@ func (t *TextReader) finishJob() {
 				d.IOBytes = int64(b)
 			case tj.bs > 0 && !tj.unitsNamed && (close(tj.shown[name]*dec) || close(byRate*decBW)):
 				d.IOBytes = int64(b)
-			case byRate > 0 && !tj.unitsNamed && tj.bs > 0 && math.Abs(byRate*decBW-b) < math.Abs(byRate-b):
-				// No count agrees (a rounded block size): the base
-				// nearer the counts.
-				d.IOBytes = int64(byRate * decBW)
 			case byRate > 0:
 				// The rate has as many digits as the total, and fio 3.x's
 				// totals can be a whole unit short ("21.0MiB" for 22).
@@ -359,21 +355,20 @@ func decimalShare(unit string) float64 {
 
 // clipUnit keeps the percentiles that a latency's printed max, truncated
 // to its unit, leaves room for: the max is known only to that unit, so a
-// percentile within it raises the max rather than being cut to it.
+// percentile within it raises the max rather than being cut to it. One
+// past it lies above the slowest IO (fio's bucket values can), and is
+// held at the max as every record holds it.
 func clipUnit(l *LatStats, unit float64) {
 	if unit <= 1 {
 		return
 	}
-	hi := l.Max + unit
-	for k, v := range l.Percentile {
-		if v > hi {
-			v = hi
-			l.Percentile[k] = v
-		}
-		if v > l.Max {
-			l.Max = v
+	top := l.Max
+	for _, v := range l.Percentile {
+		if v > top && v < l.Max+unit {
+			top = v
 		}
 	}
+	l.Max = top
 }
 
 // Documents returns the runs read, each as fio's JSON would have had it.
