@@ -89,3 +89,25 @@ func TestDirectUnknownIsNotBuffered(t *testing.T) {
 		}
 	}
 }
+
+// Seed 004's own output (fio 3.6 text of an etcd check, pasted without
+// its header): report gives the etcd FAIL that analyze gives, and the
+// write's limit counts the 4.09 ms sync that bounds each write.
+func TestSeed004ReportIsAnalyze(t *testing.T) {
+	p := filepath.Join("..", "..", "..", "shared", "seeds", "004_4a530ec4c34ee787.txt")
+	rs, err := ReadFilesContext(context.Background(), []string{p}, nil, nil)
+	if err != nil {
+		t.Skip("seed 004 is not beside this checkout:", err)
+	}
+	var fail, bound bool
+	for _, f := range rs[0].Findings {
+		fail = fail || f.Kind == analysis.KindEtcd && f.Severity == analysis.SevFail
+		bound = bound || strings.Contains(f.Summary, "the sync 4.09 ms")
+	}
+	if !fail || !bound {
+		t.Errorf("etcd FAIL %v, write bounded by the 4.09 ms sync %v: %+v", fail, bound, rs[0].Findings)
+	}
+	if v := strings.Join(Diagnose(rs, nil).Verdict, "\n"); !strings.Contains(v, "etcd FAIL") {
+		t.Errorf("verdict %q", v)
+	}
+}
