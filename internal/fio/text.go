@@ -87,6 +87,7 @@ var (
 	textLat     = regexp.MustCompile(`^\s*(slat|clat|lat|sync)\s*\((nsec|usec|msec|sec)\):\s*min=\s*([\d.]+) ?([kKMG]?) ?,\s*max=\s*([\d.]+) ?([kKMG]?) ?,\s*avg=\s*([\d.]+),\s*stdev=\s*([\d.]+)`)
 	textPctHead = regexp.MustCompile(`^\s*(slat|clat|lat|sync) percentiles \((nsec|usec|msec|sec)\):`)
 	textPct     = regexp.MustCompile(`([\d.]+)th=\[\s*(\d+)\]`)
+	textDepths  = regexp.MustCompile(`^\s*IO depths\s*: 1=([\d.]+)%, 2=([\d.]+)%, 4=([\d.]+)%, 8=([\d.]+)%, 16=([\d.]+)%, 32=([\d.]+)%, >=64=([\d.]+)%`)
 	textCPU     = regexp.MustCompile(`^\s*cpu\s*:\s*usr=([\d.]+)%,\s*sys=([\d.]+)%,\s*ctx=(\d+)`)
 	textIssued3 = regexp.MustCompile(`issued rwts?: total=([\d,]+) short=([\d,]+)`)
 	textIssued2 = regexp.MustCompile(`issued\s*: total=r=(\d+)/w=(\d+)/d=(\d+), short=r=(\d+)/w=(\d+)/d=(\d+)`)
@@ -293,6 +294,22 @@ func (t *TextReader) finishJob() {
 		// the figures were not understood (or cut off), never 0 IOPS.
 		fail(tj.start, "no IO figures could be read from its block (a line fio did not write, or the file cut short)")
 	}
+	if _, ok := j.JobOptions["iodepth"]; !ok && len(j.IodepthLevel) > 0 {
+		// No header line: the depth most IOs were issued at (fio's
+		// default, 1, would call a pasted QD32 job QD1).
+		most, share := 1, -1.0
+		for _, b := range depthBuckets {
+			if v := j.IodepthLevel[b.key]; v > share {
+				most, share = b.lo, v
+			}
+		}
+		j.JobOptions["iodepth"] = strconv.Itoa(most)
+		what := fmt.Sprintf("iodepth=%d", most)
+		if most == 64 {
+			what = "iodepth 64 or more"
+		}
+		j.notes = append(j.notes, "no header line: "+what+" from the depths fio issued its IOs at (IO depths)")
+	}
 	if _, ok := j.JobOptions["rw"]; !ok {
 		// No header line: the direction is what the job did (fio's
 		// default, read, would call a pasted write job a read).
@@ -452,6 +469,14 @@ func (tj *textJob) line(l string) {
 		return
 	}
 	tj.pct = nil
+	if m := textDepths.FindStringSubmatch(l); m != nil {
+		// The share of IOs issued at each depth, as JSON's iodepth_level.
+		j.IodepthLevel = map[string]float64{}
+		for i, b := range depthBuckets {
+			j.IodepthLevel[b.key] = num(m[i+1])
+		}
+		return
+	}
 	if m := textCPU.FindStringSubmatch(l); m != nil {
 		j.UsrCPU, j.SysCPU = num(m[1]), num(m[2])
 		j.Ctx, _ = strconv.ParseInt(m[3], 10, 64)

@@ -254,3 +254,28 @@ func checkNoSilentZero(t *testing.T, r *result.Result) {
 		t.Fatalf("%s: status ok with no IO", r.Test.Name)
 	}
 }
+
+// The depth of a pasted job without its header line is the one fio
+// issued most IOs at (its "IO depths" line), not fio's default 1; a
+// header whose depth that line denies is refused.
+func TestTextDepth(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "text-3.6_crlf_msec_max.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := string(b)
+	header := in[:strings.Index(in, "\n")+1]
+	rs, err := ReadResults(strings.NewReader(strings.Replace(in, header, "", 1)), "excerpt.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// IO depths: 32=99.9%.
+	if r := rs[0]; r.Test.IODepth != 32 || !strings.Contains(strings.Join(r.Notes, "\n"), "iodepth=32") {
+		t.Errorf("excerpt: depth %d, notes %q", r.Test.IODepth, r.Notes)
+	}
+	_, err = ReadResults(strings.NewReader(strings.Replace(in, "iodepth=32", "iodepth=1", 1)), "t.txt")
+	var fe *FigureError
+	if !errors.As(err, &fe) || fe.Field != "iodepth" {
+		t.Errorf("header iodepth=1 against IOs at 32: err = %v", err)
+	}
+}
