@@ -50,7 +50,7 @@ type textJob struct {
 	shownBW map[string]float64
 	bs      int64
 	hasSync bool
-	// line is where the job's block starts; skip says the block is
+	// start is the line the job's block starts on; skip says it is
 	// client mode's "All clients" sum, which is left out as in JSON.
 	start int
 	skip  bool
