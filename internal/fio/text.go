@@ -68,6 +68,10 @@ type textJob struct {
 	// decimal holds, per direction, what its bytes and rate become if
 	// fio 2.x's "KB" and "MB" were 1000s (kb_base=1000).
 	decimal map[string][2]float64
+	// res holds, per direction, the unit of the bytes and of the rate it
+	// printed: num2str can print either a whole unit short ("21.0MiB"
+	// for 21.99).
+	res map[string][2]float64
 	// lineNo is the line being read.
 	lineNo int
 }
@@ -218,7 +222,7 @@ func (t *TextReader) startJob(m []string) {
 	j.optionsPartial = true
 	bs, _ := units.ParseSize(j.JobOptions["bs"])
 	t.job = &textJob{j: &j, shown: map[string]float64{}, shownBW: map[string]float64{}, bs: bs, start: t.n,
-		skip: name == "All clients", printed: map[string][2]float64{}, decimal: map[string][2]float64{}, atLine: map[string]int{}, latUnit: map[*LatStats]float64{}}
+		skip: name == "All clients", printed: map[string][2]float64{}, decimal: map[string][2]float64{}, res: map[string][2]float64{}, atLine: map[string]int{}, latUnit: map[*LatStats]float64{}}
 	t.runHasJobs = true
 }
 
@@ -245,6 +249,23 @@ func (t *TextReader) finishJob() {
 		}
 		if d == nil || d.Runtime <= 0 {
 			continue
+		}
+		if io, bw, r := tj.shown[name], tj.shownBW[name], tj.res[name]; bw > 0 || io > 0 {
+			// The bytes over the runtime are the rate fio printed beside
+			// them, each as exact as its last digit (and num2str can drop
+			// a whole unit of it): "(500MiB/1msec)" beside "BW=250MiB/s"
+			// is an edited runtime.
+			rt := float64(d.Runtime) / 1000
+			agree := func(io, bw float64) bool {
+				lo, hi := (io-r[0])/rt, (io+2*r[0])/rt
+				return hi >= (bw-r[1])*0.98 && lo <= (bw+2*r[1])*1.02
+			}
+			// fio 2.x's "KB" and "MB" may be 1000s (kb_base=1000).
+			dec := tj.decimal[name]
+			if !agree(io, bw) && (tj.unitsNamed || !agree(io*dec[0], bw*dec[1])) {
+				fail(tj.atLine[name], fmt.Sprintf("%s prints a rate of %s/s, but its %s in %d ms give %s/s: the text is inconsistent",
+					name, units.FormatSize(int64(bw)), units.FormatSize(int64(io)), d.Runtime, units.FormatSize(int64(io/rt))))
+			}
 		}
 		if d.TotalIOs > 0 {
 			d.IOPS = float64(d.TotalIOs) * 1000 / float64(d.Runtime)
@@ -412,6 +433,7 @@ func (tj *textJob) line(l string) {
 		io := num(m[6]) * byteUnit(m[7])
 		tj.shown[m[1]] = io
 		tj.shownBW[m[1]] = num(m[4]) * byteUnit(m[5])
+		tj.res[m[1]] = [2]float64{byteUnit(m[7]), byteUnit(m[5])}
 		tj.unitsNamed = true
 		d.IOBytes = int64(io)
 		return
@@ -426,6 +448,7 @@ func (tj *textJob) line(l string) {
 		tj.shown[m[1]] = io
 		tj.shownBW[m[1]] = num(m[4]) * binary(m[5])
 		tj.decimal[m[1]] = [2]float64{decimalShare(m[3]), decimalShare(m[5])}
+		tj.res[m[1]] = [2]float64{binary(m[3]), binary(m[5])}
 		d.IOBytes = int64(io)
 		return
 	}

@@ -182,6 +182,9 @@ func TestTextRefused(t *testing.T) {
 		// The bytes and runtime say 500 MiB in 1 ms, IOPS=870 and the
 		// counts 8704 in 10001 ms: the runtime was edited.
 		{"runtime edited", strings.Replace(fio3, "(8704MiB/10001msec)", "(8704MiB/1msec)", 1), lineOf(fio3, "read: IOPS=")},
+		// The same without the counts: the bytes over the runtime deny
+		// the rate printed beside them.
+		{"runtime edited, no counts", strings.Replace(strings.Replace(fio3, "(8704MiB/10001msec)", "(8704MiB/1msec)", 1), "issued rwts: total=8704,", "issued: total=8704,", 1), lineOf(fio3, "read: IOPS=")},
 		// The count lost a digit.
 		{"count cut", strings.Replace(fio3, "total=8704,", "total=870,", 1), lineOf(fio3, "read: IOPS=")},
 		// A file cut inside the job's first figure.
