@@ -116,7 +116,10 @@ func (t *TextReader) LineAt(n int, line string) {
 		if i > 0 && strings.TrimSpace(l) == "" {
 			continue
 		}
-		t.line(clientPrefix.ReplaceAllString(l, ""))
+		if strings.HasPrefix(l, "<") {
+			l = clientPrefix.ReplaceAllString(l, "")
+		}
+		t.line(l)
 	}
 }
 
@@ -147,12 +150,12 @@ func (e *TextError) Hint() string {
 }
 
 func (t *TextReader) line(l string) {
-	if m := textVersion.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "fio-", textVersion); m != nil {
 		t.newRunIfDone()
 		t.run().FioVersion = "fio-" + m[1]
 		return
 	}
-	if m := textHeader.FindStringSubmatch(l); m != nil && !strings.Contains(l, "(groupid=") {
+	if m := matchIf(l, "(g=", textHeader); m != nil && !strings.Contains(l, "(groupid=") {
 		t.newRunIfDone()
 		name := jobName(m[1])
 		if t.opts == nil {
@@ -161,7 +164,7 @@ func (t *TextReader) line(l string) {
 		t.opts[name] = map[string]string{"rw": m[3], "bs": headerBS(m[4]), "ioengine": strings.TrimSpace(m[5]), "iodepth": m[6]}
 		return
 	}
-	if m := textBlock.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "(groupid=", textBlock); m != nil {
 		t.startJob(m)
 		return
 	}
@@ -371,6 +374,15 @@ func (t *TextReader) finishJob() {
 	t.cur.Jobs = append(t.cur.Jobs, *j)
 }
 
+// matchIf runs re only on a line holding key: most lines hold none of
+// the few a job block has, and the check is far cheaper than the match.
+func matchIf(l, key string, re *regexp.Regexp) []string {
+	if !strings.Contains(l, key) {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
+}
+
 // resolution is the unit (ns) of the last digit of a latency fio
 // printed: "452" msec is 1e6, "2214.5k" nsec is 100.
 func resolution(digits, suffix string, unit float64) float64 {
@@ -423,7 +435,7 @@ func (t *TextReader) Documents() []*Output {
 
 func (tj *textJob) line(l string) {
 	j := tj.j
-	if m := textDir3.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "IOPS=", textDir3); m != nil {
 		d := tj.setDir(m[1])
 		rt, _ := strconv.ParseInt(m[8], 10, 64)
 		d.Runtime = rt
@@ -438,7 +450,7 @@ func (tj *textJob) line(l string) {
 		d.IOBytes = int64(io)
 		return
 	}
-	if m := textDir2.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "iops=", textDir2); m != nil {
 		d := tj.setDir(m[1])
 		rt, _ := strconv.ParseInt(m[8], 10, 64)
 		d.Runtime = rt
@@ -456,7 +468,7 @@ func (tj *textJob) line(l string) {
 		tj.dir, tj.hasSync = "sync", true
 		return
 	}
-	if m := textLat.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "min=", textLat); m != nil {
 		u := timeUnit(m[2])
 		ls := LatStats{Min: num(m[3]) * decimal(m[4]) * u, Max: num(m[5]) * decimal(m[6]) * u, Mean: num(m[7]) * u, Stddev: num(m[8]) * u}
 		if p := tj.lat(m[1]); p != nil {
@@ -469,7 +481,7 @@ func (tj *textJob) line(l string) {
 		}
 		return
 	}
-	if m := textPctHead.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "percentiles", textPctHead); m != nil {
 		tj.pct, tj.pctUnit = nil, timeUnit(m[2])
 		if p := tj.lat(m[1]); p != nil {
 			if p.Percentile == nil {
@@ -492,7 +504,7 @@ func (tj *textJob) line(l string) {
 		return
 	}
 	tj.pct = nil
-	if m := textDepths.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "IO depths", textDepths); m != nil {
 		// The share of IOs issued at each depth, as JSON's iodepth_level.
 		j.IodepthLevel = map[string]float64{}
 		for i, b := range depthBuckets {
@@ -500,12 +512,12 @@ func (tj *textJob) line(l string) {
 		}
 		return
 	}
-	if m := textCPU.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "cpu", textCPU); m != nil {
 		j.UsrCPU, j.SysCPU = num(m[1]), num(m[2])
 		j.Ctx, _ = strconv.ParseInt(m[3], 10, 64)
 		return
 	}
-	if m := textIssued3.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "issued", textIssued3); m != nil {
 		total, short := counts(m[1]), counts(m[2])
 		for i, name := range []string{"read", "write", "trim"} {
 			if i < len(total) {
@@ -523,7 +535,7 @@ func (tj *textJob) line(l string) {
 		}
 		return
 	}
-	if m := textIssued2.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "issued", textIssued2); m != nil {
 		c := counts(strings.Join(m[1:], ","))
 		j.Read.TotalIOs, j.Write.TotalIOs, j.Trim.TotalIOs = c[0], c[1], c[2]
 		j.Read.ShortIOs, j.Write.ShortIOs, j.Trim.ShortIOs = c[3], c[4], c[5]
@@ -532,12 +544,12 @@ func (tj *textJob) line(l string) {
 		}
 		return
 	}
-	if m := textLatency.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "target=", textLatency); m != nil {
 		j.LatencyTarget, j.LatencyWindow, j.LatencyPercentile = num(m[1]), num(m[2]), num(m[3])
 		j.LatencyDepth, _ = strconv.Atoi(m[4])
 		return
 	}
-	if m := textSteady.FindStringSubmatch(l); m != nil {
+	if m := matchIf(l, "steadystate", textSteady); m != nil {
 		attained := 0
 		if m[1] == "yes" {
 			attained = 1
