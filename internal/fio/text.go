@@ -78,8 +78,11 @@ type textJob struct {
 
 var (
 	textVersion = regexp.MustCompile(`^\s*fio-(\d+\.\d+\S*)\s*$`)
-	textHeader  = regexp.MustCompile(`^(.*?): \(g=(\d+)\): rw=(\w+), bs=(.*?), ioengine=([^,]+), iodepth=(\d+)`)
-	textBlock   = regexp.MustCompile(`^(.*?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)(?:: pid=\d+: (.*))?`)
+	// Client mode names each server's fio: "hostname=node1, be=0,
+	// 64-bit, os=Linux, arch=x86-64, fio=fio-3.16, flags=1".
+	textProbe  = regexp.MustCompile(`^hostname=[^,]*, .*\bfio=fio-(\d+\.\d+[^,\s]*)`)
+	textHeader = regexp.MustCompile(`^(.*?): \(g=(\d+)\): rw=(\w+), bs=(.*?), ioengine=([^,]+), iodepth=(\d+)`)
+	textBlock  = regexp.MustCompile(`^(.*?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)(?:: pid=\d+: (.*))?`)
 	// fio 3.x: "read: IOPS=45.2k, BW=177MiB/s (185MB/s)(1767MiB/10001msec)";
 	// kb_base=1000 prints "MB/s (177MiB/s)(1853MB/...)".
 	textDir3 = regexp.MustCompile(`^\s*(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kKMG]?), BW=([\d.]+)([kKMGTP]i?B|B)/s .*\(([\d.]+)([kKMGTP]i?B|B)/(\d+)msec\)`)
@@ -150,6 +153,12 @@ func (e *TextError) Hint() string {
 }
 
 func (t *TextReader) line(l string) {
+	if m := matchIf(l, "hostname=", textProbe); m != nil {
+		if t.run().FioVersion == "" {
+			t.run().FioVersion = "fio-" + m[1]
+		}
+		return
+	}
 	if m := matchIf(l, "fio-", textVersion); m != nil {
 		t.newRunIfDone()
 		t.run().FioVersion = "fio-" + m[1]

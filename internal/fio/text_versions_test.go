@@ -116,8 +116,8 @@ func TestTextClientServer(t *testing.T) {
 		t.Fatalf("%d results, want 1 (no \"All clients\")", len(rs))
 	}
 	r := rs[0]
-	if r.Test.Name != "mix" || r.Test.RW != "randrw" || r.Test.BlockSize != 4096 || r.Test.IODepth != 16 || r.Test.NumJobs != 2 {
-		t.Errorf("test = %+v", r.Test)
+	if r.FioVersion != "fio-3.16" || r.Test.Name != "mix" || r.Test.RW != "randrw" || r.Test.BlockSize != 4096 || r.Test.IODepth != 16 || r.Test.NumJobs != 2 {
+		t.Errorf("test = %+v, %s", r.Test, r.FioVersion)
 	}
 	// reads: 84000 in 60001 ms and 81900 in 60002 ms: a group's rate is
 	// all IOs over the longest runtime.
