@@ -276,7 +276,7 @@ func (t *TextReader) finishJob() {
 			dec := tj.decimal[name]
 			if !agree(io, bw) && (tj.unitsNamed || !agree(io*dec[0], bw*dec[1])) {
 				fail(tj.atLine[name], fmt.Sprintf("%s prints a rate of %s/s, but its %s in %d ms give %s/s: the text is inconsistent",
-					name, units.FormatSize(int64(bw)), units.FormatSize(int64(io)), d.Runtime, units.FormatSize(int64(io/rt))))
+					name, units.HumanBytes(bw), units.HumanBytes(io), d.Runtime, units.HumanBytes(io/rt)))
 			}
 		}
 		if d.TotalIOs > 0 {

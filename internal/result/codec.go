@@ -73,9 +73,11 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *DecodeError) Hint() string {
-	var nr *NotResultsError
-	if errors.As(e.Err, &nr) {
-		return nr.Hint()
+	// The reader of the format knows best (fio's reader names what it
+	// could not read, and what to do).
+	var h interface{ Hint() string }
+	if errors.As(e.Err, &h) && h.Hint() != "" {
+		return h.Hint()
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
