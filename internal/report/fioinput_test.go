@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -109,5 +110,15 @@ func TestSeed004ReportIsAnalyze(t *testing.T) {
 	}
 	if v := strings.Join(Diagnose(rs, nil).Verdict, "\n"); !strings.Contains(v, "etcd FAIL") {
 		t.Errorf("verdict %q", v)
+	}
+}
+
+// A refusal of fio's text reaches the user with the text reader's own
+// hint, not the decoder's list of formats.
+func TestFioTextRefusalHint(t *testing.T) {
+	rs := "x: (groupid=0, jobs=1): err= 0: pid=1: Mon Mar  9 10:00:31 2020\n  read : io=1KB; bw=1KB/s\n"
+	_, err := ReadResults(strings.NewReader(rs), "t.txt")
+	if err == nil || !strings.Contains(hint.Of(err), "whole and unedited") {
+		t.Errorf("err %v, hint %q", err, hint.Of(err))
 	}
 }
