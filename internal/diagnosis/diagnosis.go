@@ -325,7 +325,7 @@ func noVerdict(rs []result.Result, ok []*result.Result) string {
 	}
 	buffered, mixed := 0, 0
 	for _, r := range ok {
-		if !r.Test.Direct && r.Sync == nil {
+		if r.Test.Buffered() && r.Sync == nil {
 			buffered++
 		}
 		if rw := r.Test.RW; rw == "rw" || rw == "randrw" || rw == "readwrite" {
