@@ -91,7 +91,7 @@ DISK is a catalog tier (azure:P15), a family at a size (azure:premium-ssd:500GiB
 aws:gp2:100GiB, ibm:10iops-tier:300GiB), a provisioned disk
 (aws:gp3:iops=6000,throughput=250) or a file share (azure:netapp-premium:4TiB,
 aws:efs-bursting:1TiB). Sizes take GiB or GB; a tiered disk rounds up to its
-tier. Add @YYYY to the name for the limits documented then (azure:ultra@2019:1TiB);
+tier. Add @YYYY to the name for the limits documented then (azure:ultra@2019:1TiB:iops=max);
 the prices in force then are used too. 'iolens catalog list' shows every
 family and VM size.
 

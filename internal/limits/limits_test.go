@@ -32,8 +32,17 @@ func TestDiskTable(t *testing.T) {
 		{spec: "azure:standard-ssd@2019-06:200GiB", readIOPS: 500, readBW: 60 * mib},
 		{spec: "azure:premium-ssd-v2:100GiB:iops=10000,throughput=600", readIOPS: 10000, readBW: 600 * mb},
 		{spec: "azure:premium-ssd-v2:8GiB", readIOPS: 3000, readBW: 125 * mb},
-		{spec: "azure:ultra:1024GiB", readIOPS: 400000, readBW: 10000 * mb},
-		{spec: "azure:ultra@2022:100GiB", readIOPS: 30000, readBW: 4000 * mb},
+		{spec: "azure:ultra:1024GiB:iops=max,throughput=max", readIOPS: 400000, readBW: 10000 * mb},
+		{spec: "azure:ultra@2022:100GiB:iops=max,throughput=max", readIOPS: 30000, readBW: 4000 * mb},
+		// Provisioned figures left out are the provider's defaults, never
+		// the maxima: the Azure Disk CSI driver's DiskIOPSReadWrite 500 and
+		// DiskMBpsReadWrite 100 (docs/driver-parameters.md), IBM sdp's
+		// 1,000 Mbps floor, gp3's and Premium SSD v2's 3,000 IOPS and 125.
+		{spec: "azure:ultra:1024GiB", readIOPS: 500, readBW: 100 * mb},
+		{spec: "azure:ultra@2019:1TiB", readIOPS: 500, readBW: 100 * mb},
+		{spec: "ibm:sdp:100GB", readIOPS: 3000, readBW: 125 * mb},
+		{spec: "aws:gp3:100GiB", readIOPS: 3000, readBW: 125 * mib},
+		{spec: "azure:premium-ssd-v2:100GiB", readIOPS: 3000, readBW: 125 * mb},
 		{spec: "azure:files-premium:1024GiB", readIOPS: 4024, readBW: 203 * mib, burstIOPS: 10000, burstSeconds: 3600},
 		{spec: "azure:files-premium@2020:1024GiB", readIOPS: 1424, readBW: 121.44 * mib, writeBW: 80.96 * mib, burstIOPS: 4000, burstSeconds: 3600},
 		{spec: "azure:files-standard:10TiB", readIOPS: 20000, readBW: 300 * mib},
@@ -265,8 +274,9 @@ func TestCatalogValidation(t *testing.T) {
 				continue
 			}
 			spec := f.ID + "@" + e.From + ":" + strconv.FormatFloat(e.SizeGiB.Max, 'f', -1, 64) + f.sizeUnit()
-			if e.IOPS.Provisioned && e.IOPS.Default == 0 && e.IOPS.Max == 0 && len(e.IOPS.Bands) == 0 {
-				continue
+			if e.IOPS.Provisioned && e.IOPS.Default == 0 {
+				// No default: the figure must be given (or max).
+				spec += ":iops=max"
 			}
 			if _, err := c.ParseDisk(spec); err != nil {
 				t.Errorf("%s: %v", spec, err)

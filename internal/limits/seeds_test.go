@@ -109,8 +109,8 @@ func TestSeedFigures(t *testing.T) {
 		{name: "Ultra 1 TiB at GA", seed: "001 (2019): Ultra at GA, 160,000 IOPS and 2,000 MBps for a 1 TB disk",
 			differs: "today's rules give 400,000 IOPS and 10,000 MB/s; the 2019-08 edition reproduces the seed",
 			figures: func(t *testing.T) []figure {
-				then := x(t, "azure:ultra@2019:1TiB", "", "").Disk
-				now := x(t, "azure:ultra:1TiB", "", "").Disk
+				then := x(t, "azure:ultra@2019:1TiB:iops=max,throughput=max", "", "").Disk
+				now := x(t, "azure:ultra:1TiB:iops=max,throughput=max", "", "").Disk
 				return []figure{{"IOPS at GA", then.Read.IOPS, 160000, 0}, {"MB/s at GA", then.Read.BWBytes / 1e6, 2000, 0},
 					{"IOPS today", now.Read.IOPS, 400000, 0}, {"MB/s today", now.Read.BWBytes / 1e6, 10000, 0}}
 			}},

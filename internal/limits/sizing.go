@@ -336,16 +336,23 @@ func (c *Catalog) smallestIn(f *Family, t Target) *Disk {
 	}
 	specAt := func(size float64) string {
 		var kv []string
-		if e.IOPS.Provisioned && needIOPS > 0 && needIOPS > e.IOPS.Default {
+		switch {
+		case e.IOPS.Provisioned && needIOPS > 0 && needIOPS > e.IOPS.Default:
 			kv = append(kv, "iops="+strconv.FormatFloat(math.Max(math.Ceil(needIOPS), e.IOPS.Min), 'f', -1, 64))
+		case e.IOPS.Provisioned && e.IOPS.Default == 0:
+			// No default to fall back on: the least this size allows.
+			kv = append(kv, "iops=min")
 		}
 		if e.Tput.Provisioned {
 			need := needTput
 			if q := e.Tput; q.MinPerTiB > 0 {
 				need = math.Max(need, q.MinPerTiB*size/1024)
 			}
-			if need > e.Tput.Default {
+			switch {
+			case need > e.Tput.Default:
 				kv = append(kv, "throughput="+strconv.FormatFloat(math.Max(math.Ceil(need), e.Tput.Min), 'f', -1, 64))
+			case e.Tput.Default == 0:
+				kv = append(kv, "throughput=min")
 			}
 		}
 		s := f.ID + ":" + strconv.FormatFloat(size, 'f', -1, 64) + f.sizeUnit()
