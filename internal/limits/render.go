@@ -37,6 +37,9 @@ type Report struct {
 type HostCacheAt struct {
 	IOSizeBytes int64     `json:"io_size_bytes"`
 	Fill        CacheFill `json:"fill"`
+	// Sequential is the same for sequential writes, which the cache
+	// drains merged into large IOs.
+	Sequential CacheFill `json:"sequential"`
 }
 
 // NewReport resolves the ceilings of an expectation at each IO size, its
@@ -58,7 +61,8 @@ func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) R
 	}
 	for _, s := range ioSizes {
 		if cf, ok := x.HostCacheFill(s, 0); ok {
-			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf})
+			seq, _ := x.HostCacheFillPattern(s, 0, true)
+			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf, seq})
 		}
 	}
 	if len(ioSizes) > 0 {
@@ -175,6 +179,11 @@ func (rep Report) WriteText(w io.Writer) error {
 	for i, h := range rep.HostCache {
 		if i == 0 {
 			fmt.Fprintf(w, "        %s\n", h.Fill.BacklogNote())
+		}
+		if h.Sequential.Merged && h.Sequential.Sentence() != h.Fill.Sentence() {
+			fmt.Fprintf(w, "        %s random writes: %s\n", units.IOSize(h.IOSizeBytes), h.Fill.Sentence())
+			fmt.Fprintf(w, "        %s sequential writes: %s\n", units.IOSize(h.IOSizeBytes), h.Sequential.Sentence())
+			continue
 		}
 		fmt.Fprintf(w, "        %s writes: %s\n", units.IOSize(h.IOSizeBytes), h.Fill.Sentence())
 	}
