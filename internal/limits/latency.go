@@ -191,7 +191,7 @@ func (p LatencyPrediction) Lines() []string {
 		kind = "ASSUMED"
 	}
 	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", units.LatencyBand(m.LoNs, m.HiNs), kind, m.Basis)}
-	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(p.CapIOPS), p.depthStr()))
+	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
 	fk := "derived"
 	if m.FsyncMeasured {
 		fk = "measured"

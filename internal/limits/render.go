@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -113,7 +114,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		if x == 0 {
 			return "no published"
 		}
-		return units.Published(x)
+		return units.Published(math.Round(x))
 	}
 	fmt.Fprintf(w, "        %s IOPS, %s MB/s sustained", iopsText(d.Read.IOPS), units.MB(d.Read.BWBytes))
 	if d.Write != d.Read {
@@ -149,15 +150,15 @@ func (rep Report) WriteText(w io.Writer) error {
 		case v.BandwidthMbps > 0:
 			fmt.Fprintf(w, ": %s Mbps instance bandwidth", units.Published(v.BandwidthMbps))
 		case r != (Rate{}):
-			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", units.Published(r.IOPS), units.MB(r.BWBytes))
+			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", units.Published(math.Round(r.IOPS)), units.MB(r.BWBytes))
 			if rw, _ := x.VMRate(true); rw != r {
-				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", units.Published(rw.IOPS), units.MB(rw.BWBytes))
+				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", units.Published(math.Round(rw.IOPS)), units.MB(rw.BWBytes))
 			}
 		default:
 			fmt.Fprintf(w, ": no limits for this disk type in the catalog")
 		}
 		if v.Cached != nil && d.Family.Kind != "file" {
-			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(v.Cached.IOPS), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
+			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(math.Round(v.Cached.IOPS)), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
 		}
 		fmt.Fprintln(w)
 		if vb != nil && d.Family.Kind != "file" {
@@ -232,15 +233,15 @@ func (rep Report) WriteText(w io.Writer) error {
 		if rep.Dirs {
 			row += map[bool]string{false: "read", true: "write"}[ce.Write] + "\t"
 		}
-		row += fmt.Sprintf("%s\t%s\t%s", units.Published(ce.IOPS), units.MB(ce.BWBytes), ce.Binds.Name)
+		row += fmt.Sprintf("%s\t%s\t%s", units.Published(math.Round(ce.IOPS)), units.MB(ce.BWBytes), ce.Binds.Name)
 		if ce.Burst != nil {
-			row += fmt.Sprintf("\t%s\t%s\t%s", units.Published(ce.Burst.IOPS), units.MB(ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "unlimited"))
+			row += fmt.Sprintf("\t%s\t%s\t%s", units.Published(math.Round(ce.Burst.IOPS)), units.MB(ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "unlimited"))
 		} else {
 			row += "\t-\t-\t-"
 		}
 		if rep.Dirs {
 			if ce.CacheHit != nil {
-				row += fmt.Sprintf("\t%s\t%s", units.Published(ce.CacheHit.IOPS), units.MB(ce.CacheHit.BWBytes))
+				row += fmt.Sprintf("\t%s\t%s", units.Published(math.Round(ce.CacheHit.IOPS)), units.MB(ce.CacheHit.BWBytes))
 			} else {
 				row += "\t-\t-"
 			}
@@ -326,7 +327,7 @@ func WriteSizingText(w io.Writer, sz *Sizing) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
 		for _, op := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, units.Published),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, func(x float64) string { return units.Published(math.Round(x)) }),
 				pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), strings.Join(optionCells(op), "\t"))
 		}
 		if err := tw.Flush(); err != nil {
@@ -590,7 +591,7 @@ func priceLine(p *PriceEntry) string {
 func BurstLine(b *BurstInfo) string {
 	var parts []string
 	if b.IOPS > 0 {
-		parts = append(parts, units.Published(b.IOPS)+" IOPS")
+		parts = append(parts, units.Published(math.Round(b.IOPS))+" IOPS")
 	}
 	if b.BWBytes > 0 {
 		parts = append(parts, units.MB(b.BWBytes)+" MB/s")

@@ -39,3 +39,25 @@ func TestRender(t *testing.T) {
 		t.Errorf("sizing not ranked by price:\n%s", b.String())
 	}
 }
+
+// IOPS print as whole numbers: a P15 at 256 KiB is bound by 125 MB/s,
+// 476.8 IOs a second, printed 477.
+func TestRenderWholeIOPS(t *testing.T) {
+	c := MustDefault()
+	x, err := c.ParseExpectation("azure:P15", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := c.NewReport(x, []int64{256 << 10, 1 << 20}, "").WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"256 KiB  477 ", "1 MiB    119 "} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "476.8") {
+		t.Errorf("report prints fractional IOPS:\n%s", b.String())
+	}
+}

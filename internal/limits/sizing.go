@@ -253,7 +253,7 @@ func vmShort(x *Expectation, t Target) string {
 			dirs[s] = append(dirs[s], dir)
 		}
 		if ce := x.At(t.IOSize, w); t.IOPS > 0 && ce.IOPS < t.IOPS && !ownLimit(ce.Binds.Name) {
-			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", units.IOSize(t.IOSize), units.Published(ce.IOPS), ce.Binds.Name))
+			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", units.IOSize(t.IOSize), units.Published(math.Round(ce.IOPS)), ce.Binds.Name))
 		}
 		if ce := x.At(sizingBWIO, w); t.BWBytes > 0 && ce.BWBytes < t.BWBytes && !ownLimit(ce.Binds.Name) {
 			note(fmt.Sprintf("throughput at %s MB/s (%s)", units.Published(ce.BWBytes/1e6), ce.Binds.Name))
