@@ -172,7 +172,7 @@ func TestLimitsIssue23(t *testing.T) {
 	}
 	// The latency model and the host-cache arithmetic in the report.
 	out, _, _ = execute(t, "limits", "azure:P4", "--vm", "D8s_v3", "--cache", "readwrite", "--io-size", "4k,1m")
-	for _, s := range []string{"QD1 at 4 KiB: 120 IOPS; the 120 IOPS ceiling needs QD 1", "1 MiB writes: writes enter the cache at 128 MB/s and the disk drains only 25.0 MB/s: a 3 GiB backlog fills in 31 s, then IO to the disk stalls for 2.1 min",
+	for _, s := range []string{"QD1 at 4 KiB: 120 IOPS; the 120 IOPS ceiling needs QD 1", "1 MiB writes: while the disk's burst credits last (30 min from a full bucket, as in the burst table) it drains 170 MB/s, as fast as writes enter, and no backlog builds; once they are spent, writes enter the cache at 128 MB/s and the disk drains only 25.0 MB/s: a 3 GiB backlog fills in 31 s, then IO to the disk stalls for 2.1 min",
 		"the VM's 200 GiB cache is the whole VM's", "etcd (p99 under 10 ms) uncertain"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)

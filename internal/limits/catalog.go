@@ -108,6 +108,11 @@ type Latency struct {
 	// when none is measured (the model then derives one).
 	FsyncP99Ms []float64 `yaml:"fsync_p99_ms" json:"fsync_p99_ms,omitempty"`
 	Assumed    bool      `yaml:"assumed" json:"assumed,omitempty"`
+	// Fitted names the seed the typical band was fitted to (and
+	// FsyncFitted the fsync band's): that seed's figure is then no
+	// prediction of the model.
+	Fitted      string `yaml:"fitted" json:"fitted,omitempty"`
+	FsyncFitted string `yaml:"fsync_fitted" json:"fsync_fitted,omitempty"`
 	// Basis says what the figures rest on, in a sentence.
 	Basis      string   `yaml:"basis" json:"basis"`
 	FsyncBasis string   `yaml:"fsync_basis" json:"fsync_basis,omitempty"`

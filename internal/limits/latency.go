@@ -36,7 +36,19 @@ type LatencyModel struct {
 	FsyncP99HiNs  float64  `json:"fsync_p99_hi_ns"`
 	FsyncMeasured bool     `json:"fsync_measured"`
 	FsyncBasis    string   `json:"fsync_basis"`
+	// Fitted and FsyncFitted name the seed a band was fitted to.
+	Fitted      string `json:"fitted,omitempty"`
+	FsyncFitted string `json:"fsync_fitted,omitempty"`
 }
+
+// maxSizingSpread is the widest band (high over low) the model sizes a
+// queue depth with: beyond it the depth band spans more than four times
+// its low end, which sizes nothing (gp3's "single-digit milliseconds",
+// 1-9 ms, gives QD 65-577 for 64,000 IOPS).
+const maxSizingSpread = 4.0
+
+// TooWide reports a band too wide to size a queue depth with.
+func (m LatencyModel) TooWide() bool { return m.Known() && m.HiNs > maxSizingSpread*m.LoNs }
 
 // LatencyModel returns the model of the expectation's disk: its edition's
 // figures, else its family's.
@@ -52,6 +64,7 @@ func (x *Expectation) LatencyModel() LatencyModel {
 	}
 	m.LoNs, m.HiNs = l.TypicalMs[0]*1e6, l.TypicalMs[1]*1e6
 	m.Assumed, m.Basis, m.Sources = l.Assumed, l.Basis, l.SourceKeys
+	m.Fitted, m.FsyncFitted = l.Fitted, l.FsyncFitted
 	if len(l.FsyncP99Ms) == 2 {
 		m.FsyncP99LoNs, m.FsyncP99HiNs = l.FsyncP99Ms[0]*1e6, l.FsyncP99Ms[1]*1e6
 		m.FsyncMeasured, m.FsyncBasis = true, l.FsyncBasis
@@ -187,13 +200,24 @@ func (p LatencyPrediction) Lines() []string {
 		return []string{"no latency figure for " + m.Family}
 	}
 	kind := "sourced"
-	if m.Assumed {
+	switch {
+	case m.Assumed:
 		kind = "ASSUMED"
+	case m.Fitted != "":
+		kind = "fitted to " + m.Fitted + ", so no prediction of it"
 	}
 	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", units.LatencyBand(m.LoNs, m.HiNs), kind, m.Basis)}
-	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
+	if m.TooWide() {
+		out = append(out, fmt.Sprintf("QD1 at %s: %s; the band is too wide to size a queue depth for the %s IOPS ceiling with (it would say %s): measure one IO at a time (iolens diagnose) and take the depth as ceiling x that latency",
+			units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
+	} else {
+		out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
+	}
 	fk := "derived"
-	if m.FsyncMeasured {
+	switch {
+	case m.FsyncFitted != "":
+		fk = "measured, fitted to " + m.FsyncFitted
+	case m.FsyncMeasured:
 		fk = "measured"
 	}
 	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", units.LatencyBand(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
