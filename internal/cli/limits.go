@@ -73,6 +73,7 @@ type limitsOptions struct {
 	provider     string
 	priceFile    string
 	priceAsOf    string
+	region       string
 }
 
 func newLimitsCommand(streams IOStreams) *cobra.Command {
@@ -152,6 +153,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
 	f.StringVar(&o.priceFile, "price-file", "", "your own prices (YAML or JSON), preferred to the catalog's")
 	f.StringVar(&o.priceAsOf, "price-as-of", "", "use the prices in force at this date (YYYY or YYYY-MM), not the newest")
+	f.StringVar(&o.region, "region", "", "use only the prices stored for this region (default: the newest, the provider's reference region first: azure eastus, aws us-east-1, gcp us-central1, ibm us-south)")
 	return cmd
 }
 
@@ -164,23 +166,37 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	if o.priceAsOf != "" && !limits.ValidPriceDate(o.priceAsOf) {
 		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Help: "a year or a month: 2019, 2023-09"}
 	}
-	if o.priceFile == "" {
-		return c, nil
+	if o.priceFile != "" {
+		fh, err := userfile.Open(o.priceFile)
+		if err != nil {
+			return nil, &UsageError{Err: err, Help: "give a readable price file"}
+		}
+		defer fh.Close()
+		pf, err := c.ParsePriceFile(fh)
+		if err == nil {
+			c, err = c.WithPrices(pf)
+		}
+		if err != nil {
+			return nil, priceError(err)
+		}
 	}
-	fh, err := userfile.Open(o.priceFile)
-	if err != nil {
-		return nil, &UsageError{Err: err, Help: "give a readable price file"}
+	if o.region != "" {
+		r, err := c.InRegion(o.region)
+		if err != nil {
+			return nil, specError(err)
+		}
+		c = r
 	}
-	defer fh.Close()
-	pf, err := c.ParsePriceFile(fh)
-	if err == nil {
-		c, err = c.WithPrices(pf)
-	}
+	return c, nil
+}
+
+// priceError turns a price error into a usage error with its hint.
+func priceError(err error) error {
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return nil, &UsageError{Err: pe, Help: pe.Hint()}
+		return &UsageError{Err: pe, Help: pe.Hint()}
 	}
-	return c, err
+	return err
 }
 
 func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {

@@ -42,6 +42,9 @@ type Source struct {
 	Date   string `yaml:"date" json:"date,omitempty"`
 	// Note says what the source is when it has no address.
 	Note string `yaml:"note" json:"note,omitempty"`
+	// ThirdParty marks a source that is not the provider's own (a blog,
+	// a calculator site): its prices are shown as such.
+	ThirdParty bool `yaml:"third_party" json:"third_party,omitempty"`
 }
 
 // Provider holds a cloud's rules that apply across its families.

@@ -201,8 +201,12 @@ func (rep Report) WriteText(w io.Writer) error {
 	case co != nil && co.Price.NoTotal:
 		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
 	case co != nil:
-		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
-			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
+		third := ""
+		if co.Price.ThirdParty {
+			third = ", a third-party source"
+		}
+		fmt.Fprintf(w, "price   %s a month (%s, %s%s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
+			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, third, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
 	default:
 		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
 	}
@@ -337,6 +341,12 @@ func WriteSizingText(w io.Writer, sz *Sizing) error {
 	if len(sz.NotJudged) > 0 {
 		fmt.Fprintf(w, "\nnot judged: %s\n", strings.Join(sz.NotJudged, ", "))
 	}
+	for _, o := range sz.Options {
+		if o.Cost != nil && o.Cost.Price.ThirdParty {
+			fmt.Fprintln(w, "\n* the price's source is not the provider's own (a third-party page); see 'iolens catalog show' for it")
+			break
+		}
+	}
 	return nil
 }
 
@@ -368,6 +378,9 @@ func optionCells(op Option) []string {
 		price = co.Price.Rates
 	case co != nil:
 		price = units.USD(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
+		if co.Price.ThirdParty {
+			price += "*"
+		}
 		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
 	default:
 		note = append(note, op.PriceGap)

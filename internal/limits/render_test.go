@@ -16,7 +16,7 @@ func TestRender(t *testing.T) {
 	if err := c.NewReport(x, []int64{4 << 10, 1 << 20}, "").WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none: no stored source states a price for azure:netapp-premium", "anf-service-levels: Service levels for Azure NetApp Files"} {
+	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none: no price for azure:netapp-premium: Microsoft's list prices", "anf-service-levels: Service levels for Azure NetApp Files"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, b.String())
 		}
