@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -293,71 +294,140 @@ func (t Target) Want() string {
 	return s
 }
 
-// WriteSizingText renders a sizing: the options the VM sustains, those it
-// carries only while its burst credits last, those that need another VM
-// size, each group cheapest first, and the families not judged.
+// WriteSizingText renders a sizing as one table, cheapest first within
+// each group (sustained on the VM, on the VM's burst only, on another VM
+// size), the groups named in the VM column, and each note once at the
+// bottom, referred to by number.
 func WriteSizingText(w io.Writer, sz *Sizing) error {
 	t := sz.Target
 	if len(sz.Options) == 0 {
 		fmt.Fprintf(w, "no %s disk reaches %s\n", sz.Provider, t.Want())
-	}
-	groups := []struct {
-		head string
-		keep func(Option) bool
-	}{
-		{fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()),
-			func(o Option) bool { return o.VMBinds == "" }},
-		{fmt.Sprintf("only while %s's burst credits last (%s from a full bucket)", t.VM, units.Span(burstSeconds(sz.Options), "unlimited")),
-			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds > 0 }},
-		{fmt.Sprintf("on a larger VM size than %s", t.VM),
-			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds == 0 }},
-	}
-	first := true
-	for _, g := range groups {
-		var rows []Option
-		for _, o := range sz.Options {
-			if g.keep(o) {
-				rows = append(rows, o)
-			}
+	} else {
+		for _, l := range wrap(fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()), maxLine) {
+			fmt.Fprintln(w, l)
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		fmt.Fprintln(w, g.head)
+		var notes footnotes
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
-		for _, op := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, func(x float64) string { return units.Published(math.Round(x)) }),
-				pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), strings.Join(optionCells(op), "\t"))
+		head := fmt.Sprintf("SPEC\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
+		if t.VM != "" {
+			head += "\tON " + strings.ToUpper(t.VM)
+		}
+		fmt.Fprintln(tw, head+"\tNOTES")
+		iops := func(x float64) string { return units.Published(math.Round(x)) }
+		for _, op := range sz.Options {
+			price, perIOPS, perMB, note := optionCells(op)
+			row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", op.Spec, pairText(op.Read.IOPS, op.Write.IOPS, iops), pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), price, perIOPS, perMB)
+			if t.VM != "" {
+				row += "\t" + vmCell(op)
+			}
+			fmt.Fprintln(tw, row+"\t"+notes.refs(note...))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		notes.write(w)
 	}
 	if len(sz.NotJudged) > 0 {
-		fmt.Fprintf(w, "\nnot judged: %s\n", strings.Join(sz.NotJudged, ", "))
-	}
-	for _, o := range sz.Options {
-		if o.Cost != nil && o.Cost.Price.ThirdParty {
-			fmt.Fprintln(w, "\n* the price's source is not the provider's own (a third-party page); see 'iolens catalog show' for it")
-			break
+		fmt.Fprintln(w, "\nnot judged")
+		for _, n := range sz.NotJudged {
+			for j, l := range wrap(n, maxLine-4) {
+				if j == 0 {
+					fmt.Fprintln(w, "  - "+l)
+				} else {
+					fmt.Fprintln(w, "    "+l)
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// burstSeconds is how long the VM burst of the sizing's options lasts.
-func burstSeconds(opts []Option) float64 {
-	for _, o := range opts {
-		if o.VMBurstSeconds > 0 {
-			return o.VMBurstSeconds
+// vmCell says how the sizing's VM carries an option: sustained, on its
+// burst only, or not at all (and which size does).
+func vmCell(op Option) string {
+	switch {
+	case op.VMBinds == "":
+		return "sustained"
+	case op.VMBurstSeconds > 0:
+		return "burst only, " + units.Span(op.VMBurstSeconds, "unlimited")
+	case op.ProposedVM != "":
+		return "needs " + op.ProposedVM
+	}
+	return "no VM size carries it"
+}
+
+// footnotes numbers notes once each, for a table's NOTES column.
+type footnotes struct {
+	list []string
+	idx  map[string]int
+}
+
+// refs numbers each note (reusing a number for a repeated one) and
+// returns the numbers, "-" for none.
+func (f *footnotes) refs(notes ...string) string {
+	if f.idx == nil {
+		f.idx = map[string]int{}
+	}
+	var out []string
+	for _, n := range notes {
+		if n == "" {
+			continue
+		}
+		i, ok := f.idx[n]
+		if !ok {
+			f.list = append(f.list, n)
+			i = len(f.list)
+			f.idx[n] = i
+		}
+		out = append(out, strconv.Itoa(i))
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ",")
+}
+
+// write prints the notes under a table, numbered, wrapped to the
+// table's width.
+func (f *footnotes) write(w io.Writer) {
+	if len(f.list) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnotes")
+	for i, n := range f.list {
+		head := fmt.Sprintf("  %d. ", i+1)
+		for j, l := range wrap(n, maxLine-len(head)) {
+			if j > 0 {
+				head = strings.Repeat(" ", len(head))
+			}
+			fmt.Fprintln(w, head+l)
 		}
 	}
-	return 0
+}
+
+// maxLine is the widest line the limits tables and their notes print.
+const maxLine = 150
+
+// wrap breaks s at spaces into lines of at most width characters (a
+// word longer than that keeps its own line).
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) > width:
+			out = append(out, line)
+			line = word
+		default:
+			line += " " + word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }
 
 // pairText shows a read figure, and the write one after a slash when it
@@ -369,38 +439,40 @@ func pairText(r, w float64, f func(float64) string) string {
 	return f(r) + " r / " + f(w) + " w"
 }
 
-// optionCells are an option's price cells and note.
-func optionCells(op Option) []string {
-	price, perIOPS, perMB := "-", "-", "-"
-	var note []string
+// thirdPartyNote is said of a price whose source is not the provider's.
+const thirdPartyNote = "* the price's source is not the provider's own (a third-party page or a seed write-up); 'iolens catalog show ID' names it"
+
+// optionCells are an option's price cells and its notes.
+func optionCells(op Option) (price, perIOPS, perMB string, notes []string) {
+	price, perIOPS, perMB = "-", "-", "-"
 	switch co := op.Cost; {
 	case co != nil && co.Price.NoTotal:
-		price = co.Price.Rates
+		price = "rates only"
+		notes = append(notes, co.Price.Rates)
 	case co != nil:
 		price = units.USD(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
+		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
 		if co.Price.ThirdParty {
 			price += "*"
+			notes = append(notes, thirdPartyNote)
 		}
-		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
 	default:
-		note = append(note, op.PriceGap)
+		notes = append(notes, op.PriceGap)
 	}
 	switch {
 	case op.VMBurstSeconds > 0:
-		note = append(note, "sustained, "+op.VMBinds)
+		notes = append(notes, "sustained, "+op.VMBinds)
 	case op.ProposedVM != "":
 		s := op.VMBinds + "; " + op.ProposedVM + " carries it"
 		if op.VMPrice != nil {
 			s += " (" + units.USD(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
 		}
-		note = append(note, s)
+		notes = append(notes, s)
 	case op.VMBinds != "":
-		note = append(note, op.VMBinds+"; no VM size in the catalog carries it")
+		notes = append(notes, op.VMBinds+"; no VM size in the catalog carries it")
 	}
-	if len(note) == 0 && len(op.Disk.Notes) > 0 {
-		note = append(note, op.Disk.Notes[0])
-	}
-	return []string{price, perIOPS, perMB, strings.Join(note, "; ")}
+	notes = append(notes, op.Disk.Notes...)
+	return price, perIOPS, perMB, notes
 }
 
 // WriteCatalogList renders every family and VM size, one a line.
