@@ -183,3 +183,30 @@ func TestLimitsIssue23(t *testing.T) {
 		t.Errorf("P20 behind D8s_v3:\n%s", out)
 	}
 }
+
+// Several disks at once: one table on one VM; -o csv a record per disk;
+// -o wide for a sizing; a bad format is refused with a hint.
+func TestLimitsManyDisks(t *testing.T) {
+	out, errOut, code := execute(t, "limits", "azure:P15", "azure:P30", "aws:gp3:100GiB", "--io-size", "4k")
+	if code != 0 || !strings.Contains(out, "IOPS@4KiB") || !strings.Contains(out, "aws:gp3:100GiB:iops=3000,throughput=125") {
+		t.Errorf("two providers at 4 KiB: exit %d %s\n%s", code, errOut, out)
+	}
+	if _, errOut, code := execute(t, "limits", "azure:P15", "azure:P30", "--io-size", "4k,1m"); code == 0 || !strings.Contains(errOut, "one size for a table") {
+		t.Errorf("two sizes for a table: exit %d %s", code, errOut)
+	}
+	out, errOut, code = execute(t, "limits", "azure:P15", "azure:P30", "azure:E30", "--vm", "D8s_v3")
+	if code != 0 || !strings.HasPrefix(out, "on azure:Standard_D8s_v3\nDISK") || strings.Count(out, "\nazure:") != 3 {
+		t.Errorf("table: exit %d %s\n%s", code, errOut, out)
+	}
+	out, _, code = execute(t, "limits", "azure:P15", "azure:P30", "-o", "csv")
+	if code != 0 || !strings.HasPrefix(out, "spec,family,size,") || strings.Count(out, "\n") != 3 {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+	out, _, code = execute(t, "limits", "--target-iops", "15000", "--provider", "gcp", "--vm", "n2-standard-4", "-o", "wide")
+	if code != 0 || !strings.Contains(out, "needs gcp:n2-standard-64") {
+		t.Errorf("sizing -o wide: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := execute(t, "limits", "azure:P15", "-o", "yaml"); code == 0 || !strings.Contains(errOut, "text, json, wide, csv") {
+		t.Errorf("-o yaml: exit %d %s", code, errOut)
+	}
+}
