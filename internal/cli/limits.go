@@ -75,6 +75,7 @@ type limitsOptions struct {
 	priceFile    string
 	priceAsOf    string
 	region       string
+	buffered     bool
 }
 
 func newLimitsCommand(streams IOStreams) *cobra.Command {
@@ -169,6 +170,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
 	f.StringVar(&o.priceFile, "price-file", "", "your own prices (YAML or JSON), preferred to the catalog's")
 	f.StringVar(&o.priceAsOf, "price-as-of", "", "use the prices in force at this date (YYYY or YYYY-MM), not the newest")
+	f.BoolVar(&o.buffered, "buffered", false, "the writes are buffered (not O_DIRECT): say what merging in the page cache does to the IO sizes the disk sees")
 	f.StringVar(&o.region, "region", "", "use only the prices stored for this region (default: the newest, the provider's reference region first: azure eastus, aws us-east-1, gcp us-central1, ibm us-south)")
 	return cmd
 }
@@ -229,6 +231,14 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		return specError(err)
 	}
 	x.SetConcurrent(int(o.volumes.N))
+	if o.buffered {
+		for _, s := range sizes {
+			if n := x.BufferedNote(s); n != "" {
+				x.Notes = append(x.Notes, n)
+				break
+			}
+		}
+	}
 	rep := c.NewReport(x, sizes, o.priceAsOf)
 	return o.output.print(w, rep, func() error { return rep.WriteText(w) })
 }

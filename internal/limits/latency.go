@@ -223,3 +223,32 @@ func (p LatencyPrediction) Lines() []string {
 	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", units.LatencyBand(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
 	return out
 }
+
+// BufferedNote says what buffered writes of ioSize do to the disk's
+// figures: the page cache merges sequential writes before they reach
+// the disk, so the disk sees larger IOs and the IOPS at ioSize understate
+// what it moves. The merged size offered is where the disk's throughput
+// cap takes over from its IOPS cap (cap / IOPS, at most its IO-counting
+// unit): seed 003's buffered dd bs=100k on a P4 moved about 25 MiB/s,
+// which at 120 IOPS is IOs of 213 KiB or more, the P4's throughput cap,
+// not the 12.3 MB/s that 120 x 100 KiB gives. "" when the disk has no
+// IOPS cap to merge past or ioSize is already there.
+func (x *Expectation) BufferedNote(ioSize int64) string {
+	w := x.Disk.Write
+	if w.IOPS <= 0 || w.BWBytes <= 0 {
+		return ""
+	}
+	merged := w.BWBytes / w.IOPS
+	if u := x.Disk.Edition.IOUnitKiB * kib; u > 0 && merged > u {
+		merged = u
+	}
+	if float64(ioSize) >= merged {
+		return ""
+	}
+	at := x.At(ioSize, true)
+	offer := int64(math.Ceil(merged/kib)) * 1024
+	big := x.At(offer, true)
+	return fmt.Sprintf("buffered writes reach the disk merged into larger IOs, so %s IOs are not what it sees: at %s IOPS its %s MB/s cap binds from IOs of %s on; try --io-size %dk (%s MB/s there, against %s MB/s at %s). Seed 003's buffered dd bs=100k on a P4 moved about 25 MiB/s, the cap, not 120 x 100 KiB",
+		units.IOSize(ioSize), units.Published(math.Round(w.IOPS)), units.Figure(w.BWBytes/1e6), units.IOSize(offer), offer>>10,
+		units.Figure(big.BWBytes/1e6), units.Figure(at.BWBytes/1e6), units.IOSize(ioSize))
+}

@@ -140,3 +140,26 @@ func TestDiagnoseComparesLatency(t *testing.T) {
 		t.Errorf("NaN latency compared: %+v", lc)
 	}
 }
+
+// Seed 003: a buffered dd bs=100k on a P4 moved about 25 MiB/s, where 120
+// IOPS of 100 KiB is 12.3 MB/s: the page cache merged the writes. The
+// note offers the size where the P4's throughput cap binds, 25 MiB/s /
+// 120 = 214 KiB (2019 table, MiB/s), and gives the cap there.
+func TestBufferedNoteSeed003(t *testing.T) {
+	x, err := MustDefault().ParseExpectation("azure:P4@2019-02", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := x.BufferedNote(100 << 10)
+	for _, s := range []string{"try --io-size 214k", "26.2 MB/s there, against 12.3 MB/s at 100 KiB", "25 MiB/s"} {
+		if !strings.Contains(n, s) {
+			t.Errorf("note %q lacks %q", n, s)
+		}
+	}
+	if got := x.At(214<<10, true).BWBytes / (1 << 20); got < 25-1e-9 {
+		t.Errorf("at 214 KiB the P4 moves %.2f MiB/s, want its 25 MiB/s cap", got)
+	}
+	if n := x.BufferedNote(256 << 10); n != "" {
+		t.Errorf("256 KiB is already past the merge size: %q", n)
+	}
+}
