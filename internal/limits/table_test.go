@@ -77,3 +77,32 @@ func TestSizingTable(t *testing.T) {
 		}
 	}
 }
+
+// A mixed table of every provider's disks, with split reads and writes
+// and long specs, stays under 160 characters.
+func TestDiskTableWidth(t *testing.T) {
+	c := MustDefault()
+	var xs []*Expectation
+	for _, spec := range []string{"azure:P15", "azure:ultra:1TiB", "azure:premium-ssd-v2:100GiB", "azure:E10", "aws:gp3:100GiB", "aws:gp2:100GiB",
+		"aws:io2:100GiB:iops=max", "aws:st1:1TiB", "gcp:pd-balanced:100GiB", "gcp:pd-standard:10TiB", "ibm:sdp:100GB", "ibm:general-purpose:1000GB"} {
+		x, err := c.ParseExpectation(spec, "", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	var b bytes.Buffer
+	if err := c.NewDiskTable(xs, 16<<10, "").WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if len(l) >= 160 {
+			t.Errorf("line of %d characters: %q", len(l), l)
+		}
+	}
+	// pd-standard: reads 1,200 MiB/s, writes 400 MiB/s (Google's
+	// per-instance caps), printed read/write.
+	if !strings.Contains(b.String(), "1258.3/419.4") {
+		t.Errorf("pd-standard's read/write split missing:\n%s", b.String())
+	}
+}
