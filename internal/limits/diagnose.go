@@ -182,7 +182,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 	// than the disk drains them; reads, and writes that are flushed one
 	// by one (an fsync-bound test), build no backlog.
 	if m.Write && !m.Syncs {
-		if cf, ok := x.HostCacheFill(m.BlockSize, m.WriteBWBytes); ok && cf.Grows {
+		if cf, ok := x.HostCacheFillPattern(m.BlockSize, m.WriteBWBytes, !m.Random); ok && cf.Grows {
 			out = append(out, cacheRWFinding(m, x, cf))
 		}
 	}
