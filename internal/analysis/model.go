@@ -53,6 +53,17 @@ const (
 	// unsteadyPlateau: a plateau whose level moves by more than 5% from
 	// depth to depth is not held by a throttle or a device.
 	unsteadyPlateau = 0.05
+	// riseTolerance: a plateau's deepest depth that gets 4% more than
+	// the one before it, beyond both tests' own intervals, is still
+	// being served more: a throttle gives every depth past its knee the
+	// same rate.
+	riseTolerance = 0.04
+	// servedBusy: a device the host's own CPUs serve binds on them when
+	// they are this busy on the plateau, and servedBusyRise points more
+	// busy than at the curve's base depth (the IO made them busy, not a
+	// neighbour).
+	servedBusy     = 90
+	servedBusyRise = 25
 )
 
 // CurveKey names a curve.
@@ -141,6 +152,8 @@ type Curve struct {
 	// CPURetry, when the plan ran the deepest depth again with more jobs:
 	// the rate with one job and with more.
 	CPURetry *CPURetry
+	// baseBusy is the host's CPU busy % at the base depth (-1 unknown).
+	baseBusy float64
 }
 
 // CPURetry compares one depth with one fio job and with more.
@@ -342,6 +355,15 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 	for _, f := range pts[0].facts {
 		if cv := histCV(&f.d.Hist); cv > 0 {
 			svc = cv
+		}
+	}
+	if svc < 0 {
+		// No histogram: the base depth's percentiles, read as a
+		// log-normal's.
+		for _, f := range pts[0].facts {
+			if cv := pctCV(&f.d.Lat); cv > 0 {
+				svc = cv
+			}
 		}
 	}
 	for i := range c.Points {
@@ -636,6 +658,11 @@ func (c *Curve) plateauKind() (string, string) {
 	if len(on) == 0 {
 		on = []*CurvePoint{deep}
 	}
+	c.baseBusy = -1
+	for _, f := range c.Points[0].facts {
+		c.baseBusy = math.Max(c.baseBusy, f.hostBusy)
+	}
+	rise, riseWhy := plateauRise(on)
 	// How flat the plateau is, pooled over its tests.
 	var ratios []float64
 	for _, p := range on {
@@ -665,6 +692,7 @@ func (c *Curve) plateauKind() (string, string) {
 			}
 		}
 		f.pooled = pooled
+		f.rise, f.riseWhy = rise, riseWhy
 		code, why := kindOf(f, c)
 		votes[code]++
 		if _, ok := whys[code]; !ok {
@@ -687,6 +715,32 @@ func (c *Curve) plateauKind() (string, string) {
 	return win, why
 }
 
+// plateauRise is how much more the deepest of a plateau's depths got than
+// the one before it, beyond both tests' own 95% intervals, when that is
+// more than riseTolerance (else 0), with the two depths in words.
+func plateauRise(on []*CurvePoint) (float64, string) {
+	if len(on) < 2 {
+		return 0, ""
+	}
+	a, b := on[len(on)-2], on[len(on)-1]
+	if a.IOPS <= 0 {
+		return 0, ""
+	}
+	errOf := func(p *CurvePoint) float64 {
+		e := 0.0
+		for _, f := range p.facts {
+			e = math.Max(e, f.meanErr())
+		}
+		return e
+	}
+	rise := b.IOPS/a.IOPS - 1
+	if rise-errOf(a)-errOf(b) <= riseTolerance {
+		return 0, ""
+	}
+	return rise, fmt.Sprintf("QD%d still got %.0f%% more than QD%d (%s against %s IOPS), where a throttle gives every depth past its knee the same rate",
+		b.QD, 100*rise, a.QD, units.Figure(b.IOPS), units.Figure(a.IOPS))
+}
+
 // kindOf reads what binds one test on a plateau (or the only test of a
 // curve) from its own evidence: a paced rate is a throttle, a spent CPU
 // the CPU, IO held above the device a throttle there, IO queued in the
@@ -705,10 +759,18 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 	if f.cpuBound(c != nil && c.Unsteady > unsteadyPlateau) {
 		return result.CodeCPU, f.cpuWhy()
 	}
+	if c != nil && c.State == StatePlateau && f.hostServed != "" && f.hostBusy >= servedBusy && c.baseBusy >= 0 && f.hostBusy-c.baseBusy >= servedBusyRise {
+		// The host's own CPUs serve this device (its queue fills while
+		// the IO waits for them): busy with the IO, they bind.
+		return result.CodeCPU, fmt.Sprintf("this host's own CPUs serve the device (%s), and they were %.0f%% busy at QD%d against %.0f%% at QD%d: the CPU binds, not the device; a larger VM, or a device of its own, does more",
+			f.hostServed, f.hostBusy, f.qd, c.baseBusy, c.BaseQD)
+	}
 	// The queue grew above the device, not in it: each IO's time in the
-	// device stayed near the base latency while fio's doubled.
+	// device stayed near the base latency while fio's doubled, so most
+	// of it was spent above the device (an IO that spends nearly all its
+	// time in the device waits there, whatever the base).
 	waitAbove := c != nil && c.BaseLatNs > 0 && f.devAwaitMs > 0 && f.devQueue >= 0 &&
-		f.devAwaitMs*1e6 < 2*c.BaseLatNs && f.latNs > 2*c.BaseLatNs
+		f.devAwaitMs*1e6 < 2*c.BaseLatNs && f.latNs > 2*c.BaseLatNs && f.devAwaitMs*1e6 < 0.5*f.latNs
 	if f.held() || waitAbove {
 		s := fmt.Sprintf("IO is held above the device: fio keeps %d in flight, the device's queue holds %.1f", f.qd, f.devQueue)
 		if waitAbove {
@@ -727,6 +789,10 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		}
 		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate %s, as the device's own service does, not a throttle's pace",
 			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, vary)
+		if f.rise > 0 {
+			s = fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) and %s: the device's own service sets the rate (it %s)",
+				f.latNs/math.Max(c.BaseLatNs, 1), f.qd, f.riseWhy, vary)
+		}
 		if f.full() {
 			s += fmt.Sprintf("; its queue holds %.1f of %d IOs (util %.0f%%)", f.devQueue, f.qd, f.devUtil)
 		}
@@ -848,6 +914,26 @@ func ModelFinding(c *Curve) result.Finding {
 func b2f(b bool) float64 {
 	if b {
 		return 1
+	}
+	return 0
+}
+
+// pctCV is the coefficient of variation of a log-normal through a
+// latency's median (or mean) and its p99, p99.9 or p90 (0 unknown):
+// the spread of the service times where fio kept no histogram.
+func pctCV(l *result.Latency) float64 {
+	mid := l.P50Ns
+	if mid <= 0 {
+		mid = l.MeanNs // near the median where the spread is small
+	}
+	if mid <= 0 {
+		return 0
+	}
+	for _, q := range []struct{ v, z float64 }{{l.P99Ns, 2.3263}, {l.P999Ns, 3.0902}, {l.P90Ns, 1.2816}} {
+		if q.v > mid {
+			sigma := math.Log(q.v/mid) / q.z
+			return math.Sqrt(math.Expm1(sigma * sigma))
+		}
 	}
 	return 0
 }
