@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -465,7 +464,7 @@ func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
 		case StateApproaching:
 			more = fmt.Sprintf("the curve still rises at QD%d (%s IOPS, +%.0f%% per doubling): its ceiling is above", c.Deepest().QD, units.Figure(c.Deepest().IOPS), 100*c.Gain)
 		case StatePlateau:
-			more = fmt.Sprintf("the plateau, %s IOPS (%s), is reached from about QD%s: a deeper queue gets there", units.Figure(c.Level), limitName(c.Kind), strconv.Itoa(int(math.Ceil(c.Knee))))
+			more = fmt.Sprintf("the plateau is %s IOPS (%s): %s; a deeper queue gets there", units.Figure(c.Level), limitName(c.Kind), c.KneeWords())
 		default:
 			more = "no deeper test of this shape"
 		}

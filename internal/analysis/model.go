@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -852,6 +851,42 @@ func (c *Curve) PointCode(p *CurvePoint) string {
 	return c.Kind
 }
 
+// KneeBracket is the knee read off the measured depths: reached, the
+// shallowest depth measured at the plateau's level (within 10%), and
+// below, the deepest depth measured short of it (0 when the first depth
+// measured already reaches it). 0, 0 when the curve has no plateau.
+func (c *Curve) KneeBracket() (below, reached *CurvePoint) {
+	if c.State != StatePlateau && c.State != StateOneDepth {
+		return nil, nil
+	}
+	for i := range c.Points {
+		p := &c.Points[i]
+		if p.IOPS >= onCeiling*c.Level {
+			return below, p
+		}
+		below = p
+	}
+	return nil, nil
+}
+
+// KneeWords says where the plateau begins in measured depths: "QD32
+// reaches it; QD4 gets 49%", or "QD1 reaches it"; "" without a plateau.
+func (c *Curve) KneeWords() string {
+	below, reached := c.KneeBracket()
+	return kneeWords(below, reached, c.Level)
+}
+
+func kneeWords(below, reached *CurvePoint, level float64) string {
+	if reached == nil {
+		return ""
+	}
+	s := fmt.Sprintf("QD%d reaches it", reached.QD)
+	if below != nil && level > 0 {
+		s += fmt.Sprintf("; QD%d gets %.0f%%", below.QD, 100*below.IOPS/level)
+	}
+	return s
+}
+
 // Summary says the curve in one line.
 func (c *Curve) Summary() string {
 	var b strings.Builder
@@ -866,8 +901,8 @@ func (c *Curve) Summary() string {
 	case StateApproaching:
 		fmt.Fprintf(&b, "no plateau by QD%d: %s", c.Deepest().QD, c.Why)
 	case StatePlateau:
-		fmt.Fprintf(&b, "plateau at %s IOPS (%s MB/s, %s to %s) from about QD%s, base latency %s; %s: %s", units.Figure(c.Level), units.Figure(c.LevelBW/1e6),
-			units.Figure(c.RateLow), units.Figure(c.RateHigh), strconv.Itoa(int(math.Ceil(c.Knee))), units.Latency(c.BaseLatNs), limitName(c.Kind), c.Why)
+		fmt.Fprintf(&b, "plateau at %s IOPS (%s MB/s, %s to %s): %s, base latency %s; %s: %s", units.Figure(c.Level), units.Figure(c.LevelBW/1e6),
+			units.Figure(c.RateLow), units.Figure(c.RateHigh), c.KneeWords(), units.Latency(c.BaseLatNs), limitName(c.Kind), c.Why)
 	case StateOneDepth:
 		fmt.Fprintf(&b, "one depth: %s: %s", limitName(c.Kind), c.Why)
 	}

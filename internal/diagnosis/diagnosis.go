@@ -96,6 +96,44 @@ type Direction struct {
 	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
 	// the ceiling; 0 when no plateau was reached).
 	KneeQD int `json:"knee_qd"`
+	// KneeReachedQD is the shallowest depth measured at the plateau's
+	// level (within 10%), KneeBelowQD the deepest measured short of it
+	// and KneeBelowShare its share of the level: the knee lies between
+	// the two measured depths (0: no plateau, or none below it).
+	KneeReachedQD  int     `json:"knee_reached_qd"`
+	KneeBelowQD    int     `json:"knee_below_qd"`
+	KneeBelowShare float64 `json:"knee_below_share"`
+}
+
+// KneeWords says where the plateau begins in measured depths ("QD32
+// reaches it; QD4 gets 49%"), "" without a plateau.
+func (d *Direction) KneeWords() string {
+	if d == nil || d.KneeReachedQD == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("QD%d reaches it", d.KneeReachedQD)
+	if d.KneeBelowQD > 0 {
+		s += fmt.Sprintf("; QD%d gets %.0f%%", d.KneeBelowQD, 100*d.KneeBelowShare)
+	}
+	return s
+}
+
+// KneeBracket reads the knee off a plateau's measured depths: the
+// shallowest at the plateau's level (within 10%) and the deepest short
+// of it (nil when the first depth measured reaches it); nil, nil without
+// a plateau.
+func (c *Curve) KneeBracket() (below, reached *CurvePoint) {
+	if c.State != result.StatePlateau || c.LevelIOPS <= 0 {
+		return nil, nil
+	}
+	for i := range c.Points {
+		p := &c.Points[i]
+		if p.IOPS >= 0.9*c.LevelIOPS {
+			return below, p
+		}
+		below = p
+	}
+	return nil, nil
 }
 
 // Curve is one curve of the disk model as the diagnosis shows it.
@@ -394,6 +432,12 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 		if c.State == result.StatePlateau && c.KneeQD > 0 {
 			out.KneeQD = int(math.Ceil(c.KneeQD - 1e-9))
 		}
+		if below, reached := c.KneeBracket(); reached != nil {
+			out.KneeReachedQD = reached.QD
+			if below != nil {
+				out.KneeBelowQD, out.KneeBelowShare = below.QD, below.IOPS/c.LevelIOPS
+			}
+		}
 		if c.Points[0].QD == 1 && c.Random {
 			out.QD1LatencyNs, out.QD1IOPS = c.Points[0].LatNs, c.Points[0].IOPS
 			if out.KneeQD == 0 && c.State == result.StatePlateau {
@@ -454,8 +498,13 @@ func verdict(d *Diagnosis) []string {
 		}
 		if x.dir.QD1LatencyNs > 0 {
 			s := fmt.Sprintf("QD1 %s per IO (%s IOPS)", units.Latency(x.dir.QD1LatencyNs), units.Figure(x.dir.QD1IOPS))
-			if x.dir.KneeQD > 0 {
-				s += fmt.Sprintf(", knee at QD%d", x.dir.KneeQD)
+			switch k := x.dir; {
+			case k.KneeReachedQD == 1:
+				s += ", at the ceiling already"
+			case k.KneeReachedQD > 1 && k.KneeBelowQD > 1:
+				s += fmt.Sprintf("; QD%d reaches the ceiling, QD%d gets %.0f%%", k.KneeReachedQD, k.KneeBelowQD, 100*k.KneeBelowShare)
+			case k.KneeReachedQD > 1:
+				s += fmt.Sprintf("; QD%d reaches the ceiling", k.KneeReachedQD)
 			}
 			parts = append(parts, s)
 		}
@@ -578,10 +627,15 @@ func Advice(d *Diagnosis) []string {
 				add("the device saturates: a faster device, or less competing IO")
 			}
 		}
-		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS && !qd1Said {
+		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS && !qd1Said && dir.KneeReachedQD > 1 {
 			qd1Said = true // the other direction's line would say the same
-			add(fmt.Sprintf("one IO at a time gets %s of %s IOPS: %d or more in flight reach the ceiling",
-				units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), int(math.Ceil(dir.IOPS/math.Max(dir.QD1IOPS, 1)))))
+			// Read off the measured depths: the shallowest at the
+			// ceiling, and the deepest short of it with its share.
+			s := fmt.Sprintf("one IO at a time gets %s of %s IOPS; QD%d reaches the ceiling", units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), dir.KneeReachedQD)
+			if dir.KneeBelowQD > 1 {
+				s += fmt.Sprintf(", QD%d gets %.0f%% of it", dir.KneeBelowQD, 100*dir.KneeBelowShare)
+			}
+			add(s)
 		}
 	}
 	if f := d.Disk.Fsync; f != nil && f.Etcd == "fail" {

@@ -133,7 +133,7 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 				modelSeries{Label: name + " fit", Color: col, Kind: "fit", Y: fit},
 				modelSeries{Label: name + " latency", Color: col, Kind: "lat", Y: lat})
 			if c.KneeQD >= 1 && c.State == "plateau" {
-				it.Knees = append(it.Knees, modelKnee{QD: c.KneeQD, Color: col, Label: "knee QD" + strconv.Itoa(int(math.Ceil(c.KneeQD-1e-9)))})
+				it.Knees = append(it.Knees, modelKnee{QD: c.KneeQD, Color: col, Label: "fitted knee ≈QD" + strconv.Itoa(int(math.Ceil(c.KneeQD-1e-9))) + " (estimated)"})
 			}
 		}
 		out = append(out, it)

@@ -234,7 +234,14 @@ func curveWords(c *diagnosis.Curve) string {
 	base := units.Latency(c.BaseLatNs)
 	switch c.State {
 	case result.StatePlateau:
-		return fmt.Sprintf("plateau reached: %s (%s) from QD%d, base latency %s: %s", rate, other, max(1, int(math.Ceil(c.KneeQD-1e-9))), base, limitName(c.Limit))
+		from := ""
+		if below, reached := c.KneeBracket(); reached != nil {
+			from = fmt.Sprintf(" at QD%d", reached.QD)
+			if below != nil {
+				from += fmt.Sprintf(" (QD%d gets %.0f%%)", below.QD, 100*below.IOPS/level)
+			}
+		}
+		return fmt.Sprintf("plateau reached: %s (%s)%s, base latency %s: %s", rate, other, from, base, limitName(c.Limit))
 	case result.StateLatency:
 		return fmt.Sprintf("no plateau by QD%d: %s per IO at every depth, %s at QD%d; a deeper queue gives more", deep, base, rate, deep)
 	case result.StateApproaching:
