@@ -758,12 +758,6 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 	if f.cpuBound(c != nil && c.Unsteady > unsteadyPlateau) {
 		return result.CodeCPU, f.cpuWhy()
 	}
-	if c != nil && c.State == StatePlateau && f.hostServed != "" && f.hostBusy >= servedBusy && c.baseBusy >= 0 && f.hostBusy-c.baseBusy >= servedBusyRise {
-		// The host's own CPUs serve this device (its queue fills while
-		// the IO waits for them): busy with the IO, they bind.
-		return result.CodeCPU, fmt.Sprintf("this host's own CPUs serve the device (%s), and they were %.0f%% busy at QD%d against %.0f%% at QD%d: the CPU binds, not the device; a larger VM, or a device of its own, does more",
-			f.hostServed, f.hostBusy, f.qd, c.baseBusy, c.BaseQD)
-	}
 	// The queue grew above the device, not in it: each IO's time in the
 	// device stayed near the base latency while fio's doubled, so most
 	// of it was spent above the device (an IO that spends nearly all its
@@ -780,6 +774,12 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 			s += fmt.Sprintf(", with latency p50 %s but p99.9 %s: a throttle releasing IO in slices", units.Latency(f.d.Lat.P50Ns), units.Latency(f.d.Lat.P999Ns))
 		}
 		return capCode, s
+	}
+	if c != nil && c.State == StatePlateau && f.hostServed != "" && f.hostBusy >= servedBusy && c.baseBusy >= 0 && f.hostBusy-c.baseBusy >= servedBusyRise {
+		// The host's own CPUs serve this device (its queue fills while
+		// the IO waits for them): busy with the IO, they bind.
+		return result.CodeCPU, fmt.Sprintf("this host's own CPUs serve the device (%s), and they were %.0f%% busy at QD%d against %.0f%% at QD%d: the CPU binds, not the device; a larger VM, or a device of its own, does more",
+			f.hostServed, f.hostBusy, f.qd, c.baseBusy, c.BaseQD)
 	}
 	if c != nil && c.State == StatePlateau && f.devQueue >= 0 {
 		vary := fmt.Sprintf("varies %.1f%% second to second", 100*math.Max(f.spread1s, 0))
