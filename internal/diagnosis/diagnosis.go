@@ -275,7 +275,7 @@ type Options struct {
 	Match Matcher
 	// MatchBurst names a flat level that is a catalog disk's burst rate.
 	MatchBurst BurstMatcher
-	Expected *Expected
+	Expected   *Expected
 	// Unknown lists what a plan had no time or means to establish.
 	Unknown []string
 	// Interrupted: the run was stopped part way.
