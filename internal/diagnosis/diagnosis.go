@@ -634,7 +634,7 @@ func burstWords(b *BurstMatch, several bool, v float64, code, words string) stri
 	if several {
 		whose = "a catalog disk's"
 	}
-	return strings.Replace(words, "("+limitWords(code)+")", "("+whose+" burst rate)", 1)
+	return strings.Replace(words, "("+limitWords(code), "("+whose+" burst rate", 1)
 }
 
 // atBurstWords says what a disk measured at its burst rates holds once

@@ -262,3 +262,23 @@ func TestDepthAdviceFromMeasuredPoints(t *testing.T) {
 		})
 	}
 }
+
+// A figure at a burst rate is named so whatever the curve's state says
+// beside it; a figure off the burst rate, or of another limit, is not.
+func TestBurstWords(t *testing.T) {
+	b := &BurstMatch{Disk: "azure:P15", BurstIOPS: 3500, BurstBWBytes: 170e6}
+	for _, c := range []struct {
+		v             float64
+		code, in, out string
+		several       bool
+	}{
+		{171e6, result.CodeBandwidthCap, "171 MB/s at QD8 (a flat bandwidth cap; one depth measured)", "171 MB/s at QD8 (azure:P15's burst rate; one depth measured)", false},
+		{3501, result.CodeIOPSCap, "3,501 IOPS (a flat IOPS cap)", "3,501 IOPS (a catalog disk's burst rate)", true},
+		{1100, result.CodeIOPSCap, "1,100 IOPS (a flat IOPS cap)", "1,100 IOPS (a flat IOPS cap)", false},
+		{3501, result.CodeDevice, "3,501 IOPS (the device saturates)", "3,501 IOPS (the device saturates)", false},
+	} {
+		if got := burstWords(b, c.several, c.v, c.code, c.in); got != c.out {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.out)
+		}
+	}
+}
