@@ -158,7 +158,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Summary, f.Code = c.atCap(m, x, ce, pct, name, rate)
 	case little > 0 && little < ce.IOPS*atCapFraction && m.IOPS >= little*0.7:
 		need := int(math.Ceil(ce.IOPS * m.MeanLatNs / 1e9))
-		todo := fmt.Sprintf("raise iodepth or parallelism (QD %d or more at this latency)", need)
+		todo := fmt.Sprintf("raise iodepth or parallelism (QD %d or more at this latency, estimated by Little's law)", need)
 		if m.SyncLatNs > 0 {
 			todo = "a log that syncs each write (etcd's WAL) gets more only from a lower sync latency"
 		}

@@ -564,8 +564,12 @@ func verdictOf(s Set, d *diagnosis.Diagnosis, col string) verdictView {
 		if x.d.QD1LatencyNs > 0 {
 			m.QD1 = units.Latency(x.d.QD1LatencyNs) + " (" + units.Figure(x.d.QD1IOPS) + " IOPS)"
 		}
-		if x.d.KneeQD > 0 {
-			m.Knee = "QD" + strconv.Itoa(x.d.KneeQD)
+		if x.d.KneeReachedQD > 0 {
+			// The measured depths the knee lies between.
+			m.Knee = "QD" + strconv.Itoa(x.d.KneeReachedQD)
+			if x.d.KneeBelowQD > 0 {
+				m.Knee += fmt.Sprintf(" (QD%d: %.0f%%)", x.d.KneeBelowQD, 100*x.d.KneeBelowShare)
+			}
 		}
 		vv.Model = append(vv.Model, m)
 	}
