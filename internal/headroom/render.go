@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/iolens/iolens/internal/units"
 )
@@ -50,6 +51,28 @@ func clipTo(s string, n int) string {
 		return string(r[:n])
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// wrap breaks s at spaces into lines of at most n characters, the
+// later ones indented.
+func wrap(s string, n int, indent string) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > n:
+			out = append(out, clipTo(line, n))
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	if line != "" {
+		out = append(out, clipTo(line, n))
+	}
+	return out
 }
 
 func (r *Report) header(loc *time.Location) string {
@@ -169,7 +192,10 @@ func (n *Node) line() string {
 func Text(w io.Writer, r *Report, loc *time.Location) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", clipTo(r.header(loc), MaxLine))
-	fmt.Fprintf(&b, "verdict: %s\n\n", r.Verdict)
+	for _, l := range wrap("verdict: "+r.Verdict, MaxLine, "  ") {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n")
 	for _, v := range r.Volumes {
 		b.WriteString(v.Line(loc) + "\n")
 	}
