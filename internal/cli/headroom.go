@@ -33,6 +33,8 @@ type headroomOptions struct {
 	margin   float64
 	output   string
 	html     string
+	rules    string
+	rulesFmt string
 }
 
 // maxMappingFile bounds a mapping file.
@@ -63,7 +65,8 @@ sum of a node's devices is judged against.`,
 		Example: `  iolens headroom --prometheus http://prometheus:9090 --since 14d --expect azure:P10 --vm Standard_D4s_v3
   iolens headroom --prometheus $P --match '{job="node"}' --expect sdb=aws:gp3:200GiB --expect sdc=iops=500,bw=100MB
   iolens headroom --prometheus $P --mapping volumes.yaml -o csv > headroom.csv
-  iolens headroom --prometheus $P --mapping volumes.yaml --html headroom.html`,
+  iolens headroom --prometheus $P --mapping volumes.yaml --html headroom.html
+  iolens headroom --prometheus $P --mapping volumes.yaml --rules iolens-rules.yaml --rules-format operator`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, streams) },
 	}
@@ -86,6 +89,8 @@ sum of a node's devices is judged against.`,
 	f.Float64Var(&o.margin, "margin", 30, "headroom in % a smaller disk must leave above the p99")
 	outputFlag(f, &o.output, report.Headrooms, "format: ")
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
+	f.StringVar(&o.rules, "rules", "", "also write Prometheus rules to this file: each volume's caps recorded, alerts at the cap for 10 minutes, burst credit running out within 15, the VM's cap binding")
+	f.StringVar(&o.rulesFmt, "rules-format", headroom.RulesPlain, "--rules as a plain rules file (plain) or a prometheus-operator PrometheusRule (operator)")
 	groupFlags(cmd, flagGroup{Title: "Flags"},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}})
 	return cmd
@@ -110,7 +115,13 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	if o.mapping != "" {
 		inputs = append(inputs, o.mapping)
 	}
-	if err := checkOutputs(reads{inputs: inputs}, [2]string{"--html", o.html}); err != nil {
+	if o.rulesFmt != headroom.RulesPlain && o.rulesFmt != headroom.RulesOperator {
+		return &UsageError{Err: fmt.Errorf("--rules-format %q", o.rulesFmt), Help: "plain or operator"}
+	}
+	if cmd.Flags().Changed("rules-format") && o.rules == "" {
+		return &UsageError{Err: errors.New("--rules-format needs --rules"), Help: "e.g. --rules headroom-rules.yaml --rules-format operator"}
+	}
+	if err := checkOutputs(reads{inputs: inputs}, [2]string{"--html", o.html}, [2]string{"--rules", o.rules}); err != nil {
 		return err
 	}
 	pw := promOptions{since: o.since, from: o.from, to: o.to}
@@ -167,6 +178,15 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	rep, err := headroom.Run(ctx, c, ho)
 	if err != nil {
 		return err
+	}
+	if o.rules != "" {
+		b, err := headroom.Rules(rep, ho.Selector, o.rulesFmt)
+		if err != nil {
+			return err
+		}
+		if err := userfile.Write(o.rules, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return fmt.Errorf("--rules: %w", err)
+		}
 	}
 	page := headroom.Page{R: rep, Loc: time.Local}
 	if o.html != "" {

@@ -29,12 +29,12 @@ func TestHeadroom(t *testing.T) {
 		}}
 	_, srv := promtest.NewFake(t, s.Build())
 	dir := t.TempDir()
-	mapping, page := filepath.Join(dir, "volumes.yaml"), filepath.Join(dir, "page.html")
+	mapping, page, rules := filepath.Join(dir, "volumes.yaml"), filepath.Join(dir, "page.html"), filepath.Join(dir, "rules.yaml")
 	if err := os.WriteFile(mapping, []byte("volumes:\n  - {instance: \"node-1:9100\", device: sdb, expect: \"iops=500,bw=100MB\", claim: db/data-0}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"headroom", "--prometheus", srv.URL, "--from", "2026-03-01T14:00:00Z", "--to", "2026-03-01T14:59:45Z"}
-	txt, errOut, code := execute(t, append(base, "--mapping", mapping, "--html", page)...)
+	txt, errOut, code := execute(t, append(base, "--mapping", mapping, "--html", page, "--rules", rules)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -46,6 +46,9 @@ func TestHeadroom(t *testing.T) {
 	}
 	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("--html: %v", err)
+	}
+	if b, err := os.ReadFile(rules); err != nil || !strings.Contains(string(b), "record: iolens:volume_cap_iops") || !strings.Contains(string(b), `"node-1:9100"`) {
+		t.Errorf("--rules: %v\n%s", err, b)
 	}
 	js, _, code := execute(t, append(base, "--expect", "sdb=iops=500", "-o", "json")...)
 	var r headroom.Report
@@ -82,6 +85,9 @@ func TestHeadroomBadInput(t *testing.T) {
 		{[]string{"headroom", "--prometheus", p, "--mapping", filepath.Join(dir, "none.yaml")}, "--mapping"},
 		{[]string{"headroom", "--prometheus", p, "--mapping", in, "--html", in}, "input"},
 		{[]string{"headroom", "--prometheus", p, "--since", "1d", "--from", "2026-03-01T00:00:00Z"}, "--since"},
+		{[]string{"headroom", "--prometheus", p, "--rules", filepath.Join(dir, "r.yaml"), "--rules-format", "thanos"}, "--rules-format"},
+		{[]string{"headroom", "--prometheus", p, "--rules-format", "operator"}, "needs --rules"},
+		{[]string{"headroom", "--prometheus", p, "--rules", in, "--mapping", in}, "input"},
 	} {
 		_, errOut, code := execute(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
