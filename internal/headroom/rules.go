@@ -9,6 +9,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/promhist/promql"
+	"github.com/iolens/iolens/internal/units"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -56,7 +57,7 @@ type promGroup struct {
 // constant is a series of value with the instance and device labels
 // given (no device for a VM's).
 func constant(v float64, inst, dev string) string {
-	e := fmt.Sprintf("label_replace(vector(%s), \"instance\", %s, \"\", \"\")", strconv.FormatFloat(v, 'g', -1, 64), strconv.Quote(inst))
+	e := fmt.Sprintf("label_replace(vector(%s), \"instance\", %s, \"\", \"\")", units.Exact(v), strconv.Quote(inst))
 	if dev != "" {
 		e = fmt.Sprintf("label_replace(%s, \"device\", %s, \"\", \"\")", e, strconv.Quote(dev))
 	}

@@ -23,6 +23,7 @@ var notFormatters = map[string]string{
 	"internal/etcdmetrics/etcdtest/etcdtest.go:tail": "the last lines of a log",
 	"internal/runner/options.go:unitName":            "the word for fio's time unit",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
+	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
 	"internal/runner/runner.go:note":                 "a sentence on writeback",
 	"internal/report/html.go:color":                  "a chart colour",
 	"internal/etcdmetrics/hist.go:formatLe":          "a Prometheus le label value",
