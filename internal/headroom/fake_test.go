@@ -47,8 +47,8 @@ func TestFleetArithmetic(t *testing.T) {
 			}
 		}
 	}
-	if want := 7 * 5; ranges != want {
-		t.Errorf("%d range queries, want %d (7 metrics x 5 chunks)", ranges, want)
+	if want := 4 * 5; ranges != want {
+		t.Errorf("%d range queries, want %d (4 queries x 5 chunks)", ranges, want)
 	}
 }
 

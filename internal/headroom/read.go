@@ -19,14 +19,19 @@ import (
 // the sample time first, then the counters.
 const mIOTime = "node_disk_io_time_seconds_total"
 
-var counters = [...]string{
-	"node_disk_reads_completed_total",
-	"node_disk_writes_completed_total",
-	"node_disk_read_bytes_total",
-	"node_disk_written_bytes_total",
-	"node_disk_read_time_seconds_total",
-	"node_disk_write_time_seconds_total",
-}
+// The node exporter's counters, and the sums of them read: read and
+// write IOs, bytes and time, each summed by Prometheus (a cap counts
+// reads and writes together), so that a chunk is four queries.
+const (
+	mReads        = "node_disk_reads_completed_total"
+	mWrites       = "node_disk_writes_completed_total"
+	mReadBytes    = "node_disk_read_bytes_total"
+	mWrittenBytes = "node_disk_written_bytes_total"
+	mReadTime     = "node_disk_read_time_seconds_total"
+	mWriteTime    = "node_disk_write_time_seconds_total"
+)
+
+var counters = [...][2]string{{mReads, mWrites}, {mReadBytes, mWrittenBytes}, {mReadTime, mWriteTime}}
 
 // Run reads the history of every device the selector has and judges it.
 func Run(ctx context.Context, c *promhist.Client, o Options) (*Report, error) {
@@ -257,7 +262,7 @@ func (r *reader) chunk(ctx context.Context, g promhist.Grid) (*chunk, []string, 
 		return nil, nil, err
 	}
 	for i, m := range counters {
-		if ch.ctr[i], err = get(r.o.Selector.Of(m)); err != nil {
+		if ch.ctr[i], err = get(r.o.Selector.Of(m[0]) + " + " + r.o.Selector.Of(m[1])); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -383,8 +388,7 @@ func (v *Volume) step(ch *chunk, k int, step time.Duration, maxGaps int) {
 		}
 	}
 	dt := float64(dtMs) / 1000
-	ios := d[0] + d[1]
-	bytes := d[2] + d[3]
+	ios, bytes := d[0], d[1]
 	counted := ios
 	if c := v.Cap; c != nil && c.IOUnitBytes > 0 && ios > 0 {
 		// The provider counts a large IO as several: from the step's mean
@@ -398,7 +402,7 @@ func (v *Volume) step(ch *chunk, k int, step time.Duration, maxGaps int) {
 	a.iops.add(iops)
 	a.bw.add(bw)
 	if ios > 0 {
-		a.await.add((d[4] + d[5]) / ios * 1000)
+		a.await.add(d[2] / ios * 1000)
 	}
 	a.capKnown, a.atCap = false, false
 	c := v.Cap

@@ -73,8 +73,8 @@ func Rules(r *Report, sel promql.Selector, format string) ([]byte, error) {
 	dsel := sel.With("device", "!~", diskstats.StackedPattern)
 	rate := func(m string) string { return fmt.Sprintf("rate(%s[%ds])", dsel.Of(m), win) }
 	use := promGroup{Name: "iolens-headroom-use", Rules: []promRule{
-		{Record: RecIOPS, Expr: fmt.Sprintf("sum by (instance, device) (%s + %s)", rate(counters[0]), rate(counters[1]))},
-		{Record: RecBW, Expr: fmt.Sprintf("sum by (instance, device) (%s + %s)", rate(counters[2]), rate(counters[3]))},
+		{Record: RecIOPS, Expr: fmt.Sprintf("sum by (instance, device) (%s + %s)", rate(mReads), rate(mWrites))},
+		{Record: RecBW, Expr: fmt.Sprintf("sum by (instance, device) (%s + %s)", rate(mReadBytes), rate(mWrittenBytes))},
 	}}
 	caps := promGroup{Name: "iolens-headroom-caps"}
 	vols := append([]*Volume(nil), r.Volumes...)
@@ -116,7 +116,7 @@ func Rules(r *Report, sel promql.Selector, format string) ([]byte, error) {
 	// since.
 	credit := promRule{Record: RecCreditIOs, Expr: fmt.Sprintf(
 		"clamp_min(max without (iolens_cap) (%s) - clamp_min(sum by (instance, device) (increase(%s[%ds]) + increase(%s[%ds])) - on (instance, device) group_left () %d * max without (iolens_cap) (%s), 0), 0)",
-		RecBucketIOs, dsel.Of(counters[0]), rulesCreditH, dsel.Of(counters[1]), rulesCreditH, rulesCreditH, RecCapIOPS)}
+		RecBucketIOs, dsel.Of(mReads), rulesCreditH, dsel.Of(mWrites), rulesCreditH, rulesCreditH, RecCapIOPS)}
 	use.Rules = append(use.Rules, credit)
 	held := func(rec, capRec, burstRec string) string {
 		// At the cap in force: at 95% of the burst cap, or held within 5%
