@@ -161,7 +161,11 @@ func (v *Volume) Line(loc *time.Location) string {
 		for _, gp := range v.Gaps {
 			missing += gp.To.Sub(gp.From)
 		}
-		parts = append(parts, fmt.Sprintf("%d gaps (%s without samples)", g, units.FormatDuration(missing)))
+		word := "gaps"
+		if g == 1 {
+			word = "gap"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s (%s without samples)", g, word, units.FormatDuration(missing)))
 	}
 	if v.Status == StatusNoData || v.Status == StatusUnknown {
 		parts = append(parts, v.Why)
