@@ -9,6 +9,7 @@ import (
 
 	"github.com/iolens/iolens/internal/headroom"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/promhist"
 	"github.com/iolens/iolens/internal/promhist/promql"
@@ -17,6 +18,7 @@ import (
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // headroomOptions are headroom's flags.
@@ -35,6 +37,10 @@ type headroomOptions struct {
 	html     string
 	rules    string
 	rulesFmt string
+	cluster  bool
+	ns       string
+	kubecfg  string
+	kubeCtx  string
 }
 
 // maxMappingFile bounds a mapping file.
@@ -87,11 +93,16 @@ sum of a node's devices is judged against.`,
 	f.StringVar(&o.mapping, "mapping", "", "a YAML file of volumes (instance, device, expect, claim) and nodes (instance, vm)")
 	f.StringVar(&o.vm, "vm", "", "the VM size of every node the mapping file does not name (catalog id, e.g. Standard_D4s_v3)")
 	f.Float64Var(&o.margin, "margin", 30, "headroom in % a smaller disk must leave above the p99")
+	f.BoolVar(&o.cluster, "cluster", false, "take every bound claim of the cluster (--namespace for one namespace): its node, device and class, its cap from the class through the catalog, the nodes' VM sizes")
+	f.StringVar(&o.ns, "namespace", "", "with --cluster: the claims of this namespace only (default: all)")
+	f.StringVar(&o.kubecfg, "kubeconfig", "", "with --cluster: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&o.kubeCtx, "context", "", "with --cluster: kubeconfig context (default: the current one)")
 	outputFlag(f, &o.output, report.Headrooms, "format: ")
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
 	f.StringVar(&o.rules, "rules", "", "also write Prometheus rules to this file: each volume's caps recorded, alerts at the cap for 10 minutes, burst credit running out within 15, the VM's cap binding")
 	f.StringVar(&o.rulesFmt, "rules-format", headroom.RulesPlain, "--rules as a plain rules file (plain) or a prometheus-operator PrometheusRule (operator)")
 	groupFlags(cmd, flagGroup{Title: "Flags"},
+		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "kubeconfig", "context"}},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}})
 	return cmd
 }
@@ -117,6 +128,11 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	}
 	if o.rulesFmt != headroom.RulesPlain && o.rulesFmt != headroom.RulesOperator {
 		return &UsageError{Err: fmt.Errorf("--rules-format %q", o.rulesFmt), Help: "plain or operator"}
+	}
+	for _, n := range []string{"namespace", "kubeconfig", "context"} {
+		if cmd.Flags().Changed(n) && !o.cluster {
+			return &UsageError{Err: fmt.Errorf("--%s needs --cluster", n), Help: "e.g. --cluster --namespace databases"}
+		}
 	}
 	if cmd.Flags().Changed("rules-format") && o.rules == "" {
 		return &UsageError{Err: errors.New("--rules-format needs --rules"), Help: "e.g. --rules headroom-rules.yaml --rules-format operator"}
@@ -175,10 +191,35 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	if err != nil {
 		return err
 	}
+	var clusterNotes []string
+	if o.cluster {
+		cf := genericclioptions.NewConfigFlags(false)
+		cf.KubeConfig, cf.Context = &o.kubecfg, &o.kubeCtx
+		kc, _, _, err := k8s.Connect(cf, o.kubeCtx)
+		if err != nil {
+			return err
+		}
+		inv, err := headroom.FromCluster(ctx, kc.CS, c, cat, o.ns, ho)
+		if err != nil {
+			return err
+		}
+		// --expect and the mapping file come first; capOf ranks by source.
+		ho.Rules = append(ho.Rules, inv.Rules...)
+		if ho.VMs == nil {
+			ho.VMs = map[string]string{}
+		}
+		for inst, vm := range inv.VMs {
+			if _, ok := ho.VMs[inst]; !ok {
+				ho.VMs[inst] = vm
+			}
+		}
+		clusterNotes = inv.Notes
+	}
 	rep, err := headroom.Run(ctx, c, ho)
 	if err != nil {
 		return err
 	}
+	rep.Notes = append(clusterNotes, rep.Notes...)
 	if o.rules != "" {
 		b, err := headroom.Rules(rep, ho.Selector, o.rulesFmt)
 		if err != nil {

@@ -58,6 +58,26 @@ type Rule struct {
 	// Claim names the volume (namespace/name) in the report.
 	Claim string
 	Cap   *Cap
+	// Unknown says why Cap is nil (a class the catalog has no entry for).
+	Unknown string
+}
+
+// rank orders where caps come from: --expect, then a mapping file, then
+// what iolens measured, then the catalog (a rule that knows no cap
+// last).
+func (r Rule) rank() int {
+	if r.Cap == nil {
+		return -1
+	}
+	switch r.Cap.Source {
+	case SourceExpect:
+		return 3
+	case SourceMapping:
+		return 2
+	case SourceHistory:
+		return 1
+	}
+	return 0
 }
 
 func (r Rule) matches(inst, dev string) bool {
@@ -141,17 +161,28 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// capOf is the most specific rule's cap for a device, and its claim.
-func (o Options) capOf(inst, dev string) (*Cap, string) {
-	best := -1
-	var c *Cap
-	var claim string
+// capOf is the cap for a device: of the rules that match it, the one
+// from the first source (--expect, mapping, measured, catalog), the most
+// specific of those; its claim (from any rule that names one), and why
+// the cap is unknown when no rule gives one.
+func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown string) {
+	bestRank, bestWeight := -2, -1
+	unknown = "no --expect or mapping names it"
 	for _, r := range o.Rules {
-		if r.matches(inst, dev) && r.weight() > best {
-			best, c, claim = r.weight(), r.Cap, r.Claim
+		if !r.matches(inst, dev) {
+			continue
+		}
+		if r.Claim != "" && claim == "" {
+			claim = r.Claim
+		}
+		if r.Cap == nil && r.Unknown != "" {
+			unknown = r.Unknown
+		}
+		if k, w := r.rank(), r.weight(); k > bestRank || k == bestRank && w > bestWeight {
+			bestRank, bestWeight, c = k, w, r.Cap
 		}
 	}
-	return c, claim
+	return c, claim, unknown
 }
 
 // Report is the whole judgement.

@@ -107,10 +107,10 @@ func (r *reader) discover(ctx context.Context) error {
 			skipped = append(skipped, inst+" "+dev)
 			continue
 		}
-		cp, claim := o.capOf(inst, dev)
+		cp, claim, unknown := o.capOf(inst, dev)
 		v := &Volume{Instance: inst, Device: dev, Claim: claim, Cap: cp, Gaps: []Gap{}, Band: []BandPoint{}}
 		if cp == nil {
-			v.CapUnknown = "no --expect or mapping names it"
+			v.CapUnknown = unknown
 		}
 		r.vols[k] = v
 		n := r.nodes[inst]
@@ -138,7 +138,7 @@ func (r *reader) discover(ctx context.Context) error {
 			}
 		}
 		if !found {
-			v := &Volume{Instance: ru.Instance, Device: ru.Device, Claim: ru.Claim, Cap: ru.Cap, Status: StatusNoData, Gaps: []Gap{}, Band: []BandPoint{},
+			v := &Volume{Instance: ru.Instance, Device: ru.Device, Claim: ru.Claim, Cap: ru.Cap, CapUnknown: ru.Unknown, Status: StatusNoData, Gaps: []Gap{}, Band: []BandPoint{},
 				Why: "no node exporter series for this device in the range (is its node scraped, and the device named as the node exporter names it?)"}
 			r.rep.Volumes = append(r.rep.Volumes, v)
 		}
