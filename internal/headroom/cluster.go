@@ -99,6 +99,9 @@ func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Clien
 		if err != nil {
 			return nil, hint.Wrap(fmt.Errorf("reading PV %s: %w", v.PV, err), "check that you may get PVs")
 		}
+		if csi := pv.Spec.CSI; csi != nil && csi.Driver == "ebs.csi.aws.com" {
+			r.VolumeID = csi.VolumeHandle
+		}
 		ci := classes[pv.Spec.StorageClassName]
 		if ci == nil {
 			ci = &classInfo{name: pv.Spec.StorageClassName}

@@ -100,6 +100,7 @@ func CapOfDisk(d *limits.Disk, source string) *Cap {
 //
 //	volumes:
 //	  - {instance: "node-1:9100", device: sdb, expect: "azure:P10", claim: db/data-0}
+//	  - {instance: "node-2:9100", device: nvme1n1, expect: "aws:gp3:100GiB", volume_id: vol-0abc}
 //	  - {device: nvme1n1, expect: "iops=3000,bw=125MB"}
 //	nodes:
 //	  - {instance: "node-1:9100", vm: Standard_D4s_v3}
@@ -109,6 +110,7 @@ type Mapping struct {
 		Device   string `yaml:"device"`
 		Expect   string `yaml:"expect"`
 		Claim    string `yaml:"claim"`
+		VolumeID string `yaml:"volume_id"`
 	} `yaml:"volumes"`
 	Nodes []struct {
 		Instance string `yaml:"instance"`
@@ -145,7 +147,7 @@ func ParseMapping(b []byte, cat *limits.Catalog) ([]Rule, map[string]string, err
 		if err != nil {
 			return nil, nil, bad(fmt.Errorf("volume %d (%s): %w", i+1, v.Device, err))
 		}
-		rules = append(rules, Rule{Instance: v.Instance, Device: strings.TrimPrefix(v.Device, "/dev/"), Claim: v.Claim, Cap: c})
+		rules = append(rules, Rule{Instance: v.Instance, Device: strings.TrimPrefix(v.Device, "/dev/"), Claim: v.Claim, Cap: c, VolumeID: v.VolumeID})
 	}
 	vms := map[string]string{}
 	for i, n := range m.Nodes {

@@ -60,6 +60,9 @@ type Rule struct {
 	Cap   *Cap
 	// Unknown says why Cap is nil (a class the catalog has no entry for).
 	Unknown string
+	// VolumeID is the provider's id of the volume (an EBS vol-...), for
+	// its own counters.
+	VolumeID string
 }
 
 // rank orders where caps come from: --expect, then a mapping file, then
@@ -165,7 +168,7 @@ func (o Options) withDefaults() Options {
 // from the first source (--expect, mapping, measured, catalog), the most
 // specific of those; its claim (from any rule that names one), and why
 // the cap is unknown when no rule gives one.
-func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown string) {
+func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown, volumeID string) {
 	bestRank, bestWeight := -2, -1
 	unknown = "no --expect or mapping names it"
 	for _, r := range o.Rules {
@@ -175,6 +178,9 @@ func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown string) {
 		if r.Claim != "" && claim == "" {
 			claim = r.Claim
 		}
+		if r.VolumeID != "" && volumeID == "" {
+			volumeID = r.VolumeID
+		}
 		if r.Cap == nil && r.Unknown != "" {
 			unknown = r.Unknown
 		}
@@ -182,7 +188,7 @@ func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown string) {
 			bestRank, bestWeight, c = k, w, r.Cap
 		}
 	}
-	return c, claim, unknown
+	return c, claim, unknown, volumeID
 }
 
 // Report is the whole judgement.
@@ -231,6 +237,7 @@ type Volume struct {
 	Instance string `json:"instance"`
 	Device   string `json:"device"`
 	Claim    string `json:"claim,omitempty"`
+	VolumeID string `json:"volume_id,omitempty"`
 	// Status: at-cap, near, ok, idle, no-data or unknown-cap.
 	Status string `json:"status"`
 	// Why says what the status rests on, in a sentence.
@@ -265,6 +272,9 @@ type Volume struct {
 	// VMBoundS is the time the node's VM cap was met while this volume
 	// did IO below its own cap: the VM, not the volume, bound.
 	VMBoundS float64 `json:"vm_bound_s"`
+	// Provider is what the provider's own counters say (EBS), when
+	// Prometheus has them.
+	Provider *Provider `json:"provider,omitempty"`
 	// Recommendation, with money; nil when not judged.
 	Rec  *Recommendation `json:"recommendation,omitempty"`
 	Band []BandPoint     `json:"band"`

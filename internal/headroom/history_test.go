@@ -85,6 +85,34 @@ func (f fleet) series() []*promtest.Series {
 	for _, s := range f.synths() {
 		out = append(out, s.Build()...)
 	}
+	return append(out, f.ebs()...)
+}
+
+// ebs are the EBS CSI driver's counters, as its node plugin would have
+// exported them: node-1 sdb (vol-capped) above its IOPS limit for the 40
+// steps it is held there; node-2 sdc (vol-bound) above the instance's
+// throughput limit for the 40 steps the VM binds, never its own.
+func (f fleet) ebs() []*promtest.Series {
+	var out []*promtest.Series
+	mk := func(name, vol string, from, to int) {
+		s := &promtest.Series{Labels: map[string]string{"__name__": name, "volume_id": vol, "instance_id": "i-0" + vol[4:], "job": "ebs-csi-node"}}
+		v := 100.0 // a counter that did not start at zero
+		for i := 0; i < f.n; i++ {
+			if i > from && i <= to {
+				v += f.step.Seconds()
+			}
+			s.TS, s.V = append(s.TS, f.at(i).UnixMilli()), append(s.V, v)
+		}
+		out = append(out, s)
+	}
+	for _, m := range []string{"aws_ebs_csi_exceeded_tp_seconds_total", "aws_ebs_csi_ec2_exceeded_iops_seconds_total", "aws_ebs_csi_ec2_exceeded_tp_seconds_total"} {
+		mk(m, "vol-capped", 0, 0)
+	}
+	mk("aws_ebs_csi_exceeded_iops_seconds_total", "vol-capped", 200, 240)
+	for _, m := range []string{"aws_ebs_csi_exceeded_iops_seconds_total", "aws_ebs_csi_exceeded_tp_seconds_total", "aws_ebs_csi_ec2_exceeded_iops_seconds_total"} {
+		mk(m, "vol-bound", 0, 0)
+	}
+	mk("aws_ebs_csi_ec2_exceeded_tp_seconds_total", "vol-bound", 300, 340)
 	return out
 }
 
@@ -103,6 +131,7 @@ func (f fleet) options(t *testing.T) headroom.Options {
 		}
 		rules = append(rules, r)
 	}
+	rules[0].VolumeID, rules[3].VolumeID = "vol-capped", "vol-bound"
 	return headroom.Options{From: f.start, To: f.at(f.n - 1), Rules: rules, DefaultVM: "aws:m5.large",
 		VMs: map[string]string{"node-1:9100": "azure:Standard_D4s_v3"}, Catalog: cat, Margin: 0.3}
 }
@@ -156,6 +185,13 @@ func checkFleet(t *testing.T, f fleet, r *headroom.Report) {
 	}
 	if len(capped.Gaps) != 1 || math.Abs(capped.Gaps[0].From.Sub(f.at(399)).Seconds()) > 0.5 || math.Abs(capped.Gaps[0].To.Sub(f.at(420)).Seconds()) > 0.5 {
 		t.Errorf("capped: gaps %v, want one from %v to %v", capped.Gaps, f.at(399), f.at(420))
+	}
+
+	if p := capped.Provider; p == nil || p.ExceededIOPSS != 600 || p.ExceededTPS != 0 || p.EC2ExceededIOPSS != 0 || !p.Agrees {
+		t.Errorf("capped: the provider's counters %+v, want 600 s above its IOPS limit, agreeing", p)
+	}
+	if p := byName(t, r, "node-2:9100", "sdc").Provider; p == nil || p.EC2ExceededTPS != 600 || p.ExceededIOPSS != 0 || !p.Agrees {
+		t.Errorf("VM-bound: the provider's counters %+v, want 600 s above the instance's throughput limit", p)
 	}
 
 	idle := byName(t, r, "node-1:9100", "sdc")

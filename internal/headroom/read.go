@@ -49,6 +49,9 @@ func Run(ctx context.Context, c *promhist.Client, o Options) (*Report, error) {
 	if err := r.read(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.readProvider(ctx); err != nil {
+		return nil, err
+	}
 	r.finish()
 	return rep, nil
 }
@@ -107,8 +110,8 @@ func (r *reader) discover(ctx context.Context) error {
 			skipped = append(skipped, inst+" "+dev)
 			continue
 		}
-		cp, claim, unknown := o.capOf(inst, dev)
-		v := &Volume{Instance: inst, Device: dev, Claim: claim, Cap: cp, Gaps: []Gap{}, Band: []BandPoint{}}
+		cp, claim, unknown, volID := o.capOf(inst, dev)
+		v := &Volume{Instance: inst, Device: dev, Claim: claim, VolumeID: volID, Cap: cp, Gaps: []Gap{}, Band: []BandPoint{}}
 		if cp == nil {
 			v.CapUnknown = unknown
 		}
@@ -650,6 +653,7 @@ func (r *reader) finishVolume(v *Volume, rng time.Duration) {
 		v.AtCapFirst, v.AtCapLast = &f, &l
 	}
 	v.Band = a.band.points()
+	v.compareProvider(r.step.Seconds())
 	cov := v.CoveredS / rng.Seconds()
 	switch {
 	case v.Intervals == 0:

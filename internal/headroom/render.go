@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -153,6 +154,14 @@ func (v *Volume) Line(loc *time.Location) string {
 	if v.VMBoundS > 0 {
 		parts = append(parts, "VM bound "+units.FormatSeconds(v.VMBoundS))
 	}
+	if p := v.Provider; p != nil {
+		word := "agrees"
+		if !p.Agrees {
+			word = "DISAGREES"
+		}
+		parts = append(parts, fmt.Sprintf("EBS: %s over limit, %s over VM (%s)", units.FormatSeconds(math.Max(p.ExceededIOPSS, p.ExceededTPS)),
+			units.FormatSeconds(math.Max(p.EC2ExceededIOPSS, p.EC2ExceededTPS)), word))
+	}
 	if m := v.money(); m != "" {
 		parts = append(parts, m)
 	}
@@ -246,6 +255,7 @@ func optNum(p *float64) string {
 var CSVHeader = []string{"instance", "device", "claim", "status", "cap", "cap_source", "cap_iops", "cap_bw_bytes", "burst_iops", "burst_bw_bytes",
 	"iops_p50", "iops_p99", "iops_max", "bw_bytes_p50", "bw_bytes_p99", "bw_bytes_max", "await_ms_p50", "await_ms_p99",
 	"cap_pct_p99", "cap_pct_max", "at_cap_s", "credit_min_pct", "credit_min_at", "vm_bound_s", "covered_s", "gaps",
+	"provider_exceeded_s", "provider_ec2_exceeded_s", "provider_agrees",
 	"action", "current", "current_usd_month", "proposed", "proposed_usd_month", "delta_usd_month", "why"}
 
 // CSV is a row per volume, worst first.
@@ -277,6 +287,11 @@ func CSV(w io.Writer, r *Report) error {
 			row = append(row, "", "")
 		}
 		row = append(row, units.Exact(v.VMBoundS), units.Exact(v.CoveredS), fmt.Sprint(len(v.Gaps)+v.GapsDropped))
+		if p := v.Provider; p != nil {
+			row = append(row, units.Exact(math.Max(p.ExceededIOPSS, p.ExceededTPS)), units.Exact(math.Max(p.EC2ExceededIOPSS, p.EC2ExceededTPS)), fmt.Sprint(p.Agrees))
+		} else {
+			row = append(row, "", "", "")
+		}
 		if rc := v.Rec; rc != nil {
 			row = append(row, rc.Action, csvSafe(rc.Current), optNum(rc.CurrentUSD), csvSafe(rc.Proposed), optNum(rc.ProposedUSD), optNum(rc.DeltaUSD))
 		} else {
