@@ -24,6 +24,8 @@ var notFormatters = map[string]string{
 	"internal/runner/options.go:unitName":            "the word for fio's time unit",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
 	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
+	"benchmarks/headroom/server.go:inst":             "a generated node exporter instance name",
+	"benchmarks/headroom/server.go:dev":              "a generated device name",
 	"internal/runner/runner.go:note":                 "a sentence on writeback",
 	"internal/report/html.go:color":                  "a chart colour",
 	"internal/etcdmetrics/hist.go:formatLe":          "a Prometheus le label value",
