@@ -130,7 +130,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	var prefix []string
 	if o.emulated != "" {
-		if dir, prefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+		if dir, prefix, err = emulatedTarget(streams.ErrOut, "iolens diagnose", o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return err
 	}
 	defer keeper.Close()
-	prog.Line("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
+	prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
 	s, err := runner.Open(ctx, cfg, prog.Event)
 	if err != nil {
 		return err

@@ -121,6 +121,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newWatchCommand,
 	newEtcdCommand,
 	newVersionCommand,
+	newWordsTopic,
 }
 
 // UsageError is a mistake in how iolens was called: exit status 2.

@@ -34,7 +34,7 @@ var (
 	pageTmpl string
 )
 
-var pageTemplate = template.Must(template.New("page").Parse(pageTmpl))
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"words": Glossed}).Parse(pageTmpl))
 
 // Page is everything one HTML report shows.
 type Page struct {
@@ -601,7 +601,9 @@ func appendMeta(cs []metaCol, set, col string, r *result.Result) []metaCol {
 	}
 	var notes []string
 	for _, n := range r.Notes {
-		notes = appendOnce(notes, n)
+		if !runNote(n) {
+			notes = appendOnce(notes, n)
+		}
 	}
 	// In the order of metaFields.
 	vals := []string{r.RunID, r.Start.UTC().Format("2006-01-02 15:04:05 UTC"), r.Suite, t.Kind + " " + t.Path, units.OrDash(dev), units.OrDash(fs),

@@ -70,4 +70,3 @@ func StatusOfResults(rs []Result) RunStatus {
 	}
 	return StatusOf(len(rs), failed, interrupted)
 }
-
