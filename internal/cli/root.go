@@ -56,6 +56,7 @@ of any storage class; every saved result can be re-read, compared and exported.`
 		cmd.AddCommand(sub(streams))
 	}
 	strictUsage(cmd)
+	guardOutputs(cmd)
 	completeValues(cmd)
 	return cmd
 }
