@@ -24,6 +24,7 @@ var notFormatters = map[string]string{
 	"internal/runner/options.go:unitName":            "the word for fio's time unit",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
 	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
+	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since and --step read",
 	"benchmarks/headroom/server.go:inst":             "a generated node exporter instance name",
 	"benchmarks/headroom/server.go:dev":              "a generated device name",
 	"internal/runner/runner.go:note":                 "a sentence on writeback",
