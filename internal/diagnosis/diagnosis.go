@@ -703,7 +703,15 @@ func atBurstWords(b *BurstMatch, also []string) string {
 // figureWords says one headline figure: its value, how sure it is, and
 // what binds it.
 func figureWords(fig string, lo, hi, v float64, state, code string, qd int) string {
-	fig += units.PlusMinus(lo, hi, v)
+	switch pm := units.PlusMinus(lo, hi, v); {
+	case pm != "":
+		fig += pm
+	case lo > 0 && hi > lo:
+		fig += " ±<0.1%"
+	default:
+		// Every figure says how sure it is, or why it cannot.
+		fig += " (± not computed: under 3 seconds of its rate recorded)"
+	}
 	switch state {
 	case result.StateLatency:
 		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)

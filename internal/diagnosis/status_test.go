@@ -65,3 +65,17 @@ func TestAdviceNamesTheDirection(t *testing.T) {
 		t.Errorf("both directions alike: %q", got)
 	}
 }
+
+// Issue 39.3: every headline figure carries how sure it is, or says why
+// it cannot.
+func TestEveryFigureSaysHowSure(t *testing.T) {
+	if got := figureWords("3,509 IOPS", 0, 0, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "± not computed: under 3 seconds") {
+		t.Errorf("no interval: %q", got)
+	}
+	if got := figureWords("3,509 IOPS", 3508.9, 3509.1, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "±<0.1%") {
+		t.Errorf("a tiny interval: %q", got)
+	}
+	if got := figureWords("3,509 IOPS", 3400, 3600, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "±3.2%") {
+		t.Errorf("an interval: %q", got)
+	}
+}
