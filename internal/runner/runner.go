@@ -318,6 +318,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
 					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
 			}
+			if n := r.bufferedWrites(); n > 0 && cfg.WritebackCap > 0 {
+				msg += fmt.Sprintf("; after each of the %d buffered write tests, up to %s watching the writeback (--writeback-cap)",
+					n, units.FormatSeconds(cfg.WritebackCap.Seconds()))
+			}
 			progress(Event{Kind: EventInfo, Message: msg})
 		}
 		if r.sharedFile != "" && !cfg.NoPrecondition {
@@ -479,6 +483,19 @@ func checkConfig(c Config) error {
 		return &units.ValueError{Kind: "count", Value: strconv.Itoa(c.Repeat), Why: "out of range", Want: "a whole number from 1 to 10000"}
 	}
 	return nil
+}
+
+// bufferedWrites counts the suite's tests after which the writeback is
+// watched (runTest's buffered).
+func (r *runner) bufferedWrites() int {
+	n := 0
+	for _, s := range r.cfg.Suite.Tests {
+		s = r.effective(s)
+		if !s.Direct && s.Writes() && s.Fdatasync == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // plan is the run's duration at most, for the announcement and the ETA:

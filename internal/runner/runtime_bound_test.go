@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -104,6 +105,7 @@ func TestAnnouncedDuration(t *testing.T) {
 		{"size-bound", "[a]\nsize=16m\n", 0, "1 tests x 1, each stopping at its size, within 60 min"},
 		{"mixed", "[a]\nsize=16m\n[b]\nruntime=3\ntime_based\n", 0, "2 tests x 1: about 4s of IO after the test file is written, and 1 stopping at its size within 60 min"},
 		{"size-bound under --runtime", "[a]\nsize=16m\nstartdelay=1\n[b]\nsize=16m\n", 5, "2 tests x 1: about 12s of IO"},
+		{"buffered writes", "[a]\nrw=write\nsize=16m\nruntime=2\n", 0, "1 tests x 1: about 3s of IO after the test file is written; after each of the 1 buffered write tests, up to 1 s watching the writeback (--writeback-cap)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			suite, err := SuiteFromJobFile("t.fio", c.job)
@@ -112,7 +114,7 @@ func TestAnnouncedDuration(t *testing.T) {
 			}
 			var announced string
 			err = Run(context.Background(), Config{Suite: suite, Dir: t.TempDir(), RuntimeS: c.runtime, NoPrecondition: true, SizeBytes: 64 << 20,
-				FioBinary: printingFio(t)}, func(result.Result) error { return nil },
+				FioBinary: printingFio(t), WritebackCap: time.Second}, func(result.Result) error { return nil },
 				func(e Event) {
 					if e.Kind == EventInfo && strings.Contains(e.Message, " tests x ") {
 						announced = e.Message
