@@ -111,6 +111,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newSuitesCommand,
 	newReportCommand,
 	newAnalyzeCommand,
+	newHeadroomCommand,
 	newLimitsCommand,
 	newCatalogCommand,
 	newEmulateCommand,
@@ -121,6 +122,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newWatchCommand,
 	newEtcdCommand,
 	newVersionCommand,
+	newWordsTopic,
 }
 
 // UsageError is a mistake in how iolens was called: exit status 2.

@@ -202,7 +202,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	var emulatedPrefix []string
 	if o.emulated != "" {
-		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, "iolens run", o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
@@ -248,7 +248,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
 		}
 	}
-	prog.Line("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
+	prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
 	if err != nil {
 		return err

@@ -27,3 +27,41 @@ func TestStatusAndNotEstablishedList(t *testing.T) {
 		t.Errorf("an interrupted option without the note: %+v", d.Status)
 	}
 }
+
+// Issue 39.7: results that give no verdict say why, so no report opens
+// with an empty Verdict heading.
+func TestNoVerdictSaysWhy(t *testing.T) {
+	w := &result.DirResult{IOPS: 1000}
+	cases := []struct {
+		name string
+		rs   []result.Result
+		want string
+	}{
+		{"failed", []result.Result{{Status: "failed", Error: "EINVAL"}}, "every test failed"},
+		{"buffered", []result.Result{{Status: "ok", Test: result.TestSpec{RW: "write", BlockSize: 4096}, Write: w}}, "page cache"},
+		{"mixed", []result.Result{{Status: "ok", Test: result.TestSpec{RW: "randrw", Direct: true, BlockSize: 4096}, Read: w, Write: w}}, "mixed reads and writes"},
+	}
+	for _, c := range cases {
+		d := Build(c.rs, Options{})
+		if len(d.Verdict) != 1 || !strings.Contains(d.Verdict[0], c.want) {
+			t.Errorf("%s: verdict %q, want one line with %q", c.name, d.Verdict, c.want)
+		}
+	}
+}
+
+// Issue 39.4: "To change" names the direction a line is about when reads
+// and writes differ, so two lines never read as a contradiction; a line
+// both directions give is said once, plainly.
+func TestAdviceNamesTheDirection(t *testing.T) {
+	d := Diagnosis{}
+	d.Disk.Read = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	d.Disk.Write = &Direction{IOPSState: result.StateLatency}
+	got := strings.Join(Advice(&d), "\n")
+	if !strings.Contains(got, "reads: the device saturates") || !strings.Contains(got, "writes: more IOs in flight") {
+		t.Errorf("advice:\n%s", got)
+	}
+	d.Disk.Write = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	if got := Advice(&d); len(got) != 1 || strings.HasPrefix(got[0], "reads") {
+		t.Errorf("both directions alike: %q", got)
+	}
+}

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -133,8 +136,10 @@ type Store struct {
 	path    string
 	ro      bool
 	version int
-	// read is what is left of the reads' budget (query).
-	read atomic.Int64
+	// read is what is left of the reads' budget (query), and results
+	// how many results have been read of result.MaxResults.
+	read    atomic.Int64
+	results atomic.Int64
 }
 
 // Open opens (creating it and its directory if needed) the database at
@@ -431,6 +436,24 @@ type Run struct {
 	MaxP99Ns   float64          `json:"max_p99_ns"`
 }
 
+// MarshalJSON writes a figure that is unknown (NaN: the database held
+// one no run gives) as null.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	known := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		MaxIOPS    *float64 `json:"max_iops"`
+		MaxBWBytes *float64 `json:"max_bw_bytes"`
+		MaxP99Ns   *float64 `json:"max_p99_ns"`
+	}{plain(r), known(r.MaxIOPS), known(r.MaxBWBytes), known(r.MaxP99Ns)})
+}
+
 // ListOptions filter and limit a listing.
 type ListOptions struct {
 	// Selector keeps runs with at least one result matching it.
@@ -473,6 +496,11 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
 		}
 		r.Status = result.StatusOf(r.Tests, r.Failed, r.Interrupted)
 		r.Start = time.UnixMilli(ms).UTC()
+		// A figure no run gives (a database changed by hand, or by an
+		// iolens that did not check) is unknown, never printed as read.
+		r.MaxIOPS = units.IOPSFigure.Or(r.MaxIOPS)
+		r.MaxBWBytes = units.BandwidthFigure.Or(r.MaxBWBytes)
+		r.MaxP99Ns = units.LatencyNsFigure.Or(r.MaxP99Ns)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -603,7 +631,8 @@ func (s *Store) Select(ctx context.Context, sel Selector) ([]result.Result, erro
 // query reads the records q selects. Every record a Store reads counts
 // against its budget: what one command takes from the history is bounded
 // by result.MaxReadBytes in total, however many queries it makes (a
-// *result.TooMuchError past it).
+// *result.TooMuchError past it), and by result.MaxResults in number (a
+// *result.TooManyError).
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Result, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -615,6 +644,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]result.Resu
 		var gz []byte
 		if err := rows.Scan(&gz); err != nil {
 			return nil, err
+		}
+		if s.results.Add(1) > result.MaxResults {
+			return nil, &result.TooManyError{Max: result.MaxResults}
 		}
 		left := s.read.Load()
 		r, err := decodeRecord(gz, &left)
