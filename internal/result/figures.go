@@ -237,15 +237,30 @@ func (w walker) walkMap(v reflect.Value, path string) error {
 	it := v.MapRange()
 	for it.Next() {
 		k := it.Key().String()
-		q, ok := figureOf[k]
-		if !ok {
-			q = units.FigureAny
-		}
+		q := evidenceQuantity(k)
 		if x := it.Value().Float(); !q.Known(x) {
 			return q.Check(fmt.Sprintf("%s[%s]", path, termtext.Line(k)), x)
 		}
 	}
 	return nil
+}
+
+// evidenceQuantity is the quantity of an evidence figure: by its name,
+// or by the unit its name ends in (measured_iops, qd1_lat_ns); any
+// finite figure of either sign when neither says.
+func evidenceQuantity(k string) units.Quantity {
+	if q, ok := figureOf[k]; ok {
+		return q
+	}
+	switch {
+	case strings.HasSuffix(k, "_iops"):
+		return units.IOPSFigure
+	case strings.HasSuffix(k, "_bw_bytes"):
+		return units.BandwidthFigure
+	case strings.HasSuffix(k, "_ns"):
+		return units.LatencyNsFigure
+	}
+	return units.FigureAny
 }
 
 // wholeFigure is an integer of no known quantity (an index, a count of
