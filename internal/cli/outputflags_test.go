@@ -25,7 +25,7 @@ var notFiles = map[string]bool{
 	"image": true, "instance": true, "io-size": true, "job-env": true, "job-name": true, "label": true, "latency": true,
 	"match": true, "metrics-addr": true, "name": true, "namespace": true, "node": true, "node-selector": true,
 	"nodes": true, "output": true, "parent": true, "path": true, "pod-logs": true, "precision": true,
-	"price-as-of": true, "rules-format": true, "proc-root": true, "profile": true, "prometheus": true, "prometheus-user": true,
+	"price-as-of": true, "proc-root": true, "profile": true, "prometheus": true, "prometheus-user": true,
 	"provider": true, "pull-policy": true, "push": true, "pvc": true, "pvc-size": true, "read-bw": true,
 	"read-latency": true, "request-timeout": true, "run": true, "run-id": true, "selector": true, "server": true,
 	"size": true, "storage-class": true, "suite": true, "sys-root": true, "target": true, "test": true,

@@ -318,6 +318,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
 					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
 			}
+			if n := r.bufferedWrites(); n > 0 && cfg.WritebackCap > 0 {
+				msg += fmt.Sprintf("; after each of the %d buffered write tests, up to %s watching the writeback (--writeback-cap)",
+					n, units.FormatSeconds(cfg.WritebackCap.Seconds()))
+			}
 			progress(Event{Kind: EventInfo, Message: msg})
 		}
 		if r.sharedFile != "" && !cfg.NoPrecondition {
@@ -479,6 +483,19 @@ func checkConfig(c Config) error {
 		return &units.ValueError{Kind: "count", Value: strconv.Itoa(c.Repeat), Why: "out of range", Want: "a whole number from 1 to 10000"}
 	}
 	return nil
+}
+
+// bufferedWrites counts the suite's tests after which the writeback is
+// watched (runTest's buffered).
+func (r *runner) bufferedWrites() int {
+	n := 0
+	for _, s := range r.cfg.Suite.Tests {
+		s = r.effective(s)
+		if !s.Direct && s.Writes() && s.Fdatasync == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // plan is the run's duration at most, for the announcement and the ETA:
@@ -1081,6 +1098,11 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if didNoIO(&res) {
 		return fail(&NoIOError{Test: s.Name, Stderr: stderrTail(res.FioStderr)})
 	}
+	// fio counts the IO of the ramp but measures none of it: a test that
+	// was done before its ramp ended has bytes and no measurement.
+	if s.RampS > 0 && allInRamp(&res) {
+		return fail(&RampError{Test: s.Name, RampS: s.RampS})
+	}
 	measureStart := time.UnixMilli(run.Final.TimestampMs - maxRuntimeMs(run.Final))
 	res.Devices, res.System = r.deviceSeries(ticks[:tailFrom], measureStart)
 	res.Tail, _ = r.deviceSeries(ticks[tailFrom:], measureStart)
@@ -1232,6 +1254,37 @@ func (e *NoIOError) Error() string {
 // Hint says where to look.
 func (e *NoIOError) Hint() string {
 	return "fio's messages (in the result's fio_stderr) say why; check the test's size, offsets and rate limits"
+}
+
+// RampError is a test whose IO all fell within its ramp_time: fio
+// measured none of it.
+type RampError struct {
+	Test  string
+	RampS float64
+}
+
+func (e *RampError) Error() string {
+	return fmt.Sprintf("test %s did all its IO within its %s ramp_time: fio measured none of it, so there is nothing to report",
+		e.Test, units.FormatSeconds(e.RampS))
+}
+
+// Hint says what to change.
+func (e *RampError) Hint() string {
+	return "lower ramp_time (--ramp), or give the test more to do after it: a larger size, or time_based with a runtime"
+}
+
+// allInRamp reports whether fio did IO in the test but measured none:
+// not one latency sample in any direction (fio still reports the ramp's
+// bytes, and a rate from them over a few milliseconds).
+func allInRamp(res *result.Result) bool {
+	var ios, measured int64
+	for _, d := range []*result.DirResult{res.Read, res.Write, res.Sync} {
+		if d != nil {
+			ios += d.TotalIOs
+			measured += int64(d.Lat.N)
+		}
+	}
+	return ios > 0 && measured == 0
 }
 
 func didNoIO(res *result.Result) bool {
