@@ -195,6 +195,12 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	switch {
 	case outErr != nil:
 		return keptAs(outErr, keeper, cfg.RunID, planErr)
+	case outcome.Diagnosis != nil && outcome.Diagnosis.IOErrors != nil:
+		// A disk that returned IO errors fails the check, whatever else
+		// the run found.
+		e := outcome.Diagnosis.IOErrors
+		return &hint.Error{Err: fmt.Errorf("the disk returned IO errors in %d of %d tests: %w", e.Tests, e.Of, ErrFindings),
+			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
 	case planErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
 	case planErr != nil:

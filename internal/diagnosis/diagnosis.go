@@ -29,6 +29,9 @@ type Diagnosis struct {
 	// Verdict is the answer in a few lines (five at most, and one more
 	// when the run was interrupted), first in every report.
 	Verdict []string `json:"verdict"`
+	// IOErrors are the tests that failed with an IO error (nil when none
+	// did): the verdict's first line says them.
+	IOErrors *IOErrors `json:"io_errors"`
 	// ToChange is Advice: what to change, one short line per thing.
 	ToChange []string `json:"to_change"`
 	Disk     Disk     `json:"disk"`
@@ -297,6 +300,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			}
 		}
 	}
+	d.IOErrors = ioErrorsOf(rs)
 	d.Verdict = verdict(&d)
 	d.ToChange = Advice(&d)
 	if d.ToChange == nil {
@@ -430,6 +434,10 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 // verdict says the model in a few lines, most important first.
 func verdict(d *Diagnosis) []string {
 	var out []string
+	if d.IOErrors != nil {
+		// An IO error is the first thing a disk check can find.
+		out = append(out, ioErrorLines(d.IOErrors)...)
+	}
 	if t := d.Target; t.RootDisk {
 		// A mistyped path or a volume that is not mounted measures the
 		// root disk: say so before any figure.
@@ -555,6 +563,9 @@ func Advice(d *Diagnosis) []string {
 			}
 		}
 		says = append(says, s)
+	}
+	if e := d.IOErrors; e != nil {
+		add("the disk returned IO errors: copy what matters off it and replace it; its kernel log (dmesg) and SMART data say which sectors")
 	}
 	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
 	qd1Said := false
