@@ -199,7 +199,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		// A disk that returned IO errors fails the check, whatever else
 		// the run found.
 		e := outcome.Diagnosis.IOErrors
-		return &hint.Error{Err: fmt.Errorf("the disk returned IO errors in %d of %d tests: %w", e.Tests, e.Of, ErrFindings),
+		return &hint.Error{Err: checkFailed(fmt.Sprintf("the disk returned IO errors in %d of %d tests", e.Tests, e.Of)),
 			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
 	case planErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
@@ -208,6 +208,13 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	return closeErr
 }
+
+// checkFailed is a check's verdict, not a crash: it exits with the
+// status of findings at the --fail-on severity (4).
+type checkFailed string
+
+func (e checkFailed) Error() string        { return string(e) }
+func (e checkFailed) Is(target error) bool { return target == ErrFindings }
 
 // rootDiskWords ends a command's first line when DIR is on the root disk
 // while other disks are mounted.
