@@ -95,6 +95,10 @@ type Direction struct {
 	QD1LatencyNs float64 `json:"qd1_latency_ns"`
 	QD1P99Ns     float64 `json:"qd1_p99_ns"`
 	QD1IOPS      float64 `json:"qd1_iops"`
+	// QD1Modes are the two latency populations of the QD1 test, faster
+	// first, when its histogram holds two (a cache's hits and misses);
+	// nil when it holds one.
+	QD1Modes []LatencyMode `json:"qd1_modes"`
 	// KneeQD is the depth where IOPS stop growing in proportion, from the
 	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
 	// the ceiling; 0 when no plateau was reached).
@@ -420,6 +424,7 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 		}
 		if out.QD1P99Ns == 0 || d.Lat.N > 0 {
 			out.QD1P99Ns = d.Lat.P99Ns
+			out.QD1Modes = latencyModes(&d.Hist)
 		}
 		if out.QD1LatencyNs == 0 {
 			out.QD1LatencyNs, out.QD1IOPS = d.Lat.MeanNs, d.IOPS
@@ -465,6 +470,7 @@ func verdict(d *Diagnosis) []string {
 			if x.dir.KneeQD > 0 {
 				s += fmt.Sprintf(", knee at QD%d", x.dir.KneeQD)
 			}
+			s += modesWords(x.dir.QD1Modes)
 			parts = append(parts, s)
 		}
 		out = append(out, fmt.Sprintf("%-6s %s", x.name+":", strings.Join(parts, "; ")))
