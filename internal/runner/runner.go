@@ -94,7 +94,7 @@ type Config struct {
 	// ProcRoot, SysRoot and DevRoot are for tests (default /proc, /sys
 	// and /dev).
 	ProcRoot, SysRoot, DevRoot string
-	IolensVersion     string
+	IolensVersion              string
 }
 
 // Status is what a running test has done so far, at each sample.
