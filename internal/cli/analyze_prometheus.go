@@ -40,11 +40,12 @@ type promOptions struct {
 	grafana        string
 	grafanaToken   string
 	grafanaDash    string
+	local          bool
 }
 
 // promOnly are the flags that mean something only with --prometheus.
 var promOnly = []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key",
-	"device", "instance", "match", "since", "from", "to", "step", "pvc", "kubeconfig", "context", "annotations-out", "grafana", "grafana-token-file", "grafana-dashboard"}
+	"device", "instance", "match", "since", "from", "to", "step", "pvc", "kubeconfig", "context", "annotations-out", "grafana", "grafana-token-file", "grafana-dashboard", "local"}
 
 // add gives analyze its --prometheus mode: the flags, and the usage.
 func (p *promOptions) add(cmd *cobra.Command) {
@@ -66,7 +67,7 @@ dashboards people already use.`
       --since 24h --annotations-out stalls.json`
 	p.addFlags(cmd.Flags())
 	groupFlags(cmd, flagGroup{Title: "Flags"},
-		flagGroup{"A node's history from Prometheus", []string{"prometheus", "instance", "match", "device", "pvc", "since", "from", "to", "step", "kubeconfig", "context"}},
+		flagGroup{"A node's history from Prometheus", []string{"prometheus", "instance", "match", "device", "pvc", "since", "from", "to", "step", "local", "kubeconfig", "context"}},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}},
 		flagGroup{"Grafana annotations", []string{"annotations-out", "grafana", "grafana-token-file", "grafana-dashboard"}},
 		cloudFlags, vendorFlags)
@@ -94,6 +95,7 @@ func (p *promOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&p.grafana, "grafana", "", "with --prometheus: post the findings as annotations to this Grafana (needs --grafana-token-file)")
 	f.StringVar(&p.grafanaToken, "grafana-token-file", "", "file holding a Grafana service account token (annotations:write)")
 	f.StringVar(&p.grafanaDash, "grafana-dashboard", "", "UID of the dashboard the annotations belong to (default: organisation-wide, selected by tag)")
+	f.BoolVar(&p.local, "local", false, "with --prometheus: print times in this machine's time zone (default UTC, so that a post-mortem's times match the cluster's logs wherever it is read)")
 }
 
 // checkArgs keeps the two modes apart: FILEs, or --prometheus.
@@ -252,7 +254,13 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	if len(pvcNotes) > 0 {
 		a.Notes = append(pvcNotes, a.Notes...)
 	}
-	loc := time.Local
+	// UTC unless asked: a laptop in one zone reading a cluster in another
+	// would shift every time by hours with nothing to say so. Every
+	// full time printed names its zone and offset.
+	loc := time.UTC
+	if p.local {
+		loc = time.Local
+	}
 	rs := a.Results(loc)
 	if err := files.writeHTML(func(w io.Writer) error { return promhist.HTML(w, a, loc) }); err != nil {
 		return err

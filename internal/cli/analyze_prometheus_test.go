@@ -61,7 +61,7 @@ func TestAnalyzePrometheus(t *testing.T) {
 	dir := t.TempDir()
 	ann, page, out := filepath.Join(dir, "ann.json"), filepath.Join(dir, "page.html"), filepath.Join(dir, "out.ndjson")
 	base := []string{"analyze", "--prometheus", srv.URL, "--instance", "node-1:9100", "--from", "2026-03-01T14:00:00Z", "--to", "1772374199"}
-	clock := func(i int) string { return s.At(i).In(time.Local).Format("15:04:05") }
+	clock := func(i int) string { return s.At(i).UTC().Format("15:04:05") }
 
 	txt, errOut, code := execute(t, append(base, "--annotations-out", ann, "--html", page, "--out", out)...)
 	if code != 0 {
@@ -102,5 +102,30 @@ func TestAnalyzePrometheus(t *testing.T) {
 	txt, _, code = execute(t, append(base, "--expect", "bw=50MB,iops=1000")...)
 	if code != 0 || !strings.Contains(txt, "at the expected ceiling "+clock(0)+"–"+clock(sc.StallFrom)) || !strings.Contains(txt, "compared with the disk") {
 		t.Errorf("--expect:\n%s", txt)
+	}
+}
+
+// Issue 39.6: times print in UTC, with the zone and its offset, whatever
+// the zone of the machine reading; --local asks for its zone.
+func TestAnalyzePrometheusTimesInUTC(t *testing.T) {
+	start := time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC)
+	sc := promtest.DefaultScenario
+	s := sc.Synth(start, 600)
+	_, srv := promtest.NewFake(t, s.Build())
+	base := []string{"analyze", "--prometheus", srv.URL, "--instance", "node-1:9100", "--from", "2026-03-01T14:00:00Z", "--to", "1772374199"}
+	saved := time.Local
+	time.Local = time.FixedZone("XST", 5*3600)
+	defer func() { time.Local = saved }()
+	at := func(loc *time.Location, i int) string { return s.At(i).In(loc).Format("15:04:05") }
+	txt, errOut, code := execute(t, base...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(txt, "2026-03-01 14:00:00 UTC+00:00") || !strings.Contains(txt, "stalled "+at(time.UTC, sc.StallFrom)) {
+		t.Errorf("default, on a machine 5 h east of UTC:\n%s", txt)
+	}
+	txt, _, _ = execute(t, append(base, "--local")...)
+	if !strings.Contains(txt, "2026-03-01 19:00:00 XST+05:00") || !strings.Contains(txt, "stalled "+at(time.Local, sc.StallFrom)) {
+		t.Errorf("--local:\n%s", txt)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/iolens/iolens/internal/compare"
@@ -15,6 +16,7 @@ import (
 func newCompareCommand(streams IOStreams) *cobra.Command {
 	var db, output string
 	var files outputFiles
+	var allowPartial bool
 	cmd := &cobra.Command{
 		Use:   "compare A B [C...]",
 		Short: "Compare runs, result files or label selections side by side",
@@ -52,6 +54,9 @@ IOPS of each second of it (fio's per-window series).`,
 			case err != nil:
 				return err
 			}
+			if err := partialOperands(ops, allowPartial); err != nil {
+				return err
+			}
 			c := compare.Compare(ops)
 			in := report.Input{Comparison: &c, Operands: ops}
 			page := func(w io.Writer) error { return report.WriteHTML(w, report.ComparePage(ops, c)) }
@@ -74,5 +79,22 @@ IOPS of each second of it (fio's per-window series).`,
 	dbFlag(cmd.Flags(), &db)
 	outputFlag(cmd.Flags(), &output, report.Comparisons, "format: ")
 	files.addFlags(cmd.Flags(), "also write every operand's results to this NDJSON file")
+	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "compare an operand whose run was interrupted (its figures are partial)")
 	return cmd
+}
+
+// partialOperands refuses an operand holding an interrupted run, whose
+// figures stop part way, unless asked: a comparison with it would read a
+// half-run as a disk that got slower or faster.
+func partialOperands(ops []compare.Operand, allow bool) error {
+	if allow {
+		return nil
+	}
+	for _, op := range ops {
+		if st := result.StatusOfResults(op.Results); st.State == result.RunInterrupted {
+			return &UsageError{Err: fmt.Errorf("%s was interrupted (%s): its figures are partial", op.Title(), st.Reason),
+				Help: "compare complete runs ('iolens history' shows each run's status), or add --allow-partial to compare it anyway"}
+		}
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ func Compare(ops []Operand) Comparison {
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
 		c.Labels = append(c.Labels, op.Title())
+		c.Statuses = append(c.Statuses, result.StatusOfResults(op.Results))
 		cells[i] = map[key]*Cell{}
 		for _, d := range analysis.Summarize(op.Results, analysis.SummarizeOptions{AcrossRuns: true}) {
 			k := key{d.Test, d.Dir}

@@ -41,6 +41,8 @@ type Diagnosis struct {
 	// Interrupted: the run was stopped before its plan ended; the
 	// figures are partial and no catalog disk is matched.
 	Interrupted bool `json:"interrupted"`
+	// Status is what became of the run, as the history lists it.
+	Status result.RunStatus `json:"status"`
 	// Limits names the binding limit of every test and direction.
 	Limits []Limit `json:"limits"`
 	// CatalogMatch lists the catalog disks (and VM sizes) whose published
@@ -228,7 +230,7 @@ var VerdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
 func Build(rs []result.Result, o Options) Diagnosis {
-	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string(nil), o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
+	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string{}, o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
 		Curves: []Curve{}, Interrupted: o.Interrupted}
 	d.Disk.Stalls = []Stall{}
 	ok := make([]*result.Result, 0, len(rs))
@@ -240,6 +242,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 	if len(rs) > 0 {
 		d.RunID, d.Target = rs[0].RunID, rs[0].Target
 	}
+	d.Status = result.StatusOfResults(rs)
 	for i := range rs {
 		for _, n := range rs[i].Notes {
 			if u, found := strings.CutPrefix(n, result.NoteNotEstablished); found && !contains(d.Unknown, u) {
@@ -247,6 +250,9 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			}
 			d.Interrupted = d.Interrupted || n == result.NoteInterrupted
 		}
+	}
+	if d.Interrupted && d.Status.State != result.RunInterrupted {
+		d.Status = result.StatusOf(len(rs), len(rs)-len(ok), 1)
 	}
 	for _, r := range ok {
 		for _, f := range r.Findings {

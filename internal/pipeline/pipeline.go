@@ -29,6 +29,9 @@ type Outcome struct {
 func Suite(ctx context.Context, cfg runner.Config, snk *Sink, progress func(runner.Event)) (Outcome, error) {
 	snk.Analysis = analysis.NewSession(cfg.Suite, cfg.Repeat)
 	err := runner.Run(ctx, cfg, func(r result.Result) error { return snk.Add(ctx, r) }, progress)
+	if ctx.Err() != nil {
+		snk.markInterrupted(ctx)
+	}
 	return snk.outcome(ctx, true, nil), err
 }
 

@@ -66,6 +66,29 @@ func (s *Sink) Add(ctx context.Context, r result.Result) error {
 	return nil
 }
 
+// markInterrupted marks the last collected result as that of a run
+// stopped part way, and saves it again, when the signal came between two
+// tests (a test it cut is marked where it ends): the history and every
+// report then say the run is partial. The NDJSON copies keep the result
+// as it came.
+func (s *Sink) markInterrupted(ctx context.Context) {
+	if len(s.results) == 0 {
+		return
+	}
+	for i := range s.results {
+		if s.results[i].Interrupted() {
+			return
+		}
+	}
+	last := &s.results[len(s.results)-1]
+	last.Notes = append(last.Notes, result.NoteInterrupted)
+	if s.Keep != nil {
+		if err := s.Keep.Add(ctx, *last); err != nil && s.Warn != nil {
+			s.Warn(last, err)
+		}
+	}
+}
+
 // Results are the collected results, in the order they came.
 func (s *Sink) Results() []result.Result { return s.results }
 

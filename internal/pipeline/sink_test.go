@@ -111,3 +111,29 @@ func TestReviseSavesWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39.1: a run stopped between two tests marks its last result as
+// interrupted, saved again so that the history lists the run as such;
+// one whose cut test was marked where it ended is left as it is.
+func TestMarkInterrupted(t *testing.T) {
+	var saved []result.Result
+	s := Sink{Keep: keeperFunc(func(_ context.Context, r result.Result) error { saved = append(saved, r); return nil }), Collect: true}
+	ctx := context.Background()
+	for i := 1; i <= 2; i++ {
+		r := result.Result{RunID: "r", Index: i, Repeat: 1, Status: "ok", Test: result.TestSpec{Name: "t"}}
+		if err := s.Add(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.markInterrupted(ctx)
+	if len(saved) != 3 || !saved[2].Interrupted() || saved[2].Index != 2 {
+		t.Fatalf("saved %d, the last %+v", len(saved), saved[len(saved)-1])
+	}
+	if st := result.StatusOfResults(s.Results()); st.State != result.RunInterrupted {
+		t.Errorf("status %v", st)
+	}
+	s.markInterrupted(ctx)
+	if len(saved) != 3 || len(s.Results()[1].Notes) != 1 {
+		t.Errorf("marked twice: %d saves, notes %q", len(saved), s.Results()[1].Notes)
+	}
+}

@@ -83,6 +83,10 @@ func Plan(ctx context.Context, s *runner.Session, o Options, emit func(result.Re
 	}
 	p := &planner{s: s, o: o, emit: emit, progress: progress, deadline: o.Clock().Add(o.Budget)}
 	unknown, err := p.run(ctx)
+	if ctx.Err() != nil {
+		p.notRun()
+		unknown = p.unknown
+	}
 	if ctx.Err() != nil && p.held != nil {
 		// The last result says the run was cut short, so every report
 		// and the history mark it partial.
@@ -176,6 +180,27 @@ func (p *planner) flush() error {
 		p.o.Analysis.LastOfGroup(p.heldEnds)
 	}
 	return p.emit(r)
+}
+
+// notRun notes the core steps and fsync that a run stopped part way did
+// not measure, and the depth sweep, so that every report lists what the
+// run skipped and why.
+func (p *planner) notRun() {
+	measured := map[string]bool{}
+	for _, r := range p.done {
+		if r.Status == "ok" {
+			measured[r.Test.Name] = true
+		}
+	}
+	for _, st := range coreSteps() {
+		if !measured[st.spec.Name] {
+			p.note("%s: not run: the run was interrupted", st.spec.Name)
+		}
+	}
+	if name := fsyncSpec(0).Name; !measured[name] {
+		p.note("%s and the etcd verdict: not run: the run was interrupted", name)
+	}
+	p.note("the depth sweep past the core tests: not run: the run was interrupted")
 }
 
 func (p *planner) left() float64 { return p.deadline.Sub(p.o.Clock()).Seconds() }

@@ -38,8 +38,9 @@ func (c Clock) At(t time.Time) string {
 // Span prints from–to.
 func (c Clock) Span(a, b time.Time) string { return c.At(a) + "–" + c.At(b) }
 
-// Full prints an instant with its date and zone.
-func (c Clock) Full(t time.Time) string { return t.In(c.Loc).Format("2006-01-02 15:04:05 MST") }
+// Full prints an instant with its date, its zone and the zone's offset
+// from UTC: "2026-03-01 14:00:00 UTC+00:00", "2026-03-01 15:00:00 CET+01:00".
+func (c Clock) Full(t time.Time) string { return t.In(c.Loc).Format("2006-01-02 15:04:05 MST-07:00") }
 
 // Line is one statement of the verdict.
 type Line struct {
@@ -84,7 +85,9 @@ func (c Clock) Describe(f Finding) string {
 		if hi > 0 {
 			drop = (1 - lo/hi) * 100
 		}
-		return fmt.Sprintf("%scliff at %s: %s for %s from %s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out",
+		// A history shows the rate, not the workload: a workload that
+		// eased looks the same as a disk whose credits ran out.
+		return fmt.Sprintf("%scliff at %s: %s for %s from %s, then %s (%.0f%% lower) and it stayed there: burst credits or a write cache ran out, or the workload eased (the series alone cannot tell which)",
 			who, c.At(f.End), unit(hi), units.FormatDuration(f.End.Sub(f.Start)), c.At(f.Start), unit(lo), drop)
 	case result.KindWriteback:
 		return fmt.Sprintf("writeback storm %s%s: up to %s under writeback, %s dirty, iowait up to %.0f%%", span, still,

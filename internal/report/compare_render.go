@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -168,6 +169,15 @@ func TestNote(alpha float64) string {
 	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series)", alpha)
 }
 
+// StatusMark is " [interrupted: why]" after an operand whose runs did not
+// all end complete, and "" otherwise.
+func (c Comparison) StatusMark(i int) string {
+	if i >= len(c.Statuses) || c.Statuses[i].State == "" || c.Statuses[i].State == result.RunComplete {
+		return ""
+	}
+	return " [" + c.Statuses[i].String() + "]"
+}
+
 // writeOperands lists the operands: the letter, the label, and what the
 // user gave when the label differs from it.
 func writeOperands(w io.Writer, c Comparison, esc func(string) string) {
@@ -177,9 +187,9 @@ func writeOperands(w io.Writer, c Comparison, esc func(string) string) {
 			label = c.Labels[i]
 		}
 		if label != op {
-			fmt.Fprintf(w, "[%s] %s (%s)\n", Letter(i), esc(label), esc(op))
+			fmt.Fprintf(w, "[%s] %s (%s)%s\n", Letter(i), esc(label), esc(op), c.StatusMark(i))
 		} else {
-			fmt.Fprintf(w, "[%s] %s\n", Letter(i), esc(label))
+			fmt.Fprintf(w, "[%s] %s%s\n", Letter(i), esc(label), c.StatusMark(i))
 		}
 	}
 }
@@ -229,7 +239,7 @@ func cmpOneLine(s string) string {
 func CompareCSV(w io.Writer, c Comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
-		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis"})
+		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis", "operand_status"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	fp := func(p *float64) string {
 		if p == nil {
@@ -264,7 +274,11 @@ func CompareCSV(w io.Writer, c Comparison) error {
 			if x.IOPSTest != nil {
 				basis = x.IOPSTest.Basis
 			}
-			rec = append(rec, label, basis)
+			status := ""
+			if i < len(c.Statuses) {
+				status = c.Statuses[i].State
+			}
+			rec = append(rec, label, basis, status)
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -290,7 +304,7 @@ func CompareMarkdown(w io.Writer, c Comparison) error {
 		if i < len(c.Labels) && c.Labels[i] != "" && c.Labels[i] != op {
 			label = c.Labels[i] + " (" + op + ")"
 		}
-		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), cmpMDEscape(label))
+		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), cmpMDEscape(label+c.StatusMark(i)))
 	}
 	fmt.Fprintln(w)
 	if rows := VerdictRows(c); len(rows) > 0 {
@@ -407,7 +421,7 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 	}
 	var ops2 []string
 	for i, op := range c.Operands {
-		ops2 = append(ops2, Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op])
+		ops2 = append(ops2, Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op]+c.StatusMark(i))
 	}
 	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where the difference is significant; grey: not significant. %s.",
 		strings.Join(ops2, ", "), TestNote(c.Alpha))

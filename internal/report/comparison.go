@@ -33,9 +33,12 @@ type Comparison struct {
 	Schema   string   `json:"schema"`
 	Operands []string `json:"operands"`
 	// Labels name the operands in words, in the same order.
-	Labels []string     `json:"labels"`
-	Alpha  float64      `json:"alpha"`
-	Rows   []CompareRow `json:"rows"`
+	Labels []string `json:"labels"`
+	// Statuses say what became of each operand's runs (interrupted,
+	// partial, failed or complete), in the same order.
+	Statuses []result.RunStatus `json:"statuses"`
+	Alpha    float64            `json:"alpha"`
+	Rows     []CompareRow       `json:"rows"`
 	// Mismatches are the parameters that differ between operands for
 	// the same test: a warning that the figures are not like for like.
 	Mismatches []Mismatch `json:"mismatches"`

@@ -221,6 +221,13 @@ func Run(ctx context.Context, cfg Config, emit func(result.Result) error, progre
 			}
 			res := s.Test(ctx, spec, TestOptions{Index: i + 1, Repeat: rep, N: n, Total: total})
 			if ctx.Err() != nil && res.Status != "ok" {
+				// The test the signal cut is kept, failed and marked, so
+				// that the copies and the history say the run was stopped
+				// part way, and where.
+				res.Notes = append(res.Notes, result.NoteInterrupted)
+				if err := emit(res); err != nil {
+					return errors.Join(ctx.Err(), fmt.Errorf("saving result of %s: %w", spec.Name, err))
+				}
 				return ctx.Err()
 			}
 			if res.Status != "ok" {

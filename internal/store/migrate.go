@@ -85,6 +85,13 @@ CREATE TABLE run_labels (
 	PRIMARY KEY (run_id, key, value)
 ) WITHOUT ROWID;
 `, Go: backfillV3},
+	// Version 4 keeps which results carry the mark of a run stopped part
+	// way, and their count per run, so that a listing says a run's status
+	// without reading its records.
+	{Version: 4, SQL: `
+ALTER TABLE results ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN n_interrupted INTEGER NOT NULL DEFAULT 0;
+`, Go: backfillV4},
 }
 
 // minReadVersion is the oldest schema the read queries work on unchanged
@@ -268,6 +275,57 @@ func backfillV3(ctx context.Context, tx *sql.Tx) error {
 	}
 	for _, id := range ids {
 		if err := refreshRun(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backfillV4 marks the stored results of interrupted runs (each record is
+// decoded once, here) and counts them per run.
+func backfillV4(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
+	if err != nil {
+		return err
+	}
+	var marked []int64
+	for rows.Next() {
+		var id int64
+		var gz []byte
+		if err := rows.Scan(&id, &gz); err != nil {
+			rows.Close()
+			return err
+		}
+		left := int64(result.MaxReadBytes) // one record at a time
+		r, err := decodeRecord(gz, &left)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("result %d: %w", id, err)
+		}
+		if r.Interrupted() {
+			marked = append(marked, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range marked {
+		if _, err := tx.ExecContext(ctx, `UPDATE results SET interrupted = 1 WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	// Every run's summary is computed again too (one pass over its rows in
+	// SQL), so that the counts a status is read from agree.
+	ids, err := queryStrings(ctx, tx, `SELECT id FROM runs`)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := refreshRun(ctx, tx, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, recountInterrupted, id); err != nil {
 			return err
 		}
 	}

@@ -267,9 +267,11 @@ func TestReadsSchemaV2Fixture(t *testing.T) {
 	// By hand, from the fixture's program.
 	wantRuns := []Run{
 		{ID: "20240502-093000-bbbbbb", Start: time.Date(2024, 5, 2, 9, 30, 0, 0, time.UTC), Suite: "quick", TargetKind: "dir", TargetPath: "/mnt/data",
-			Device: "vdb", Hostname: "node-1", Labels: "storage-class=standard", Tests: 1, MaxIOPS: 500, MaxBWBytes: 500 * 4096, MaxP99Ns: 4e6},
+			Device: "vdb", Hostname: "node-1", Labels: "storage-class=standard", Tests: 1, MaxIOPS: 500, MaxBWBytes: 500 * 4096, MaxP99Ns: 4e6,
+			Status: result.RunStatus{State: result.RunComplete}},
 		{ID: "20240501-120000-aaaaaa", Start: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC), Suite: "quick", TargetKind: "dir", TargetPath: "/mnt/data",
-			Device: "vdb", Hostname: "node-1", Labels: "storage-class=premium,zone=a|b", Tests: 3, Failed: 1, MaxIOPS: 1200, MaxBWBytes: 157286400, MaxP99Ns: 8e6},
+			Device: "vdb", Hostname: "node-1", Labels: "storage-class=premium,zone=a|b", Tests: 3, Failed: 1, MaxIOPS: 1200, MaxBWBytes: 157286400, MaxP99Ns: 8e6,
+			Status: result.RunStatus{State: result.RunPartial, Reason: "1 of 3 tests failed"}},
 	}
 	readBack := func(s *Store) {
 		t.Helper()

@@ -99,6 +99,7 @@ const (
 // addToRun folds one newly stored result into its run's summary, so a
 // save costs the same whether the run holds one result or thousands.
 const addToRun = `UPDATE runs SET n_tests = n_tests + 1, n_failed = n_failed + (r.status <> 'ok'),
+	n_interrupted = n_interrupted + r.interrupted,
 	started_at = min(runs.started_at, r.started_at),
 	max_iops = max(runs.max_iops, ` + resultIOPS + `),
 	max_bw_bytes = max(runs.max_bw_bytes, ` + resultBW + `),
@@ -112,6 +113,10 @@ const recomputeRun = `UPDATE runs SET (started_at, n_tests, n_failed, max_iops, 
 	(SELECT min(r.started_at), count(*), count(*) FILTER (WHERE r.status <> 'ok'),
 		coalesce(max(` + resultIOPS + `),0), coalesce(max(` + resultBW + `),0), coalesce(max(` + resultP99 + `),0)
 	 FROM results AS r WHERE r.run_id = ?1)
+	WHERE id = ?1`
+
+// recountInterrupted counts a run's results marked interrupted (schema 4).
+const recountInterrupted = `UPDATE runs SET n_interrupted = (SELECT count(*) FROM results r WHERE r.run_id = ?1 AND r.interrupted)
 	WHERE id = ?1`
 
 // runLabels writes the union of a run's labels as "k=a|b,k2=c", from the
@@ -174,9 +179,9 @@ func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (Sav
 			st.Skipped++
 			continue
 		case err == nil:
-			args := append([]any{r.Status, r.Test.Name, gzs[i]}, h.args()...)
-			if _, err := tx.ExecContext(ctx, `UPDATE results SET (status, test, record_gz, `+headlineCols+`) =
-				(?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?`, append(args, id)...); err != nil {
+			args := append([]any{r.Status, r.Test.Name, gzs[i], r.Interrupted()}, h.args()...)
+			if _, err := tx.ExecContext(ctx, `UPDATE results SET (status, test, record_gz, interrupted, `+headlineCols+`) =
+				(?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?`, append(args, id)...); err != nil {
 				return st, err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM result_labels WHERE result_id = ?`, id); err != nil {
@@ -185,9 +190,9 @@ func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (Sav
 			recompute[r.RunID] = true
 			st.Updated++
 		case errors.Is(err, sql.ErrNoRows):
-			args := append([]any{r.RunID, key, r.Index, r.Repeat, r.Test.Name, r.Status, gzs[i]}, h.args()...)
-			res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz, `+headlineCols+`)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+			args := append([]any{r.RunID, key, r.Index, r.Repeat, r.Test.Name, r.Status, gzs[i], r.Interrupted()}, h.args()...)
+			res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, rkey, idx, repeat, test, status, record_gz, interrupted, `+headlineCols+`)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 			if err != nil {
 				return st, err
 			}
@@ -218,6 +223,9 @@ func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (Sav
 		switch {
 		case recompute[id]:
 			if err := refreshRun(ctx, tx, id); err != nil {
+				return st, err
+			}
+			if _, err := tx.ExecContext(ctx, recountInterrupted, id); err != nil {
 				return st, err
 			}
 		case relabel[id]:

@@ -339,12 +339,17 @@ type Run struct {
 	Device     string    `json:"device"`
 	Hostname   string    `json:"hostname"`
 	// Labels are the union of its results' labels, "k=v,k2=a|b".
-	Labels     string  `json:"labels"`
-	Tests      int     `json:"tests"`
-	Failed     int     `json:"failed"`
-	MaxIOPS    float64 `json:"max_iops"`
-	MaxBWBytes float64 `json:"max_bw_bytes"`
-	MaxP99Ns   float64 `json:"max_p99_ns"`
+	Labels string `json:"labels"`
+	Tests  int    `json:"tests"`
+	Failed int    `json:"failed"`
+	// Interrupted counts the results marked as those of a run stopped
+	// part way (0 in a database older than schema 4, which kept no mark).
+	Interrupted int `json:"interrupted"`
+	// Status is what became of the run, from the counts above.
+	Status     result.RunStatus `json:"status"`
+	MaxIOPS    float64          `json:"max_iops"`
+	MaxBWBytes float64          `json:"max_bw_bytes"`
+	MaxP99Ns   float64          `json:"max_p99_ns"`
 }
 
 // ListOptions filter and limit a listing.
@@ -357,7 +362,13 @@ type ListOptions struct {
 
 // List returns runs, newest first.
 func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
-	q := `SELECT id, started_at, suite, target_kind, target_path, device, hostname, labels, n_tests, n_failed, max_iops, max_bw_bytes, max_p99_ns FROM runs`
+	// A read-only open of a database older than schema 4 has no count of
+	// interrupted results.
+	interrupted := "0"
+	if s.version >= 4 {
+		interrupted = "n_interrupted"
+	}
+	q := `SELECT id, started_at, suite, target_kind, target_path, device, hostname, labels, n_tests, n_failed, ` + interrupted + `, max_iops, max_bw_bytes, max_p99_ns FROM runs`
 	var args []any
 	if len(o.Selector) > 0 {
 		where, a := o.Selector.sql()
@@ -378,9 +389,10 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
 		var r Run
 		var ms int64
 		if err := rows.Scan(&r.ID, &ms, &r.Suite, &r.TargetKind, &r.TargetPath, &r.Device, &r.Hostname, &r.Labels,
-			&r.Tests, &r.Failed, &r.MaxIOPS, &r.MaxBWBytes, &r.MaxP99Ns); err != nil {
+			&r.Tests, &r.Failed, &r.Interrupted, &r.MaxIOPS, &r.MaxBWBytes, &r.MaxP99Ns); err != nil {
 			return nil, err
 		}
+		r.Status = result.StatusOf(r.Tests, r.Failed, r.Interrupted)
 		r.Start = time.UnixMilli(ms).UTC()
 		out = append(out, r)
 	}

@@ -86,6 +86,13 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 				r.RunID, recordKey(&r), r.Index, r.Repeat, r.Test.Name, r.Status, gz); err != nil {
 				t.Fatal(err)
 			}
+			// From version 3 on, a writer kept the headline figures beside
+			// the record.
+			if m.Version >= 3 {
+				if _, err := old.db.Exec(`UPDATE results SET (`+headlineCols+`) = (?,?,?,?,?,?,?,?,?,?)`, headlineOf(&r).args()...); err != nil {
+					t.Fatal(err)
+				}
+			}
 			// From version 2 on, a writer indexed the labels as it saved.
 			for k, v := range r.Target.Labels {
 				if m.Version < 2 {

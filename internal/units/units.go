@@ -606,3 +606,11 @@ func PlusMinus(lo, hi, v float64) string {
 	}
 	return " ±" + strconv.FormatFloat(math.Ceil(e*1000)/10, 'f', -1, 64) + "%"
 }
+
+// Nouns prints a count with its noun: "1 test", "12 tests", "1,024 runs".
+func Nouns(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Commas(n) + " " + many
+}

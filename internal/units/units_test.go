@@ -220,3 +220,14 @@ func TestParseLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestNouns(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 tests"}, {1, "1 test"}, {2, "2 tests"}, {1234, "1,234 tests"}} {
+		if got := Nouns(c.n, "test", "tests"); got != c.want {
+			t.Errorf("Nouns(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -110,11 +110,31 @@ func (cr *credit) step(dt, iops, bw float64) (pct, creditPct, leftS float64) {
 		}
 		x.k.Step(x.rate, dt)
 		creditPct = min(creditPct, 100*x.k.Level())
+		// Only a rate above the base, beyond a throttle's noise around its
+		// pace, drains credit: at the base rate an empty bucket stays
+		// empty, and nothing runs out.
+		if x.rate <= burstingAbove*x.k.Baseline || x.k.Credits <= 0 {
+			continue
+		}
 		if l := x.k.LeftS(x.rate); l >= 0 && (leftS < 0 || l < leftS) {
 			leftS = l
 		}
 	}
 	return pct, creditPct, leftS
+}
+
+// inForce names the ceiling the last interval was measured against: the
+// burst rates while the disk bursts with credit left, else the base.
+func (cr *credit) inForce() string {
+	c := cr.c
+	li, lb := cr.limits()
+	switch {
+	case c.VMIOPS > 0 && li == c.VMIOPS && li != c.IOPS || c.VMBWBytes > 0 && lb == c.VMBWBytes && lb != c.BWBytes:
+		return "the VM's cap"
+	case cr.bursting && (cr.ios != nil && cr.ios.Credits > 0 || cr.byts != nil && cr.byts.Credits > 0):
+		return "the burst ceiling"
+	}
+	return "the base ceiling"
 }
 
 // exhausted empties the buckets: the disk was seen held at its base

@@ -83,3 +83,35 @@ func TestCreditP15AtItsCap(t *testing.T) {
 		t.Errorf("held at the base after bursting: %.1f%% of ceiling, credit %.2f%%; want 100%% and 0", pct, cpct)
 	}
 }
+
+// Issue 39.5: a P15 with an empty bucket held at its base rate, with the
+// jitter a throttle's pace has around it, drains nothing: no seconds
+// left are estimated, no "runs out" finding fires, and the ceiling in
+// force is named as the base. Bursting, it is named the burst ceiling.
+func TestEmptyBucketAtTheBase(t *testing.T) {
+	c, err := ExpectFromCatalog("azure:P15", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CreditStartPct = 0
+	w := &Watcher{atBase: map[string]int{}, warned: map[string]bool{}}
+	cr := newCredit(*c)
+	jitter := []float64{1100, 1103, 1097, 1110, 1092, 1108, 1100, 1104}
+	for i := 0; i < 240; i++ {
+		iops := jitter[i%len(jitter)]
+		_, cpct, left := cr.step(1, iops, iops*4096)
+		if fs := w.burstCheck("sdc", cr, float64(i), iops, iops*4096, &cpct, &left); len(fs) > 0 {
+			t.Fatalf("second %d at %.0f IOPS: %s", i, iops, fs[0].Summary)
+		}
+		if left >= 0 {
+			t.Fatalf("second %d at %.0f IOPS with credit %.4f%%: %.1f s left, want none (not draining)", i, iops, cpct, left)
+		}
+		if got := cr.inForce(); got != "the base ceiling" {
+			t.Fatalf("second %d: ceiling in force %q", i, got)
+		}
+	}
+	full := newCredit(Ceiling{Name: c.Name, IOPS: c.IOPS, BurstIOPS: c.BurstIOPS, BurstSeconds: c.BurstSeconds, CreditStartPct: 100})
+	if _, _, left := full.step(1, 3500, 0); left <= 0 || full.inForce() != "the burst ceiling" {
+		t.Errorf("bursting from a full bucket: %.0f s left, ceiling %q", left, full.inForce())
+	}
+}

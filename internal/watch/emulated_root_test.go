@@ -344,10 +344,17 @@ func TestEmulatedP15AtItsCap(t *testing.T) {
 			var ts, credit, pcts, rates []float64
 			var first float64 = -1
 			for _, r := range recs {
+				if tc.empty && r.Type == result.WatchTypeFinding && r.Finding != nil && r.Finding.Kind == result.KindBurst {
+					// Issue 39.5: nothing drains at the base rate.
+					t.Errorf("at the base with an empty bucket, t=%.0f: %s", r.T, r.Finding.Summary)
+				}
 				if r.Type != result.WatchTypeSample || len(r.Devices) == 0 || r.Devices[0].CeilingPct == nil {
 					continue
 				}
 				d := r.Devices[0]
+				if tc.empty && d.BurstLeftS != nil && d.ReadIOPS <= burstingAbove*1100 {
+					t.Errorf("t=%.0f at %.0f IOPS, the base: %.0f s of credit left, want none", r.T, d.ReadIOPS, *d.BurstLeftS)
+				}
 				if d.ReadIOPS < 0.5*tc.rate {
 					continue
 				}

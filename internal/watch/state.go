@@ -227,6 +227,9 @@ func median(v []float64) float64 {
 type ceilingView struct {
 	pct float64 // rate as % of the ceiling in force
 	ok  bool
+	// name says which ceiling is in force: "the burst ceiling", "the base
+	// ceiling" or "the VM's cap".
+	name string
 }
 
 // step classifies one interval ending at t (seconds since start), of
@@ -289,7 +292,13 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 			return fmt.Sprintf("saturated: aqu-sz %.1f at util %.0f%%, await up to %.0f ms", e.peakQ, s.UtilPct, e.peakWait)
 		})...)
 	out = append(out, tr.sustained(&tr.atCap, state == StateAtCap, result.KindCap, t, dt, s,
-		func(e *episode) string { return fmt.Sprintf("at the expected ceiling: %.0f%% of it", cv.pct) })...)
+		func(e *episode) string {
+			name := cv.name
+			if name == "" {
+				name = "the expected ceiling"
+			}
+			return fmt.Sprintf("at %s: %.0f%% of it", name, cv.pct)
+		})...)
 
 	// Stall episodes start at once: a stall is the one thing not to wait for.
 	if stalled {

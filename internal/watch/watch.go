@@ -501,7 +501,7 @@ func (w *Watcher) step(now time.Time, t, dt float64, tk diskstats.Tick, host Hos
 		if cr := w.credits[d.Name]; cr != nil {
 			iops, bw := s.ReadIOPS+s.WriteIOPS, s.ReadBWBytes+s.WriteBWBytes
 			pct, cpct, left := cr.step(dt, iops, bw)
-			cv = ceilingView{pct: pct, ok: true}
+			cv = ceilingView{pct: pct, ok: true, name: cr.inForce()}
 			row.CeilingPct = &pct
 			if cpct >= 0 {
 				fs = append(fs, w.burstCheck(d.Name, cr, t, iops, bw, &cpct, &left)...)
