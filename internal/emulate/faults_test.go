@@ -111,3 +111,48 @@ func TestFaultsValidate(t *testing.T) {
 		}
 	}
 }
+
+// The flags of a failing disk and a restored volume, as given.
+func TestMediaOptions(t *testing.T) {
+	given := func(names ...string) func(string) bool {
+		return func(n string) bool {
+			for _, x := range names {
+				if x == n {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	base := SpecOptions{Size: "1G", Scale: 1, Cgroup: "auto", Cache: "none"}
+	o := base
+	o.ReadErrors, o.DownEvery, o.DownFor, o.Set = "64MiB-1GiB", "5s", "1s", given("read-errors", "down-every", "down-for")
+	s, err := o.Spec("f", "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Faults{ReadErrorFrom: 64 << 20, ReadErrorTo: 1 << 30, DownEvery: 5 * time.Second, DownFor: time.Second}); s.Faults == nil || *s.Faults != want || s.Cold != nil {
+		t.Errorf("faults %+v, want %+v", s.Faults, want)
+	}
+	if err := s.withDefaults().Validate(); err != nil {
+		t.Error(err)
+	}
+	o = base
+	o.ColdRead, o.ColdBlock, o.Set = "17ms", "1MiB", given("cold-read", "cold-block")
+	if s, err = o.Spec("c", "/x"); err != nil || s.Cold == nil || *s.Cold != (Cold{Latency: 17 * time.Millisecond, BlockBytes: 1 << 20}) || s.Faults != nil {
+		t.Errorf("cold %+v, %v", s.Cold, err)
+	}
+	for _, bad := range []SpecOptions{
+		{ReadErrors: "64MiB", Set: given("read-errors")},
+		{ReadErrors: "a-b", Set: given("read-errors")},
+		{DownEvery: "often", Set: given("down-every")},
+		{ColdRead: "slow", Set: given("cold-read")},
+		{ColdBlock: "64KiB", Set: given("cold-block")},
+	} {
+		b := base
+		b.ReadErrors, b.DownEvery, b.ColdRead, b.ColdBlock, b.Set = bad.ReadErrors, bad.DownEvery, bad.ColdRead, bad.ColdBlock, bad.Set
+		if _, err := b.Spec("x", "/x"); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
