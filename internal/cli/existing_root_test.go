@@ -138,7 +138,9 @@ func TestDiagnoseExistingColdVolume(t *testing.T) {
 	if !cold.Cold || cold.SlowShare < 0.9 || !strings.HasPrefix(cold.Verdict[0], "cold: ") {
 		t.Errorf("a restored volume: %.0f%% slow, verdict %q", cold.SlowShare*100, cold.Verdict)
 	}
-	if f, s := cold.QD1.First.MedianNs, cold.QD1.Second.MedianNs; f < 17e6 || f > 22e6 || s < 0.9e6 || s > 2e6 {
+	// Each cold block takes 17 ms more than its 1 ms: a loaded machine
+	// adds to both, never takes from them.
+	if f, s := cold.QD1.First.MedianNs, cold.QD1.Second.MedianNs; f < 17e6 || s < 0.9e6 || f-s < 15e6 {
 		t.Errorf("QD1 first read %.3g ms, second %.3g ms; want about 18 and 1", f/1e6, s/1e6)
 	}
 	if cold.WarmSeconds <= 0 || !strings.Contains(cold.WarmCommand, "--opendir="+data) || !strings.Contains(cold.WarmCommand, "--readonly") {
