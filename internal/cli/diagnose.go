@@ -40,6 +40,7 @@ type diagnoseOptions struct {
 	expect      expectOptions
 	existing    bool
 	maxRead     units.Size
+	sustained   bool
 }
 
 func newDiagnoseCommand(streams IOStreams) *cobra.Command {
@@ -108,6 +109,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
+	f.BoolVar(&o.sustained, "sustained", false, "run the burst check to its end: write until burst credits or a write cache run out, for what --budget leaves after the other tests")
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	f.BoolVar(&o.existing, "existing", false, "sample the files already in DIR with direct reads and write nothing: first read against second (a restored volume is cold)")
 	f.Var(&o.maxRead, "max-read", "with --existing, the most it reads (first and second reads together)")
@@ -149,7 +151,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	var prefix []string
 	if o.emulated != "" {
-		if dir, prefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+		if dir, prefix, err = emulatedTarget(streams.ErrOut, "iolens diagnose", o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
@@ -163,7 +165,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	// Every file the run writes is checked, --out opened and the history
 	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
 	if err != nil {
 		return err
 	}
@@ -180,7 +182,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return err
 	}
 	defer keeper.Close()
-	prog.Line("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
+	prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
 	s, err := runner.Open(ctx, cfg, prog.Event)
 	if err != nil {
 		return err
@@ -190,7 +192,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		expect = metadataExpect(ctx, prog)
 	}
 	snk := keeper.Sink(expect, copyWriter(out))
-	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, snk, func(e plan.Event) {
+	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
 		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
 	})
 	closeErr := s.Close(ctx)

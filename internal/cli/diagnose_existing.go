@@ -16,7 +16,7 @@ func (o *diagnoseOptions) runExisting(cmd *cobra.Command, streams IOStreams, dir
 	if dir == "" {
 		return &UsageError{Err: fmt.Errorf("--existing needs DIR, the directory that holds the data"), Help: "e.g. iolens diagnose --existing /var/lib/data --max-read 256MiB"}
 	}
-	for _, f := range []string{"device", "create", "destructive", "emulated", "size", "out", "html", "label", "expect", "budget", "precision"} {
+	for _, f := range []string{"device", "create", "destructive", "emulated", "size", "out", "html", "label", "expect", "budget", "precision", "sustained"} {
 		if cmd.Flags().Changed(f) {
 			return &UsageError{Err: fmt.Errorf("--%s does not apply with --existing: it reads the data there and writes nothing", f),
 				Help: "--existing takes --max-read and -o text|json"}

@@ -120,6 +120,11 @@ once, each holding its channel for its read or write latency: it
 saturates near QD N at about N / mean latency IOPS, and past that the
 latency grows in proportion to the queue depth while the rate varies as
 the latencies drawn do (give a spread for a real device's variation).
+--queue-growth G makes each IO take its latency x (1 + G x the IOs
+already in the device), as a server that contends with itself: the rate
+creeps up ever more slowly as the queue deepens while latency grows.
+--server-cpu D spends D of CPU in the layer on each read and write, as a
+local daemon does: past what the host's CPUs serve, they bind.
 --throttle-at device enforces the caps inside the device, as a cloud
 hypervisor does: a token bucket paces IOs in the device, so its queue
 fills and await grows with QD while the rate stays flat. There
@@ -202,6 +207,8 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 	f.StringVar(&o.DownFor, "down-for", "", "how long the device fails all IO in each --down-every period, e.g. 1s")
 	f.StringVar(&o.ColdRead, "cold-read", "", "each block's first read takes this much more, as on a volume restored from a snapshot, e.g. 17ms ('iolens emulate arm' makes every block cold again)")
 	f.StringVar(&o.ColdBlock, "cold-block", "64KiB", "with --cold-read: the block fetched on first read")
+	numberVar(f, &o.QueueGrowth, "queue-growth", 0, 0, 100, "each IO takes its latency x (1 + this x the IOs already in the device): a server that slows as its queue grows")
+	f.StringVar(&o.ServerCPU, "server-cpu", "", "CPU time the latency layer spends on each read and write (e.g. 200us): a daemon whose CPU can bind")
 	return cmd
 }
 
@@ -262,6 +269,12 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		if _, werr := streams.Out.Write(out.Bytes()); werr != nil {
 			err = fmt.Errorf("writing the new disk's description: %w", werr)
 		}
+	}
+	// A signal that came after the last step, while the description was
+	// written, still undoes the disk: an interrupted create (status 130)
+	// never leaves one behind.
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	}
 	if err != nil {
 		return undoCreate(ctx, d, err)
@@ -487,15 +500,16 @@ func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
 	}
 }
 
-// emulatedTarget resolves 'run --emulated NAME' (emulate.RunTarget),
-// saying on w which disk it is.
-func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, error) {
+// emulatedTarget resolves 'run --emulated NAME' and 'diagnose --emulated
+// NAME' (emulate.RunTarget), saying on w which disk the command (its
+// name: "iolens run") runs on.
+func emulatedTarget(w io.Writer, command, name, dir, device string) (string, []string, error) {
 	if device != "" {
 		return "", nil, usageErr("--emulated tests a directory on the emulated disk, not --device")
 	}
 	dir, prefix, note, err := emulate.RunTarget(name, dir)
 	if note != "" {
-		fmt.Fprintln(w, note)
+		fmt.Fprintf(w, "%s: %s\n", command, note)
 	}
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {

@@ -44,7 +44,11 @@ type SpecOptions struct {
 	DownEvery, DownFor string
 	ColdRead           string
 	ColdBlock          string
-	Set                func(name string) bool
+	// QueueGrowth and ServerCPU are Spec's: a device that slows as its
+	// queue grows, and CPU the latency layer spends on each IO.
+	QueueGrowth float64
+	ServerCPU   string
+	Set         func(name string) bool
 }
 
 // OptionError is a mistake in SpecOptions, with what to give instead.
@@ -112,6 +116,14 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 				*d = v
 			}
 		}
+	}
+	s.QueueGrowth = o.QueueGrowth
+	if o.Set("server-cpu") {
+		d, err := units.ParseDuration(o.ServerCPU)
+		if err != nil {
+			return s, optionErr("--server-cpu: %v", err)
+		}
+		s.ServerCPU = d
 	}
 	l := &s.Limits
 	num("iops", o.IOPS, &l.ReadIOPS, &l.WriteIOPS)
@@ -258,7 +270,7 @@ func RunTarget(name, dir string) (string, []string, string, error) {
 		return "", nil, "", &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
 			Advice: "remove it with 'iolens emulate rm " + name + "' and create it again"}
 	}
-	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
+	note := fmt.Sprintf("on emulated disk %s", name)
 	if d.Spec.Profile != "" {
 		note += " (" + d.Spec.Profile + ")"
 	}

@@ -3,6 +3,7 @@ package emulate
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,6 +55,12 @@ func WriteDisk(w io.Writer, d *Disk) {
 			fmt.Fprintf(tw, "channels\t%d: at most %d IOs served at once; saturates near QD%d at about %s reads or %s writes\n",
 				s.Channels, s.Channels, s.Channels, channelRate(s.Channels, l.Read), channelRate(s.Channels, l.Write))
 		}
+		if s.QueueGrowth > 0 {
+			fmt.Fprintf(tw, "queue growth	each IO takes its latency x (1 + %g x the IOs already in the device)\n", s.QueueGrowth)
+		}
+		if s.ServerCPU > 0 {
+			fmt.Fprintf(tw, "server CPU	%v of CPU per read or write in the FUSE layer\n", s.ServerCPU)
+		}
 	}
 	m := NewModel(s, time.Now())
 	sc := s.Scale
@@ -94,7 +101,14 @@ func WriteDisk(w io.Writer, d *Disk) {
 	}
 	if s.Profile != "" {
 		if p, err := LookupProfile(s.Profile); err == nil {
-			fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+			switch {
+			case s.Latency != nil && p.Latency == nil:
+				fmt.Fprintf(w, "note: latency of %s: the provider publishes no typical figure; the latency given (--latency) is emulated.\n", s.Profile)
+			case s.Latency != nil && !reflect.DeepEqual(*s.Latency, *p.Latency):
+				fmt.Fprintf(w, "note: latency of %s: %s; the latency given (--latency) is emulated instead.\n", s.Profile, p.LatencyNote)
+			default:
+				fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+			}
 		}
 	}
 	switch {

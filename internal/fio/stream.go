@@ -17,9 +17,10 @@ import (
 // one JSON document. fio's json+ output of 64 jobs without
 // group_reporting, latency bins and all, is a few MiB; a document past
 // MaxDocumentBytes is refused as soon as it is that long, having held
-// little more than that.
+// little more than that. A document compacted onto one line (jq -c) is
+// one line: a line may be as long as a document.
 const (
-	maxLine          = 4 << 20
+	maxLine          = MaxDocumentBytes
 	maxDiagnostics   = 100
 	MaxDocumentBytes = 64 << 20
 )
@@ -50,7 +51,10 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 				diag = append(diag, d)
 			}
 			if last == nil {
-				text.Line(d)
+				text.LineAt(lr.Line, d)
+				if text.entries > result.MaxResults {
+					return nil, &result.TooManyError{Max: result.MaxResults, What: "fio jobs"}
+				}
 			}
 		}
 		if sp.Len() > MaxDocumentBytes {
@@ -65,18 +69,27 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 	}
 	if last == nil {
 		docs := text.Documents()
+		if err := text.Err(); err != nil {
+			return nil, err
+		}
 		if len(docs) == 0 {
 			return nil, fmt.Errorf("neither iolens results nor fio output (JSON, json+ or fio's normal text): %w", ErrNoDocument)
 		}
 		var out []result.Result
+		seen := map[string]int{}
 		for _, doc := range docs {
-			rs, err := resultsOf(doc, nil, name, out)
+			rs, err := resultsFrom(doc, nil, name, len(out), seen)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, rs...)
 		}
 		return out, nil
+	}
+	// Counted before decoding: a small document of many tiny jobs
+	// would otherwise take far more memory than its bytes.
+	if n := topLevelEntries(last); n > result.MaxResults {
+		return nil, &result.TooManyError{Max: result.MaxResults, What: "fio jobs"}
 	}
 	doc, err := Decode(last)
 	if err != nil {
@@ -133,24 +146,40 @@ func tests(doc *Output) []test {
 // several runs): indexes continue after them, and a test run again
 // counts as a repeat.
 func resultsOf(doc *Output, diag []string, name string, before []result.Result) ([]result.Result, error) {
-	end := time.UnixMilli(doc.TimestampMs).UTC()
-	if doc.TimestampMs == 0 {
-		end = time.Unix(doc.Timestamp, 0).UTC()
-	}
 	seen := map[string]int{}
 	for _, r := range before {
 		seen[r.Test.Name] = max(seen[r.Test.Name], r.Repeat)
 	}
+	return resultsFrom(doc, diag, name, len(before), seen)
+}
+
+// resultsFrom is resultsOf after made results; seen holds the repeats
+// of each test name so far, and counts this document's in (so many
+// runs in one text output take linear time).
+func resultsFrom(doc *Output, diag []string, name string, made int, seen map[string]int) ([]result.Result, error) {
+	end := time.UnixMilli(doc.TimestampMs).UTC()
+	if doc.TimestampMs == 0 {
+		end = time.Unix(doc.Timestamp, 0).UTC()
+	}
 	var out []result.Result
 	for _, t := range tests(doc) {
 		first := t.jobs[0]
-		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: len(before) + len(out) + 1,
+		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: made + len(out) + 1,
 			Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
 			Host: result.Host{FioVersion: doc.FioVersion, Hostname: first.Hostname}, End: end, Status: "ok",
 			FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
 		var inferred []string
 		res.Test, inferred = specOf(t)
 		res.Notes = append(res.Notes, inferred...)
+		depthNotes, err := checkDepth(t, &res.Test)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", t.name, err)
+		}
+		res.Notes = append(res.Notes, depthNotes...)
+		res.Notes = append(res.Notes, first.notes...)
+		if res.Test.DirectUnknown {
+			res.Notes = append(res.Notes, "whether fio used direct IO or the page cache is not in its output: read as unknown")
+		}
 		seen[res.Test.Name]++
 		res.Repeat = seen[res.Test.Name]
 		if len(out) == 0 {
@@ -182,6 +211,11 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		if err := FillFromFio(&res, t.jobs); err != nil {
 			return nil, fmt.Errorf("job %s: %w", t.name, err)
 		}
+		if res.Status == "ok" && !didIO(&res) {
+			// fio lists a job that did no IO (its whole run inside the
+			// ramp, a size of 0): no figure of it is a measurement.
+			res.Status, res.Error = "failed", fmt.Sprintf("fio job %s did no IO: fio reported no reads, writes, trims or syncs for it", t.name)
+		}
 		if hs := res.Fio.Hosts; len(hs) > 1 {
 			res.Host.Hostname = strings.Join(hs, ",")
 		}
@@ -195,6 +229,16 @@ func resultsOf(doc *Output, diag []string, name string, before []result.Result) 
 		return nil, errors.New("fio output has no jobs")
 	}
 	return out, nil
+}
+
+// didIO says a result holds a direction with IO in it.
+func didIO(r *result.Result) bool {
+	for _, name := range result.DirNames {
+		if d := r.Dir(name); d != nil && (d.TotalIOs > 0 || d.IOBytes > 0 || d.IOPS > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // specOf rebuilds what can be known of a test from fio's job options
@@ -250,6 +294,9 @@ func specOf(t test) (result.TestSpec, []string) {
 	}
 	count("fdatasync", 0, 1<<31-1, func(v int) { s.Fdatasync = v })
 	s.Direct = o["direct"] == "1" || o["buffered"] == "0"
+	_, d := o["direct"]
+	_, b := o["buffered"]
+	s.DirectUnknown = (j.optionsPartial || len(j.JobOptions) == 0) && !d && !b
 	if d, err := units.ParseDuration(o["runtime"]); err == nil && d <= maxOptionTime {
 		s.RuntimeS = d.Seconds()
 	}
@@ -260,6 +307,54 @@ func specOf(t test) (result.TestSpec, []string) {
 		s.StopAtSize = true
 	}
 	return s, notes
+}
+
+// depthBuckets are fio's iodepth_level buckets and their lowest depth.
+var depthBuckets = []struct {
+	key string
+	lo  int
+}{{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}, {">=64", 64}}
+
+// checkDepth holds the depth of the job options against fio's own count
+// of the depths it issued at (iodepth_level): a depth fio cannot have
+// run ("-8") is read from the count, with a note, and a count of IOs
+// issued deeper than the options allow is refused.
+func checkDepth(t test, s *result.TestSpec) ([]string, error) {
+	j := t.jobs[0]
+	raw, ok := j.JobOptions["iodepth"]
+	if !ok || len(j.IodepthLevel) == 0 {
+		if ok {
+			if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+				return nil, &FigureError{Field: "job options.iodepth (" + raw + ")", Value: math.NaN(), Max: 1 << 16}
+			}
+		}
+		return nil, nil
+	}
+	// The deepest bucket holding more than 1% of the IOs, and the one
+	// most were issued at.
+	deepest, most, share := 0, 0, -1.0
+	for _, b := range depthBuckets {
+		v := j.IodepthLevel[b.key]
+		if v > 1 {
+			deepest = b.lo
+		}
+		if v > share {
+			most, share = b.lo, v
+		}
+	}
+	if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+		s.IODepth = max(most, 1)
+		what := fmt.Sprintf("iodepth=%d", s.IODepth)
+		if most == 64 {
+			what = "iodepth 64 or more"
+		}
+		return []string{fmt.Sprintf("fio's job options say iodepth=%q, which fio does not accept: %s from fio's iodepth_level", raw, what)}, nil
+	}
+	if deepest > s.IODepth {
+		return nil, fmt.Errorf("fio's job options say iodepth=%d, but its iodepth_level has IOs issued at %d or more in flight: %w",
+			s.IODepth, deepest, &FigureError{Field: "iodepth", Value: float64(s.IODepth), Max: float64(deepest)})
+	}
+	return nil, nil
 }
 
 // inferOptions tells rw, bs and iodepth from what a job did, for fio
@@ -339,4 +434,39 @@ func firstOf(m map[string]string, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// topLevelEntries counts the objects directly inside a JSON document's
+// top-level arrays (fio's jobs, client_stats, disk_util): an upper bound
+// on its jobs, read in one pass without decoding them.
+func topLevelEntries(b []byte) int {
+	depth, n := 0, 0
+	inStr, inArray := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			if depth == 1 {
+				inArray = c == '['
+			}
+			if depth == 2 && inArray && c == '{' {
+				n++
+			}
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return n
 }

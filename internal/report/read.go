@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
+
+	"github.com/iolens/iolens/internal/analysis"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -37,7 +40,7 @@ func ReadFilesContext(ctx context.Context, paths []string, stdin io.Reader, skip
 // ends). A named file must be a regular file: a FIFO or a device is
 // refused without blocking. What every Read of one FileReader takes
 // together is bounded by result.MaxReadBytes (a *result.TooMuchError
-// past it).
+// past it) and result.MaxResults (a *result.TooManyError).
 type FileReader struct {
 	Stdin io.Reader
 	// Skipped, if set, hears each line passed over (a
@@ -49,7 +52,7 @@ type FileReader struct {
 // Read reads every named file.
 func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Result, error) {
 	if fr.left == nil {
-		fr.left = &budget{left: result.MaxReadBytes}
+		fr.left = &budget{left: result.MaxReadBytes, results: result.MaxResults}
 	}
 	var all []result.Result
 	for _, p := range paths {
@@ -59,7 +62,32 @@ func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Resul
 		}
 		all = append(all, rs...)
 	}
+	analyseFio(all)
 	return all, nil
+}
+
+// analyseFio gives results read from plain fio output the findings an
+// iolens run would have put on them (the etcd verdict, the limits), so
+// that every command says of them what 'iolens analyze' says. Records
+// iolens wrote carry their own and are left as they are.
+func analyseFio(rs []result.Result) {
+	var at []int
+	for i := range rs {
+		if r := &rs[i]; r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:") && len(r.Findings) == 0 {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return
+	}
+	sub := make([]result.Result, len(at))
+	for k, i := range at {
+		sub[k] = rs[i]
+	}
+	analysis.Annotate(sub)
+	for k, i := range at {
+		rs[i] = sub[k]
+	}
 }
 
 func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skipped func(error)) ([]result.Result, error) {
@@ -79,18 +107,29 @@ func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skip
 	if skipped != nil {
 		d.Skipped = func(e *result.DecodeError) { skipped(e) }
 	}
+	d.MaxResults = left.results
+	if d.MaxResults <= 0 {
+		return nil, &result.TooManyError{Max: result.MaxResults}
+	}
 	rs, err := d.ReadAll()
 	var tm *result.TooMuchError
 	if errors.As(err, &tm) {
 		return nil, tm // not a fault of this file's format
 	}
+	var tn *result.TooManyError
+	if errors.As(err, &tn) {
+		return nil, tn
+	}
+	left.results -= len(rs)
 	return rs, err
 }
 
-// budget reads from r until MaxReadBytes have been read over every file.
+// budget reads from r until MaxReadBytes have been read over every file,
+// and counts the results left of MaxResults.
 type budget struct {
-	r    io.Reader
-	left int64
+	r       io.Reader
+	left    int64
+	results int
 }
 
 func (b *budget) Read(p []byte) (int, error) {
