@@ -101,6 +101,8 @@ sum of a node's devices is judged against.`,
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
 	f.StringVar(&o.rules, "rules", "", "also write Prometheus rules to this file: each volume's caps recorded, alerts at the cap for 10 minutes, burst credit running out within 15, the VM's cap binding")
 	f.StringVar(&o.rulesFmt, "rules-format", headroom.RulesPlain, "--rules as a plain rules file (plain) or a prometheus-operator PrometheusRule (operator)")
+	markOutput(f, "html", "rules")
+	markInput(f, "mapping", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key", "kubeconfig")
 	groupFlags(cmd, flagGroup{Title: "Flags"},
 		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "kubeconfig", "context"}},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}})

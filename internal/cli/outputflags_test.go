@@ -30,6 +30,7 @@ var notFiles = map[string]bool{
 	"read-latency": true, "request-timeout": true, "run": true, "run-id": true, "selector": true, "server": true,
 	"size": true, "storage-class": true, "suite": true, "sys-root": true, "target": true, "test": true,
 	"throttle-at": true, "tls-server-name": true, "to": true, "token": true, "tolerate": true, "total-bw": true,
+	"server-cpu": true, "region": true, "rules-format": true,
 	"user": true, "vm": true, "volume-mode": true, "watch-namespace": true, "write-bw": true, "write-latency": true,
 	"read-errors": true, "down-every": true, "down-for": true, "cold-read": true, "cold-block": true,
 	// Directories iolens (or the Kubernetes client) keeps its own state
@@ -39,7 +40,7 @@ var notFiles = map[string]bool{
 
 // looksLikeOutput is a flag name that can only name an output file.
 func looksLikeOutput(name string) bool {
-	return name == "out" || strings.HasSuffix(name, "-out") || strings.Contains(name, "html") || strings.Contains(name, "rules")
+	return name == "out" || strings.HasSuffix(name, "-out") || strings.Contains(name, "html") || strings.Contains(name, "rules") && !strings.HasSuffix(name, "-format")
 }
 
 // outputFixtures are, for each command with an output flag, arguments
@@ -51,6 +52,7 @@ func outputFixtures(dir, in string) map[string][]string {
 	kube := []string{"k8s", "--kubeconfig", filepath.Join(dir, "kubeconfig")}
 	return map[string][]string{
 		"iolens analyze":           {"analyze", "--prometheus", "http://127.0.0.1:1"},
+		"iolens headroom":          {"headroom", "--prometheus", "http://127.0.0.1:1"},
 		"iolens report":            {"report", in},
 		"iolens compare":           {"compare", in, in},
 		"iolens run":               {"run", filepath.Join(dir, "target"), "--fio", nowhere},

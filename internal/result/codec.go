@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -105,9 +106,8 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func (e *DecodeError) Hint() string {
 	// The reader of the format knows best (fio's reader names what it
 	// could not read, and what to do).
-	var h interface{ Hint() string }
-	if errors.As(e.Err, &h) && h.Hint() != "" {
-		return h.Hint()
+	if h := hint.Of(e.Err); h != "" {
+		return h
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
