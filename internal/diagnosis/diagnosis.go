@@ -29,6 +29,9 @@ type Diagnosis struct {
 	// Verdict is the answer in a few lines (five at most, and one more
 	// when the run was interrupted), first in every report.
 	Verdict []string `json:"verdict"`
+	// IOErrors are the tests that failed with an IO error (nil when none
+	// did): the verdict's first line says them.
+	IOErrors *IOErrors `json:"io_errors"`
 	// ToChange is Advice: what to change, one short line per thing.
 	ToChange []string `json:"to_change"`
 	Disk     Disk     `json:"disk"`
@@ -124,6 +127,10 @@ type Direction struct {
 	QD1LatencyNs float64 `json:"qd1_latency_ns"`
 	QD1P99Ns     float64 `json:"qd1_p99_ns"`
 	QD1IOPS      float64 `json:"qd1_iops"`
+	// QD1Modes are the two latency populations of the QD1 test, faster
+	// first, when its histogram holds two (a cache's hits and misses);
+	// nil when it holds one.
+	QD1Modes []LatencyMode `json:"qd1_modes"`
 	// KneeQD is the depth where IOPS stop growing in proportion, from the
 	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
 	// the ceiling; 0 when no plateau was reached).
@@ -385,6 +392,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			}
 		}
 	}
+	d.IOErrors = ioErrorsOf(rs)
 	d.Verdict = verdict(&d)
 	if len(d.Verdict) == 0 {
 		d.Verdict = []string{noVerdict(rs, ok)}
@@ -540,6 +548,7 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 		}
 		if out.QD1P99Ns == 0 || d.Lat.N > 0 {
 			out.QD1P99Ns = d.Lat.P99Ns
+			out.QD1Modes = latencyModes(&d.Hist)
 		}
 		if out.QD1LatencyNs == 0 {
 			out.QD1LatencyNs, out.QD1IOPS = d.Lat.MeanNs, d.IOPS
@@ -554,6 +563,10 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 // verdict says the model in a few lines, most important first.
 func verdict(d *Diagnosis) []string {
 	var out []string
+	if d.IOErrors != nil {
+		// An IO error is the first thing a disk check can find.
+		out = append(out, ioErrorLines(d.IOErrors)...)
+	}
 	if t := d.Target; t.RootDisk {
 		// A mistyped path or a volume that is not mounted measures the
 		// root disk: say so before any figure.
@@ -586,6 +599,7 @@ func verdict(d *Diagnosis) []string {
 			case k.KneeReachedQD > 1:
 				s += fmt.Sprintf("; QD%d reaches the ceiling", k.KneeReachedQD)
 			}
+			s += modesWords(x.dir.QD1Modes)
 			parts = append(parts, s)
 		}
 		out = append(out, fmt.Sprintf("%-6s %s", x.name+":", strings.Join(parts, "; ")))
@@ -752,6 +766,9 @@ func Advice(d *Diagnosis) []string {
 			}
 		}
 		says = append(says, s)
+	}
+	if e := d.IOErrors; e != nil {
+		add("the disk returned IO errors: copy what matters off it and replace it; its kernel log (dmesg) and SMART data say which sectors")
 	}
 	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
 	qd1Said := false

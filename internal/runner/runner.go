@@ -20,6 +20,7 @@ import (
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/kernlog"
 	"github.com/iolens/iolens/internal/nfsstats"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -90,9 +91,10 @@ type Config struct {
 	// quarter of the runtime).
 	BoundMargin time.Duration
 
-	// ProcRoot and SysRoot are for tests (default /proc and /sys).
-	ProcRoot, SysRoot string
-	IolensVersion     string
+	// ProcRoot, SysRoot and DevRoot are for tests (default /proc, /sys
+	// and /dev).
+	ProcRoot, SysRoot, DevRoot string
+	IolensVersion              string
 }
 
 // Status is what a running test has done so far, at each sample.
@@ -356,10 +358,50 @@ func (s *Session) Test(ctx context.Context, spec result.TestSpec, o TestOptions)
 		res.End = res.Start
 	} else {
 		spec = r.effective(spec)
+		since, counts := kernlog.Now(), r.ioErrCounts()
 		res = r.runTest(ctx, spec, o.Index, max(o.Repeat, 1), o.N, o.Total, o.Stop)
+		if res.IOFailed() {
+			res.Notes = append(res.Notes, r.kernelRecord(since, counts)...)
+		}
 	}
 	r.progress(Event{Kind: EventTestEnd, Index: o.N, Total: o.Total, Repeat: o.Repeat, Test: spec, Elapsed: time.Since(r.start), Result: &res})
 	return res
+}
+
+// ioErrCounts are the SCSI error counts of the target's devices that
+// have one.
+func (r *runner) ioErrCounts() map[string]uint64 {
+	fs := kernlog.FS{Sys: r.cfg.SysRoot}
+	out := map[string]uint64{}
+	for _, d := range r.target.Devices {
+		if n, ok := fs.IOErrCount(d); ok {
+			out[d] = n
+		}
+	}
+	return out
+}
+
+// kernelRecord is the kernel's own record of a test's IO errors, as
+// result notes: its log's lines on the target's devices since the test
+// began, and the SCSI error counts that grew. Nothing where the host
+// does not show them.
+func (r *runner) kernelRecord(since uint64, before map[string]uint64) []string {
+	var notes []string
+	if l, err := (kernlog.FS{Dev: r.cfg.DevRoot, Sys: r.cfg.SysRoot}).Errors(r.target.Devices, since); err == nil {
+		for _, line := range l.Lines {
+			notes = append(notes, result.NoteKernel+line)
+		}
+		if l.Count > len(l.Lines) {
+			notes = append(notes, fmt.Sprintf("%s%d more lines on %s in the kernel log", result.NoteKernel, l.Count-len(l.Lines), strings.Join(r.target.Devices, ", ")))
+		}
+	}
+	after := r.ioErrCounts()
+	for _, d := range r.target.Devices {
+		if n, b := after[d], before[d]; n > b {
+			notes = append(notes, fmt.Sprintf("%s%s counted %d failed commands during the test (ioerr_cnt %d)", result.NoteKernel, d, n-b, n))
+		}
+	}
+	return notes
 }
 
 // Target describes what the session measures.
