@@ -81,9 +81,13 @@ func sweepOf(r *result.Result, implicit bool) (sweepKey, bool) {
 // and the headline one statement over all of it. Other findings are kept.
 func Revise(rs []result.Result) {
 	var fs []dirFacts
+	// own[i] is where result i's facts start in fs.
+	own := make([]int, len(rs)+1)
 	for i := range rs {
+		own[i] = len(fs)
 		fs = append(fs, allFacts(&rs[i])...)
 	}
+	own[len(rs)] = len(fs)
 	m := fitFacts(fs)
 	last := map[CurveKey]int{}
 	for i := range rs {
@@ -95,11 +99,11 @@ func Revise(rs []result.Result) {
 			}
 		}
 		r.Findings = kept
-		for _, f := range fs {
-			if f.r != r {
-				continue
+		for _, f := range fs[own[i]:own[i+1]] {
+			c, p, pf := m.locate(r, f.dir)
+			if pf != nil {
+				f = *pf // as the curve knows it
 			}
-			c, p := m.Curve(r, f.dir)
 			r.Findings = append(r.Findings, limitFinding(f, c, p))
 			if c != nil {
 				last[c.Key] = i

@@ -393,9 +393,12 @@ func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Cur
 	var out []result.Finding
 	var curves []*Curve
 	for _, f := range own {
-		c, p := m.Curve(r, f.dir)
+		c, p, pf := m.locate(r, f.dir)
 		if c != nil {
 			curves = append(curves, c)
+		}
+		if pf != nil {
+			f = *pf // as the curve knows it (the service time's spread set)
 		}
 		out = append(out, limitFinding(f, c, p))
 	}
@@ -403,7 +406,8 @@ func limitFindings(r *result.Result, peers []dirFacts) ([]result.Finding, []*Cur
 }
 
 // limitFinding states what binds one direction of one test: its point on
-// its curve, or (off any curve) its own evidence.
+// its curve, or (off any curve) its own evidence. f is the direction's
+// facts as its point took them, when it did (Model.locate).
 func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
 	if f.r.Test.IOEngine == "null" {
 		// The null engine completes IO without doing any: the rate is
@@ -413,13 +417,6 @@ func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
 			Evidence: map[string]float64{"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs)},
 			Summary: fmt.Sprintf("%s at QD%d, %s: %s IOPS with ioengine=null, which does no IO: no disk was measured, only fio's own overhead",
 				f.dir, f.qd, units.IOSize(f.bs), units.Figure(f.d.IOPS))}
-	}
-	if p != nil {
-		for _, pf := range p.facts {
-			if pf.r == f.r && pf.dir == f.dir {
-				f = pf // as the curve knows it (the service time's spread set)
-			}
-		}
 	}
 	fd := result.Finding{Kind: result.KindLimit, Severity: SevInfo, Dir: f.dir, Evidence: map[string]float64{
 		"iops": f.d.IOPS, "bw_bytes": f.d.BWBytes, "qd": float64(f.qd), "io_size_bytes": float64(f.bs),

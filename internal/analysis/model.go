@@ -183,10 +183,79 @@ func (c *Curve) Large() bool { return c.Key.BlockSize >= largeBlock }
 // Model is every curve of a set of results.
 type Model struct {
 	Curves []Curve
+	// at finds each direction's curve and point at once, so reading
+	// every test off a model of many tests stays linear (fitFacts builds
+	// it; without it Curve searches).
+	at map[factKey]factAt
+}
+
+type factKey struct {
+	r   *result.Result
+	dir string
+}
+
+// factAt is where a direction sits on the model: its curve, its point
+// and, when the point took it, its facts as the curve knows them.
+type factAt struct {
+	c *Curve
+	p *CurvePoint
+	f *dirFacts
+}
+
+// index records where every direction on the model sits: the first
+// curve and point that hold it, as Curve's search finds it, and its
+// last facts there, as limitFinding reads them.
+func (m *Model) index() {
+	m.at = map[factKey]factAt{}
+	for i := range m.Curves {
+		c := &m.Curves[i]
+		for j := range c.Points {
+			p := &c.Points[j]
+			for k := range p.facts {
+				key := factKey{p.facts[k].r, p.facts[k].dir}
+				if e, ok := m.at[key]; !ok || e.p == p {
+					m.at[key] = factAt{c, p, &p.facts[k]}
+				}
+			}
+			for k := range p.alt {
+				key := factKey{p.alt[k].r, p.alt[k].dir}
+				if _, ok := m.at[key]; !ok {
+					m.at[key] = factAt{c: c, p: p}
+				}
+			}
+		}
+	}
+}
+
+// locate is Curve, with the facts of r's direction as its point took
+// them (nil when the point holds it among the tests it did not take).
+func (m *Model) locate(r *result.Result, dir string) (*Curve, *CurvePoint, *dirFacts) {
+	if m.at == nil {
+		c, p := m.Curve(r, dir)
+		if p == nil {
+			return c, p, nil
+		}
+		var f *dirFacts
+		for i := range p.facts {
+			if p.facts[i].r == r && p.facts[i].dir == dir {
+				f = &p.facts[i]
+			}
+		}
+		return c, p, f
+	}
+	if _, ok := curveKey(r, dir); !ok {
+		return nil, nil, nil
+	}
+	e := m.at[factKey{r, dir}]
+	return e.c, e.p, e.f
 }
 
 // Curve finds the curve holding r's direction dir.
 func (m *Model) Curve(r *result.Result, dir string) (*Curve, *CurvePoint) {
+	if m.at != nil {
+		c, p, _ := m.locate(r, dir)
+		return c, p
+	}
 	k, ok := curveKey(r, dir)
 	if !ok {
 		return nil, nil
@@ -265,6 +334,7 @@ func fitFacts(fs []dirFacts) Model {
 		m.Curves = append(m.Curves, fitCurve(k, byKey[k]))
 	}
 	crossSizes(&m)
+	m.index()
 	return m
 }
 
@@ -274,6 +344,7 @@ func fitFacts(fs []dirFacts) Model {
 func point(fs []dirFacts) CurvePoint {
 	p := CurvePoint{QD: fs[0].qd, Jobs: fs[0].jobs, Test: fs[0].r.Test.Name, facts: fs}
 	var latSum, n float64
+	named := map[string]bool{}
 	for _, f := range fs {
 		p.IOPS += f.d.IOPS
 		p.BW += f.d.BWBytes
@@ -281,7 +352,8 @@ func point(fs []dirFacts) CurvePoint {
 		latSum += f.latNs * w
 		n += w
 		p.CPUBound = p.CPUBound || f.cpuBound(false)
-		if !containsString(p.Tests, f.r.Test.Name) {
+		if !named[f.r.Test.Name] {
+			named[f.r.Test.Name] = true
 			p.Tests = append(p.Tests, f.r.Test.Name)
 		}
 	}
@@ -294,15 +366,6 @@ func point(fs []dirFacts) CurvePoint {
 		p.LatNs = float64(p.QD) / p.IOPS * 1e9 // Little's law, when fio gave no latency
 	}
 	return p
-}
-
-func containsString(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func fitCurve(k CurveKey, fs []dirFacts) Curve {
@@ -812,12 +875,21 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 // capped curves of one direction at the same MB/s are one bandwidth cap;
 // at the same IOPS, one IOPS cap.
 func crossSizes(m *Model) {
+	// Only the capped curves of one run, target and direction are
+	// compared: grouped first, so many runs stay linear.
+	type scope struct{ run, target, dir string }
+	capped := map[scope][]int{}
+	for i := range m.Curves {
+		if k := m.Curves[i].Key; m.Curves[i].Kind == result.CodeIOPSCap || m.Curves[i].Kind == result.CodeBandwidthCap {
+			capped[scope{k.RunID, k.Target, k.Dir}] = append(capped[scope{k.RunID, k.Target, k.Dir}], i)
+		}
+	}
 	for i := range m.Curves {
 		a := &m.Curves[i]
 		if a.Kind != result.CodeIOPSCap && a.Kind != result.CodeBandwidthCap {
 			continue
 		}
-		for j := range m.Curves {
+		for _, j := range capped[scope{a.Key.RunID, a.Key.Target, a.Key.Dir}] {
 			b := &m.Curves[j]
 			if i == j || b.Key.RunID != a.Key.RunID || b.Key.Target != a.Key.Target || b.Key.Dir != a.Key.Dir || b.Key.BlockSize == a.Key.BlockSize ||
 				b.Kind != result.CodeIOPSCap && b.Kind != result.CodeBandwidthCap {

@@ -132,7 +132,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	var prefix []string
 	if o.emulated != "" {
-		if dir, prefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+		if dir, prefix, err = emulatedTarget(streams.ErrOut, "iolens diagnose", o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	// Every file the run writes is checked, --out opened and the history
 	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return err
 	}
 	defer keeper.Close()
-	prog.Line("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
+	prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
 	s, err := runner.Open(ctx, cfg, prog.Event)
 	if err != nil {
 		return err

@@ -251,6 +251,12 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 			err = fmt.Errorf("writing the new disk's description: %w", werr)
 		}
 	}
+	// A signal that came after the last step, while the description was
+	// written, still undoes the disk: an interrupted create (status 130)
+	// never leaves one behind.
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
 	if err != nil {
 		return undoCreate(ctx, d, err)
 	}
@@ -452,15 +458,16 @@ func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
 	}
 }
 
-// emulatedTarget resolves 'run --emulated NAME' (emulate.RunTarget),
-// saying on w which disk it is.
-func emulatedTarget(w io.Writer, name, dir, device string) (string, []string, error) {
+// emulatedTarget resolves 'run --emulated NAME' and 'diagnose --emulated
+// NAME' (emulate.RunTarget), saying on w which disk the command (its
+// name: "iolens run") runs on.
+func emulatedTarget(w io.Writer, command, name, dir, device string) (string, []string, error) {
 	if device != "" {
 		return "", nil, usageErr("--emulated tests a directory on the emulated disk, not --device")
 	}
 	dir, prefix, note, err := emulate.RunTarget(name, dir)
 	if note != "" {
-		fmt.Fprintln(w, note)
+		fmt.Fprintf(w, "%s: %s\n", command, note)
 	}
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {

@@ -151,6 +151,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	f.Var(&o.targetIOSize, "target-io-size", "IO size the --target-iops are judged at")
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
 	f.StringVar(&o.priceFile, "price-file", "", "your own prices (YAML or JSON), preferred to the catalog's")
+	markInput(f, "price-file")
 	f.StringVar(&o.priceAsOf, "price-as-of", "", "use the prices in force at this date (YYYY or YYYY-MM), not the newest")
 	return cmd
 }

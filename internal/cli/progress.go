@@ -25,6 +25,25 @@ type Progress struct {
 	Quiet   bool
 	Summary func(*result.Result) string
 	live    bool
+	// header is the run's first line, held until something else prints:
+	// a run refused before it starts (a mistyped DIR) says only why.
+	header string
+}
+
+// Header sets the run's first line, printed before the next line or
+// event, never when nothing follows it.
+func (p *Progress) Header(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.header = fmt.Sprintf(format, args...)
+}
+
+// flushHeader prints the held header; p.mu is held.
+func (p *Progress) flushHeader() {
+	if p.header != "" {
+		fmt.Fprintln(p.W, termtext.Clean(p.header))
+		p.header = ""
+	}
 }
 
 func (p *Progress) clearLive() {
@@ -42,6 +61,7 @@ func (p *Progress) Line(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLive()
+	p.flushHeader()
 	fmt.Fprintln(p.W, termtext.Clean(fmt.Sprintf(format, args...)))
 }
 
@@ -52,6 +72,10 @@ func (p *Progress) Event(e runner.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.header != "" {
+		p.clearLive()
+		p.flushHeader()
+	}
 	switch e.Kind {
 	case runner.EventInfo, runner.EventPrepare, runner.EventCleanup:
 		p.clearLive()

@@ -66,3 +66,23 @@ func TestProgress(t *testing.T) {
 		t.Errorf("quiet wrote %q", b.String())
 	}
 }
+
+// Issue 39.7: a run refused before it starts prints no run id or budget
+// line; one that starts prints it first.
+func TestHeaderWaitsForTheRun(t *testing.T) {
+	var b bytes.Buffer
+	p := &Progress{W: &b}
+	p.Header("iolens diagnose %s: budget 3m0s", "r1")
+	p.Done()
+	if b.Len() != 0 {
+		t.Errorf("printed before anything else: %q", b.String())
+	}
+	p.Event(runner.Event{Kind: runner.EventInfo, Message: "preparing"})
+	if got := b.String(); got != "iolens diagnose r1: budget 3m0s\npreparing\n" {
+		t.Errorf("got %q", got)
+	}
+	p.Line("next")
+	if strings.Count(b.String(), "budget") != 1 {
+		t.Errorf("header twice: %q", b.String())
+	}
+}

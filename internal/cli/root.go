@@ -56,6 +56,7 @@ of any storage class; every saved result can be re-read, compared and exported.`
 		cmd.AddCommand(sub(streams))
 	}
 	strictUsage(cmd)
+	guardOutputs(cmd)
 	completeValues(cmd)
 	return cmd
 }
@@ -120,6 +121,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newWatchCommand,
 	newEtcdCommand,
 	newVersionCommand,
+	newWordsTopic,
 }
 
 // UsageError is a mistake in how iolens was called: exit status 2.

@@ -89,6 +89,7 @@ behind the target. With --device, every test runs on the device itself.`,
 	f.StringVar(&o.suite, "suite", "standard", "built-in suite ('iolens suites' lists them)")
 	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
+	markInput(f, "job")
 	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
 	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
 	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
@@ -201,7 +202,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	var emulatedPrefix []string
 	if o.emulated != "" {
-		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, o.emulated, dir, o.device); err != nil {
+		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, "iolens run", o.emulated, dir, o.device); err != nil {
 			return err
 		}
 	}
@@ -225,7 +226,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 
 	// Every file the run writes is checked, and --out opened, before the
 	// first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db})
 	if err != nil {
 		return err
 	}
@@ -247,7 +248,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
 		}
 	}
-	prog.Line("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
+	prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
 	if err != nil {
 		return err

@@ -81,3 +81,16 @@ func TestInterruptedRunIsListedAndRefused(t *testing.T) {
 		t.Errorf("compare --allow-partial: exit %d, %s %s", code, out, errOut)
 	}
 }
+
+// Issue 39.8: 'iolens help words' says what every glossary word means.
+func TestHelpWords(t *testing.T) {
+	out, _, code := execute(t, "help", "words")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, term := range report.Glossary {
+		if !strings.Contains(out, "\n  "+term.Word+"\n") || !strings.Contains(out, strings.Fields(term.Meaning)[0]) {
+			t.Errorf("%s missing:\n%s", term.Word, out)
+		}
+	}
+}

@@ -14,33 +14,37 @@ import (
 type param struct {
 	name string
 	of   func(r *result.Result) string
+	// byDesign says a plan varies it itself: diagnose stops each test
+	// when its figure is known, so two diagnose runs differ there by
+	// design, not by a choice a comparison must warn of.
+	byDesign bool
 }
 
 var params = []param{
-	{"pattern", func(r *result.Result) string { return r.Test.RW }},
-	{"block size", func(r *result.Result) string { return units.FormatSize(r.Test.BlockSize) }},
-	{"queue depth", func(r *result.Result) string {
+	{name: "pattern", of: func(r *result.Result) string { return r.Test.RW }},
+	{name: "block size", of: func(r *result.Result) string { return units.FormatSize(r.Test.BlockSize) }},
+	{name: "queue depth", of: func(r *result.Result) string {
 		s := strconv.Itoa(max(1, r.Test.IODepth))
 		if r.Test.NumJobs > 1 {
 			s += fmt.Sprintf(" x %d jobs", r.Test.NumJobs)
 		}
 		return s
 	}},
-	{"IO mode", func(r *result.Result) string {
+	{name: "IO mode", of: func(r *result.Result) string {
 		if r.Test.Direct {
 			return "direct"
 		}
 		return "buffered"
 	}},
-	{"engine", engine},
-	{"runtime", func(r *result.Result) string {
+	{name: "engine", of: engine},
+	{name: "runtime", of: func(r *result.Result) string {
 		if r.Test.RuntimeS <= 0 {
 			return "until the size is done"
 		}
 		return units.FormatSeconds(r.Test.RuntimeS)
-	}},
-	{"ramp", func(r *result.Result) string { return units.FormatSeconds(r.Test.RampS) }},
-	{"file size", func(r *result.Result) string {
+	}, byDesign: true},
+	{name: "ramp", of: func(r *result.Result) string { return units.FormatSeconds(r.Test.RampS) }},
+	{name: "file size", of: func(r *result.Result) string {
 		n := r.Test.SizeBytes
 		if n <= 0 {
 			n = r.Target.SizeBytes
@@ -50,10 +54,13 @@ var params = []param{
 		}
 		return units.HumanBytes(float64(n))
 	}},
-	{"sample interval", func(r *result.Result) string {
+	{name: "sample interval", of: func(r *result.Result) string {
 		return strconv.FormatFloat(r.Interval()*1000, 'f', -1, 64) + " ms"
 	}},
 }
+
+// plan is the suite of diagnose's adaptive plan (plan.Suite's name).
+const plan = "diagnose"
 
 // engine is the IO engine a test used: its typed field, or the ioengine
 // of its job file's options.
@@ -78,34 +85,49 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 	at := map[string]int{} // param + values -> index in out
 	tests := map[string]bool{}
 	shared := 0
+	// Each operand's good results by test, found once: a lookup per
+	// test and parameter would otherwise read every result again.
+	okByTest := make([]map[string][]*result.Result, len(ops))
+	for i, op := range ops {
+		okByTest[i] = map[string][]*result.Result{}
+		for j := range op.Results {
+			if r := &op.Results[j]; r.Status == "ok" {
+				okByTest[i][r.Test.Name] = append(okByTest[i][r.Test.Name], r)
+			}
+		}
+	}
 	for _, k := range order {
 		if tests[k.test] {
 			continue
 		}
 		tests[k.test] = true
 		ran := 0
-		for _, op := range ops {
-			for j := range op.Results {
-				if op.Results[j].Status == "ok" && op.Results[j].Test.Name == k.test {
-					ran++
-					break
-				}
+		for i := range ops {
+			if len(okByTest[i][k.test]) > 0 {
+				ran++
 			}
 		}
 		if ran >= 2 {
 			shared++
 		}
+		planned := true
+		for _, op := range ops {
+			for j := range op.Results {
+				if r := &op.Results[j]; r.Test.Name == k.test && r.Suite != plan {
+					planned = false
+				}
+			}
+		}
 		for _, p := range params {
+			if p.byDesign && planned {
+				continue
+			}
 			vals := make([]string, len(ops))
 			distinct := map[string]bool{}
 			present := 0
-			for i, op := range ops {
+			for i := range ops {
 				set := map[string]bool{}
-				for j := range op.Results {
-					r := &op.Results[j]
-					if r.Status != "ok" || r.Test.Name != k.test {
-						continue
-					}
+				for _, r := range okByTest[i][k.test] {
 					set[p.of(r)] = true
 				}
 				if len(set) == 0 {

@@ -386,11 +386,41 @@ func Build(rs []result.Result, o Options) Diagnosis {
 		}
 	}
 	d.Verdict = verdict(&d)
+	if len(d.Verdict) == 0 {
+		d.Verdict = []string{noVerdict(rs, ok)}
+	}
 	d.ToChange = Advice(&d)
 	if d.ToChange == nil {
 		d.ToChange = []string{}
 	}
 	return d
+}
+
+// noVerdict says why results give no verdict, so that no report opens
+// with an empty one.
+func noVerdict(rs []result.Result, ok []*result.Result) string {
+	switch {
+	case len(rs) == 0:
+		return "no verdict: there are no results"
+	case len(ok) == 0:
+		return "no verdict: every test failed (their errors are listed below)"
+	}
+	buffered, mixed := 0, 0
+	for _, r := range ok {
+		if !r.Test.Direct && r.Sync == nil {
+			buffered++
+		}
+		if rw := r.Test.RW; rw == "rw" || rw == "randrw" || rw == "readwrite" {
+			mixed++
+		}
+	}
+	switch {
+	case buffered == len(ok):
+		return "no verdict: every test went through the page cache (buffered IO), which measures memory and writeback, not the disk's limits"
+	case mixed == len(ok):
+		return "no verdict: every test mixed reads and writes, which the disk model does not fit; the table below has their figures"
+	}
+	return "no verdict: nothing in these results reaches it; the findings and the table below say what was measured"
 }
 
 // isLarge is a block size whose tests measure bandwidth.

@@ -27,3 +27,24 @@ func TestStatusAndNotEstablishedList(t *testing.T) {
 		t.Errorf("an interrupted option without the note: %+v", d.Status)
 	}
 }
+
+// Issue 39.7: results that give no verdict say why, so no report opens
+// with an empty Verdict heading.
+func TestNoVerdictSaysWhy(t *testing.T) {
+	w := &result.DirResult{IOPS: 1000}
+	cases := []struct {
+		name string
+		rs   []result.Result
+		want string
+	}{
+		{"failed", []result.Result{{Status: "failed", Error: "EINVAL"}}, "every test failed"},
+		{"buffered", []result.Result{{Status: "ok", Test: result.TestSpec{RW: "write", BlockSize: 4096}, Write: w}}, "page cache"},
+		{"mixed", []result.Result{{Status: "ok", Test: result.TestSpec{RW: "randrw", Direct: true, BlockSize: 4096}, Read: w, Write: w}}, "mixed reads and writes"},
+	}
+	for _, c := range cases {
+		d := Build(c.rs, Options{})
+		if len(d.Verdict) != 1 || !strings.Contains(d.Verdict[0], c.want) {
+			t.Errorf("%s: verdict %q, want one line with %q", c.name, d.Verdict, c.want)
+		}
+	}
+}

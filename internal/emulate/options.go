@@ -213,7 +213,7 @@ func RunTarget(name, dir string) (string, []string, string, error) {
 		return "", nil, "", &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
 			Advice: "remove it with 'iolens emulate rm " + name + "' and create it again"}
 	}
-	note := fmt.Sprintf("iolens run: on emulated disk %s", name)
+	note := fmt.Sprintf("on emulated disk %s", name)
 	if d.Spec.Profile != "" {
 		note += " (" + d.Spec.Profile + ")"
 	}

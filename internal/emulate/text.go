@@ -3,6 +3,7 @@ package emulate
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -100,7 +101,14 @@ func WriteDisk(w io.Writer, d *Disk) {
 	}
 	if s.Profile != "" {
 		if p, err := LookupProfile(s.Profile); err == nil {
-			fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+			switch {
+			case s.Latency != nil && p.Latency == nil:
+				fmt.Fprintf(w, "note: latency of %s: the provider publishes no typical figure; the latency given (--latency) is emulated.\n", s.Profile)
+			case s.Latency != nil && !reflect.DeepEqual(*s.Latency, *p.Latency):
+				fmt.Fprintf(w, "note: latency of %s: %s; the latency given (--latency) is emulated instead.\n", s.Profile, p.LatencyNote)
+			default:
+				fmt.Fprintf(w, "note: latency of %s: %s.\n", s.Profile, p.LatencyNote)
+			}
 		}
 	}
 	switch {

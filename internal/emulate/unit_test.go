@@ -393,3 +393,25 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("a state with throttle_at \"nowhere\": %v", err)
 	}
 }
+
+// Issue 39.7: a profile with no published latency, given --latency, says
+// the latency given is emulated, not "none emulated (add --latency)".
+func TestLatencyNoteWithLatencyGiven(t *testing.T) {
+	p, err := LookupProfile("azure:P15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Name: "x", SizeBytes: 1 << 30, FS: "ext4"}
+	p.Apply(&s)
+	var b strings.Builder
+	WriteDisk(&b, &Disk{Name: "x", Spec: s})
+	if p.Latency == nil && !strings.Contains(b.String(), "none emulated (add --latency)") {
+		t.Errorf("without --latency:\n%s", b.String())
+	}
+	s.Latency = &Latency{Read: Fixed(2 * time.Millisecond), Write: Fixed(2 * time.Millisecond)}
+	b.Reset()
+	WriteDisk(&b, &Disk{Name: "x", Spec: s})
+	if got := b.String(); strings.Contains(got, "none emulated") || !strings.Contains(got, "the latency given (--latency) is emulated") {
+		t.Errorf("with --latency 2ms:\n%s", got)
+	}
+}

@@ -51,6 +51,9 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 			}
 			if last == nil {
 				text.Line(d)
+				if text.entries > result.MaxResults {
+					return nil, &result.TooManyError{Max: result.MaxResults, What: "fio jobs"}
+				}
 			}
 		}
 		if sp.Len() > MaxDocumentBytes {
@@ -69,14 +72,20 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 			return nil, fmt.Errorf("neither iolens results nor fio output (JSON, json+ or fio's normal text): %w", ErrNoDocument)
 		}
 		var out []result.Result
+		seen := map[string]int{}
 		for _, doc := range docs {
-			rs, err := resultsOf(doc, nil, name, out)
+			rs, err := resultsFrom(doc, nil, name, len(out), seen)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, rs...)
 		}
 		return out, nil
+	}
+	// Counted before decoding: a small document of many tiny jobs
+	// would otherwise take far more memory than its bytes.
+	if n := topLevelEntries(last); n > result.MaxResults {
+		return nil, &result.TooManyError{Max: result.MaxResults, What: "fio jobs"}
 	}
 	doc, err := Decode(last)
 	if err != nil {
@@ -133,18 +142,25 @@ func tests(doc *Output) []test {
 // several runs): indexes continue after them, and a test run again
 // counts as a repeat.
 func resultsOf(doc *Output, diag []string, name string, before []result.Result) ([]result.Result, error) {
-	end := time.UnixMilli(doc.TimestampMs).UTC()
-	if doc.TimestampMs == 0 {
-		end = time.Unix(doc.Timestamp, 0).UTC()
-	}
 	seen := map[string]int{}
 	for _, r := range before {
 		seen[r.Test.Name] = max(seen[r.Test.Name], r.Repeat)
 	}
+	return resultsFrom(doc, diag, name, len(before), seen)
+}
+
+// resultsFrom is resultsOf after made results; seen holds the repeats
+// of each test name so far, and counts this document's in (so many
+// runs in one text output take linear time).
+func resultsFrom(doc *Output, diag []string, name string, made int, seen map[string]int) ([]result.Result, error) {
+	end := time.UnixMilli(doc.TimestampMs).UTC()
+	if doc.TimestampMs == 0 {
+		end = time.Unix(doc.Timestamp, 0).UTC()
+	}
 	var out []result.Result
 	for _, t := range tests(doc) {
 		first := t.jobs[0]
-		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: len(before) + len(out) + 1,
+		res := result.Result{Schema: result.Schema, RunID: "fio:" + name, Suite: "fio", Index: made + len(out) + 1,
 			Target: result.Target{Kind: "file", Path: name}, FioVersion: doc.FioVersion,
 			Host: result.Host{FioVersion: doc.FioVersion, Hostname: first.Hostname}, End: end, Status: "ok",
 			FioSeries: []result.FioSample{}, Devices: []result.DeviceSeries{}, System: []result.SystemSample{}}
@@ -339,4 +355,39 @@ func firstOf(m map[string]string, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// topLevelEntries counts the objects directly inside a JSON document's
+// top-level arrays (fio's jobs, client_stats, disk_util): an upper bound
+// on its jobs, read in one pass without decoding them.
+func topLevelEntries(b []byte) int {
+	depth, n := 0, 0
+	inStr, inArray := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			if depth == 1 {
+				inArray = c == '['
+			}
+			if depth == 2 && inArray && c == '{' {
+				n++
+			}
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return n
 }

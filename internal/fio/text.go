@@ -29,6 +29,9 @@ type TextReader struct {
 	// header or version line after them starts the next run.
 	runHasJobs bool
 	inDisks    bool
+	// entries counts the jobs and option headers read, which ReadResults
+	// bounds by result.MaxResults.
+	entries int
 }
 
 // textJob is a job block being read.
@@ -85,6 +88,7 @@ func (t *TextReader) line(l string) {
 		if t.opts == nil {
 			t.opts = map[string]map[string]string{}
 		}
+		t.entries++
 		t.opts[name] = map[string]string{"rw": m[3], "bs": headerBS(m[4]), "ioengine": strings.TrimSpace(m[5]), "iodepth": m[6]}
 		return
 	}
@@ -127,6 +131,7 @@ func (t *TextReader) newRunIfDone() {
 
 func (t *TextReader) startJob(m []string) {
 	t.finishJob()
+	t.entries++
 	t.inDisks = false
 	name := jobName(m[1])
 	gid, _ := strconv.Atoi(m[2])

@@ -13,6 +13,7 @@ import (
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/prometheus/procfs/blockdevice"
 )
@@ -60,7 +61,10 @@ type Options struct {
 	// Bounds; zero takes the defaults.
 	MaxSeries  int // device series of one query (default 64)
 	ChunkSteps int // instants per range query at the first step (default 1000)
-	MaxSteps   int // instants over the whole range (default 1,000,000)
+	// MaxQueries is the query budget: the range queries one analysis
+	// may make (default DefaultMaxQueries). A range that needs more at
+	// its step is refused (a *QueryBudgetError).
+	MaxQueries int
 	MaxStored  int // samples kept per device for the reports (default 2000)
 	// MaxRetries is how many times a refused query is asked again at
 	// twice the step (default 6).
@@ -81,8 +85,8 @@ func (o Options) withDefaults() Options {
 	if o.ChunkSteps <= 0 {
 		o.ChunkSteps = 1000
 	}
-	if o.MaxSteps <= 0 {
-		o.MaxSteps = 1_000_000
+	if o.MaxQueries <= 0 {
+		o.MaxQueries = DefaultMaxQueries
 	}
 	if o.MaxStored <= 0 {
 		o.MaxStored = 2000
@@ -91,6 +95,99 @@ func (o Options) withDefaults() Options {
 		o.MaxRetries = 6
 	}
 	return o
+}
+
+// DefaultMaxQueries is the query budget of one analysis: 3,000 range
+// queries, 187 chunks of ChunkSteps instants (each chunk asks
+// queriesPerChunk queries). At a 15 s scrape interval that is about 32
+// days, more than Prometheus keeps by default (15 days).
+const DefaultMaxQueries = 3000
+
+// queriesPerChunk is how many range queries chunk makes.
+const queriesPerChunk = 1 + len(deviceCounters) + 7
+
+// MaxLabelBytes bounds a label value iolens puts into a query (an
+// instance or a device from Prometheus's answers, or a --device): a
+// disk's name is a few bytes, an instance a host and port.
+const MaxLabelBytes = 256
+
+// LabelTooLongError is a label value past MaxLabelBytes.
+type LabelTooLongError struct {
+	Label string
+	Bytes int
+}
+
+func (e *LabelTooLongError) Error() string {
+	return fmt.Sprintf("a %s label of %s bytes, more than the %s a disk or node name takes: not used in a query", e.Label,
+		units.Commas(int64(e.Bytes)), units.Commas(MaxLabelBytes))
+}
+
+// Hint says what to do.
+func (e *LabelTooLongError) Hint() string {
+	return "name the node exporter's series with --match (e.g. '{job=\"node-exporter\"}') or the disks with --device, so that this series is left out"
+}
+
+// QueryBudgetError is a range that needs more range queries at its step
+// than the budget allows.
+type QueryBudgetError struct {
+	Range, Step  time.Duration
+	Queries, Max int
+	// MaxRange is the longest range at Step, Fits the finest step (whole
+	// seconds, or milliseconds below one) at which Range fits.
+	MaxRange, Fits time.Duration
+}
+
+func (e *QueryBudgetError) Error() string {
+	return fmt.Sprintf("%s at step %s needs %s range queries, more than the budget of %s", units.FormatDuration(e.Range),
+		units.FormatDuration(e.Step), units.Commas(int64(e.Queries)), units.Commas(int64(e.Max)))
+}
+
+// Hint names the largest range at this step and the step that fits the
+// range.
+func (e *QueryBudgetError) Hint() string {
+	return fmt.Sprintf("at step %s the longest range is %s (--since %s); or keep the range with --step %s or coarser",
+		units.FormatDuration(e.Step), units.FormatDuration(e.MaxRange), sinceFlag(e.MaxRange), sinceFlag(e.Fits))
+}
+
+// sinceFlag writes a duration as --since and --step take it.
+func sinceFlag(d time.Duration) string {
+	if d >= time.Second {
+		d = d.Truncate(time.Second)
+	}
+	return d.String()
+}
+
+// instants is how many evaluation instants a range takes at step (as
+// run lays them out, at most one more).
+func instants(rng, step time.Duration) int64 { return int64(rng/step) + 1 }
+
+// checkBudget refuses a range whose queries at step are more than the
+// budget.
+func (o Options) checkBudget(step time.Duration) error {
+	rng := o.To.Sub(o.From)
+	chunks := (instants(rng, step) + int64(o.ChunkSteps) - 1) / int64(o.ChunkSteps)
+	maxChunks := int64(o.MaxQueries / queriesPerChunk)
+	if chunks <= maxChunks {
+		return nil
+	}
+	queries := chunks * int64(queriesPerChunk)
+	if queries > math.MaxInt32 {
+		queries = math.MaxInt32
+	}
+	most := maxChunks * int64(o.ChunkSteps) // instants within the budget
+	e := &QueryBudgetError{Range: rng, Step: step, Queries: int(queries), Max: o.MaxQueries}
+	if most > 1 {
+		e.MaxRange = time.Duration(most-1) * step
+		// The step whose instants fit: whole seconds from a second up,
+		// whole milliseconds below.
+		fits := time.Duration((int64(rng) + (most - 1) - 1) / (most - 1))
+		unit := time.Millisecond
+		if fits >= time.Second {
+			unit = time.Second
+		}
+		e.Fits = (fits + unit - 1) / unit * unit
+	}
+	return e
 }
 
 // NoDataError is a selector and range with no disk series.
@@ -162,6 +259,9 @@ type Finding struct {
 type Gap struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
+	// Why is the figure that made the interval unknown, when it had
+	// samples whose figures no disk gives; empty when it had none.
+	Why string `json:"why,omitempty"`
 }
 
 // maxFindings bounds the findings kept per node; the rest are counted.
@@ -175,6 +275,17 @@ func Analyze(ctx context.Context, c *Client, o Options) (*Analysis, error) {
 	if !o.To.After(o.From) {
 		return nil, hint.Wrap(fmt.Errorf("the range %s to %s is empty", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339)),
 			"give --since, or --from before --to")
+	}
+	for _, d := range o.Devices {
+		if len(d) > MaxLabelBytes {
+			return nil, &LabelTooLongError{Label: "device", Bytes: len(d)}
+		}
+	}
+	if o.Step > 0 {
+		// Refused before any query when the step is known.
+		if err := o.checkBudget(max(o.Step, time.Millisecond).Round(time.Millisecond)); err != nil {
+			return nil, err
+		}
 	}
 	a := &Analysis{Schema: Schema, Prometheus: c.URL(), Selector: o.Selector.String(), From: o.From, To: o.To, Notes: []string{}, Nodes: []*Node{}}
 	if o.Ceiling != nil {
@@ -193,10 +304,8 @@ func Analyze(ctx context.Context, c *Client, o Options) (*Analysis, error) {
 			step, disc.interval))
 	}
 	step = max(step, time.Millisecond).Round(time.Millisecond)
-	if rng := o.To.Sub(o.From); int64(rng/step) > int64(o.MaxSteps) {
-		coarser := (rng / time.Duration(o.MaxSteps)).Round(time.Second) + time.Second
-		a.Notes = append(a.Notes, fmt.Sprintf("%s at step %s is more than %d samples a series: analysed at step %s instead", rng, step, o.MaxSteps, coarser))
-		step = coarser
+	if err := o.checkBudget(step); err != nil {
+		return nil, err
 	}
 	// Each query spans the same time whatever the step: a coarser step
 	// asks for fewer samples.
@@ -247,6 +356,14 @@ func (c *Client) discover(ctx context.Context, o Options) (discovery, error) {
 		inst, dev := l["instance"], l["device"]
 		if dev == "" {
 			continue
+		}
+		// Both go into every query (the device) or key every series
+		// (the instance): a huge one is refused, never echoed.
+		if len(dev) > MaxLabelBytes {
+			return d, &LabelTooLongError{Label: "device", Bytes: len(dev)}
+		}
+		if len(inst) > MaxLabelBytes {
+			return d, &LabelTooLongError{Label: "instance", Bytes: len(inst)}
 		}
 		if !contains(d.devices[inst], dev) {
 			d.devices[inst] = append(d.devices[inst], dev)
@@ -434,7 +551,7 @@ func (e *DuplicateSeriesError) Hint() string {
 func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g grid) (*chunkData, []string, error) {
 	ch := &chunkData{}
 	var warns []string
-	get := func(q string, perDevice bool) (map[string][]float64, error) {
+	get := func(q string, perDevice bool, qty units.Quantity) (map[string][]float64, error) {
 		limit := o.MaxSeries
 		cols, ws, err := c.rangeQuery(ctx, q, g, limit)
 		if err != nil {
@@ -452,39 +569,39 @@ func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g
 				return nil, &DuplicateSeriesError{Query: q, A: prev, B: col.labels}
 			}
 			seen[k] = col.labels
-			out[k] = col.v
+			out[k] = known(col.v, qty)
 		}
 		return out, nil
 	}
 	var err error
-	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true); err != nil {
+	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true, sampleTime); err != nil {
 		return nil, nil, err
 	}
 	for i, m := range deviceCounters {
-		if ch.counters[i], err = get(devSel.Of(m), true); err != nil {
+		if ch.counters[i], err = get(devSel.Of(m), true, counterQuantity[i]); err != nil {
 			return nil, nil, err
 		}
 	}
-	if ch.ioNow, err = get(devSel.Of(mIONow), true); err != nil {
+	if ch.ioNow, err = get(devSel.Of(mIONow), true, units.DepthFigure); err != nil {
 		return nil, nil, err
 	}
 	sel := o.Selector
-	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false); err != nil {
+	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false); err != nil {
+	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.dirty, err = get(sel.Of(mDirty), false); err != nil {
+	if ch.dirty, err = get(sel.Of(mDirty), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.wb, err = get(sel.Of(mWriteback), false); err != nil {
+	if ch.wb, err = get(sel.Of(mWriteback), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.pressure, err = get(sel.Of(mPressure), false); err != nil {
+	if ch.pressure, err = get(sel.Of(mPressure), false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false); err != nil {
+	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
 	return ch, warns, nil
@@ -657,9 +774,17 @@ func (nr *nodeRun) take(cur diskstats.Snapshot, pres float64, havePres bool) err
 		nr.prevPres, nr.havePres = pres, havePres
 	}()
 	n := nr.node
-	if nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter {
+	switch {
+	case nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter:
 		n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At})
 		nr.close(nr.prev.At)
+	case nr.prev != nil && nr.replay != nil:
+		// An interval whose figures no disk gives is unknown: a gap, not
+		// a stall or a storm.
+		if why := implausible(diskstats.Diff(*nr.prev, cur)); why != "" {
+			n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At, Why: why})
+			nr.close(nr.prev.At)
+		}
 	}
 	if nr.replay == nil {
 		rp, err := watch.NewReplay(nr.cfg, nr.infos)

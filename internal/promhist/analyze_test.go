@@ -202,12 +202,9 @@ func TestWarningsAndRange(t *testing.T) {
 	if _, err := Analyze(t.Context(), c, Options{From: start, To: start}); err == nil || hint.Of(err) == "" {
 		t.Errorf("an empty range: %v", err)
 	}
-	a, err = Analyze(t.Context(), c, Options{From: start, To: start.Add(119 * time.Second), MaxSteps: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.StepS != 5 || !strings.Contains(strings.Join(a.Notes, "\n"), "analysed at step 5s instead") {
-		t.Errorf("step %g s, notes %q: want 5 s (119 s in at most 30 steps), said", a.StepS, a.Notes)
+	var qb *QueryBudgetError
+	if _, err = Analyze(t.Context(), c, Options{From: start, To: start.Add(119 * time.Second), ChunkSteps: 10, MaxQueries: 30}); !errors.As(err, &qb) {
+		t.Errorf("119 s at 1 s steps in at most 30 queries: %v, want a QueryBudgetError", err)
 	}
 }
 

@@ -37,7 +37,7 @@ func ReadFilesContext(ctx context.Context, paths []string, stdin io.Reader, skip
 // ends). A named file must be a regular file: a FIFO or a device is
 // refused without blocking. What every Read of one FileReader takes
 // together is bounded by result.MaxReadBytes (a *result.TooMuchError
-// past it).
+// past it) and result.MaxResults (a *result.TooManyError).
 type FileReader struct {
 	Stdin io.Reader
 	// Skipped, if set, hears each line passed over (a
@@ -49,7 +49,7 @@ type FileReader struct {
 // Read reads every named file.
 func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Result, error) {
 	if fr.left == nil {
-		fr.left = &budget{left: result.MaxReadBytes}
+		fr.left = &budget{left: result.MaxReadBytes, results: result.MaxResults}
 	}
 	var all []result.Result
 	for _, p := range paths {
@@ -79,18 +79,29 @@ func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skip
 	if skipped != nil {
 		d.Skipped = func(e *result.DecodeError) { skipped(e) }
 	}
+	d.MaxResults = left.results
+	if d.MaxResults <= 0 {
+		return nil, &result.TooManyError{Max: result.MaxResults}
+	}
 	rs, err := d.ReadAll()
 	var tm *result.TooMuchError
 	if errors.As(err, &tm) {
 		return nil, tm // not a fault of this file's format
 	}
+	var tn *result.TooManyError
+	if errors.As(err, &tn) {
+		return nil, tn
+	}
+	left.results -= len(rs)
 	return rs, err
 }
 
-// budget reads from r until MaxReadBytes have been read over every file.
+// budget reads from r until MaxReadBytes have been read over every file,
+// and counts the results left of MaxResults.
 type budget struct {
-	r    io.Reader
-	left int64
+	r       io.Reader
+	left    int64
+	results int
 }
 
 func (b *budget) Read(p []byte) (int, error) {

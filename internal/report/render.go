@@ -341,7 +341,12 @@ func groupByTarget(rs []result.Result) [][]result.Result {
 
 func writeHeader(w io.Writer, r result.Result) {
 	t := r.Target
-	fmt.Fprintf(w, "iolens %s  suite %s  run %s\n", units.OrDash(r.Host.IolensVersion), r.Suite, r.RunID)
+	who := "iolens " + r.Host.IolensVersion
+	if r.Host.IolensVersion == "" {
+		// fio's own output, read back: no iolens ran it.
+		who = "read by iolens"
+	}
+	fmt.Fprintf(w, "%s  suite %s  run %s\n", who, r.Suite, r.RunID)
 	dev := units.OrDash(t.Device)
 	if len(t.Devices) > 1 {
 		dev += " (" + strings.Join(t.Devices[1:], ", ") + ")"
@@ -404,11 +409,22 @@ func writeFailures(w io.Writer, rs []result.Result) {
 	}
 }
 
+// runNote says a note is about the run, not the test it travels on:
+// what a plan could not establish, which every report lists under "Not
+// established", and the mark of an interrupted run, which the header
+// and the status carry.
+func runNote(n string) bool {
+	return strings.HasPrefix(n, result.NoteNotEstablished) || n == result.NoteInterrupted
+}
+
 func writeNotes(w io.Writer, rs []result.Result) {
 	seen := map[string][]string{}
 	var order []string
 	for _, r := range rs {
 		for _, n := range r.Notes {
+			if runNote(n) {
+				continue
+			}
 			if _, ok := seen[n]; !ok {
 				order = append(order, n)
 			}

@@ -10,6 +10,9 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/iolens/iolens/internal/termtext"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Schemas of the result record. Readers take every version listed here
@@ -51,6 +54,33 @@ func (e *TooMuchError) Hint() string {
 	return "give fewer files or runs at once (a label selector or --last narrows a history query)"
 }
 
+// MaxResults bounds how many results one command reads in total (every
+// file it is given, every record it takes from the history, every job of
+// a fio output), so that memory, about 10 KiB a result once analysed,
+// stays within what a small machine has: 100,000 results take about
+// 1 GiB. A run of the biggest suite is a few hundred.
+const MaxResults = 100_000
+
+// TooManyError is input of more than Max results (or fio jobs, What says
+// which).
+type TooManyError struct {
+	Max  int
+	What string
+}
+
+func (e *TooManyError) Error() string {
+	what := e.What
+	if what == "" {
+		what = "results"
+	}
+	return fmt.Sprintf("more than %s %s in one go", units.Commas(int64(e.Max)), what)
+}
+
+// Hint says what to do.
+func (e *TooManyError) Hint() string {
+	return fmt.Sprintf("iolens reads at most %s results at once: give fewer files or runs (a label selector or --last narrows a history query), or split a large NDJSON file (split -l %d) and read each part", units.Commas(int64(e.Max)), e.Max)
+}
+
 // ErrUnknownSchema is a record written by a newer iolens.
 var ErrUnknownSchema = errors.New("unknown result schema")
 
@@ -78,6 +108,10 @@ func (e *DecodeError) Hint() string {
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
+	}
+	var fe *units.FigureError
+	if errors.As(e.Err, &fe) {
+		return fe.Hint()
 	}
 	return "iolens reads its own NDJSON or JSON results, iolens watch logs and fio's JSON or json+ output"
 }
@@ -191,6 +225,9 @@ func Unmarshal(b []byte) (Result, error) {
 	for _, d := range r.Dirs() {
 		d.Lat.ClipToMax()
 	}
+	if err := checkRecord(&r); err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), err)
+	}
 	return r, nil
 }
 
@@ -218,6 +255,11 @@ type Formats struct {
 type Decoder struct {
 	// Skipped, if set, hears each line passed over (a *DecodeError).
 	Skipped func(*DecodeError)
+	// MaxResults bounds the results it returns (a *TooManyError past
+	// it); 0 means MaxResults. A caller reading several streams gives
+	// each what is left.
+	MaxResults int
+	read       int
 
 	name    string
 	br      *bufio.Reader
@@ -262,7 +304,17 @@ func (d *Decoder) Decode() (Result, error) {
 			return Result{}, err
 		}
 	}
+	limit := d.MaxResults
+	if limit <= 0 {
+		limit = MaxResults
+	}
+	if d.read >= limit {
+		d.done, d.pending = true, nil
+		return Result{}, &TooManyError{Max: MaxResults}
+	}
+	d.read++
 	r := d.pending[0]
+	d.pending[0] = Result{} // not held twice
 	d.pending = d.pending[1:]
 	return r, nil
 }
@@ -449,6 +501,11 @@ func (d *Decoder) foreign(r io.Reader) error {
 	if err != nil {
 		return &DecodeError{Name: d.name, Err: err}
 	}
+	for i := range rs {
+		if err := checkRecord(&rs[i]); err != nil {
+			return &DecodeError{Name: d.name, Err: fmt.Errorf("job %s: %w", termtext.Line(rs[i].Test.Name), err)}
+		}
+	}
 	d.pending = append(d.pending, rs...)
 	return nil
 }
@@ -506,7 +563,7 @@ func (d *Decoder) record(line []byte, last bool) error {
 	switch {
 	case strings.HasPrefix(schema, "iolens.result/"):
 		r, err := Unmarshal(line)
-		if errors.Is(err, ErrUnknownSchema) {
+		if errors.Is(err, ErrUnknownSchema) || isFigureError(err) {
 			return d.fail(err)
 		}
 		if err != nil {
@@ -515,6 +572,9 @@ func (d *Decoder) record(line []byte, last bool) error {
 		d.pending = append(d.pending, r)
 	case IsWatch(schema):
 		w, err := DecodeWatch(line)
+		if isFigureError(err) {
+			return d.fail(err)
+		}
 		if err != nil {
 			return bad(err)
 		}
@@ -680,4 +740,12 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// isFigureError reports whether err is a figure no measurement gives: the
+// record cannot be trusted, and the read stops there rather than pass
+// over it (which would drop a test from the verdict unseen).
+func isFigureError(err error) bool {
+	var fe *units.FigureError
+	return errors.As(err, &fe)
 }

@@ -170,7 +170,7 @@ func TestFormatters(t *testing.T) {
 		{FormatDuration(90 * time.Second), "90 s"},
 		{BytesSI(1.5e9), "1.5 GB"}, {BytesSI(12.34e6), "12.3 MB"}, {BytesSI(512e3), "512 kB"}, {BytesSI(100), "100 B"},
 		{KiB(0), "0"}, {KiB(4096), "4.0k"},
-		{Ms(0.0005, 4), "0.5 ms"}, {Ms(0.01225, 4), "12.25 ms"}, {Ms(1.5, 3), "1500 ms"}, {Ms(math.Inf(1), 3), "+Inf"},
+		{Ms(0.0005, 4), "0.5 ms"}, {Ms(0.01225, 4), "12.25 ms"}, {Ms(1.5, 3), "1500 ms"}, {Ms(math.Inf(1), 3), "-"},
 		{Share(0.125), "12.5%"}, {Share(0.0001), "<0.1%"}, {Share(0), "0.0%"},
 		{Exact(3000), "3000"}, {Exact(0.125), "0.125"},
 		{FormatIOPS(0), "no cap"}, {FormatIOPS(3000.4), "3,000 IOPS"},
@@ -228,6 +228,17 @@ func TestNouns(t *testing.T) {
 	}{{0, "0 tests"}, {1, "1 test"}, {2, "2 tests"}, {1234, "1,234 tests"}} {
 		if got := Nouns(c.n, "test", "tests"); got != c.want {
 			t.Errorf("Nouns(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestRatio(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{81.735, "82×"}, {2.54, "2.5×"}, {12000, "12,000×"}, {math.Inf(1), "-"}} {
+		if got := Ratio(c.x); got != c.want {
+			t.Errorf("Ratio(%g) = %q, want %q", c.x, got, c.want)
 		}
 	}
 }

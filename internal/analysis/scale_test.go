@@ -1,0 +1,62 @@
+package analysis
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/scaletest"
+)
+
+// manyResults makes n results of plain fio output, as one fio file with
+// n jobs reads: random 4 KiB reads at six depths, a rate that flattens at
+// 8,000 IOPS, each job named apart. shapes > 1 spreads them over that
+// many block sizes (each its own curve and implicit sweep).
+func manyResults(n, shapes int) []result.Result {
+	rs := make([]result.Result, n)
+	for i := range rs {
+		qd := 1 << (i % 6)
+		iops := min(2000*float64(qd), 8000)
+		bs := int64(4096 * (1 + i%shapes))
+		rs[i] = result.Result{Schema: result.Schema, RunID: "fio:many.txt", Suite: "fio", Index: i + 1, Repeat: 1, Status: "ok",
+			Target: result.Target{Kind: "file", Path: "many.txt"},
+			Test:   result.TestSpec{Name: fmt.Sprintf("job%d", i), RW: "randread", BlockSize: bs, IODepth: qd, NumJobs: 1, Direct: true},
+			Read: &result.DirResult{IOPS: iops, BWBytes: iops * float64(bs), TotalIOs: int64(iops * 10), RuntimeMs: 10_000,
+				Lat: result.Latency{N: uint64(iops * 10), MinNs: 100e3, MeanNs: float64(qd) / iops * 1e9, MaxNs: 5e6}}}
+	}
+	return rs
+}
+
+// TestAnalysisLinear: the analysis of many results (the model refitted
+// over a run, a replay of saved results) takes work in proportion to
+// them: 10 times the results, not 100 times the work.
+func TestAnalysisLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shapes int
+		f      func([]result.Result)
+	}{
+		{"Revise", 1, Revise},
+		{"Annotate", 1, Annotate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scaletest.Linear(t, tc.name, 600, func(n int) { tc.f(manyResults(n, tc.shapes)) })
+		})
+	}
+}
+
+// BenchmarkRevise reads the limits of 32 results (a run of a large
+// suite) again, and of 10, 100 and 1,000 times as many.
+func BenchmarkRevise(b *testing.B) {
+	scaletest.Bench(b, 32, "result", func(n int) func() {
+		return func() { Revise(manyResults(n, 1)) }
+	})
+}
+
+// BenchmarkAnnotate replays 32 saved results, and 10, 100 and 1,000 times
+// as many.
+func BenchmarkAnnotate(b *testing.B) {
+	scaletest.Bench(b, 32, "result", func(n int) func() {
+		return func() { Annotate(manyResults(n, 1)) }
+	})
+}
