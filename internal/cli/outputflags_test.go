@@ -22,7 +22,7 @@ var notFiles = map[string]bool{
 	"cgroup-root": true, "cluster": true, "context": true, "device": true, "emulated": true,
 	"etcd": true, "expect": true, "fail-on": true, "file-size": true, "fio": true, "flush-latency": true,
 	"from": true, "fs": true, "gate-configmap": true, "gate-key": true, "grafana": true, "grafana-dashboard": true,
-	"image": true, "instance": true, "io-size": true, "job-env": true, "job-name": true, "label": true, "latency": true,
+	"image": true, "instance": true, "io-size": true, "job-env": true, "job-name": true, "label": true, "latency": true, "server-cpu": true,
 	"match": true, "metrics-addr": true, "name": true, "namespace": true, "node": true, "node-selector": true,
 	"nodes": true, "output": true, "parent": true, "path": true, "pod-logs": true, "precision": true,
 	"price-as-of": true, "proc-root": true, "profile": true, "prometheus": true, "prometheus-user": true,
