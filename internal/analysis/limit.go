@@ -503,7 +503,7 @@ func offCurve(fd result.Finding, f dirFacts, how, rate string) result.Finding {
 		fd.Summary = fmt.Sprintf("%s: latency binds: each write and its fdatasync take %s (the sync %s), which allows %s IOPS (measured %s); a WAL waits for every sync, so only lower sync latency helps",
 			how, units.Latency(perIO), units.Latency(f.r.Sync.Lat.MeanNs), units.Figure(allowed), units.Figure(f.d.IOPS))
 		return fd
-	case !t.Direct && t.Writes():
+	case t.Buffered() && t.Writes():
 		fd.Code = result.CodeUnknown
 		fd.Summary = fmt.Sprintf("%s: %s through the page cache (buffered IO): this measures memory and writeback, not the disk's limit", how, rate)
 		return fd

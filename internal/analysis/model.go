@@ -306,7 +306,7 @@ func curveKey(r *result.Result, dir string) (CurveKey, bool) {
 		// the files, as Annotate reads them as one sweep.
 		run, target = "fio", ""
 	}
-	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: !t.Direct}, true
+	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: t.Buffered()}, true
 }
 
 // FitModel fits a curve per direction and IO shape over rs. Results of

@@ -22,14 +22,15 @@ var notFiles = map[string]bool{
 	"cgroup-root": true, "cluster": true, "context": true, "device": true, "emulated": true,
 	"etcd": true, "expect": true, "fail-on": true, "file-size": true, "fio": true, "flush-latency": true,
 	"from": true, "fs": true, "gate-configmap": true, "gate-key": true, "grafana": true, "grafana-dashboard": true,
-	"image": true, "instance": true, "io-size": true, "job-env": true, "job-name": true, "label": true, "latency": true, "server-cpu": true,
+	"image": true, "instance": true, "io-size": true, "job-env": true, "job-name": true, "label": true, "latency": true,
 	"match": true, "metrics-addr": true, "name": true, "namespace": true, "node": true, "node-selector": true,
 	"nodes": true, "output": true, "parent": true, "path": true, "pod-logs": true, "precision": true,
-	"price-as-of": true, "proc-root": true, "profile": true, "prometheus": true, "prometheus-user": true,
+	"price-as-of": true, "rules-format": true, "proc-root": true, "profile": true, "prometheus": true, "prometheus-user": true,
 	"provider": true, "pull-policy": true, "push": true, "pvc": true, "pvc-size": true, "read-bw": true,
 	"read-latency": true, "request-timeout": true, "run": true, "run-id": true, "selector": true, "server": true,
 	"size": true, "storage-class": true, "suite": true, "sys-root": true, "target": true, "test": true,
 	"throttle-at": true, "tls-server-name": true, "to": true, "token": true, "tolerate": true, "total-bw": true,
+	"server-cpu": true, "region": true, "rules-format": true,
 	"user": true, "vm": true, "volume-mode": true, "watch-namespace": true, "write-bw": true, "write-latency": true,
 	// Directories iolens (or the Kubernetes client) keeps its own state
 	// in, and directories under test; never a file a user names as output.
@@ -38,7 +39,7 @@ var notFiles = map[string]bool{
 
 // looksLikeOutput is a flag name that can only name an output file.
 func looksLikeOutput(name string) bool {
-	return name == "out" || strings.HasSuffix(name, "-out") || strings.Contains(name, "html") || strings.Contains(name, "rules")
+	return name == "out" || strings.HasSuffix(name, "-out") || strings.Contains(name, "html") || strings.Contains(name, "rules") && !strings.HasSuffix(name, "-format")
 }
 
 // outputFixtures are, for each command with an output flag, arguments
@@ -50,6 +51,7 @@ func outputFixtures(dir, in string) map[string][]string {
 	kube := []string{"k8s", "--kubeconfig", filepath.Join(dir, "kubeconfig")}
 	return map[string][]string{
 		"iolens analyze":           {"analyze", "--prometheus", "http://127.0.0.1:1"},
+		"iolens headroom":          {"headroom", "--prometheus", "http://127.0.0.1:1"},
 		"iolens report":            {"report", in},
 		"iolens compare":           {"compare", in, in},
 		"iolens run":               {"run", filepath.Join(dir, "target"), "--fio", nowhere},

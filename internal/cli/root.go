@@ -111,6 +111,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newSuitesCommand,
 	newReportCommand,
 	newAnalyzeCommand,
+	newHeadroomCommand,
 	newLimitsCommand,
 	newCatalogCommand,
 	newEmulateCommand,

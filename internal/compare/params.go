@@ -31,8 +31,11 @@ var params = []param{
 		return s
 	}},
 	{name: "IO mode", of: func(r *result.Result) string {
-		if r.Test.Direct {
+		switch {
+		case r.Test.Direct:
 			return "direct"
+		case r.Test.DirectUnknown:
+			return "unknown (not in fio's output)"
 		}
 		return "buffered"
 	}},

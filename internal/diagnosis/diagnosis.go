@@ -407,7 +407,7 @@ func noVerdict(rs []result.Result, ok []*result.Result) string {
 	}
 	buffered, mixed := 0, 0
 	for _, r := range ok {
-		if !r.Test.Direct && r.Sync == nil {
+		if r.Test.Buffered() && r.Sync == nil {
 			buffered++
 		}
 		if rw := r.Test.RW; rw == "rw" || rw == "randrw" || rw == "readwrite" {
@@ -747,9 +747,23 @@ func Advice(d *Diagnosis) []string {
 	}
 	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
 	qd1Said := false
-	for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
+	// Which directions each line is about: a line that holds for one of
+	// two measured directions names it, so that "the device saturates"
+	// beside "more IOs in flight give more" does not read as a
+	// contradiction.
+	dirsOf := map[string][]string{}
+	measured := 0
+	for di, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 		if dir == nil {
 			continue
+		}
+		measured++
+		name := [2]string{"reads", "writes"}[di]
+		add := func(s string) {
+			add(s)
+			if !contains(dirsOf[s], name) {
+				dirsOf[s] = append(dirsOf[s], name)
+			}
 		}
 		for _, x := range []struct{ code, state string }{{dir.IOPSLimit, dir.IOPSState}, {dir.BWLimit, dir.BWState}} {
 			switch {
@@ -778,6 +792,14 @@ func Advice(d *Diagnosis) []string {
 				s += fmt.Sprintf(", QD%d gets %.0f%% of it", dir.KneeBelowQD, 100*dir.KneeBelowShare)
 			}
 			add(s)
+			dirsOf[s] = []string{"reads", "writes"} // read off one, it holds for both
+		}
+	}
+	if measured == 2 {
+		for i, s := range says {
+			if ds := dirsOf[s]; len(ds) == 1 {
+				says[i] = ds[0] + ": " + s
+			}
 		}
 	}
 	if f := d.Disk.Fsync; f != nil && f.Etcd == "fail" {

@@ -48,3 +48,20 @@ func TestNoVerdictSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39.4: "To change" names the direction a line is about when reads
+// and writes differ, so two lines never read as a contradiction; a line
+// both directions give is said once, plainly.
+func TestAdviceNamesTheDirection(t *testing.T) {
+	d := Diagnosis{}
+	d.Disk.Read = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	d.Disk.Write = &Direction{IOPSState: result.StateLatency}
+	got := strings.Join(Advice(&d), "\n")
+	if !strings.Contains(got, "reads: the device saturates") || !strings.Contains(got, "writes: more IOs in flight") {
+		t.Errorf("advice:\n%s", got)
+	}
+	d.Disk.Write = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	if got := Advice(&d); len(got) != 1 || strings.HasPrefix(got[0], "reads") {
+		t.Errorf("both directions alike: %q", got)
+	}
+}

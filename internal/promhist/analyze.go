@@ -375,40 +375,12 @@ func (c *Client) discover(ctx context.Context, o Options) (discovery, error) {
 	for _, devs := range d.devices {
 		sort.Strings(devs)
 	}
-	// Raw samples of the last 5 minutes at a few instants of the range,
-	// until one has them.
-	const window = 5 * time.Minute
-	const maxPoints = 5*60*20 + 1 // 50 ms scrapes
-	for _, at := range []time.Time{o.To, o.From.Add(o.To.Sub(o.From) / 2), minTime(o.From.Add(window), o.To)} {
-		q := fmt.Sprintf("%s[%ds]", sel.Of(mIOTime), int(window.Seconds()))
-		_, times, err := c.rawSamples(ctx, q, at, o.MaxSeries, maxPoints)
-		if err != nil {
-			return d, err
-		}
-		var best time.Duration
-		var last int64
-		for _, ts := range times {
-			if len(ts) < 3 {
-				continue
-			}
-			gaps := make([]int64, len(ts)-1)
-			for i := 1; i < len(ts); i++ {
-				gaps[i-1] = ts[i] - ts[i-1]
-			}
-			sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-			g := time.Duration(gaps[len(gaps)/2]) * time.Millisecond
-			if g > 0 && (best == 0 || g < best) {
-				best, last = g, ts[len(ts)-1]
-			}
-		}
-		if best > 0 {
-			d.interval = best
-			d.phase = time.Duration(last%best.Milliseconds()) * time.Millisecond
-			return d, nil
-		}
+	iv, phase, err := c.ScrapeInterval(ctx, sel, mIOTime, o.From, o.To, o.MaxSeries)
+	if err != nil {
+		return d, err
 	}
-	return d, hint.Wrap(fmt.Errorf("the series of {%s} have too few samples to tell their scrape interval", sel),
-		"give --step (the node exporter's scrape interval, e.g. 15s)")
+	d.interval, d.phase = iv, phase
+	return d, nil
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -50,6 +50,9 @@ func FuzzDecode(f *testing.F) {
 			f.Add([]byte(r.Replace(line)))
 		}
 	}
+	// One line, as jq -c leaves them: a diagnosis, and fio's own output.
+	f.Add([]byte(`{"schema":"iolens.diagnosis/v1","verdict":[],"results":[{"schema":"iolens.result/v3","status":"ok","test":{"name":"t"},"read":{"iops":1}}]}`))
+	f.Add([]byte(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","groupid":0,"error":0,"job options":{"rw":"write","iodepth":"-8"},"iodepth_level":{"8":100},"write":{"io_bytes":4096,"io_kbytes":nan,"bw_bytes":4096,"iops":nan,"runtime":1000,"total_ios":1,"lat_ns":{"min":1,"max":2,"mean":1,"N":1}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rs, err := ReadResults(bytes.NewReader(b), "fuzz")
 		if err != nil {

@@ -9,8 +9,10 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -102,9 +104,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *DecodeError) Hint() string {
-	var nr *NotResultsError
-	if errors.As(e.Err, &nr) {
-		return nr.Hint()
+	// The reader of the format knows best (fio's reader names what it
+	// could not read, and what to do).
+	if h := hint.Of(e.Err); h != "" {
+		return h
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
@@ -384,6 +387,12 @@ func (d *Decoder) sniff() error {
 		d.line = 0 // arrays are not line oriented
 		return nil
 	case '{':
+		if compactDocument(d.br) {
+			// diagnose -o json compacted onto one line (jq -c): read as
+			// the indented document is, without holding the line.
+			d.br.Discard(1)
+			return d.document()
+		}
 		// One line decides: an iolens record is one line; fio's JSON
 		// starts with a line holding only "{".
 		line, err := readLine(d.br, d.max)
@@ -419,6 +428,22 @@ func (e *NotResultsError) Error() string { return e.What + ", not results" }
 
 // Hint says which command reads the file.
 func (e *NotResultsError) Hint() string { return e.Advice }
+
+// compactDocument says the stream, at its opening "{", holds an iolens
+// document (a diagnosis, a comparison) on one line: its first key is the
+// schema, and the schema is not that of a record (results and watch
+// records are read line by line).
+func compactDocument(br *bufio.Reader) bool {
+	b, _ := br.Peek(256)
+	m := compactSchema.FindSubmatch(b)
+	if m == nil {
+		return false
+	}
+	s := string(m[1])
+	return strings.HasPrefix(s, "iolens.diagnosis/") || strings.HasPrefix(s, "iolens.comparison/")
+}
+
+var compactSchema = regexp.MustCompile(`^\{\s*"schema"\s*:\s*"([^"\\]*)"`)
 
 // firstKey returns the first key of an indented JSON object whose
 // opening line has been read, without consuming it; "" when it cannot

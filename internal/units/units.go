@@ -30,7 +30,7 @@ func (e *ValueError) Hint() string { return "want " + e.Want }
 
 const (
 	sizeWant     = "a byte size such as 4k, 1M, 22m, 1GiB or 300Gi (binary units), 0 or more"
-	durationWant = "a duration such as 500ms, 20s, 1m30s or 2h, or plain seconds (20, 2.5), 0 or more"
+	durationWant = "a duration such as 500ms, 20s, 1m30s, 2h or 14d, or plain seconds (20, 2.5), 0 or more"
 	rateWant     = "a rate with its unit, such as 25MB/s (10^6 B/s), 128MiB/s (2^20 B/s) or 4096B/s, or 0"
 )
 
@@ -104,6 +104,12 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, bad("too long")
 		}
 		return time.Duration(math.Round(v * float64(time.Second))), nil
+	}
+	if unit == "d" { // days, as people say a range: 14d
+		if v*float64(24*time.Hour) >= maxDuration {
+			return 0, bad("too long")
+		}
+		return time.Duration(math.Round(v * float64(24*time.Hour))), nil
 	}
 	d, err := time.ParseDuration(strings.TrimPrefix(t, "+"))
 	if err != nil {
@@ -618,6 +624,15 @@ func USD(x float64) string {
 		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(x))), x)
 	}
 	return "$0"
+}
+
+// SignedUSD prints a change in dollars with its sign, as USD prints the
+// amount: "+$12.00", "-$3.50", "+$0".
+func SignedUSD(x float64) string {
+	if x < 0 {
+		return "-" + USD(-x)
+	}
+	return "+" + USD(x)
 }
 
 // Measure prints a figure in the unit a record names: "iops", "bytes/s"
