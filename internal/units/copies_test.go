@@ -31,7 +31,6 @@ var notFormatters = map[string]string{
 	"internal/report/html.go:color":                  "a chart colour",
 	"internal/etcdmetrics/hist.go:formatLe":          "a Prometheus le label value",
 	"internal/limits/price.go:above":                 "a price band's words",
-	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since reads",
 }
 
 // numberFormatters returns the unexported functions in src that take a
