@@ -44,6 +44,9 @@ const (
 	// scalingGain: one that adds 60% or more is still latency-bound.
 	plateauGain = 0.10
 	scalingGain = 0.60
+	// plateauGain2: with only two depths past the knee, a plateau needs
+	// a doubling that adds less than 5%.
+	plateauGain2 = 0.05
 	// onCeiling: points within 10% of the ceiling rest on it.
 	onCeiling = 0.9
 	// bwTolerance: two block sizes within 10% in MB/s share a bandwidth
@@ -473,7 +476,11 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 		// gap of several doublings the mean gain hides a bend: QD1 and
 		// QD32 alone, latency grown, say only that the knee is between.
 		c.State = StateLatency
-	case len(top) >= 2 && c.Gain < plateauGain:
+	case len(top) >= 3 && c.Gain < plateauGain, len(top) == 2 && c.Gain < plateauGain2:
+		// Two depths alone decide a plateau only when clearly flat: a
+		// gain near the threshold is within what a loaded machine moves
+		// one depth by, and the same disk would be called a plateau in
+		// one run and rising in the next.
 		c.State = StatePlateau
 	case len(past) == 1 && past[0].Inflation >= inflationPlateau && deep.IOPS >= onCeiling*best.IOPS:
 		// Only the deepest is past the knee, and so far past it that its
@@ -796,6 +803,19 @@ func plateauRise(on []*CurvePoint) (float64, string) {
 		return e
 	}
 	rise := b.IOPS/a.IOPS - 1
+	if len(on) >= 3 {
+		// Over three depths or more, the fitted gain per doubling: a
+		// throttle's is nil, a server still creeping up is not.
+		pts := make([]CurvePoint, len(on))
+		for i, p := range on {
+			pts[i] = *p
+		}
+		if g := gainOver(pts); g > riseTolerance*3/4 {
+			a = on[0]
+			return g, fmt.Sprintf("the rate still rose %.0f%% per doubling from QD%d to QD%d (%s to %s IOPS), where a throttle gives every depth past its knee the same rate",
+				100*g, a.QD, b.QD, units.Figure(a.IOPS), units.Figure(b.IOPS))
+		}
+	}
 	if rise-errOf(a)-errOf(b) <= riseTolerance {
 		return 0, ""
 	}

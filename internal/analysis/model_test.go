@@ -131,10 +131,15 @@ func TestModelKinds(t *testing.T) {
 		{"QD1 and QD32 only, a P15-like cap far past the knee", []pt{
 			{qd: 1, iops: 400, spread: 0.01, queue: 1, fioCPU: 1, busy: 10}, {qd: 32, iops: 1100, spread: 0.001, queue: 31, fioCPU: 1, busy: 10},
 		}, StatePlateau, result.CodeIOPSCap, 1100},
-		{"a server that saturates under deep queues (issue 36): each depth flat, the level still rising", []pt{
+		{"a server that saturates under deep queues (issue 36): each depth flat, the level still rising 7% over the two depths past the knee", []pt{
 			{qd: 1, iops: 277, spread: 0.01, queue: 1, fioCPU: 2, busy: 20}, {qd: 32, iops: 8400, latNs: 3.8e6, spread: 0.001, queue: 31.5, fioCPU: 10, busy: 40},
 			{qd: 64, iops: 15472, spread: 0.001, queue: 63.5, fioCPU: 15, busy: 50}, {qd: 128, iops: 17724, spread: 0.001, queue: 127, fioCPU: 16, busy: 50},
 			{qd: 256, iops: 18880, spread: 0.001, queue: 254, fioCPU: 17, busy: 50},
+		}, StateApproaching, result.CodeLatency, 0},
+		{"the same server measured one depth deeper: three depths past the knee, a plateau the device's", []pt{
+			{qd: 1, iops: 277, spread: 0.01, queue: 1, fioCPU: 2, busy: 20}, {qd: 32, iops: 8400, latNs: 3.8e6, spread: 0.001, queue: 31.5, fioCPU: 10, busy: 40},
+			{qd: 64, iops: 15472, spread: 0.001, queue: 63.5, fioCPU: 15, busy: 50}, {qd: 128, iops: 17724, spread: 0.001, queue: 127, fioCPU: 16, busy: 50},
+			{qd: 256, iops: 18880, spread: 0.001, queue: 254, fioCPU: 17, busy: 50}, {qd: 512, iops: 19400, spread: 0.001, queue: 508, fioCPU: 17, busy: 50},
 		}, StatePlateau, result.CodeDevice, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

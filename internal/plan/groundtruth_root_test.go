@@ -253,11 +253,15 @@ func TestDiagnoseSustained(t *testing.T) {
 	p.Apply(&spec)
 	_, _, full := diagnoseRuns(t, spec, plan.Options{Budget: 110 * time.Second, Sustained: true}, 1)
 	d := full[0]
-	if d.Disk.Burst == nil {
-		t.Errorf("no cliff with the burst check run to its end: %+v", d.Unknown)
+	b := d.Disk.Burst
+	if b == nil {
+		t.Fatalf("no cliff with the burst check run to its end: %+v", d.Unknown)
 	}
-	if r := d.Disk.Read; r == nil || r.IOPS > 1100*1.15 {
-		t.Errorf("read after the burst: %+v, want the 1,100 IOPS P15 holds", r)
+	// The cliff's lower plateau is what P15 holds. (Tests after it that
+	// run below the baseline, fsync and QD1, let the bucket refill a
+	// little, so a later QD1 may burst again: a credit disk does that.)
+	if b.Unit != "iops" || !within(b.Baseline, 1100, 0.1) || !within(b.Rate, 3500, 0.1) {
+		t.Errorf("burst %+v, want 3,500 then 1,100 IOPS", b)
 	}
 }
 

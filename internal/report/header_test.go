@@ -37,7 +37,8 @@ func TestNotesLeaveRunNotes(t *testing.T) {
 }
 
 // Issue 39.7: read and write curves with their knee at one depth get one
-// "knee QD9" label on the chart, not two drawn on each other.
+// "fitted knee ≈QD9 (estimated)" label on the chart, not two drawn on
+// each other.
 func TestOneKneeLabelPerDepth(t *testing.T) {
 	pts := []diagnosis.CurvePoint{{QD: 1, IOPS: 500, LatNs: 2e6}, {QD: 16, IOPS: 4000, LatNs: 4e6}, {QD: 32, IOPS: 4000, LatNs: 8e6}}
 	d := diagnosis.Diagnosis{Curves: []diagnosis.Curve{
