@@ -3,19 +3,11 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/iolens/iolens/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	streams := cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	err := cli.NewRootCommand(streams).ExecuteContext(ctx)
-	interrupted := ctx.Err() != nil
-	stop()
-	os.Exit(cli.ExitCode(err, interrupted, os.Stderr))
+	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
+	"strings"
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -78,6 +78,37 @@ type dirFacts struct {
 	// the curve's base depth (set by the model; -1 unknown): how much a
 	// rate set by service times alone varies.
 	serviceCV float64
+	// hostServed names what on this host serves the device with the
+	// host's own CPUs (a loop device, a FUSE file system, a network block
+	// device's local daemon, a RAM disk); "" for a device of its own.
+	hostServed string
+	// rise is set by the model on a plateau's tests: how much more the
+	// deepest depth got than the one before it on the plateau, beyond
+	// what their own intervals allow (0 when it did not); riseWhy says
+	// it in words.
+	rise    float64
+	riseWhy string
+}
+
+// hostServedPrefixes are block devices whose IO the host's own CPUs
+// serve: a loop device (its worker thread, and whatever serves its
+// backing file), a network block device's local client, RAM disks, and
+// user-space block devices.
+var hostServedPrefixes = []string{"loop", "nbd", "zram", "ram", "ublk", "pmem"}
+
+// hostServedBy names what serves r's device on the host, "" for a device
+// of its own (a disk, a cloud volume).
+func hostServedBy(r *result.Result) string {
+	t := r.Target
+	if strings.HasPrefix(t.Filesystem, "fuse") {
+		return "a FUSE file system (" + t.Filesystem + ")"
+	}
+	for _, p := range hostServedPrefixes {
+		if rest, ok := strings.CutPrefix(t.Device, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return t.Device
+		}
+	}
+	return ""
 }
 
 func factsOf(r *result.Result, dir string) (dirFacts, bool) {
@@ -118,6 +149,7 @@ func factsOf(r *result.Result, dir string) (dirFacts, bool) {
 		f.hostBusy = busy / float64(nb)
 	}
 	f.fioCPU = fioCPUOf(r)
+	f.hostServed = hostServedBy(r)
 	pts := Series(r)
 	f.cv1s, f.spread1s, f.windows = secondCV(pts, r.Interval())
 	f.fineS = r.Interval()
@@ -162,13 +194,21 @@ func (f dirFacts) paced() (bool, string) {
 		// their ratios (f.pooled), a few windows each being noisy.
 		why = fmt.Sprintf("the rate is flat to %.2f%% from one %s window to the next, %.0fx flatter than the device's own service times would make it",
 			100*f.fineCV, units.FormatSeconds(f.fineS), 1/math.Max(ratio, 0.01))
-	case f.spread1s >= 0 && f.spread1s <= flatCV && f.windows >= 4 && !f.variedService():
+	case f.spread1s >= 0 && f.spread1s <= flatCV && f.windows >= 4 && f.flatterThanService():
 		// Second to second (a cgroup throttle releases IO in slices
 		// that alias with finer windows), flat to a fraction of a
-		// percent, where the service times do not vary enough for a
-		// saturated device to be as flat.
-		why = fmt.Sprintf("the rate is flat to %.2f%% second to second", 100*f.spread1s)
+		// percent, and far flatter than the service times would keep a
+		// saturated device. Flat alone is no pace: a server whose IOs
+		// all cost about the same (a CPU-bound daemon, a fixed latency)
+		// is as flat at its own rate.
+		why = fmt.Sprintf("the rate is flat to %.2f%% second to second, %.0fx flatter than the device's own service times would make it",
+			100*f.spread1s, f.natural1s()/math.Max(f.spread1s, f.natural1s()/100))
 	default:
+		return false, ""
+	}
+	if f.rise > 0 {
+		// A throttle gives every depth past its knee the same rate: a
+		// deeper queue that still gets more is served, not paced.
 		return false, ""
 	}
 	switch {
@@ -182,15 +222,22 @@ func (f dirFacts) paced() (bool, string) {
 	return true, why
 }
 
-// variedService says the service times vary enough (a CV of 0.15 or
-// more) that a saturated device would not be flat to a quarter of what
-// they predict second to second.
-func (f dirFacts) variedService() bool {
-	if f.serviceCV < 0.15 || f.spread1s < 0 || f.d.IOPS <= 0 {
-		return false
+// flatterThanService says the service times vary enough that a saturated
+// device would be at least four times less flat second to second than
+// the rate was: only then is flatness evidence of a pace.
+func (f dirFacts) flatterThanService() bool {
+	natural := f.natural1s()
+	return natural > 0 && f.spread1s >= 0 && f.spread1s <= 0.25*natural
+}
+
+// natural1s is how much a rate set by the service times alone moves from
+// one second to the next (a normal's median deviation of a renewal
+// count); 0 unknown.
+func (f dirFacts) natural1s() float64 {
+	if f.serviceCV <= 0 || f.d.IOPS <= 0 {
+		return 0
 	}
-	natural := 0.6745 * f.serviceCV / math.Sqrt(f.d.IOPS) // a normal's median deviation
-	return f.spread1s > 0.25*natural
+	return 0.6745 * f.serviceCV / math.Sqrt(f.d.IOPS)
 }
 
 // cpuBound says fio or the host ran out of CPU: fio used most of a CPU,
@@ -414,7 +461,7 @@ func limitFinding(f dirFacts, c *Curve, p *CurvePoint) result.Finding {
 		case StateApproaching:
 			more = fmt.Sprintf("the curve still rises at QD%d (%s IOPS, +%.0f%% per doubling): its ceiling is above", c.Deepest().QD, units.Figure(c.Deepest().IOPS), 100*c.Gain)
 		case StatePlateau:
-			more = fmt.Sprintf("the plateau, %s IOPS (%s), is reached from about QD%s: a deeper queue gets there", units.Figure(c.Level), limitName(c.Kind), strconv.Itoa(int(math.Ceil(c.Knee))))
+			more = fmt.Sprintf("the plateau is %s IOPS (%s): %s; a deeper queue gets there", units.Figure(c.Level), limitName(c.Kind), c.KneeWords())
 		default:
 			more = "no deeper test of this shape"
 		}
@@ -456,7 +503,7 @@ func offCurve(fd result.Finding, f dirFacts, how, rate string) result.Finding {
 		fd.Summary = fmt.Sprintf("%s: latency binds: each write and its fdatasync take %s (the sync %s), which allows %s IOPS (measured %s); a WAL waits for every sync, so only lower sync latency helps",
 			how, units.Latency(perIO), units.Latency(f.r.Sync.Lat.MeanNs), units.Figure(allowed), units.Figure(f.d.IOPS))
 		return fd
-	case !t.Direct && t.Writes():
+	case t.Buffered() && t.Writes():
 		fd.Code = result.CodeUnknown
 		fd.Summary = fmt.Sprintf("%s: %s through the page cache (buffered IO): this measures memory and writeback, not the disk's limit", how, rate)
 		return fd

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
@@ -53,6 +52,17 @@ const (
 	// unsteadyPlateau: a plateau whose level moves by more than 5% from
 	// depth to depth is not held by a throttle or a device.
 	unsteadyPlateau = 0.05
+	// riseTolerance: a plateau's deepest depth that gets 4% more than
+	// the one before it, beyond both tests' own intervals, is still
+	// being served more: a throttle gives every depth past its knee the
+	// same rate.
+	riseTolerance = 0.04
+	// servedBusy: a device the host's own CPUs serve binds on them when
+	// they are this busy on the plateau, and servedBusyRise points more
+	// busy than at the curve's base depth (the IO made them busy, not a
+	// neighbour).
+	servedBusy     = 90
+	servedBusyRise = 25
 )
 
 // CurveKey names a curve.
@@ -141,6 +151,8 @@ type Curve struct {
 	// CPURetry, when the plan ran the deepest depth again with more jobs:
 	// the rate with one job and with more.
 	CPURetry *CPURetry
+	// baseBusy is the host's CPU busy % at the base depth (-1 unknown).
+	baseBusy float64
 }
 
 // CPURetry compares one depth with one fio job and with more.
@@ -291,7 +303,7 @@ func curveKey(r *result.Result, dir string) (CurveKey, bool) {
 		// the files, as Annotate reads them as one sweep.
 		run, target = "fio", ""
 	}
-	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: !t.Direct}, true
+	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: t.Buffered()}, true
 }
 
 // modelScope is the run and target whose curves r's can be: curveKey's,
@@ -414,6 +426,15 @@ func fitCurve(k CurveKey, fs []dirFacts) Curve {
 	for _, f := range pts[0].facts {
 		if cv := histCV(&f.d.Hist); cv > 0 {
 			svc = cv
+		}
+	}
+	if svc < 0 {
+		// No histogram: the base depth's percentiles, read as a
+		// log-normal's.
+		for _, f := range pts[0].facts {
+			if cv := pctCV(&f.d.Lat); cv > 0 {
+				svc = cv
+			}
 		}
 	}
 	for i := range c.Points {
@@ -708,6 +729,11 @@ func (c *Curve) plateauKind() (string, string) {
 	if len(on) == 0 {
 		on = []*CurvePoint{deep}
 	}
+	c.baseBusy = -1
+	for _, f := range c.Points[0].facts {
+		c.baseBusy = math.Max(c.baseBusy, f.hostBusy)
+	}
+	rise, riseWhy := plateauRise(on)
 	// How flat the plateau is, pooled over its tests.
 	var ratios []float64
 	for _, p := range on {
@@ -737,6 +763,7 @@ func (c *Curve) plateauKind() (string, string) {
 			}
 		}
 		f.pooled = pooled
+		f.rise, f.riseWhy = rise, riseWhy
 		code, why := kindOf(f, c)
 		votes[code]++
 		if _, ok := whys[code]; !ok {
@@ -759,6 +786,32 @@ func (c *Curve) plateauKind() (string, string) {
 	return win, why
 }
 
+// plateauRise is how much more the deepest of a plateau's depths got than
+// the one before it, beyond both tests' own 95% intervals, when that is
+// more than riseTolerance (else 0), with the two depths in words.
+func plateauRise(on []*CurvePoint) (float64, string) {
+	if len(on) < 2 {
+		return 0, ""
+	}
+	a, b := on[len(on)-2], on[len(on)-1]
+	if a.IOPS <= 0 {
+		return 0, ""
+	}
+	errOf := func(p *CurvePoint) float64 {
+		e := 0.0
+		for _, f := range p.facts {
+			e = math.Max(e, f.meanErr())
+		}
+		return e
+	}
+	rise := b.IOPS/a.IOPS - 1
+	if rise-errOf(a)-errOf(b) <= riseTolerance {
+		return 0, ""
+	}
+	return rise, fmt.Sprintf("QD%d still got %.0f%% more than QD%d (%s against %s IOPS), where a throttle gives every depth past its knee the same rate",
+		b.QD, 100*rise, a.QD, units.Figure(b.IOPS), units.Figure(a.IOPS))
+}
+
 // kindOf reads what binds one test on a plateau (or the only test of a
 // curve) from its own evidence: a paced rate is a throttle, a spent CPU
 // the CPU, IO held above the device a throttle there, IO queued in the
@@ -778,9 +831,11 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		return result.CodeCPU, f.cpuWhy()
 	}
 	// The queue grew above the device, not in it: each IO's time in the
-	// device stayed near the base latency while fio's doubled.
+	// device stayed near the base latency while fio's doubled, so most
+	// of it was spent above the device (an IO that spends nearly all its
+	// time in the device waits there, whatever the base).
 	waitAbove := c != nil && c.BaseLatNs > 0 && f.devAwaitMs > 0 && f.devQueue >= 0 &&
-		f.devAwaitMs*1e6 < 2*c.BaseLatNs && f.latNs > 2*c.BaseLatNs
+		f.devAwaitMs*1e6 < 2*c.BaseLatNs && f.latNs > 2*c.BaseLatNs && f.devAwaitMs*1e6 < 0.5*f.latNs
 	if f.held() || waitAbove {
 		s := fmt.Sprintf("IO is held above the device: fio keeps %d in flight, the device's queue holds %.1f", f.qd, f.devQueue)
 		if waitAbove {
@@ -792,6 +847,12 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		}
 		return capCode, s
 	}
+	if c != nil && c.State == StatePlateau && f.hostServed != "" && f.hostBusy >= servedBusy && c.baseBusy >= 0 && f.hostBusy-c.baseBusy >= servedBusyRise {
+		// The host's own CPUs serve this device (its queue fills while
+		// the IO waits for them): busy with the IO, they bind.
+		return result.CodeCPU, fmt.Sprintf("this host's own CPUs serve the device (%s), and they were %.0f%% busy at QD%d against %.0f%% at QD%d: the CPU binds, not the device; a larger VM, or a device of its own, does more",
+			f.hostServed, f.hostBusy, f.qd, c.baseBusy, c.BaseQD)
+	}
 	if c != nil && c.State == StatePlateau && f.devQueue >= 0 {
 		vary := fmt.Sprintf("varies %.1f%% second to second", 100*math.Max(f.spread1s, 0))
 		if f.fineCV >= 0 {
@@ -799,6 +860,10 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		}
 		s := fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) while the rate %s, as the device's own service does, not a throttle's pace",
 			f.latNs/math.Max(c.BaseLatNs, 1), f.qd, vary)
+		if f.rise > 0 {
+			s = fmt.Sprintf("latency grows with the queue (%.1fx the base at QD%d) and %s: the device's own service sets the rate (it %s)",
+				f.latNs/math.Max(c.BaseLatNs, 1), f.qd, f.riseWhy, vary)
+		}
 		if f.full() {
 			s += fmt.Sprintf("; its queue holds %.1f of %d IOs (util %.0f%%)", f.devQueue, f.qd, f.devUtil)
 		}
@@ -867,6 +932,42 @@ func (c *Curve) PointCode(p *CurvePoint) string {
 	return c.Kind
 }
 
+// KneeBracket is the knee read off the measured depths: reached, the
+// shallowest depth measured at the plateau's level (within 10%), and
+// below, the deepest depth measured short of it (0 when the first depth
+// measured already reaches it). 0, 0 when the curve has no plateau.
+func (c *Curve) KneeBracket() (below, reached *CurvePoint) {
+	if c.State != StatePlateau && c.State != StateOneDepth {
+		return nil, nil
+	}
+	for i := range c.Points {
+		p := &c.Points[i]
+		if p.IOPS >= onCeiling*c.Level {
+			return below, p
+		}
+		below = p
+	}
+	return nil, nil
+}
+
+// KneeWords says where the plateau begins in measured depths: "QD32
+// reaches it; QD4 gets 49%", or "QD1 reaches it"; "" without a plateau.
+func (c *Curve) KneeWords() string {
+	below, reached := c.KneeBracket()
+	return kneeWords(below, reached, c.Level)
+}
+
+func kneeWords(below, reached *CurvePoint, level float64) string {
+	if reached == nil {
+		return ""
+	}
+	s := fmt.Sprintf("QD%d reaches it", reached.QD)
+	if below != nil && level > 0 {
+		s += fmt.Sprintf("; QD%d gets %.0f%%", below.QD, 100*below.IOPS/level)
+	}
+	return s
+}
+
 // Summary says the curve in one line.
 func (c *Curve) Summary() string {
 	var b strings.Builder
@@ -881,8 +982,8 @@ func (c *Curve) Summary() string {
 	case StateApproaching:
 		fmt.Fprintf(&b, "no plateau by QD%d: %s", c.Deepest().QD, c.Why)
 	case StatePlateau:
-		fmt.Fprintf(&b, "plateau at %s IOPS (%s MB/s, %s to %s) from about QD%s, base latency %s; %s: %s", units.Figure(c.Level), units.Figure(c.LevelBW/1e6),
-			units.Figure(c.RateLow), units.Figure(c.RateHigh), strconv.Itoa(int(math.Ceil(c.Knee))), units.Latency(c.BaseLatNs), limitName(c.Kind), c.Why)
+		fmt.Fprintf(&b, "plateau at %s IOPS (%s MB/s, %s to %s): %s, base latency %s; %s: %s", units.Figure(c.Level), units.Figure(c.LevelBW/1e6),
+			units.Figure(c.RateLow), units.Figure(c.RateHigh), c.KneeWords(), units.Latency(c.BaseLatNs), limitName(c.Kind), c.Why)
 	case StateOneDepth:
 		fmt.Fprintf(&b, "one depth: %s: %s", limitName(c.Kind), c.Why)
 	}
@@ -929,6 +1030,26 @@ func ModelFinding(c *Curve) result.Finding {
 func b2f(b bool) float64 {
 	if b {
 		return 1
+	}
+	return 0
+}
+
+// pctCV is the coefficient of variation of a log-normal through a
+// latency's median (or mean) and its p99, p99.9 or p90 (0 unknown):
+// the spread of the service times where fio kept no histogram.
+func pctCV(l *result.Latency) float64 {
+	mid := l.P50Ns
+	if mid <= 0 {
+		mid = l.MeanNs // near the median where the spread is small
+	}
+	if mid <= 0 {
+		return 0
+	}
+	for _, q := range []struct{ v, z float64 }{{l.P99Ns, 2.3263}, {l.P999Ns, 3.0902}, {l.P90Ns, 1.2816}} {
+		if q.v > mid {
+			sigma := math.Log(q.v/mid) / q.z
+			return math.Sqrt(math.Expm1(sigma * sigma))
+		}
 	}
 	return 0
 }

@@ -228,3 +228,58 @@ func TestModelThrottleInsideDevice(t *testing.T) {
 	}
 	consistent(t, rs, c)
 }
+
+// A device that slows as its queue grows (each IO 4 ms times 1 + 1/16 of
+// the IOs already in it), as a remote server that contends with itself:
+// past the knee the rate still creeps up (+11% from QD64 to QD128, +6% to
+// QD256, towards 4,000 IOPS) while the latency grows. Its service times
+// barely vary, so each depth is flat second to second, but the level
+// moves from depth to depth as no throttle's does: the device
+// saturates, never "a flat IOPS cap".
+func TestModelServerSlowsWithQueue(t *testing.T) {
+	lat, err := emulate.ParseDist("4ms±0.2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, c := sweep(t, emulate.Spec{Name: "m-grow", RAM: true, QueueGrowth: 1.0 / 16, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}},
+		[]int{1, 16, 64, 128, 256}, 4)
+	if c.Kind == result.CodeIOPSCap || c.Kind == result.CodeBandwidthCap {
+		t.Errorf("a device whose service slows with its queue called %q: %s", c.Kind, c.Why)
+	}
+	if c.State == analysis.StatePlateau && c.Kind != result.CodeDevice {
+		t.Errorf("plateau called %q (%s), want device", c.Kind, c.Why)
+	}
+	// The emulator's truth: no depth runs faster than q / (4 ms (1 + (q-1)/16)).
+	for _, p := range c.Points {
+		if max := float64(p.QD) / (3.8e-3 * (1 + float64(p.QD-1)/16)); p.IOPS > max*1.03 {
+			t.Errorf("QD%d: %.0f IOPS, more than the device serves (%.0f)", p.QD, p.IOPS, max)
+		}
+	}
+	for name, code := range limitCodes(rs) {
+		if code == result.CodeIOPSCap || code == result.CodeBandwidthCap {
+			t.Errorf("%s called %q", name, code)
+		}
+	}
+	consistent(t, rs, c)
+}
+
+// A latency daemon that spends 300 µs of CPU on every IO (1 ms of latency
+// besides), served on the host's own CPUs: at depth the daemon spends
+// them all, and the rate is what the CPUs leave it. The host's CPUs were
+// idle at QD1 and are all busy on the plateau, while the device's queue
+// (the loop device's, waiting for the daemon) is full: the CPU binds,
+// not the device and not a cap.
+func TestModelDaemonSpendsTheCPU(t *testing.T) {
+	lat := emulate.Fixed(time.Millisecond)
+	rs, c := sweep(t, emulate.Spec{Name: "m-cpu", RAM: true, ServerCPU: 300 * time.Microsecond, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat}},
+		[]int{1, 8, 32, 64}, 4)
+	if c.State != analysis.StatePlateau || c.Kind != result.CodeCPU {
+		t.Errorf("state %q kind %q (%s), want a plateau where the CPU binds", c.State, c.Kind, c.Why)
+	}
+	for name, code := range limitCodes(rs) {
+		if code == result.CodeIOPSCap || code == result.CodeBandwidthCap {
+			t.Errorf("%s called %q", name, code)
+		}
+	}
+	consistent(t, rs, c)
+}

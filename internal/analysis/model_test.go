@@ -131,6 +131,11 @@ func TestModelKinds(t *testing.T) {
 		{"QD1 and QD32 only, a P15-like cap far past the knee", []pt{
 			{qd: 1, iops: 400, spread: 0.01, queue: 1, fioCPU: 1, busy: 10}, {qd: 32, iops: 1100, spread: 0.001, queue: 31, fioCPU: 1, busy: 10},
 		}, StatePlateau, result.CodeIOPSCap, 1100},
+		{"a server that saturates under deep queues (issue 36): each depth flat, the level still rising", []pt{
+			{qd: 1, iops: 277, spread: 0.01, queue: 1, fioCPU: 2, busy: 20}, {qd: 32, iops: 8400, latNs: 3.8e6, spread: 0.001, queue: 31.5, fioCPU: 10, busy: 40},
+			{qd: 64, iops: 15472, spread: 0.001, queue: 63.5, fioCPU: 15, busy: 50}, {qd: 128, iops: 17724, spread: 0.001, queue: 127, fioCPU: 16, busy: 50},
+			{qd: 256, iops: 18880, spread: 0.001, queue: 254, fioCPU: 17, busy: 50},
+		}, StatePlateau, result.CodeDevice, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rs := curveOf(c.pts...)
@@ -220,5 +225,36 @@ func TestTwoFarDepthsWithGrownLatency(t *testing.T) {
 	c = fitOne(t, curveOf(pt{qd: 1, iops: 250, latNs: 4e6, queue: 1}, pt{qd: 2, iops: 420, latNs: 6e6 * 2 / 2.1, queue: 2}))
 	if c.State != StateLatency {
 		t.Errorf("QD1 to QD2 still scaling 68%%: %s, want latency-bound", c.State)
+	}
+}
+
+// A device the host's own CPUs serve (a loop device over a daemon): its
+// queue fills while the IO waits for them, and they went from a fifth
+// busy at QD1 to all busy on the plateau. The CPU binds there; the same
+// curve on a device of its own (a cloud volume) is the device.
+func TestModelHostServedDeviceIsCPU(t *testing.T) {
+	pts := []pt{{qd: 1, iops: 800, spread: 0.05, queue: 1, fioCPU: 3, busy: 20}, {qd: 8, iops: 4000, spread: 0.05, queue: 7.5, fioCPU: 12, busy: 99},
+		{qd: 32, iops: 4200, spread: 0.05, queue: 31, fioCPU: 14, busy: 99}, {qd: 64, iops: 4100, spread: 0.05, queue: 62, fioCPU: 14, busy: 100}}
+	for _, c := range []struct {
+		dev, fs, kind string
+	}{{"loop3", "ext4", result.CodeCPU}, {"vdb", "ext4", result.CodeDevice}, {"vdb", "fuse.sshfs", result.CodeCPU}, {"loopy", "ext4", result.CodeDevice}} {
+		rs := curveOf(pts...)
+		for _, r := range rs {
+			r.Target.Device, r.Target.Filesystem = c.dev, c.fs
+		}
+		cv := fitOne(t, rs)
+		if cv.State != StatePlateau || cv.Kind != c.kind {
+			t.Errorf("%s (%s): state %q kind %q (%s), want a plateau at %q", c.dev, c.fs, cv.State, cv.Kind, cv.Why, c.kind)
+		}
+	}
+	// Busy from the start (a neighbour's build): not the IO's doing.
+	busy := append([]pt(nil), pts...)
+	busy[0].busy = 97
+	rs := curveOf(busy...)
+	for _, r := range rs {
+		r.Target.Device = "loop3"
+	}
+	if cv := fitOne(t, rs); cv.Kind != result.CodeDevice {
+		t.Errorf("a host busy at QD1 already: kind %q (%s), want device", cv.Kind, cv.Why)
 	}
 }

@@ -218,14 +218,17 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 
 // capped builds a sweep against a device capped at capIOPS with 0.5 ms
 // service time: IOPS = min(QD/0.5ms, cap), latency by Little's law, each
-// test's rate flat second to second as a throttle paces it.
+// test's rate flat second to second as a throttle paces it, far flatter
+// than its service times, which vary (half the IOs at half the mean, half
+// at one and a half times it), would keep a device.
 func cappedSweep(capIOPS float64, bs int64) []*result.Result {
 	var out []*result.Result
 	for q := 1; q <= 64; q *= 2 {
 		iops := min(float64(q)/0.5e-3, capIOPS)
 		lat := float64(q) / iops * 1e9
 		h := result.Histogram{}
-		h.Add(uint64(lat), 1000)
+		h.Add(uint64(lat*0.5), 500)
+		h.Add(uint64(lat*1.5), 500)
 		out = append(out, &result.Result{Status: "ok", Index: q, Test: result.TestSpec{Name: fmt.Sprint("qd", q), RW: "randread", BlockSize: bs, IODepth: q, NumJobs: 1, Group: SweepPrefix + "x", Direct: true},
 			Read: &result.DirResult{IOPS: iops, BWBytes: iops * float64(bs), RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: lat}, Hist: h}, FioSeries: flatSeries(iops, bs, 10)})
 	}
@@ -243,11 +246,12 @@ func flatSeries(iops float64, bs int64, n int) []result.FioSample {
 }
 
 func TestQDSweepRegimes(t *testing.T) {
-	// A 1 MiB test at QD8, paced flat too.
+	// A 1 MiB test at QD8, paced flat too (its latency varies: p99 1.5
+	// times the mean).
 	big := func(bw float64) []*result.Result {
 		iops := bw / (1 << 20)
 		return []*result.Result{{Status: "ok", Test: result.TestSpec{RW: "read", BlockSize: 1 << 20, IODepth: 8, NumJobs: 1, Direct: true},
-			Read: &result.DirResult{IOPS: iops, BWBytes: bw, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: 8 / iops * 1e9}}, FioSeries: flatSeries(iops, 1<<20, 10)}}
+			Read: &result.DirResult{IOPS: iops, BWBytes: bw, RuntimeMs: 10000, Lat: result.Latency{N: 1000, MeanNs: 8 / iops * 1e9, P99Ns: 12 / iops * 1e9}}, FioSeries: flatSeries(iops, 1<<20, 10)}}
 	}
 	// 3000 IOPS cap = 12.3 MB/s of 4k.
 	for _, c := range []struct {

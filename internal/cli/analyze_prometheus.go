@@ -16,6 +16,7 @@ import (
 	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
+	"github.com/iolens/iolens/internal/userfile"
 	"github.com/iolens/iolens/internal/watch"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -94,6 +95,8 @@ func (p *promOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&p.annotationsOut, "annotations-out", "", "with --prometheus: also write the findings as Grafana annotations (JSON) to this file")
 	f.StringVar(&p.grafana, "grafana", "", "with --prometheus: post the findings as annotations to this Grafana (needs --grafana-token-file)")
 	f.StringVar(&p.grafanaToken, "grafana-token-file", "", "file holding a Grafana service account token (annotations:write)")
+	markOutput(f, "annotations-out")
+	markInput(f, "grafana-token-file", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key", "kubeconfig")
 	f.StringVar(&p.grafanaDash, "grafana-dashboard", "", "UID of the dashboard the annotations belong to (default: organisation-wide, selected by tag)")
 	f.BoolVar(&p.local, "local", false, "with --prometheus: print times in this machine's time zone (default UTC, so that a post-mortem's times match the cluster's logs wherever it is read)")
 }
@@ -161,6 +164,9 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	}
 	if files.out != "" && files.out == files.html {
 		return &UsageError{Err: fmt.Errorf("--out and --html name the same file %q", files.out), Help: "give them different files"}
+	}
+	if p.annotationsOut == "-" {
+		return &UsageError{Err: errors.New("--annotations-out -: standard output carries the report"), Help: "give --annotations-out a file"}
 	}
 	for _, n := range []string{"attached", "cache"} {
 		if cmd.Flags().Changed(n) {
@@ -270,7 +276,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	}
 	anns := promhist.Annotations(a, loc, p.grafanaDash)
 	if p.annotationsOut != "" {
-		if err := report.WriteOut(io.Discard, p.annotationsOut, func(w io.Writer) error { return promhist.WriteAnnotations(w, anns) }); err != nil {
+		if err := userfile.Write(p.annotationsOut, func(w io.Writer) error { return promhist.WriteAnnotations(w, anns) }); err != nil {
 			return err
 		}
 	}

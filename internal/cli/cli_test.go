@@ -8,10 +8,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,13 +22,7 @@ import (
 // so signals and exit codes are exercised as a user sees them.
 func TestMain(m *testing.M) {
 	if os.Getenv("IOLENS_TEST_MAIN") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		cmd := NewRootCommand(IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
-		cmd.SetArgs(os.Args[1:])
-		err := cmd.ExecuteContext(ctx)
-		interrupted := ctx.Err() != nil
-		stop()
-		os.Exit(ExitCode(err, interrupted, os.Stderr))
+		os.Exit(Main(os.Args[1:]))
 	}
 	// Tests never ask a real cloud metadata address.
 	os.Setenv(EnvNoMetadata, "1")

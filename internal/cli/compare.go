@@ -41,7 +41,7 @@ IOPS of each second of it (fio's per-window series).`,
 			if err != nil {
 				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
-			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db, useDB: true}); err != nil {
+			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db}); err != nil {
 				return err
 			}
 			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) }, warnSkipped(streams.ErrOut))

@@ -38,6 +38,7 @@ type diagnoseOptions struct {
 	noMetadata  bool
 	keep        runSaveOptions
 	expect      expectOptions
+	sustained   bool
 }
 
 func newDiagnoseCommand(streams IOStreams) *cobra.Command {
@@ -97,6 +98,7 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
+	f.BoolVar(&o.sustained, "sustained", false, "run the burst check to its end: write until burst credits or a write cache run out, for what --budget leaves after the other tests")
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	o.keep.addFlags(f)
 	o.expect.addFlags(cmd)
@@ -144,7 +146,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	// Every file the run writes is checked, --out opened and the history
 	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
 	if err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		expect = metadataExpect(ctx, prog)
 	}
 	snk := keeper.Sink(expect, copyWriter(out))
-	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision}, snk, func(e plan.Event) {
+	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
 		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
 	})
 	closeErr := s.Close(ctx)

@@ -120,6 +120,11 @@ once, each holding its channel for its read or write latency: it
 saturates near QD N at about N / mean latency IOPS, and past that the
 latency grows in proportion to the queue depth while the rate varies as
 the latencies drawn do (give a spread for a real device's variation).
+--queue-growth G makes each IO take its latency x (1 + G x the IOs
+already in the device), as a server that contends with itself: the rate
+creeps up ever more slowly as the queue deepens while latency grows.
+--server-cpu D spends D of CPU in the layer on each read and write, as a
+local daemon does: past what the host's CPUs serve, they bind.
 --throttle-at device enforces the caps inside the device, as a cloud
 hypervisor does: a token bucket paces IOs in the device, so its queue
 fills and await grows with QD while the rate stays flat. There
@@ -183,6 +188,8 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 	f.StringVar(&o.ThrottleAt, "throttle-at", string(emulate.ThrottleCgroup), "where the caps are enforced: cgroup (the kernel's throttle, above the device) or device (inside it, as a cloud hypervisor)")
 	o.Channels = units.Count{Min: 0, Max: emulate.MaxChannels}
 	f.Var(&o.Channels, "channels", "IOs the device serves at once, each for its latency (0: no limit)")
+	numberVar(f, &o.QueueGrowth, "queue-growth", 0, 0, 100, "each IO takes its latency x (1 + this x the IOs already in the device): a server that slows as its queue grows")
+	f.StringVar(&o.ServerCPU, "server-cpu", "", "CPU time the latency layer spends on each read and write (e.g. 200us): a daemon whose CPU can bind")
 	return cmd
 }
 
@@ -243,6 +250,12 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		if _, werr := streams.Out.Write(out.Bytes()); werr != nil {
 			err = fmt.Errorf("writing the new disk's description: %w", werr)
 		}
+	}
+	// A signal that came after the last step, while the description was
+	// written, still undoes the disk: an interrupted create (status 130)
+	// never leaves one behind.
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	}
 	if err != nil {
 		return undoCreate(ctx, d, err)

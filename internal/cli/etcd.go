@@ -24,6 +24,7 @@ func (o *etcdTLS) addFlags(f *pflag.FlagSet, prefix string) {
 	f.StringVar(&o.cacert, prefix+"cacert", "", "CA certificate that signed etcd's serving certificate (kubeadm: /etc/kubernetes/pki/etcd/ca.crt)")
 	f.StringVar(&o.cert, prefix+"cert", "", "client certificate, when etcd wants one (kubeadm: /etc/kubernetes/pki/etcd/healthcheck-client.crt)")
 	f.StringVar(&o.key, prefix+"key", "", "the client certificate's key (kubeadm: /etc/kubernetes/pki/etcd/healthcheck-client.key)")
+	markInput(f, prefix+"cacert", prefix+"cert", prefix+"key")
 	f.BoolVar(&o.insecure, prefix+"insecure-skip-verify", false, "accept any server certificate (never the default; not with --"+prefix+"cacert)")
 }
 

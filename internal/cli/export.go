@@ -38,7 +38,7 @@ rename), as the collector requires.`,
 			if last < 1 {
 				return &UsageError{Err: fmt.Errorf("--last must be at least 1"), Help: "see 'iolens export prometheus --help'"}
 			}
-			if err := checkOutputs(reads{db: db, useDB: true}, [2]string{"--out", out}); err != nil {
+			if err := checkOutputs(reads{db: db}, [2]string{"--out", out}); err != nil {
 				return err
 			}
 			s, err := openStore(cmd.Context(), db)
@@ -70,6 +70,7 @@ rename), as the collector requires.`,
 	}
 	dbFlag(cmd.Flags(), &db)
 	cmd.Flags().StringVar(&out, "out", "", "write to this file (atomically) instead of standard output")
+	markOutput(cmd.Flags(), "out")
 	cmd.Flags().IntVar(&last, "last", 1, "with no run id: export the newest N runs (per selector)")
 	return cmd
 }

@@ -147,7 +147,7 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Report saved runs, as 'iolens report' would",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputs(reads{db: *db, useDB: true}, [2]string{"--out", ro.out}); err != nil {
+			if err := checkOutputs(reads{db: *db}, [2]string{"--out", ro.out}); err != nil {
 				return err
 			}
 			rs, err := storedResults(cmd.Context(), *db, args)
@@ -200,7 +200,7 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		Short: "Write saved runs as NDJSON, the form 'history import' and 'report' read",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputs(reads{db: *db, useDB: true}, [2]string{"--out", out}); err != nil {
+			if err := checkOutputs(reads{db: *db}, [2]string{"--out", out}); err != nil {
 				return err
 			}
 			rs, err := storedResults(cmd.Context(), *db, args)
@@ -211,6 +211,7 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
+	markOutput(cmd.Flags(), "out")
 	return cmd
 }
 
@@ -262,6 +263,7 @@ type renderOptions struct {
 func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
 	outputFlag(f, &ro.output, report.Results, "format: ")
 	f.StringVar(&ro.out, "out", "", "write to this file instead of standard output")
+	markOutput(f, "out")
 }
 
 func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {

@@ -103,7 +103,7 @@ func TestHistoryCommands(t *testing.T) {
 
 	// compare: run id, file and selector operands.
 	out, _, code = execute(t, "compare", "--db", db, "20240501", b)
-	if code != 0 || !strings.Contains(out, "1103 (+10.3%)") || !strings.Contains(out, "better, p=") {
+	if code != 0 || !strings.Contains(out, "1103 (+10.3%)") || !strings.Contains(out, "better (clear)") {
 		t.Errorf("compare id vs file: %d\n%s", code, out)
 	}
 	out, _, code = execute(t, "compare", "--db", db, "storage-class=premium", "storage-class=standard", "-o", "csv")

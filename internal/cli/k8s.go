@@ -83,14 +83,20 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Help: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
+		if h := hint.Of(err); h != "" {
+			help = h
+		}
+		return &UsageError{Err: err, Help: help}
 	})
+	guardOutputs(cmd)
 	return cmd
 }
 
 func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
 	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
 	kf.cf.AddFlags(cmd.PersistentFlags())
+	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
 	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
 		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
@@ -198,6 +204,7 @@ type k8sRunOptions struct {
 func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
+	markInput(f, "job")
 	f.Var(&o.runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
 	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
@@ -230,8 +237,9 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	o.timeouts.Cleanup = d.Cleanup
 	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
+	markOutput(f, "out")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&o.runID, "run-id", "", "run id (default: generated)")
+	f.Var(runIDValue{"--run-id", &o.runID}, "run-id", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 }
@@ -276,7 +284,7 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	f.StringVar(&o.req.AccessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
 	f.StringSliceVar(&o.req.Nodes, "nodes", nil, "run on these nodes, comma-separated")
 	f.BoolVar(&o.req.AllNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
-	f.StringVar(&o.req.NodeSelector, "node-selector", "", "only nodes with these labels: k=v[,k=v]")
+	f.Var(nodeSelectorValue{&o.req.NodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
 	f.IntVar(&o.req.VolumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
 	f.BoolVar(&o.req.Parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)
@@ -328,7 +336,7 @@ func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suite
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	// Everything the run writes and every id it sends is checked before
 	// the first call to the API.
-	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db, useDB: !o.save.noSave}, [2]string{"--out", o.out}); err != nil {
+	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.out}); err != nil {
 		return k8s.Config{}, err
 	}
 	if o.runID != "" {

@@ -44,6 +44,14 @@ current-context: x
 		{[]string{"k8s", "watch", "--refresh", "0s"}, "--refresh"},
 		{[]string{"k8s", "watch", "--watch-namespace", "Bad NS"}, "namespace"},
 		{[]string{"k8s", "run", "--out", "/"}, "--out"},
+		// Issue 34.6: an empty run id and a selector value with "=" reached
+		// the API.
+		{[]string{"k8s", "run", "--run-id", ""}, "not a run id"},
+		{[]string{"k8s", "diagnose", "--run-id", ""}, "not a run id"},
+		{[]string{"k8s", "run", "--node-selector", "a=b=c"}, "--node-selector"},
+		{[]string{"k8s", "diagnose", "--node-selector", "a=b=c"}, "--node-selector"},
+		{[]string{"k8s", "run", "--node-selector", "a=b,a=c"}, "--node-selector"},
+		{[]string{"k8s", "run", "--node-selector", "bad key=x"}, "--node-selector"},
 	} {
 		args := append(c.args, "--kubeconfig", kc)
 		_, errOut, code := execute(t, args...)

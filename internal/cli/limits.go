@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -66,19 +67,21 @@ func specError(err error) error {
 type limitsOptions struct {
 	expectFlags
 	ioSizes      []string
-	output       *format
+	output       *limitsFormat
 	targetIOPS   float64
 	targetMBps   float64
 	targetIOSize units.Size
 	provider     string
 	priceFile    string
 	priceAsOf    string
+	region       string
+	buffered     bool
 }
 
 func newLimitsCommand(streams IOStreams) *cobra.Command {
 	o := &limitsOptions{}
 	cmd := &cobra.Command{
-		Use:   "limits DISK",
+		Use:   "limits DISK [DISK...]",
 		Short: "Expected IOPS and MB/s ceilings of a cloud disk or file share, which limit binds, and what it costs",
 		Long: `Show what a cloud disk or file share should deliver at each IO size: the
 IOPS and MB/s ceilings, the component that binds (the disk's IOPS or
@@ -91,7 +94,7 @@ DISK is a catalog tier (azure:P15), a family at a size (azure:premium-ssd:500GiB
 aws:gp2:100GiB, ibm:10iops-tier:300GiB), a provisioned disk
 (aws:gp3:iops=6000,throughput=250) or a file share (azure:netapp-premium:4TiB,
 aws:efs-bursting:1TiB). Sizes take GiB or GB; a tiered disk rounds up to its
-tier. Add @YYYY to the name for the limits documented then (azure:ultra@2019:1TiB);
+tier. Add @YYYY to the name for the limits documented then (azure:ultra@2019:1TiB:iops=max);
 the prices in force then are used too. 'iolens catalog list' shows every
 family and VM size.
 
@@ -119,7 +122,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
   iolens limits azure:premium-ssd:10TB --price-as-of 2019
   iolens limits --target-iops 5000 --target-mbps 200 --provider azure --vm D4s_v3 --cache readonly
   iolens limits ibm:10iops-tier:300GB --vm bx2.16x64 --volumes-per-node 2`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.catalog()
 			if err != nil {
@@ -137,6 +140,17 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 			if len(args) == 0 {
 				return &UsageError{Err: errors.New("which disk?"), Help: "e.g. iolens limits azure:P15; 'iolens catalog list' shows the catalog"}
 			}
+			if len(args) > 1 || o.output.v == "wide" || o.output.v == "csv" {
+				size := int64(o.targetIOSize)
+				if cmd.Flags().Changed("io-size") {
+					n, err := units.ParseSize(o.ioSizes[0])
+					if err != nil || n <= 0 || len(o.ioSizes) > 1 {
+						return &UsageError{Err: fmt.Errorf("--io-size %q for a table of disks", strings.Join(o.ioSizes, ",")), Help: "one size for a table, e.g. --io-size 4k"}
+					}
+					size = n
+				}
+				return o.table(streams.Out, c, args, size)
+			}
 			return o.run(streams.Out, c, args[0])
 		},
 	}
@@ -144,14 +158,21 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	f := cmd.Flags()
 	f.Var(&o.volumes, "volumes-per-node", "volumes like DISK tested at the same time on the VM: they share its caps, and IBM splits its volume bandwidth over them")
 	f.StringSliceVar(&o.ioSizes, "io-size", []string{"4k", "16k", "256k", "1m"}, "IO sizes to show")
-	o.output = formatFlag(f, "text", "format: text, json")
+	o.output = &limitsFormat{v: "text"}
+	f.VarP(o.output, "output", "o", "format: text, json, wide (one record per disk), csv; several disks print as one table")
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"text", "json", "wide", "csv"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	numberVar(f, &o.targetIOPS, "target-iops", 0, 0, 1e9, "find the smallest disk that sustains this many IOPS, reads and writes each")
 	numberVar(f, &o.targetMBps, "target-mbps", 0, 0, 1e9, "find the smallest disk that sustains this many MB/s (10^6 B/s), reads and writes each")
 	o.targetIOSize = units.Size(limits.DefaultTargetIOSize)
 	f.Var(&o.targetIOSize, "target-io-size", "IO size the --target-iops are judged at")
 	f.StringVar(&o.provider, "provider", "", "provider for --target-*: azure, aws, gcp, ibm")
 	f.StringVar(&o.priceFile, "price-file", "", "your own prices (YAML or JSON), preferred to the catalog's")
+	markInput(f, "price-file")
 	f.StringVar(&o.priceAsOf, "price-as-of", "", "use the prices in force at this date (YYYY or YYYY-MM), not the newest")
+	f.BoolVar(&o.buffered, "buffered", false, "the writes are buffered (not O_DIRECT): say what merging in the page cache does to the IO sizes the disk sees")
+	f.StringVar(&o.region, "region", "", "use only the prices stored for this region (default: the newest, the provider's reference region first: azure eastus, aws us-east-1, gcp us-central1, ibm us-south)")
 	return cmd
 }
 
@@ -164,23 +185,37 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	if o.priceAsOf != "" && !limits.ValidPriceDate(o.priceAsOf) {
 		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Help: "a year or a month: 2019, 2023-09"}
 	}
-	if o.priceFile == "" {
-		return c, nil
+	if o.priceFile != "" {
+		fh, err := userfile.Open(o.priceFile)
+		if err != nil {
+			return nil, &UsageError{Err: err, Help: "give a readable price file"}
+		}
+		defer fh.Close()
+		pf, err := c.ParsePriceFile(fh)
+		if err == nil {
+			c, err = c.WithPrices(pf)
+		}
+		if err != nil {
+			return nil, priceError(err)
+		}
 	}
-	fh, err := userfile.Open(o.priceFile)
-	if err != nil {
-		return nil, &UsageError{Err: err, Help: "give a readable price file"}
+	if o.region != "" {
+		r, err := c.InRegion(o.region)
+		if err != nil {
+			return nil, specError(err)
+		}
+		c = r
 	}
-	defer fh.Close()
-	pf, err := c.ParsePriceFile(fh)
-	if err == nil {
-		c, err = c.WithPrices(pf)
-	}
+	return c, nil
+}
+
+// priceError turns a price error into a usage error with its hint.
+func priceError(err error) error {
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return nil, &UsageError{Err: pe, Help: pe.Hint()}
+		return &UsageError{Err: pe, Help: pe.Hint()}
 	}
-	return c, err
+	return err
 }
 
 func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
@@ -197,6 +232,14 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		return specError(err)
 	}
 	x.SetConcurrent(int(o.volumes.N))
+	if o.buffered {
+		for _, s := range sizes {
+			if n := x.BufferedNote(s); n != "" {
+				x.Notes = append(x.Notes, n)
+				break
+			}
+		}
+	}
 	rep := c.NewReport(x, sizes, o.priceAsOf)
 	return o.output.print(w, rep, func() error { return rep.WriteText(w) })
 }
@@ -217,7 +260,58 @@ func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	if err != nil {
 		return specError(err)
 	}
+	switch o.output.v {
+	case "wide":
+		return c.SizingTable(sz).WriteWide(w)
+	case "csv":
+		return c.SizingTable(sz).WriteCSV(w)
+	}
 	return o.output.print(w, sz, func() error { return limits.WriteSizingText(w, sz) })
+}
+
+// table compares several disks on one VM: a row per disk.
+func (o *limitsOptions) table(w io.Writer, c *limits.Catalog, disks []string, size int64) error {
+	var xs []*limits.Expectation
+	for _, d := range disks {
+		x, err := c.ParseExpectation(d, o.vm, o.siblings(d), o.cache)
+		if err != nil {
+			return specError(err)
+		}
+		x.SetConcurrent(int(o.volumes.N))
+		xs = append(xs, x)
+	}
+	t := c.NewDiskTable(xs, size, o.priceAsOf)
+	switch o.output.v {
+	case "wide":
+		return t.WriteWide(w)
+	case "csv":
+		return t.WriteCSV(w)
+	}
+	return o.output.print(w, t, func() error { return t.WriteText(w) })
+}
+
+// limitsFormat is -o for limits: text, json, and per-disk records (wide,
+// csv).
+type limitsFormat struct{ v string }
+
+func (f *limitsFormat) Set(s string) error {
+	switch s {
+	case "text", "json", "wide", "csv":
+		f.v = s
+		return nil
+	}
+	return hint.Wrap(fmt.Errorf("want text, json, wide or csv"), "valid formats: text, json, wide, csv")
+}
+
+func (f *limitsFormat) String() string { return f.v }
+func (f *limitsFormat) Type() string   { return "format" }
+
+// print writes v as indented JSON with -o json, and calls text otherwise.
+func (f *limitsFormat) print(w io.Writer, v any, text func() error) error {
+	if f.v == "json" {
+		return writeJSON(w, v)
+	}
+	return text()
 }
 
 func newCatalogCommand(streams IOStreams) *cobra.Command {

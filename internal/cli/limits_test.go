@@ -172,7 +172,7 @@ func TestLimitsIssue23(t *testing.T) {
 	}
 	// The latency model and the host-cache arithmetic in the report.
 	out, _, _ = execute(t, "limits", "azure:P4", "--vm", "D8s_v3", "--cache", "readwrite", "--io-size", "4k,1m")
-	for _, s := range []string{"QD1 at 4 KiB: 120 IOPS; the 120 IOPS ceiling needs QD 1", "1 MiB writes: writes enter the cache at 128 MB/s and the disk drains only 25.0 MB/s: a 3 GiB backlog fills in 31 s, then IO to the disk stalls for 2.1 min",
+	for _, s := range []string{"QD1 at 4 KiB: 120 IOPS; the 120 IOPS ceiling needs QD 1", "1 MiB writes: while the disk's burst credits last (30 min from a full bucket, as in the burst table) it drains 170 MB/s, as fast as writes enter, and no backlog builds; once they are spent, writes enter the cache at 128 MB/s and the disk drains only 25.0 MB/s: a 3 GiB backlog fills in 31 s, then IO to the disk stalls for 2.1 min",
 		"the VM's 200 GiB cache is the whole VM's", "etcd (p99 under 10 ms) uncertain"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
@@ -181,5 +181,32 @@ func TestLimitsIssue23(t *testing.T) {
 	out, _, _ = execute(t, "limits", "azure:P20", "--vm", "D8s_v3", "--cache", "readwrite", "--io-size", "1m")
 	if !strings.Contains(out, "no backlog builds and IO does not stall") {
 		t.Errorf("P20 behind D8s_v3:\n%s", out)
+	}
+}
+
+// Several disks at once: one table on one VM; -o csv a record per disk;
+// -o wide for a sizing; a bad format is refused with a hint.
+func TestLimitsManyDisks(t *testing.T) {
+	out, errOut, code := execute(t, "limits", "azure:P15", "azure:P30", "aws:gp3:100GiB", "--io-size", "4k")
+	if code != 0 || !strings.Contains(out, "IOPS@4KiB") || !strings.Contains(out, "aws:gp3:100GiB:iops=3000,throughput=125") {
+		t.Errorf("two providers at 4 KiB: exit %d %s\n%s", code, errOut, out)
+	}
+	if _, errOut, code := execute(t, "limits", "azure:P15", "azure:P30", "--io-size", "4k,1m"); code == 0 || !strings.Contains(errOut, "one size for a table") {
+		t.Errorf("two sizes for a table: exit %d %s", code, errOut)
+	}
+	out, errOut, code = execute(t, "limits", "azure:P15", "azure:P30", "azure:E30", "--vm", "D8s_v3")
+	if code != 0 || !strings.HasPrefix(out, "on azure:Standard_D8s_v3\nDISK") || strings.Count(out, "\nazure:") != 3 {
+		t.Errorf("table: exit %d %s\n%s", code, errOut, out)
+	}
+	out, _, code = execute(t, "limits", "azure:P15", "azure:P30", "-o", "csv")
+	if code != 0 || !strings.HasPrefix(out, "spec,family,size,") || strings.Count(out, "\n") != 3 {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+	out, _, code = execute(t, "limits", "--target-iops", "15000", "--provider", "gcp", "--vm", "n2-standard-4", "-o", "wide")
+	if code != 0 || !strings.Contains(out, "needs gcp:n2-standard-64") {
+		t.Errorf("sizing -o wide: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := execute(t, "limits", "azure:P15", "-o", "yaml"); code == 0 || !strings.Contains(errOut, "text, json, wide, csv") {
+		t.Errorf("-o yaml: exit %d %s", code, errOut)
 	}
 }

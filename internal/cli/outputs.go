@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
 	"github.com/iolens/iolens/internal/hint"
@@ -13,6 +14,7 @@ import (
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -33,6 +35,7 @@ const htmlFlagHelp = "also write the HTML report (one self-contained page) to th
 func (o *outputFiles) addFlags(f *pflag.FlagSet, outHelp string) {
 	f.StringVar(&o.out, "out", "", outHelp)
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
+	markOutput(f, "out", "html")
 }
 
 // resolve checks the two files against the format on standard output and
@@ -95,10 +98,105 @@ type reads struct {
 	// inputs are the files named on the command line; arguments that
 	// are no file (run ids, selectors) are passed over.
 	inputs []string
-	// db is the history database (--db, "" for the default), when the
-	// command opens it.
-	db    string
-	useDB bool
+	// db is --db; the history database is protected wherever it is,
+	// whether the command opens it or not.
+	db string
+}
+
+// Flag annotations say which flags name files: every flag that names a
+// file iolens writes is marked an output (markOutput), every flag that
+// names a file it reads an input (markInput). guardOutputs checks them all
+// before any command runs, so no output flag can skip the checks.
+const (
+	outputAnnotation = "iolens/output"
+	inputAnnotation  = "iolens/input"
+)
+
+// markOutput marks flags that name a file the command writes.
+func markOutput(f *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if err := f.SetAnnotation(n, outputAnnotation, []string{"true"}); err != nil {
+			panic(err) // a flag that does not exist: a mistake in the code
+		}
+	}
+}
+
+// markInput marks flags that name a file the command reads.
+func markInput(f *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if err := f.SetAnnotation(n, inputAnnotation, []string{"true"}); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func isMarked(f *pflag.Flag, annotation string) bool {
+	_, ok := f.Annotations[annotation]
+	return ok
+}
+
+// guardOutputs wraps the RunE of c and of every command under it in
+// checkOutputFlags.
+func guardOutputs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		guardOutputs(sub)
+	}
+	if c.RunE == nil {
+		return
+	}
+	run := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkOutputFlags(cmd, args); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
+}
+
+// checkOutputFlags checks every output flag given to cmd before it reads
+// or runs anything: each must be a regular file or a new path, never a
+// link another user planted in a shared directory, never one of the
+// command's inputs (its arguments and input flags), never the history
+// database wherever it is (--db, $IOLENS_DB, the default path; its
+// journals too, through any link) and never another output.
+func checkOutputFlags(cmd *cobra.Command, args []string) error {
+	var o userfile.Outputs
+	for _, a := range args {
+		if _, err := os.Lstat(a); err == nil {
+			o.Input("the input "+a, a)
+		}
+	}
+	var outs [][2]string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		v := f.Value.String()
+		switch {
+		case v == "":
+		case isMarked(f, inputAnnotation):
+			o.Input("the input "+v+" (--"+f.Name+")", v)
+		case isMarked(f, outputAnnotation):
+			outs = append(outs, [2]string{"--" + f.Name, v})
+		}
+	})
+	dbs := store.Paths()
+	if f := cmd.Flags().Lookup("db"); f != nil && f.Value.String() != "" {
+		dbs = append([]string{f.Value.String()}, dbs...)
+	}
+	registerDB(&o, dbs...)
+	for _, out := range outs {
+		if err := o.Output(out[0], out[1]); err != nil {
+			return &UsageError{Err: err, Help: hint.Of(err)}
+		}
+	}
+	return nil
+}
+
+// registerDB registers history databases and their journals as inputs.
+func registerDB(o *userfile.Outputs, dbs ...string) {
+	for _, db := range dbs {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			o.Input("the history database ("+db+")", db+suffix)
+		}
+	}
 }
 
 // checkOutputs checks a command's output files ({flag, path}; empty
@@ -111,17 +209,11 @@ func checkOutputs(r reads, outs ...[2]string) error {
 	for _, p := range r.inputs {
 		o.Input("the input "+p, p)
 	}
-	if r.useDB {
-		db := r.db
-		if db == "" {
-			db, _ = store.DefaultPath()
-		}
-		if db != "" {
-			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-				o.Input("the history database ("+db+")", db+suffix)
-			}
-		}
+	dbs := store.Paths()
+	if r.db != "" {
+		dbs = append([]string{r.db}, dbs...)
 	}
+	registerDB(&o, dbs...)
 	for _, out := range outs {
 		if err := o.Output(out[0], out[1]); err != nil {
 			return &UsageError{Err: err, Help: hint.Of(err)}

@@ -15,6 +15,7 @@ import (
 var notReports = map[string]string{
 	"iolens watch":          "a live view or a stream of watch records",
 	"iolens emulate events": "the emulator's event log as text or NDJSON",
+	"iolens limits":         "one disk's limits as text or JSON, several disks as a table, wide records or CSV",
 }
 
 // Every command that writes a report offers exactly the formats of its

@@ -56,6 +56,7 @@ of any storage class; every saved result can be re-read, compared and exported.`
 		cmd.AddCommand(sub(streams))
 	}
 	strictUsage(cmd)
+	guardOutputs(cmd)
 	completeValues(cmd)
 	return cmd
 }
@@ -110,6 +111,7 @@ var subcommands = []func(IOStreams) *cobra.Command{
 	newSuitesCommand,
 	newReportCommand,
 	newAnalyzeCommand,
+	newHeadroomCommand,
 	newLimitsCommand,
 	newCatalogCommand,
 	newEmulateCommand,

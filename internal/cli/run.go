@@ -89,6 +89,7 @@ behind the target. With --device, every test runs on the device itself.`,
 	f.StringVar(&o.suite, "suite", "standard", "built-in suite ('iolens suites' lists them)")
 	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
+	markInput(f, "job")
 	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
 	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
 	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
@@ -225,7 +226,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 
 	// Every file the run writes is checked, and --out opened, before the
 	// first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db, useDB: !o.keep.noSave})
+	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db})
 	if err != nil {
 		return err
 	}

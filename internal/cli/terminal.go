@@ -71,6 +71,9 @@ func rawFile(w io.Writer) (*os.File, bool) {
 	if s, ok := w.(*screen); ok {
 		w = s.raw
 	}
+	if p, ok := w.(*pipeWatch); ok {
+		return p.f, true
+	}
 	f, ok := w.(*os.File)
 	return f, ok
 }

@@ -82,6 +82,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	f.Var(&o.duration, "duration", "stop after this long, e.g. 10m (default: until Ctrl-C)")
 	f.StringVarP(&o.output, "output", "o", "auto", "auto (a live view on a terminal, NDJSON otherwise), tty, ndjson or text (one line per finding)")
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
+	markOutput(f, "out")
 	o.top = units.Count{N: 5, Min: 0, Max: 1000}
 	f.Var(&o.top, "top", "list the N cgroups (processes, pods) doing the most IO; 0 turns attribution off")
 	f.StringVar(&o.expect, "expect", "", "the disk's expected limits: a catalog disk (azure:P10) or iops=N,bw=SIZE[,burst-iops=N,burst-bw=SIZE,burst-s=S]")

@@ -31,6 +31,38 @@ func WelchTest(a, b []float64) Welch {
 
 type key struct{ test, dir string }
 
+// P99Test compares the p99 of two latency histograms. The p99 of n IOs
+// is an order statistic: its rank is binomial, so its 95% interval runs
+// between the quantiles 0.99 ± 1.96·sqrt(0.99·0.01/n), read off the
+// histogram; from each side's interval a standard error, and from both a
+// two-sided p-value (a normal approximation). T is positive when b's p99
+// is higher. Fewer than 500 IOs a side (five beyond the p99) is not
+// enough.
+func P99Test(a, b *result.Histogram) Welch {
+	const q, z = 0.99, 1.959964
+	type side struct{ p99, se float64 }
+	of := func(h *result.Histogram) (side, bool) {
+		n := float64(h.Count())
+		if n*(1-q) < 5 {
+			return side{}, false
+		}
+		d := z * math.Sqrt(q*(1-q)/n)
+		v := h.Percentiles([]float64{100 * (q - d), 100 * q, 100 * math.Min(q+d, 1)})
+		// A histogram's bucket is about 1.5% of its value wide: no
+		// interval is narrower than that.
+		se := math.Max((v[2]-v[0])/(2*z), 0.015*v[1])
+		return side{v[1], se}, v[1] > 0
+	}
+	sa, oka := of(a)
+	sb, okb := of(b)
+	if !oka || !okb {
+		return Welch{Basis: "histograms"}
+	}
+	t := (sb.p99 - sa.p99) / math.Hypot(sa.se, sb.se)
+	p := math.Erfc(math.Abs(t) / math.Sqrt2)
+	return Welch{Enough: true, Basis: "histograms", T: t, P: p, Significant: p < Alpha}
+}
+
 // Compare builds the table. Rows follow the first operand's test order,
 // then tests only later operands have. Each operand's figures come from
 // analysis.Summarize over its results.
@@ -40,11 +72,12 @@ func Compare(ops []Operand) Comparison {
 	seen := map[key]bool{}
 	bs := map[key]int64{}
 	cells := make([]map[key]*Cell, len(ops))
+	hists := make([]map[key]*result.Histogram, len(ops))
 	for i, op := range ops {
 		c.Operands = append(c.Operands, op.Name)
 		c.Labels = append(c.Labels, op.Title())
 		c.Statuses = append(c.Statuses, result.StatusOfResults(op.Results))
-		cells[i] = map[key]*Cell{}
+		cells[i], hists[i] = map[key]*Cell{}, map[key]*result.Histogram{}
 		// The first good result of each test with a series, found once.
 		series := map[string]*result.Result{}
 		for j := range op.Results {
@@ -61,6 +94,9 @@ func Compare(ops []Operand) Comparison {
 				bs[k] = d.BlockSize
 			}
 			cells[i][k] = cell(d)
+			if h := d.Hist; h.Count() > 0 {
+				hists[i][k] = &h
+			}
 			if d.N() == 1 {
 				cells[i][k].IOPSWindows = windows(series[d.Test], d.Dir)
 			}
@@ -72,8 +108,8 @@ func Compare(ops []Operand) Comparison {
 			row.Cells[i] = cells[i][k]
 		}
 		if base := row.Cells[0]; base != nil {
-			for _, x := range row.Cells[1:] {
-				if x == nil {
+			for ci, x := range row.Cells {
+				if ci == 0 || x == nil {
 					continue
 				}
 				x.DiffIOPSPct = pct(base.IOPS, x.IOPS)
@@ -89,6 +125,11 @@ func Compare(ops []Operand) Comparison {
 					// One result a side: its seconds are the sample.
 					it = WelchTest(base.IOPSWindows, x.IOPSWindows)
 					it.Basis = "windows"
+				}
+				if !pt.Enough && hists[0][k] != nil && hists[ci][k] != nil {
+					// Too few results a side for a test over them: each
+					// run's histogram gives its p99 an interval.
+					pt = P99Test(hists[0][k], hists[ci][k])
 				}
 				x.IOPSTest, x.P99Test = &it, &pt
 			}

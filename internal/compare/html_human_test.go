@@ -48,9 +48,32 @@ func TestComparePageForAHuman(t *testing.T) {
 	a, b := realRun(t, "diagnose-emulated-p15.ndjson.gz"), realRun(t, "diagnose-emulated-p30-latency.ndjson.gz")
 	ops := []Operand{{Name: a[0].RunID, Label: RunLabel(a), Results: a}, {Name: b[0].RunID, Label: RunLabel(b), Results: b}}
 	c := Compare(ops)
+	// Issue 39.2: diagnose varies its runtimes by design: no warning that
+	// the runs were not alike for that; and one run a side judges p99
+	// from each run's histogram.
+	for _, m := range c.Mismatches {
+		if m.Param == "runtime" {
+			t.Errorf("warned of diagnose's own runtimes: %s", m)
+		}
+	}
+	judged, rows := 0, 0
+	for _, r := range c.Rows {
+		if x := r.Cells[1]; x != nil && r.Cells[0] != nil && !x.NoPercentiles && r.Dir != "sync" {
+			rows++
+			if x.P99Test != nil && x.P99Test.Enough && x.P99Test.Basis == "histograms" {
+				judged++
+			}
+		}
+	}
+	if rows == 0 || judged < rows*3/4 {
+		t.Errorf("p99 judged from histograms in %d of %d comparable rows", judged, rows)
+	}
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, Page(ops, c)); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "p=") && !strings.Contains(buf.String(), `title="p=`) {
+		t.Errorf("a p-value is printed in a cell, not in its title")
 	}
 	path := filepath.Join(t.TempDir(), "compare.html")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -77,6 +100,35 @@ func TestComparePageForAHuman(t *testing.T) {
 				out.first = f ? f.className + " " + f.innerText : "";
 				return out;
 			`).(map[string]any)
+			lay := d.Exec(`
+				var out = {height: document.documentElement.scrollHeight, scrolls: [], broken: []};
+				document.querySelectorAll(".scroll").forEach(function (e) {
+					if (e.scrollWidth > e.clientWidth + 1) out.scrolls.push((e.parentNode.id || "?") + " " + e.scrollWidth + ">" + e.clientWidth);
+				});
+				document.querySelectorAll("#compare td.group, #compare td.repeat").forEach(function (td) {
+					if (getComputedStyle(td).visibility === "hidden" || !td.firstChild) return;
+					var text = td.firstChild, s = text.textContent, re = /[^ ·]+/g, m;
+					while ((m = re.exec(s)) !== null) {
+						var r = document.createRange();
+						r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+						var tops = {};
+						Array.prototype.forEach.call(r.getClientRects(), function (q) { tops[Math.round(q.top)] = 1; });
+						if (Object.keys(tops).length > 1 && out.broken.length < 5) out.broken.push(m[0]);
+					}
+				});
+				return out;
+			`).(map[string]any)
+			t.Logf("%s px: the page is %v px tall", win.name, lay["height"])
+			t.Logf("sections: %v", d.Exec(`var o={}; document.querySelectorAll("main > *").forEach(function(e){ o[e.id||e.tagName] = Math.round(e.getBoundingClientRect().height); }); return o;`))
+			d.Exec(`document.getElementById("compare").scrollIntoView(); return 0`)
+			_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "compare-table-"+win.name+".png"), d.Screenshot(), 0o644)
+			d.Exec(`window.scrollTo(0, 0); return 0`)
+			if sc := lay["scrolls"].([]any); len(sc) > 0 && win.w < 600 {
+				t.Errorf("tables scroll sideways at %d px: %v", win.w, sc)
+			}
+			if br := lay["broken"].([]any); len(br) > 0 {
+				t.Errorf("test names broken inside a word at %d px: %v", win.w, br)
+			}
 			if res["n"].(float64) != 2 {
 				t.Fatalf("%v verdicts", res["n"])
 			}

@@ -87,13 +87,13 @@ func TestCompareSingleRuns(t *testing.T) {
 	out := txt.String()
 	for _, want := range []string{
 		"[A] diagnose of emulated p15, 2026-11-26 17:47 (20261126-174731-a1279a)",
-		"Verdicts side by side", "better, p=", "over seconds",
+		"Verdicts side by side", "better (clear)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "no significant change, p=0.29 over seconds") {
+	if !strings.Contains(out, "no change (noise)") {
 		t.Errorf("one run a side is still 'not enough data' for IOPS:\n%s", out)
 	}
 	// The warning of B comes before A's info.

@@ -14,33 +14,40 @@ import (
 type param struct {
 	name string
 	of   func(r *result.Result) string
+	// byDesign says a plan varies it itself: diagnose stops each test
+	// when its figure is known, so two diagnose runs differ there by
+	// design, not by a choice a comparison must warn of.
+	byDesign bool
 }
 
 var params = []param{
-	{"pattern", func(r *result.Result) string { return r.Test.RW }},
-	{"block size", func(r *result.Result) string { return units.FormatSize(r.Test.BlockSize) }},
-	{"queue depth", func(r *result.Result) string {
+	{name: "pattern", of: func(r *result.Result) string { return r.Test.RW }},
+	{name: "block size", of: func(r *result.Result) string { return units.FormatSize(r.Test.BlockSize) }},
+	{name: "queue depth", of: func(r *result.Result) string {
 		s := strconv.Itoa(max(1, r.Test.IODepth))
 		if r.Test.NumJobs > 1 {
 			s += fmt.Sprintf(" x %d jobs", r.Test.NumJobs)
 		}
 		return s
 	}},
-	{"IO mode", func(r *result.Result) string {
-		if r.Test.Direct {
+	{name: "IO mode", of: func(r *result.Result) string {
+		switch {
+		case r.Test.Direct:
 			return "direct"
+		case r.Test.DirectUnknown:
+			return "unknown (not in fio's output)"
 		}
 		return "buffered"
 	}},
-	{"engine", engine},
-	{"runtime", func(r *result.Result) string {
+	{name: "engine", of: engine},
+	{name: "runtime", of: func(r *result.Result) string {
 		if r.Test.RuntimeS <= 0 {
 			return "until the size is done"
 		}
 		return units.FormatSeconds(r.Test.RuntimeS)
-	}},
-	{"ramp", func(r *result.Result) string { return units.FormatSeconds(r.Test.RampS) }},
-	{"file size", func(r *result.Result) string {
+	}, byDesign: true},
+	{name: "ramp", of: func(r *result.Result) string { return units.FormatSeconds(r.Test.RampS) }},
+	{name: "file size", of: func(r *result.Result) string {
 		n := r.Test.SizeBytes
 		if n <= 0 {
 			n = r.Target.SizeBytes
@@ -50,10 +57,13 @@ var params = []param{
 		}
 		return units.HumanBytes(float64(n))
 	}},
-	{"sample interval", func(r *result.Result) string {
+	{name: "sample interval", of: func(r *result.Result) string {
 		return strconv.FormatFloat(r.Interval()*1000, 'f', -1, 64) + " ms"
 	}},
 }
+
+// plan is the suite of diagnose's adaptive plan (plan.Suite's name).
+const plan = "diagnose"
 
 // engine is the IO engine a test used: its typed field, or the ioengine
 // of its job file's options.
@@ -103,7 +113,18 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 		if ran >= 2 {
 			shared++
 		}
+		planned := true
+		for _, op := range ops {
+			for j := range op.Results {
+				if r := &op.Results[j]; r.Test.Name == k.test && r.Suite != plan {
+					planned = false
+				}
+			}
+		}
 		for _, p := range params {
+			if p.byDesign && planned {
+				continue
+			}
 			vals := make([]string, len(ops))
 			distinct := map[string]bool{}
 			present := 0

@@ -61,7 +61,37 @@ type Disk struct {
 	Fsync  *Fsync     `json:"fsync"`
 	Burst  *Burst     `json:"burst"`
 	Stalls []Stall    `json:"stalls"`
+	// AtBurst: the flat levels measured are a catalog disk's burst
+	// rates, not what it holds (nil when none fits): the expected disk's,
+	// or the nearest; AtBurstAlso the other disks with those burst rates
+	// (none when the expected disk is the one).
+	AtBurst     *BurstMatch `json:"at_burst"`
+	AtBurstAlso []string    `json:"at_burst_also,omitempty"`
 }
+
+// BurstMatch is a catalog disk whose burst rates fit the flat levels
+// measured: while its credits last it runs at BurstIOPS and
+// BurstBWBytes, once they are gone at BaseIOPS and BaseBWBytes.
+type BurstMatch struct {
+	Disk         string  `json:"disk"`
+	BurstIOPS    float64 `json:"burst_iops"`
+	BurstBWBytes float64 `json:"burst_bw_bytes"`
+	BaseIOPS     float64 `json:"base_iops"`
+	BaseBWBytes  float64 `json:"base_bw_bytes"`
+	// BucketIOs and BucketBytes are the credit buckets' sizes (0: none
+	// of that kind); LastsS how long a full bucket lasts at the rate
+	// measured (0: unknown).
+	BucketIOs   float64 `json:"bucket_ios"`
+	BucketBytes float64 `json:"bucket_bytes"`
+	LastsS      float64 `json:"lasts_s"`
+	// Distance is the largest relative gap between a measured level and
+	// the burst rate (0.05 = 5%).
+	Distance float64 `json:"distance"`
+}
+
+// BurstMatcher finds catalog disks whose burst rates fit measured flat
+// levels (0 when a figure is not flat); the limits package provides it.
+type BurstMatcher func(iops, bwBytes float64) []BurstMatch
 
 // Direction is one direction's ceilings and what binds them, read off the
 // disk model's curves (a small-block and a large-block curve).
@@ -98,6 +128,44 @@ type Direction struct {
 	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
 	// the ceiling; 0 when no plateau was reached).
 	KneeQD int `json:"knee_qd"`
+	// KneeReachedQD is the shallowest depth measured at the plateau's
+	// level (within 10%), KneeBelowQD the deepest measured short of it
+	// and KneeBelowShare its share of the level: the knee lies between
+	// the two measured depths (0: no plateau, or none below it).
+	KneeReachedQD  int     `json:"knee_reached_qd"`
+	KneeBelowQD    int     `json:"knee_below_qd"`
+	KneeBelowShare float64 `json:"knee_below_share"`
+}
+
+// KneeWords says where the plateau begins in measured depths ("QD32
+// reaches it; QD4 gets 49%"), "" without a plateau.
+func (d *Direction) KneeWords() string {
+	if d == nil || d.KneeReachedQD == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("QD%d reaches it", d.KneeReachedQD)
+	if d.KneeBelowQD > 0 {
+		s += fmt.Sprintf("; QD%d gets %.0f%%", d.KneeBelowQD, 100*d.KneeBelowShare)
+	}
+	return s
+}
+
+// KneeBracket reads the knee off a plateau's measured depths: the
+// shallowest at the plateau's level (within 10%) and the deepest short
+// of it (nil when the first depth measured reaches it); nil, nil without
+// a plateau.
+func (c *Curve) KneeBracket() (below, reached *CurvePoint) {
+	if c.State != result.StatePlateau || c.LevelIOPS <= 0 {
+		return nil, nil
+	}
+	for i := range c.Points {
+		p := &c.Points[i]
+		if p.IOPS >= 0.9*c.LevelIOPS {
+			return below, p
+		}
+		below = p
+	}
+	return nil, nil
 }
 
 // Curve is one curve of the disk model as the diagnosis shows it.
@@ -206,8 +274,10 @@ type Matcher func(iops, bwBytes float64) []Match
 
 // Options add what the results alone do not hold.
 type Options struct {
-	Match    Matcher
-	Expected *Expected
+	Match Matcher
+	// MatchBurst names a flat level that is a catalog disk's burst rate.
+	MatchBurst BurstMatcher
+	Expected   *Expected
 	// Unknown lists what a plan had no time or means to establish.
 	Unknown []string
 	// Interrupted: the run was stopped part way.
@@ -298,7 +368,19 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			}
 		}
 		if capIOPS > 0 || capBW > 0 {
-			if m := o.Match(capIOPS, capBW); m != nil {
+			if o.MatchBurst != nil {
+				if bm := o.MatchBurst(capIOPS, capBW); len(bm) > 0 {
+					d.Disk.AtBurst = &bm[0]
+					if o.Expected == nil || o.Expected.Disk != bm[0].Disk {
+						for _, m := range bm[1:] {
+							d.Disk.AtBurstAlso = append(d.Disk.AtBurstAlso, m.Disk)
+						}
+					}
+				}
+			}
+			// A level that is a burst rate says nothing of what the disk
+			// holds: no disk is matched on it.
+			if m := o.Match(capIOPS, capBW); m != nil && d.Disk.AtBurst == nil {
 				d.CatalogMatch = m
 			}
 		}
@@ -325,7 +407,7 @@ func noVerdict(rs []result.Result, ok []*result.Result) string {
 	}
 	buffered, mixed := 0, 0
 	for _, r := range ok {
-		if !r.Test.Direct && r.Sync == nil {
+		if r.Test.Buffered() && r.Sync == nil {
 			buffered++
 		}
 		if rw := r.Test.RW; rw == "rw" || rw == "randrw" || rw == "readwrite" {
@@ -430,6 +512,12 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 		if c.State == result.StatePlateau && c.KneeQD > 0 {
 			out.KneeQD = int(math.Ceil(c.KneeQD - 1e-9))
 		}
+		if below, reached := c.KneeBracket(); reached != nil {
+			out.KneeReachedQD = reached.QD
+			if below != nil {
+				out.KneeBelowQD, out.KneeBelowShare = below.QD, below.IOPS/c.LevelIOPS
+			}
+		}
 		if c.Points[0].QD == 1 && c.Random {
 			out.QD1LatencyNs, out.QD1IOPS = c.Points[0].LatNs, c.Points[0].IOPS
 			if out.KneeQD == 0 && c.State == result.StatePlateau {
@@ -483,15 +571,20 @@ func verdict(d *Diagnosis) []string {
 		}
 		var parts []string
 		if x.dir.IOPS > 0 {
-			parts = append(parts, figureWords(units.Figure(x.dir.IOPS)+" IOPS", x.dir.IOPSLow, x.dir.IOPSHigh, x.dir.IOPS, x.dir.IOPSState, x.dir.IOPSLimit, x.dir.IOPSQD))
+			parts = append(parts, burstWords(d.Disk.AtBurst, len(d.Disk.AtBurstAlso) > 0, x.dir.IOPS, x.dir.IOPSLimit, figureWords(units.Figure(x.dir.IOPS)+" IOPS", x.dir.IOPSLow, x.dir.IOPSHigh, x.dir.IOPS, x.dir.IOPSState, x.dir.IOPSLimit, x.dir.IOPSQD)))
 		}
 		if x.dir.BWBytes > 0 {
-			parts = append(parts, figureWords(units.Figure(x.dir.BWBytes/1e6)+" MB/s", x.dir.BWLow, x.dir.BWHigh, x.dir.BWBytes, x.dir.BWState, x.dir.BWLimit, x.dir.BWQD))
+			parts = append(parts, burstWords(d.Disk.AtBurst, len(d.Disk.AtBurstAlso) > 0, x.dir.BWBytes, x.dir.BWLimit, figureWords(units.Figure(x.dir.BWBytes/1e6)+" MB/s", x.dir.BWLow, x.dir.BWHigh, x.dir.BWBytes, x.dir.BWState, x.dir.BWLimit, x.dir.BWQD)))
 		}
 		if x.dir.QD1LatencyNs > 0 {
 			s := fmt.Sprintf("QD1 %s per IO (%s IOPS)", units.Latency(x.dir.QD1LatencyNs), units.Figure(x.dir.QD1IOPS))
-			if x.dir.KneeQD > 0 {
-				s += fmt.Sprintf(", knee at QD%d", x.dir.KneeQD)
+			switch k := x.dir; {
+			case k.KneeReachedQD == 1:
+				s += ", at the ceiling already"
+			case k.KneeReachedQD > 1 && k.KneeBelowQD > 1:
+				s += fmt.Sprintf("; QD%d reaches the ceiling, QD%d gets %.0f%%", k.KneeReachedQD, k.KneeBelowQD, 100*k.KneeBelowShare)
+			case k.KneeReachedQD > 1:
+				s += fmt.Sprintf("; QD%d reaches the ceiling", k.KneeReachedQD)
 			}
 			parts = append(parts, s)
 		}
@@ -509,6 +602,9 @@ func verdict(d *Diagnosis) []string {
 	} else if b != nil {
 		held = append(held, fmt.Sprintf("burst: %s for %s, then %s (%s): burst credits or a write cache ran out",
 			units.PerSecond(b.Rate, b.Unit), units.FormatSeconds(b.DurationS), units.PerSecond(b.Baseline, b.Unit), b.Test))
+	}
+	if b := d.Disk.AtBurst; b != nil {
+		held = append(held, atBurstWords(b, d.Disk.AtBurstAlso))
 	}
 	if n := len(d.Disk.Stalls); n > 0 {
 		worst := d.Disk.Stalls[0]
@@ -545,6 +641,63 @@ func verdict(d *Diagnosis) []string {
 		out = append(out, strings.Join(disk, "; "))
 	}
 	return out
+}
+
+// burstWords names a flat figure that is the burst rate of d.AtBurst's
+// disk (an IOPS figure when code is the IOPS cap, bytes/s for the
+// bandwidth cap): "(a flat IOPS cap)" becomes "(azure:P15's burst rate)",
+// or "(a catalog disk's burst rate)" when several disks have it.
+func burstWords(b *BurstMatch, several bool, v float64, code, words string) string {
+	if b == nil {
+		return words
+	}
+	rate := b.BurstIOPS
+	if code == result.CodeBandwidthCap {
+		rate = b.BurstBWBytes
+	} else if code != result.CodeIOPSCap {
+		return words
+	}
+	if rate <= 0 || math.Abs(v-rate) > 0.1*rate {
+		return words
+	}
+	whose := b.Disk + "'s"
+	if several {
+		whose = "a catalog disk's"
+	}
+	return strings.Replace(words, "("+limitWords(code), "("+whose+" burst rate", 1)
+}
+
+// atBurstWords says what a disk measured at its burst rates holds once
+// its credits run out, and when that is; with also (other disks of the
+// same burst rates), that each holds its own.
+func atBurstWords(b *BurstMatch, also []string) string {
+	var burst, base []string
+	if b.BurstIOPS > 0 {
+		burst, base = append(burst, units.Figure(b.BurstIOPS)+" IOPS"), append(base, units.Figure(b.BaseIOPS)+" IOPS")
+	}
+	if b.BurstBWBytes > 0 {
+		burst, base = append(burst, units.Figure(b.BurstBWBytes/1e6)+" MB/s"), append(base, units.Figure(b.BaseBWBytes/1e6)+" MB/s")
+	}
+	if len(also) > 0 {
+		return fmt.Sprintf("burst: %s are the burst rates of %s to %s (%d disks), each holding less once its credits run out; --expect DISK says how much",
+			strings.Join(burst, ", "), b.Disk, also[len(also)-1], len(also)+1)
+	}
+	s := fmt.Sprintf("burst: %s are %s's burst rates; it holds %s once its credits run out", strings.Join(burst, ", "), b.Disk, strings.Join(base, ", "))
+	var bucket []string
+	if b.BucketIOs > 0 {
+		bucket = append(bucket, units.Figure(b.BucketIOs)+" IOs")
+	}
+	if b.BucketBytes > 0 {
+		bucket = append(bucket, units.HumanBytes(b.BucketBytes))
+	}
+	if len(bucket) > 0 {
+		s += " (a bucket of " + strings.Join(bucket, " and ")
+		if b.LastsS > 0 {
+			s += ", " + units.FormatSeconds(b.LastsS) + " at this rate from full"
+		}
+		s += ")"
+	}
+	return s
 }
 
 // figureWords says one headline figure: its value, how sure it is, and
@@ -606,6 +759,8 @@ func Advice(d *Diagnosis) []string {
 					s = "more IOs in flight give more throughput (not etcd's WAL: it syncs one write at a time)"
 				}
 				add(s)
+			case (x.code == result.CodeIOPSCap || x.code == result.CodeBandwidthCap) && d.Disk.AtBurst != nil:
+				add(sustainedAdvice(d.Disk.AtBurst, len(d.Disk.AtBurstAlso) > 0))
 			case x.code == result.CodeIOPSCap, x.code == result.CodeBandwidthCap:
 				add("a larger disk, a higher tier or a larger VM raises the caps; a deeper queue does not")
 			case x.code == result.CodeCPU:
@@ -614,16 +769,35 @@ func Advice(d *Diagnosis) []string {
 				add("the device saturates: a faster device, or less competing IO")
 			}
 		}
-		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS && !qd1Said {
+		if dir.IOPSState == result.StatePlateau && dir.QD1LatencyNs > 0 && dir.IOPS > 0 && dir.QD1IOPS < 0.5*dir.IOPS && !qd1Said && dir.KneeReachedQD > 1 {
 			qd1Said = true // the other direction's line would say the same
-			add(fmt.Sprintf("one IO at a time gets %s of %s IOPS: %d or more in flight reach the ceiling",
-				units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), int(math.Ceil(dir.IOPS/math.Max(dir.QD1IOPS, 1)))))
+			// Read off the measured depths: the shallowest at the
+			// ceiling, and the deepest short of it with its share.
+			s := fmt.Sprintf("one IO at a time gets %s of %s IOPS; QD%d reaches the ceiling", units.Figure(dir.QD1IOPS), units.Figure(dir.IOPS), dir.KneeReachedQD)
+			if dir.KneeBelowQD > 1 {
+				s += fmt.Sprintf(", QD%d gets %.0f%% of it", dir.KneeBelowQD, 100*dir.KneeBelowShare)
+			}
+			add(s)
 		}
 	}
 	if f := d.Disk.Fsync; f != nil && f.Etcd == "fail" {
 		add("fsync p99 is above etcd's 10 ms: etcd's WAL needs a faster disk, with no host write cache")
 	}
 	return says
+}
+
+// sustainedAdvice asks for the figure a bursting disk holds, and says
+// how long a run must be to see it (the bucket at the rate measured, and
+// about 4 minutes for the plan's other tests).
+func sustainedAdvice(b *BurstMatch, several bool) string {
+	if several || b.LastsS <= 0 {
+		return "size for what the disk holds after its burst: 'diagnose --sustained' measures it"
+	}
+	what := units.Figure(b.BaseIOPS) + " IOPS"
+	if b.BurstIOPS <= 0 {
+		what = units.Figure(b.BaseBWBytes/1e6) + " MB/s"
+	}
+	return fmt.Sprintf("size for %s's %s after its burst: 'diagnose --sustained --budget %dm' measures it", b.Disk, what, int(math.Ceil((b.LastsS+240)/60)))
 }
 
 func contains(s []string, x string) bool {

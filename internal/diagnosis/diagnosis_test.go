@@ -1,7 +1,10 @@
 package diagnosis
 
 import (
+	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +67,7 @@ func TestQuickOnCappedDisk(t *testing.T) {
 		t.Error("nothing to change on a capped disk")
 	}
 	v := strings.Join(d.Verdict, "\n")
-	for _, want := range []string{"read:", "a flat IOPS cap", "a flat bandwidth cap", "knee at QD1", "etcd PASS", "looks like: x:fake"} {
+	for _, want := range []string{"read:", "a flat IOPS cap", "a flat bandwidth cap", "at the ceiling already", "etcd PASS", "looks like: x:fake"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
 		}
@@ -100,7 +103,7 @@ func TestVerdictFollowsFindings(t *testing.T) {
 		t.Errorf("limits %+v", d.Limits)
 	}
 	v := strings.Join(append(d.Verdict, d.ToChange...), "\n")
-	for _, want := range []string{"16,000 IOPS ±0.7% (a flat IOPS cap)", "32 or more in flight", "a deeper queue does not"} {
+	for _, want := range []string{"16,000 IOPS ±0.7% (a flat IOPS cap)", "QD32 reaches the ceiling", "a deeper queue does not"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
 		}
@@ -199,5 +202,83 @@ func TestVerdictNamesRootDisk(t *testing.T) {
 	}
 	if d := Build(rs, Options{}); len(d.Verdict) > 0 && strings.Contains(d.Verdict[0], "root disk") {
 		t.Errorf("verdict = %q without the mark", d.Verdict)
+	}
+}
+
+// Depth advice is read off the depths measured (issue 36: "make run" said
+// "5 or more in flight reach the ceiling" where QD4 measured 49% of it
+// and QD32 all of it, and "knee at QD67" where nothing was measured
+// between QD64 and QD128). Every depth a line names is a measured one.
+func TestDepthAdviceFromMeasuredPoints(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		points map[int]float64 // QD -> IOPS
+		level  float64
+		knee   float64 // the fit's
+		want   []string
+		reach  int
+	}{
+		{"this VM's disk", map[int]float64{1: 18270, 4: 41522, 32: 84804, 64: 84700}, 84718, 4.6,
+			[]string{"QD32 reaches the ceiling, QD4 gets 49%", "one IO at a time gets 18,270 of 84,718 IOPS; QD32 reaches the ceiling, QD4 gets 49% of it"}, 32},
+		{"a knee the fit puts at QD67", map[int]float64{1: 277, 32: 8400, 64: 15472, 128: 17724, 256: 18880}, 18293, 66.3,
+			[]string{"QD128 reaches the ceiling, QD64 gets 85%"}, 128},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := map[string]float64{"io_size_bytes": 4096, "random": 1, "state": float64(result.StateNumber(result.StatePlateau)), "base_qd": 1,
+				"level_iops": c.level, "ceiling_iops": c.level, "rate_low": c.level * 0.99, "rate_high": c.level * 1.01, "knee_qd": c.knee}
+			var rs []result.Result
+			for qd, iops := range c.points {
+				ev[fmt.Sprintf("qd%d_iops", qd)], ev[fmt.Sprintf("qd%d_lat_ns", qd)] = iops, float64(qd)/iops*1e9
+				if qd == 1 {
+					ev["base_lat_ns"] = 1 / iops * 1e9
+				}
+			}
+			for qd, iops := range c.points {
+				r := result.Result{RunID: "r", Status: "ok", Test: result.TestSpec{Name: fmt.Sprintf("randread-4k-qd%d", qd), RW: "randread", BlockSize: 4096, IODepth: qd, NumJobs: 1, Direct: true},
+					Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Lat: result.Latency{N: 100, MeanNs: float64(qd) / iops * 1e9}}}
+				rs = append(rs, r)
+			}
+			rs[len(rs)-1].Findings = []result.Finding{{Kind: result.KindModel, Code: result.CodeIOPSCap, Dir: "read", Evidence: ev}}
+			d := Build(rs, Options{})
+			if r := d.Disk.Read; r == nil || r.KneeReachedQD != c.reach {
+				t.Fatalf("read %+v, want the plateau reached at QD%d", r, c.reach)
+			}
+			all := strings.Join(append(d.Verdict, d.ToChange...), "\n")
+			for _, w := range c.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("lacks %q:\n%s", w, all)
+				}
+			}
+			// Every "QDn" named is a measured depth.
+			for _, m := range regexp.MustCompile(`QD(\d+)`).FindAllStringSubmatch(all, -1) {
+				n, _ := strconv.Atoi(m[1])
+				if _, ok := c.points[n]; !ok {
+					t.Errorf("names QD%d, which was not measured:\n%s", n, all)
+				}
+			}
+			if strings.Contains(all, "in flight reach") {
+				t.Errorf("a depth from arithmetic, not a measured point:\n%s", all)
+			}
+		})
+	}
+}
+
+// A figure at a burst rate is named so whatever the curve's state says
+// beside it; a figure off the burst rate, or of another limit, is not.
+func TestBurstWords(t *testing.T) {
+	b := &BurstMatch{Disk: "azure:P15", BurstIOPS: 3500, BurstBWBytes: 170e6}
+	for _, c := range []struct {
+		v             float64
+		code, in, out string
+		several       bool
+	}{
+		{171e6, result.CodeBandwidthCap, "171 MB/s at QD8 (a flat bandwidth cap; one depth measured)", "171 MB/s at QD8 (azure:P15's burst rate; one depth measured)", false},
+		{3501, result.CodeIOPSCap, "3,501 IOPS (a flat IOPS cap)", "3,501 IOPS (a catalog disk's burst rate)", true},
+		{1100, result.CodeIOPSCap, "1,100 IOPS (a flat IOPS cap)", "1,100 IOPS (a flat IOPS cap)", false},
+		{3501, result.CodeDevice, "3,501 IOPS (the device saturates)", "3,501 IOPS (the device saturates)", false},
+	} {
+		if got := burstWords(b, c.several, c.v, c.code, c.in); got != c.out {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.out)
+		}
 	}
 }

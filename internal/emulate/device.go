@@ -60,6 +60,10 @@ type device struct {
 	// free is when each channel is free; nil when the device serves any
 	// number of IOs at once.
 	free []time.Time
+	// growth is Spec.QueueGrowth; held the answer times of the IOs in
+	// the device, kept only with a growth.
+	growth float64
+	held   []time.Time
 }
 
 // newDevice builds the device: latencies lat, the throttle's caps l (none
@@ -122,6 +126,18 @@ func (d *device) schedule(k ioKind, size int, arrival time.Time, early time.Dura
 			b.due = b.due.Add(b.cost(size))
 		}
 	}
+	if d.growth > 0 {
+		// The IOs still in the device when this one arrives slow it.
+		n := 0
+		for _, t := range d.held {
+			if t.After(arrival) {
+				d.held[n] = t
+				n++
+			}
+		}
+		d.held = d.held[:n]
+		lat = time.Duration(float64(lat) * (1 + d.growth*float64(n)))
+	}
 	ch := -1
 	if d.free != nil {
 		ch = 0
@@ -140,6 +156,9 @@ func (d *device) schedule(k ioKind, size int, arrival time.Time, early time.Dura
 	}
 	if ch >= 0 {
 		d.free[ch] = done
+	}
+	if d.growth > 0 {
+		d.held = append(d.held, done)
 	}
 	return done
 }

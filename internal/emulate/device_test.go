@@ -158,3 +158,25 @@ func TestDeviceEarly(t *testing.T) {
 		t.Errorf("an early share above the latency: answered after %v, want at once", got)
 	}
 }
+
+// TestDeviceQueueGrowth: with no channel limit, each IO served for its
+// latency times (1 + g x the IOs already in the device), a closed loop at
+// depth q holds q-1 others, so it gets q / (L (1 + g (q-1))) IOPS at that
+// latency: rising ever more slowly, its latency growing in proportion.
+func TestDeviceQueueGrowth(t *testing.T) {
+	const secs, g = 20, 0.125
+	L := 2 * ms
+	for _, qd := range []int{1, 8, 32, 128} {
+		dev := newDevice(Latency{Read: Fixed(L)}, Limits{}, 0, rng())
+		dev.growth = g
+		n, mean, _ := closedLoop(dev, []ioKind{ioRead}, 4096, qd, 0, 0, secs*time.Second)
+		wantLat := float64(L) * (1 + g*float64(qd-1))
+		want := float64(qd) / (wantLat / 1e9)
+		if got := float64(n) / secs; math.Abs(got/want-1) > 0.01 {
+			t.Errorf("QD%d: %.1f IOPS, want %.0f", qd, got, want)
+		}
+		if math.Abs(float64(mean)/wantLat-1) > 0.01 {
+			t.Errorf("QD%d: mean latency %v, want %v", qd, mean, time.Duration(wantLat))
+		}
+	}
+}

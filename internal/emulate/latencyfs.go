@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -59,6 +60,27 @@ type latencyFS struct {
 	early atomic.Int64
 	// calibrating: requests answer at once while early is measured.
 	calibrating atomic.Bool
+	// cpu is the CPU time each read and write costs the server
+	// (Spec.ServerCPU).
+	cpu time.Duration
+}
+
+// work spends the server's CPU time on one IO: its own thread's CPU
+// time, not the wall clock's, so an IO that waits for a CPU (the host's
+// CPUs all busy) is answered that much later, as a daemon's would be.
+func (l *latencyFS) work() {
+	if l.cpu <= 0 || l.calibrating.Load() {
+		return
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return
+	}
+	end := ts.Nano() + int64(l.cpu)
+	for unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) == nil && ts.Nano() < end {
+	}
 }
 
 func (l *latencyFS) String() string { return "iolens-latency" }
@@ -135,6 +157,7 @@ func (l *latencyFS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.R
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fuse.ToStatus(err)
 	}
+	l.work()
 	l.wait(ioRead, int(in.Size), start)
 	return fuse.ReadResultData(buf[:n]), fuse.OK
 }
@@ -148,6 +171,7 @@ func (l *latencyFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uin
 	if err != nil {
 		return uint32(n), fuse.ToStatus(err)
 	}
+	l.work()
 	l.wait(ioWrite, len(data), start)
 	return uint32(n), fuse.OK
 }
@@ -209,7 +233,8 @@ func serveLatency(backing, mnt string, spec Spec, logw io.Writer) (*latencyServe
 		return nil, err
 	}
 	lfs := &latencyFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, size: fi.Size(),
-		dev: newDevice(lat, caps, spec.Channels, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))}
+		dev: newDevice(lat, caps, spec.Channels, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))), cpu: spec.ServerCPU}
+	lfs.dev.growth = spec.QueueGrowth
 	if logw == nil {
 		logw = io.Discard
 	}
@@ -237,8 +262,8 @@ func serveLatency(backing, mnt string, spec Spec, logw io.Writer) (*latencyServe
 	}
 	lfs.early.Store(int64(roundTrip(filepath.Join(mnt, latencyFileName)) * 9 / 10))
 	lfs.calibrating.Store(false)
-	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s, channels %d, throttle %s; answers up to %v early (90%% of the FUSE round trip)\n",
-		mnt, lat.Read, lat.Write, lat.Flush, spec.Channels, LimitsLine(caps), time.Duration(lfs.early.Load()))
+	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s, channels %d, queue growth %g, server CPU %v per IO, throttle %s; answers up to %v early (90%% of the FUSE round trip)\n",
+		mnt, lat.Read, lat.Write, lat.Flush, spec.Channels, spec.QueueGrowth, spec.ServerCPU, LimitsLine(caps), time.Duration(lfs.early.Load()))
 	return &latencyServer{srv: srv, fs: lfs, mnt: mnt}, nil
 }
 

@@ -36,7 +36,11 @@ type SpecOptions struct {
 	TotalBW    string
 	ThrottleAt string
 	Channels   units.Count
-	Set        func(name string) bool
+	// QueueGrowth and ServerCPU are Spec's: a device that slows as its
+	// queue grows, and CPU the latency layer spends on each IO.
+	QueueGrowth float64
+	ServerCPU   string
+	Set         func(name string) bool
 }
 
 // OptionError is a mistake in SpecOptions, with what to give instead.
@@ -104,6 +108,14 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 				*d = v
 			}
 		}
+	}
+	s.QueueGrowth = o.QueueGrowth
+	if o.Set("server-cpu") {
+		d, err := units.ParseDuration(o.ServerCPU)
+		if err != nil {
+			return s, optionErr("--server-cpu: %v", err)
+		}
+		s.ServerCPU = d
 	}
 	l := &s.Limits
 	num("iops", o.IOPS, &l.ReadIOPS, &l.WriteIOPS)

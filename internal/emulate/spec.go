@@ -144,6 +144,19 @@ type Spec struct {
 	// the queue depth; the rate varies as the drawn latencies do. Needs
 	// a read or write latency. 0: no limit (up to 256 in flight).
 	Channels int `json:"channels,omitempty"`
+	// QueueGrowth, if above 0, makes the device slower the more IOs it
+	// holds: each read or write is served for its drawn latency times
+	// (1 + QueueGrowth x the IOs already in the device), as a server
+	// that contends with itself does. With no channel limit the rate
+	// rises ever more slowly towards 1 / (QueueGrowth x mean latency)
+	// while the latency grows with the queue. Needs a read or write
+	// latency.
+	QueueGrowth float64 `json:"queue_growth,omitempty"`
+	// ServerCPU, if above 0, is the CPU time the latency layer spends on
+	// each read and write before it waits out its latency, as a local
+	// daemon that does work per IO (a FUSE file system, a user-space
+	// target). Past what the host's CPUs serve, the daemon's CPU binds.
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
 	// ThrottleAt is where Limits are enforced (default ThrottleCgroup).
 	// ThrottleDevice puts the latency layer in (at zero latency if
 	// Latency is nil).
@@ -316,6 +329,18 @@ func (s Spec) Validate() error {
 	}
 	if s.Channels < 0 || s.Channels > MaxChannels {
 		return specErr("channels %d: 0 (no limit) to %d", s.Channels, MaxChannels)
+	}
+	if math.IsNaN(s.QueueGrowth) || s.QueueGrowth < 0 || s.QueueGrowth > 100 {
+		return specErr("queue growth %g: 0 (none) to 100", s.QueueGrowth)
+	}
+	if s.QueueGrowth > 0 && (s.Latency == nil || s.Latency.Read.Zero() && s.Latency.Write.Zero()) {
+		return specErr("a queue growth needs a read or write latency: it is what grows (--latency)")
+	}
+	if s.ServerCPU < 0 || s.ServerCPU > 100*time.Millisecond {
+		return specErr("server CPU %v per IO: 0 (none) to 100ms", s.ServerCPU)
+	}
+	if s.ServerCPU > 0 && s.Latency == nil {
+		return specErr("server CPU per IO is spent in the latency layer: give a latency (--latency 0 adds the layer alone)")
 	}
 	if s.Channels > 0 && (s.Latency == nil || s.Latency.Read.Zero() && s.Latency.Write.Zero()) {
 		return specErr("channels need a read or write latency: it is how long an IO holds its channel (--latency)")

@@ -55,6 +55,12 @@ func WriteDisk(w io.Writer, d *Disk) {
 			fmt.Fprintf(tw, "channels\t%d: at most %d IOs served at once; saturates near QD%d at about %s reads or %s writes\n",
 				s.Channels, s.Channels, s.Channels, channelRate(s.Channels, l.Read), channelRate(s.Channels, l.Write))
 		}
+		if s.QueueGrowth > 0 {
+			fmt.Fprintf(tw, "queue growth	each IO takes its latency x (1 + %g x the IOs already in the device)\n", s.QueueGrowth)
+		}
+		if s.ServerCPU > 0 {
+			fmt.Fprintf(tw, "server CPU	%v of CPU per read or write in the FUSE layer\n", s.ServerCPU)
+		}
 	}
 	m := NewModel(s, time.Now())
 	sc := s.Scale

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FuzzParse feeds hostile exposition text through everything a scrape's
@@ -21,6 +24,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(page)
 	f.Add(strings.Replace(page, `le="0.002"} 2`, `le="0.002"} 1e308`, 1))
 	f.Add(strings.Replace(page, "_sum 0.01", "_sum 1e308", 1))
+	f.Add(strings.NewReplacer(`} 1`, `} 1e308`, `} 2`, `} 1e308`, `} 3`, `} 1e308`, "_count 3", "_count 1e308").Replace(page))
 	f.Add(strings.Replace(page, `le="0.001"`, `le="-1"`, 2))
 	f.Add(strings.Replace(page, `le="0.001"`, `le="NaN"`, 1))
 	f.Add(page + "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1e300\n")
@@ -45,6 +49,9 @@ func FuzzParse(f *testing.F) {
 				if _, err := json.Marshal(j); err != nil {
 					t.Fatalf("judgement does not encode: %v", err)
 				}
+				if l := j.line(); strings.Contains(l, "NaN") || strings.Contains(l, "Inf") || longNumber.MatchString(l) || strings.Contains(l, " -") {
+					t.Fatalf("a figure no etcd gives printed: %q", l)
+				}
 			}
 			if d, err := h.Sub(base.WALFsync); err == nil {
 				for _, b := range d.Buckets {
@@ -64,8 +71,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// longNumber is a run of digits longer than any count or time etcd has.
+var longNumber = regexp.MustCompile(`[0-9]{17}`)
+
 func checkHistogram(t *testing.T, h Histogram) {
 	t.Helper()
+	if h.Total() > units.CountFigure.Max || h.Sum < 0 || h.Sum > 1e20 {
+		t.Fatalf("total %v, sum %v: no etcd counts so", h.Total(), h.Sum)
+	}
 	n := len(h.Buckets)
 	if n < 2 || !math.IsInf(h.Buckets[n-1].UpperBound, 1) {
 		t.Fatalf("buckets %+v", h.Buckets)

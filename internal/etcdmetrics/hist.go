@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // Bucket is one cumulative bucket of a classic Prometheus histogram: how
@@ -72,6 +74,12 @@ func fromDTO(d *dto.Histogram) (Histogram, error) {
 			return Histogram{}, invalid("bucket le=%q given twice", formatLe(ub))
 		case math.IsNaN(c) || math.IsInf(c, 0) || c < 0:
 			return Histogram{}, invalid("bucket le=%q count %v", formatLe(ub), c)
+		case !math.IsInf(ub, 1) && !units.LatencySecondsFigure.Known(ub):
+			// A bound of a histogram of durations: never negative.
+			return Histogram{}, fmt.Errorf("%w: %w", ErrInvalid, units.LatencySecondsFigure.Check("a bucket's bound (le)", ub))
+		}
+		if err := units.CountFigure.Check(fmt.Sprintf("bucket le=%q count", formatLe(ub)), c); err != nil {
+			return Histogram{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		seen[ub] = true
 		h.Buckets = append(h.Buckets, Bucket{UpperBound: ub, Count: c})
@@ -83,6 +91,9 @@ func fromDTO(d *dto.Histogram) (Histogram, error) {
 	}
 	if math.IsNaN(count) || math.IsInf(count, 0) || count < 0 {
 		return Histogram{}, invalid("_count %v", count)
+	}
+	if err := units.CountFigure.Check("_count", count); err != nil {
+		return Histogram{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(h.Buckets) == 0 || !math.IsInf(h.Buckets[len(h.Buckets)-1].UpperBound, 1) {
 		// The text format may leave +Inf out; its count is _count.
@@ -100,6 +111,11 @@ func fromDTO(d *dto.Histogram) (Histogram, error) {
 	h.Sum = d.GetSampleSum()
 	if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
 		return Histogram{}, invalid("_sum %v", h.Sum)
+	}
+	// The sum of durations: never negative, and at most every observation
+	// taking the longest latency there is.
+	if err := (units.Quantity{Name: "a sum of latencies", Max: units.CountFigure.Max * units.LatencySecondsFigure.Max, Unit: "s"}).Check("_sum", h.Sum); err != nil {
+		return Histogram{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return h, nil
 }

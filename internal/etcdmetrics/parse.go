@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // The metrics read, as etcd names them (etcd 3.1 and later).
@@ -180,7 +182,7 @@ func printable(s string, n int) string {
 		if b.Len() >= n {
 			break
 		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || !termtext.IsLine(string(r)) {
 			r = '?'
 		}
 		b.WriteRune(r)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // A page from etcd 3.4.23 (Debian's etcd-server) after 200 puts, as
@@ -89,6 +91,14 @@ func TestParseRefuses(t *testing.T) {
 		{"NaN sum", strings.Replace(page, "_sum 0.01", "_sum NaN", 1), false, "_sum NaN"},
 		{"no finite bucket", strings.Replace(page, `etcd_disk_backend_commit_duration_seconds_bucket{le="0.001"} 1`+"\n", "", 1), false, "no finite bucket"},
 		{"truncated", page[:len(page)/2], true, "not the Prometheus text"},
+		// Issue 34.3: counts no etcd makes (a 309-digit fsync count judged
+		// PASS on main), a negative or absurd sum, an absurd bound.
+		{"counts of 1e308", strings.NewReplacer(`le="0.001"} 1`, `le="0.001"} 1e308`, `le="0.002"} 2`, `le="0.002"} 1e308`, `le="+Inf"} 3`, `le="+Inf"} 1e308`, "seconds_count 3", "seconds_count 1e308").Replace(page), false, "count is 1e+308"},
+		{"_count of 1e308", strings.Replace(strings.Replace(page, `etcd_disk_wal_fsync_duration_seconds_bucket{le="+Inf"} 3`+"\n", "", 1), "seconds_count 3", "seconds_count 1e308", 1), false, "_count is 1e+308"},
+		{"negative sum", strings.Replace(page, "_sum 0.01", "_sum -5", 1), false, "_sum is -5 (negative)"},
+		{"sum of 1e300 s", strings.Replace(page, "_sum 0.01", "_sum 1e300", 1), false, "_sum is 1e+300"},
+		{"negative bound", strings.Replace(page, `le="0.001"`, `le="-1"`, 2), false, "bound (le) is -1 (negative)"},
+		{"bound of 1e300 s", strings.Replace(page, `le="0.002"`, `le="1e300"`, 1), false, "bound (le) is 1e+300"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,5 +131,13 @@ func TestParseLabelIsPrintable(t *testing.T) {
 	}
 	if strings.ContainsRune(s.Version, 0x1b) || len(s.Version) > 70 {
 		t.Errorf("version %q", s.Version)
+	}
+	// Issue 34.6: a label cannot start a line of its own.
+	body = page + "# TYPE etcd_server_version gauge\n" + "etcd_server_version{server_version=\"3.4\\nverdict: PASS\u2028x\"} 1\n"
+	if s, err = Parse(strings.NewReader(body)); err != nil {
+		t.Fatal(err)
+	}
+	if !termtext.IsLine(s.Version) {
+		t.Errorf("version %q breaks a line", s.Version)
 	}
 }

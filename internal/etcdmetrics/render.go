@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -27,19 +28,20 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	for _, m := range r.Members {
 		b.WriteString("\n")
-		b.WriteString(m.Endpoint)
+		// What a member's page or server said is kept to one line.
+		b.WriteString(termtext.Line(m.Endpoint))
 		if m.Error != "" {
-			fmt.Fprintf(&b, "  ERROR: %s\n", m.Error)
+			fmt.Fprintf(&b, "  ERROR: %s\n", termtext.Line(m.Error))
 			if m.Hint != "" {
-				fmt.Fprintf(&b, "  hint: %s\n", m.Hint)
+				fmt.Fprintf(&b, "  hint: %s\n", termtext.Line(m.Hint))
 			}
 			continue
 		}
 		if m.Version != "" {
-			b.WriteString("  etcd " + m.Version)
+			b.WriteString("  etcd " + termtext.Line(m.Version))
 		}
 		if m.MemberID != "" {
-			b.WriteString("  member " + m.MemberID)
+			b.WriteString("  member " + termtext.Line(m.MemberID))
 		}
 		if m.Leader != nil && *m.Leader {
 			b.WriteString("  leader")
@@ -53,7 +55,7 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		for _, f := range m.Findings {
 			if f.Code == result.CodeEtcdRestart {
-				fmt.Fprintf(&b, "  note: %s\n", strings.TrimPrefix(f.Summary, m.Endpoint+": "))
+				fmt.Fprintf(&b, "  note: %s\n", termtext.Line(strings.TrimPrefix(f.Summary, m.Endpoint+": ")))
 			}
 		}
 	}

@@ -185,7 +185,12 @@ func Judge(h Histogram, l Limit) Judgement {
 		d = fmt.Sprintf("the %s limit is inside that bucket: the histogram cannot tell which side the p99 is on", limit)
 		lo, okLo := h.ShareAbove(e.Lower)
 		hi, okHi := h.ShareAbove(e.Upper)
-		if okLo && okHi && e.Lower > 0 {
+		switch {
+		case okLo && okHi && e.Lower > 0 && math.IsInf(e.Upper, 1):
+			// The +Inf bucket has no bound to quote.
+			d += fmt.Sprintf(" (%s of %s took more than %s; the p99 is under the limit only if at most 1%% took %s or more)",
+				units.Share(lo), l.Unit, units.Ms(e.Lower, 4), limit)
+		case okLo && okHi && e.Lower > 0:
 			d += fmt.Sprintf(" (%s of %s took more than %s and %s more than %s; the p99 is under the limit only if at most 1%% took %s or more)",
 				units.Share(lo), l.Unit, units.Ms(e.Lower, 4), units.Share(hi), units.Ms(e.Upper, 4), limit)
 		}

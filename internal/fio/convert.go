@@ -353,6 +353,9 @@ type FigureError struct {
 }
 
 func (e *FigureError) Error() string {
+	if math.IsNaN(e.Value) {
+		return fmt.Sprintf("fio wrote nan for %s, and no other figure gives it: it is unknown", e.Field)
+	}
 	return fmt.Sprintf("fio reported %s = %g, outside 0 to %g: the output is corrupt", e.Field, e.Value, e.Max)
 }
 
@@ -371,6 +374,9 @@ func checkFigures(j Job) error {
 		return nil
 	}
 	lat := func(dir, name string, l LatStats) error {
+		if len(l.nan) > 0 && l.N > 0 {
+			return &FigureError{Field: dir + "." + name + "." + l.nan[0], Value: math.NaN(), Max: maxLatNs}
+		}
 		for _, f := range []struct {
 			k string
 			v float64
@@ -398,6 +404,9 @@ func checkFigures(j Job) error {
 	}
 	for _, x := range dirs {
 		d := x.d
+		if len(d.nan) > 0 {
+			return &FigureError{Field: x.name + "." + d.nan[0], Value: math.NaN(), Max: math.MaxInt64}
+		}
 		for _, f := range []struct {
 			k     string
 			v, hi float64

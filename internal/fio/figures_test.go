@@ -85,6 +85,12 @@ func FuzzReadResultsEncode(f *testing.F) {
 	f.Add(strings.Replace(string(b), `"runtime" : "3"`, `"runtime" : "NaN"`, 1))
 	f.Add(strings.Replace(string(b), `"iops" : 23412.862379`, `"iops" : 1e308`, 1))
 	f.Add("{\n\"jobs\": [{\"jobname\": \"a\", \"job options\": {\"rw\": \"randrw\", \"rwmixwrite\": \"100\", \"runtime\": \"1e9\"}, \"read\": {\"iops\": 1, \"io_bytes\": 4096, \"total_ios\": 1}}]\n}\n")
+	// The classes of issue 34 and 36: fio's nan in a figure, a depth fio
+	// cannot run, a document on one line (jq -c).
+	f.Add(strings.Replace(string(b), `"io_bytes" : 287793152,`, `"io_bytes" : nan,`, 1))
+	f.Add(strings.Replace(string(b), `"iodepth" : "8"`, `"iodepth" : "-8"`, 1))
+	f.Add(strings.Replace(string(b), `"mean" : `, `"mean" : -nan, "x" : `, 1))
+	f.Add(`{"fio version":"fio-3.33","jobs":[{"jobname":"j","groupid":0,"error":0,"job options":{"rw":"write","bs":"4k"},"write":{"io_bytes":4096,"io_kbytes":nan,"bw_bytes":4096,"iops":nan,"runtime":1000,"total_ios":1,"lat_ns":{"min":1,"max":2,"mean":nan,"N":1}}}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := ReadResults(strings.NewReader(in), "f.json")
 		if err != nil {
@@ -96,6 +102,16 @@ func FuzzReadResultsEncode(f *testing.F) {
 			}
 			if r.Test.RWMixRead < 0 || r.Test.RWMixRead > 100 || r.Test.RuntimeS < 0 || r.Test.IODepth < 1 || r.Test.NumJobs < 1 {
 				t.Fatalf("spec out of range: %+v", r.Test)
+			}
+			if r.Status == "ok" && !didIO(&r) {
+				t.Fatalf("%s: status ok with no IO", r.Test.Name)
+			}
+			// A figure is a measurement or absent: never a nan read as
+			// 0 beside a count that says otherwise.
+			for _, name := range []string{"read", "write", "trim"} {
+				if d := r.Dir(name); d != nil && d.TotalIOs > 0 && d.RuntimeMs > 0 && d.IOPS == 0 {
+					t.Fatalf("%s: %d IOs in %d ms read as 0 IOPS", name, d.TotalIOs, d.RuntimeMs)
+				}
 			}
 		}
 	})

@@ -80,6 +80,13 @@ type Job struct {
 	LatencyTarget     float64 `json:"latency_target"`
 	LatencyPercentile float64 `json:"latency_percentile"`
 	LatencyWindow     float64 `json:"latency_window"`
+
+	// optionsPartial says JobOptions are not all the job set (fio's text
+	// names only rw, bs, ioengine and iodepth; fio before 2.3 wrote
+	// none): an option not listed is unknown, not fio's default.
+	optionsPartial bool
+	// notes say what was inferred while reading the job.
+	notes []string
 }
 
 // DirStats is one direction of a job (read, write, trim or mixed), in
@@ -104,6 +111,9 @@ type DirStats struct {
 	IOPSMax  float64  `json:"iops_max"`
 	IOPSMean float64  `json:"iops_mean"`
 	IOPSDev  float64  `json:"iops_stddev"`
+	// nan lists the figures fio wrote as nan that no other figure
+	// gives: they are unknown, and the direction is refused.
+	nan []string
 }
 
 // SyncStats is fio's fsync/fdatasync section.
@@ -124,6 +134,9 @@ type LatStats struct {
 	N          uint64             `json:"N"`
 	Percentile map[string]float64 `json:"percentile"`
 	Bins       map[string]uint64  `json:"bins"`
+	// nan lists min, max or mean fio wrote as nan for a latency that
+	// has samples: unknown.
+	nan []string
 }
 
 // DiskUtil is fio's own view of a disk's activity during the run.
@@ -180,7 +193,8 @@ func Parse(data []byte) (docs []*Output, diagnostics []string, err error) {
 
 // Splitter cuts fio's stdout into JSON documents, one line at a time, so a
 // running fio's status dumps can be read as they arrive. fio starts every
-// document with a line that is exactly "{".
+// document with a line that is exactly "{"; a document compacted onto one
+// line (jq -c, a tool's store) starts with `{"`.
 type Splitter struct {
 	cur   bytes.Buffer
 	depth int
@@ -196,14 +210,20 @@ type Splitter struct {
 func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	if !s.in {
 		// A byte order mark can open a file that an editor saved.
-		if strings.TrimRight(strings.TrimPrefix(line, "\ufeff"), " \t\r") == "{" {
+		l := strings.TrimPrefix(line, "\ufeff")
+		if strings.TrimRight(l, " \t\r") == "{" {
 			s.in = true
 			s.cur.Reset()
-			s.cur.WriteString(strings.TrimPrefix(line, "\ufeff"))
+			s.cur.WriteString(l)
 			s.cur.WriteByte('\n')
 			s.depth = 1
 			s.inStr = false
 			return nil, ""
+		}
+		if compactStart(l) {
+			s.cur.Reset()
+			s.in, s.depth, s.inStr = true, 0, false
+			return s.Line(l)
 		}
 		if strings.TrimSpace(line) != "" {
 			return nil, line
@@ -220,6 +240,16 @@ func (s *Splitter) Line(line string) (doc []byte, diagnostic string) {
 	}
 	s.in = false
 	return append([]byte(nil), s.cur.Bytes()...), ""
+}
+
+// compactStart says a line opens a JSON object with a key: `{"fio
+// version": ...` as jq -c writes fio's document, never fio's own notes.
+func compactStart(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(t[1:], " \t"), `"`)
 }
 
 // Partial reports whether a document was started and not finished.

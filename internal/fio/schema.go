@@ -31,42 +31,63 @@ import (
 	"strconv"
 )
 
+// jnum is a number of fio's JSON that says whether it was there, and
+// whether it was null: fio's bare nan and inf are read as null (see
+// Decode), and fio writes no null of its own, so null is a figure fio
+// could not compute. It is unknown, never 0.
+type jnum struct {
+	v         float64
+	set, null bool
+}
+
+func (n *jnum) UnmarshalJSON(b []byte) error {
+	n.set = true
+	if string(b) == "null" {
+		n.null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.v)
+}
+
+// known says the number is there and is a number.
+func (n jnum) known() bool { return n.set && !n.null }
+
 // rawLat is a latency object as any fio version wrote it.
 type rawLat struct {
-	Min        float64            `json:"min"`
-	Max        float64            `json:"max"`
-	Mean       float64            `json:"mean"`
-	Stddev     float64            `json:"stddev"`
-	N          *uint64            `json:"N"`
-	Percentile map[string]float64 `json:"percentile"`
-	Bins       map[string]uint64  `json:"bins"`
+	Min        jnum              `json:"min"`
+	Max        jnum              `json:"max"`
+	Mean       jnum              `json:"mean"`
+	Stddev     float64           `json:"stddev"`
+	N          *uint64           `json:"N"`
+	Percentile map[string]jnum   `json:"percentile"`
+	Bins       map[string]uint64 `json:"bins"`
 }
 
 // rawDir is a direction as any fio version wrote it.
 type rawDir struct {
-	IOBytes  int64    `json:"io_bytes"`
-	IOKBytes *int64   `json:"io_kbytes"`
-	BWBytes  *float64 `json:"bw_bytes"`
-	BW       float64  `json:"bw"`
-	IOPS     float64  `json:"iops"`
-	Runtime  int64    `json:"runtime"`
-	TotalIOs *int64   `json:"total_ios"`
-	ShortIOs int64    `json:"short_ios"`
-	DropIOs  int64    `json:"drop_ios"`
-	SlatNs   *rawLat  `json:"slat_ns"`
-	ClatNs   *rawLat  `json:"clat_ns"`
-	LatNs    *rawLat  `json:"lat_ns"`
-	Slat     *rawLat  `json:"slat"`
-	Clat     *rawLat  `json:"clat"`
-	Lat      *rawLat  `json:"lat"`
-	BWMin    float64  `json:"bw_min"`
-	BWMax    float64  `json:"bw_max"`
-	BWMean   float64  `json:"bw_mean"`
-	BWDev    float64  `json:"bw_dev"`
-	IOPSMin  float64  `json:"iops_min"`
-	IOPSMax  float64  `json:"iops_max"`
-	IOPSMean float64  `json:"iops_mean"`
-	IOPSDev  float64  `json:"iops_stddev"`
+	IOBytes  jnum    `json:"io_bytes"`
+	IOKBytes jnum    `json:"io_kbytes"`
+	BWBytes  jnum    `json:"bw_bytes"`
+	BW       jnum    `json:"bw"`
+	IOPS     jnum    `json:"iops"`
+	Runtime  jnum    `json:"runtime"`
+	TotalIOs jnum    `json:"total_ios"`
+	ShortIOs int64   `json:"short_ios"`
+	DropIOs  int64   `json:"drop_ios"`
+	SlatNs   *rawLat `json:"slat_ns"`
+	ClatNs   *rawLat `json:"clat_ns"`
+	LatNs    *rawLat `json:"lat_ns"`
+	Slat     *rawLat `json:"slat"`
+	Clat     *rawLat `json:"clat"`
+	Lat      *rawLat `json:"lat"`
+	BWMin    float64 `json:"bw_min"`
+	BWMax    float64 `json:"bw_max"`
+	BWMean   float64 `json:"bw_mean"`
+	BWDev    float64 `json:"bw_dev"`
+	IOPSMin  float64 `json:"iops_min"`
+	IOPSMax  float64 `json:"iops_max"`
+	IOPSMean float64 `json:"iops_mean"`
+	IOPSDev  float64 `json:"iops_stddev"`
 }
 
 // UnmarshalJSON reads a direction of any fio version in 3.x's units.
@@ -75,26 +96,58 @@ func (d *DirStats) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return err
 	}
-	*d = DirStats{IOBytes: r.IOBytes, BW: int64(r.BW), IOPS: r.IOPS, Runtime: r.Runtime, ShortIOs: r.ShortIOs,
+	*d = DirStats{IOBytes: int64(r.IOBytes.v), BW: int64(r.BW.v), IOPS: r.IOPS.v, Runtime: int64(r.Runtime.v), ShortIOs: r.ShortIOs,
 		DropIOs: r.DropIOs, BWMin: r.BWMin, BWMax: r.BWMax, BWMean: r.BWMean, BWDev: r.BWDev,
 		IOPSMin: r.IOPSMin, IOPSMax: r.IOPSMax, IOPSMean: r.IOPSMean, IOPSDev: r.IOPSDev}
-	if r.IOKBytes == nil {
-		d.IOBytes = r.IOBytes * 1024 // KiB before 2.21
+	// A figure fio wrote as nan is taken from the others where they
+	// hold it (fio computed each from the count, bytes and runtime), and
+	// is otherwise unknown: the direction is refused, naming it.
+	unknown := func(field string) { d.nan = append(d.nan, field) }
+	if r.Runtime.null {
+		unknown("runtime")
 	}
+	rt := float64(d.Runtime)
 	switch {
-	case r.TotalIOs != nil:
-		d.TotalIOs = *r.TotalIOs
-	case r.Runtime > 0:
-		// Before 2.1.14 only the rate: fio computed it from the count.
-		d.TotalIOs = int64(math.Round(r.IOPS * float64(r.Runtime) / 1000))
-	}
-	switch {
-	case r.BWBytes != nil:
-		d.BWBytes = int64(*r.BWBytes)
-	case d.IOBytes > 0 && r.Runtime > 0:
-		d.BWBytes = d.IOBytes * 1000 / r.Runtime // fio's own formula for bw_bytes
+	case r.IOKBytes.set:
+		// From 2.21 io_bytes is in bytes, io_kbytes beside it (even
+		// when fio wrote it as nan).
+		if !r.IOBytes.known() {
+			if r.IOKBytes.known() {
+				d.IOBytes = int64(r.IOKBytes.v) * 1024
+			} else {
+				unknown("io_bytes")
+			}
+		}
+	case r.IOBytes.null:
+		unknown("io_bytes")
 	default:
-		d.BWBytes = int64(r.BW) * 1024
+		d.IOBytes = int64(r.IOBytes.v) * 1024 // KiB before 2.21
+	}
+	switch {
+	case r.TotalIOs.known():
+		d.TotalIOs = int64(r.TotalIOs.v)
+	case r.TotalIOs.null && !r.IOPS.known():
+		unknown("total_ios")
+	case rt > 0 && r.IOPS.known():
+		// Before 2.1.14 only the rate: fio computed it from the count.
+		d.TotalIOs = int64(math.Round(r.IOPS.v * rt / 1000))
+	}
+	if r.IOPS.null {
+		if d.TotalIOs > 0 && rt > 0 {
+			d.IOPS = float64(d.TotalIOs) * 1000 / rt
+		} else if d.TotalIOs > 0 || !r.TotalIOs.set {
+			unknown("iops")
+		}
+	}
+	switch {
+	case r.BWBytes.known():
+		d.BWBytes = int64(r.BWBytes.v)
+	case d.IOBytes > 0 && rt > 0:
+		d.BWBytes = d.IOBytes * 1000 / d.Runtime // fio's own formula for bw_bytes
+	case r.BW.known():
+		d.BWBytes = int64(r.BW.v) * 1024
+	case r.BW.null || r.BWBytes.null:
+		unknown("bw_bytes")
 	}
 	pick := func(ns, us *rawLat) LatStats {
 		switch {
@@ -106,6 +159,16 @@ func (d *DirStats) UnmarshalJSON(b []byte) error {
 		return LatStats{}
 	}
 	d.SlatNs, d.ClatNs, d.LatNs = pick(r.SlatNs, r.Slat), pick(r.ClatNs, r.Clat), pick(r.LatNs, r.Lat)
+	for _, l := range []struct {
+		name string
+		s    LatStats
+	}{{"slat_ns", d.SlatNs}, {"clat_ns", d.ClatNs}, {"lat_ns", d.LatNs}} {
+		if l.s.N > 0 {
+			for _, f := range l.s.nan {
+				unknown(l.name + "." + f)
+			}
+		}
+	}
 	return nil
 }
 
@@ -123,21 +186,31 @@ func (l *LatStats) UnmarshalJSON(b []byte) error {
 // before 3.18), a latency that was measured counts ios samples: every
 // completed IO is one.
 func (r *rawLat) stats(scale float64, ios int64) LatStats {
-	l := LatStats{Min: r.Min * scale, Max: r.Max * scale, Mean: r.Mean * scale, Stddev: r.Stddev * scale}
+	l := LatStats{Min: r.Min.v * scale, Max: r.Max.v * scale, Mean: r.Mean.v * scale, Stddev: r.Stddev * scale}
 	switch {
 	case r.N != nil:
 		l.N = *r.N
-	case (r.Mean > 0 || r.Max > 0) && ios > 0:
+	case (r.Mean.v > 0 || r.Max.v > 0) && ios > 0:
 		l.N = uint64(ios)
 	}
+	// fio's nan for a latency of no samples is its 0/0; with samples
+	// (checkFigures asks, once the count is known) it is a figure lost.
+	for _, f := range []struct {
+		k string
+		n jnum
+	}{{"min", r.Min}, {"max", r.Max}, {"mean", r.Mean}} {
+		if f.n.null {
+			l.nan = append(l.nan, f.k)
+		}
+	}
 	for k, v := range r.Percentile {
-		if k == "0.00" {
-			continue // filler fio wrote when percentiles were off
+		if k == "0.00" || !v.known() {
+			continue // filler fio wrote when percentiles were off; a nan is unknown
 		}
 		if l.Percentile == nil {
 			l.Percentile = map[string]float64{}
 		}
-		l.Percentile[k] = v * scale
+		l.Percentile[k] = v.v * scale
 	}
 	l.Bins = binsNs(r.Bins, scale)
 	return l

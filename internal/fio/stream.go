@@ -17,9 +17,10 @@ import (
 // one JSON document. fio's json+ output of 64 jobs without
 // group_reporting, latency bins and all, is a few MiB; a document past
 // MaxDocumentBytes is refused as soon as it is that long, having held
-// little more than that.
+// little more than that. A document compacted onto one line (jq -c) is
+// one line: a line may be as long as a document.
 const (
-	maxLine          = 4 << 20
+	maxLine          = MaxDocumentBytes
 	maxDiagnostics   = 100
 	MaxDocumentBytes = 64 << 20
 )
@@ -50,7 +51,7 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 				diag = append(diag, d)
 			}
 			if last == nil {
-				text.Line(d)
+				text.LineAt(lr.Line, d)
 				if text.entries > result.MaxResults {
 					return nil, &result.TooManyError{Max: result.MaxResults, What: "fio jobs"}
 				}
@@ -68,6 +69,9 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 	}
 	if last == nil {
 		docs := text.Documents()
+		if err := text.Err(); err != nil {
+			return nil, err
+		}
 		if len(docs) == 0 {
 			return nil, fmt.Errorf("neither iolens results nor fio output (JSON, json+ or fio's normal text): %w", ErrNoDocument)
 		}
@@ -167,6 +171,15 @@ func resultsFrom(doc *Output, diag []string, name string, made int, seen map[str
 		var inferred []string
 		res.Test, inferred = specOf(t)
 		res.Notes = append(res.Notes, inferred...)
+		depthNotes, err := checkDepth(t, &res.Test)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", t.name, err)
+		}
+		res.Notes = append(res.Notes, depthNotes...)
+		res.Notes = append(res.Notes, first.notes...)
+		if res.Test.DirectUnknown {
+			res.Notes = append(res.Notes, "whether fio used direct IO or the page cache is not in its output: read as unknown")
+		}
 		seen[res.Test.Name]++
 		res.Repeat = seen[res.Test.Name]
 		if len(out) == 0 {
@@ -198,6 +211,11 @@ func resultsFrom(doc *Output, diag []string, name string, made int, seen map[str
 		if err := FillFromFio(&res, t.jobs); err != nil {
 			return nil, fmt.Errorf("job %s: %w", t.name, err)
 		}
+		if res.Status == "ok" && !didIO(&res) {
+			// fio lists a job that did no IO (its whole run inside the
+			// ramp, a size of 0): no figure of it is a measurement.
+			res.Status, res.Error = "failed", fmt.Sprintf("fio job %s did no IO: fio reported no reads, writes, trims or syncs for it", t.name)
+		}
 		if hs := res.Fio.Hosts; len(hs) > 1 {
 			res.Host.Hostname = strings.Join(hs, ",")
 		}
@@ -211,6 +229,16 @@ func resultsFrom(doc *Output, diag []string, name string, made int, seen map[str
 		return nil, errors.New("fio output has no jobs")
 	}
 	return out, nil
+}
+
+// didIO says a result holds a direction with IO in it.
+func didIO(r *result.Result) bool {
+	for _, name := range result.DirNames {
+		if d := r.Dir(name); d != nil && (d.TotalIOs > 0 || d.IOBytes > 0 || d.IOPS > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // specOf rebuilds what can be known of a test from fio's job options
@@ -266,6 +294,9 @@ func specOf(t test) (result.TestSpec, []string) {
 	}
 	count("fdatasync", 0, 1<<31-1, func(v int) { s.Fdatasync = v })
 	s.Direct = o["direct"] == "1" || o["buffered"] == "0"
+	_, d := o["direct"]
+	_, b := o["buffered"]
+	s.DirectUnknown = (j.optionsPartial || len(j.JobOptions) == 0) && !d && !b
 	if d, err := units.ParseDuration(o["runtime"]); err == nil && d <= maxOptionTime {
 		s.RuntimeS = d.Seconds()
 	}
@@ -276,6 +307,54 @@ func specOf(t test) (result.TestSpec, []string) {
 		s.StopAtSize = true
 	}
 	return s, notes
+}
+
+// depthBuckets are fio's iodepth_level buckets and their lowest depth.
+var depthBuckets = []struct {
+	key string
+	lo  int
+}{{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}, {">=64", 64}}
+
+// checkDepth holds the depth of the job options against fio's own count
+// of the depths it issued at (iodepth_level): a depth fio cannot have
+// run ("-8") is read from the count, with a note, and a count of IOs
+// issued deeper than the options allow is refused.
+func checkDepth(t test, s *result.TestSpec) ([]string, error) {
+	j := t.jobs[0]
+	raw, ok := j.JobOptions["iodepth"]
+	if !ok || len(j.IodepthLevel) == 0 {
+		if ok {
+			if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+				return nil, &FigureError{Field: "job options.iodepth (" + raw + ")", Value: math.NaN(), Max: 1 << 16}
+			}
+		}
+		return nil, nil
+	}
+	// The deepest bucket holding more than 1% of the IOs, and the one
+	// most were issued at.
+	deepest, most, share := 0, 0, -1.0
+	for _, b := range depthBuckets {
+		v := j.IodepthLevel[b.key]
+		if v > 1 {
+			deepest = b.lo
+		}
+		if v > share {
+			most, share = b.lo, v
+		}
+	}
+	if _, err := units.ParseCount(raw, 1, 1<<16); err != nil {
+		s.IODepth = max(most, 1)
+		what := fmt.Sprintf("iodepth=%d", s.IODepth)
+		if most == 64 {
+			what = "iodepth 64 or more"
+		}
+		return []string{fmt.Sprintf("fio's job options say iodepth=%q, which fio does not accept: %s from fio's iodepth_level", raw, what)}, nil
+	}
+	if deepest > s.IODepth {
+		return nil, fmt.Errorf("fio's job options say iodepth=%d, but its iodepth_level has IOs issued at %d or more in flight: %w",
+			s.IODepth, deepest, &FigureError{Field: "iodepth", Value: float64(s.IODepth), Max: float64(deepest)})
+	}
+	return nil, nil
 }
 
 // inferOptions tells rw, bs and iodepth from what a job did, for fio

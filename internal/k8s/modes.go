@@ -5,9 +5,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// ParseNodeSelector reads --node-selector: k=v[,k=v]; nil for "".
+// ParseNodeSelector reads --node-selector: k=v[,k=v]; nil for "". Each
+// key and value must be one the API accepts as a label (a value with
+// "=" in it, a key given twice or a key with a space is refused here,
+// not by the API server).
 func ParseNodeSelector(s string) (map[string]string, error) {
 	if s == "" {
 		return nil, nil
@@ -15,8 +19,18 @@ func ParseNodeSelector(s string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--node-selector %q: want k=v[,k=v]", s)
+		}
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("--node-selector %q: the key %q is not a label key: %s", s, k, errs[0])
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("--node-selector %q: the value %q is not a label value: %s", s, v, errs[0])
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("--node-selector %q: the key %q is given twice", s, k)
 		}
 		m[k] = v
 	}

@@ -42,6 +42,9 @@ type Source struct {
 	Date   string `yaml:"date" json:"date,omitempty"`
 	// Note says what the source is when it has no address.
 	Note string `yaml:"note" json:"note,omitempty"`
+	// ThirdParty marks a source that is not the provider's own (a blog,
+	// a calculator site): its prices are shown as such.
+	ThirdParty bool `yaml:"third_party" json:"third_party,omitempty"`
 }
 
 // Provider holds a cloud's rules that apply across its families.
@@ -79,6 +82,24 @@ type Family struct {
 	// Latency is the family's typical latency, sourced or marked as an
 	// assumption; an edition may carry its own.
 	Latency *Latency `yaml:"latency" json:"latency"`
+	// Attach limits the VM sizes the family may be used with (pd-extreme:
+	// N2 with 64 or more vCPUs, M2, M3); nil when the provider states no
+	// rule.
+	Attach *AttachRule `yaml:"attach" json:"attach,omitempty"`
+	// PriceGap says why the catalog holds no price for the family, when
+	// it holds none: a family with neither is refused by the tests.
+	PriceGap string `yaml:"price_gap" json:"price_gap,omitempty"`
+}
+
+// AttachRule is a provider's rule on which machine series (and how
+// large) a family may be used with.
+type AttachRule struct {
+	// Series lists the machine series that may use the family; MinVCPU
+	// the fewest vCPUs a series needs for it.
+	Series     []string       `yaml:"series" json:"series"`
+	MinVCPU    map[string]int `yaml:"min_vcpu" json:"min_vcpu,omitempty"`
+	Basis      string         `yaml:"basis" json:"basis"`
+	SourceKeys []string       `yaml:"sources" json:"sources"`
 }
 
 // Latency is what a family's IO takes at queue depth 1, as a low-high
@@ -90,6 +111,11 @@ type Latency struct {
 	// when none is measured (the model then derives one).
 	FsyncP99Ms []float64 `yaml:"fsync_p99_ms" json:"fsync_p99_ms,omitempty"`
 	Assumed    bool      `yaml:"assumed" json:"assumed,omitempty"`
+	// Fitted names the seed the typical band was fitted to (and
+	// FsyncFitted the fsync band's): that seed's figure is then no
+	// prediction of the model.
+	Fitted      string `yaml:"fitted" json:"fitted,omitempty"`
+	FsyncFitted string `yaml:"fsync_fitted" json:"fsync_fitted,omitempty"`
 	// Basis says what the figures rest on, in a sentence.
 	Basis      string   `yaml:"basis" json:"basis"`
 	FsyncBasis string   `yaml:"fsync_basis" json:"fsync_basis,omitempty"`
@@ -246,6 +272,14 @@ type VM struct {
 	NetworkEarlier []DatedMbps `yaml:"network_earlier" json:"network_earlier,omitempty"`
 	// NetworkNote says why a size has no network figure.
 	NetworkNote string `yaml:"network_note" json:"network_note,omitempty"`
+	// NetworkBurstMbps is the "up to" network bandwidth of a size that
+	// bursts on network credits (AWS "up to 10 Gbps"): not sustained, so
+	// a share is never judged sustained on it.
+	NetworkBurstMbps    float64  `yaml:"network_burst_mbps" json:"network_burst_mbps,omitempty"`
+	NetworkBurstSources []string `yaml:"network_burst_sources" json:"network_burst_sources,omitempty"`
+	// Series is the machine series (n2, e2) attach rules name; for GCP
+	// it defaults to the id's first word.
+	Series string `yaml:"series" json:"series,omitempty"`
 	// From dates the first document in the catalog that shows the size.
 	From       string   `yaml:"from" json:"from,omitempty"`
 	SourceKeys []string `yaml:"sources" json:"sources"`
@@ -408,6 +442,12 @@ func (c *Catalog) Validate() error {
 		if len(f.Editions) == 0 {
 			bad("%s: no editions", where)
 		}
+		if a := f.Attach; a != nil {
+			if len(a.Series) == 0 || a.Basis == "" {
+				bad("%s: attach needs series and a basis", where)
+			}
+			srcs(where+" attach", a.SourceKeys)
+		}
 		if f.Latency == nil {
 			bad("%s: no latency (give a sourced figure or an assumption marked assumed: true)", where)
 		} else {
@@ -487,6 +527,9 @@ func (c *Catalog) Validate() error {
 		}
 		if v.Uncached != nil {
 			checkBurst(bad, where, v.Burst, v.Uncached.IOPS, v.Uncached.Tput)
+		}
+		if v.NetworkBurstMbps > 0 {
+			srcs(where+" network burst", v.NetworkBurstSources)
 		}
 		if v.NetworkMbps <= 0 && v.BandwidthMbps <= 0 && v.NetworkNote == "" {
 			bad("%s: no network bandwidth and no network_note saying why", where)

@@ -43,6 +43,8 @@ type Measured struct {
 	Read      bool // any reads
 	Random    bool
 	Direct    bool
+	// DirectUnknown: the source did not say whether IO was direct.
+	DirectUnknown bool
 	// WriteBWBytes is the write part of BWBytes.
 	WriteBWBytes float64
 	// Syncs: the test flushes its writes (fsync, fdatasync, O_SYNC), so
@@ -52,7 +54,7 @@ type Measured struct {
 
 // MeasuredFrom takes the figures of a result (reads and writes together).
 func MeasuredFrom(r *result.Result) (Measured, bool) {
-	m := Measured{BlockSize: r.Test.BlockSize, IODepth: r.Test.IODepth, NumJobs: r.Test.NumJobs, Direct: r.Test.Direct,
+	m := Measured{BlockSize: r.Test.BlockSize, IODepth: r.Test.IODepth, NumJobs: r.Test.NumJobs, Direct: r.Test.Direct, DirectUnknown: r.Test.DirectUnknown,
 		Random: strings.HasPrefix(r.Test.RW, "rand")}
 	var latW float64
 	for _, d := range []*result.DirResult{r.Read, r.Write} {
@@ -144,7 +146,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		case ce.Burst != nil && m.IOPS <= ce.Burst.IOPS*aboveFraction:
 			why = fmt.Sprintf("burst credits are inflating this (burst ceiling %s for %s from a full bucket)", rate(ce.Burst.IOPS, ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "no time limit"))
 			ev["burst_iops"] = ce.Burst.IOPS
-		case !m.Direct:
+		case !m.Direct && !m.DirectUnknown:
 			why = "the page cache is inflating this (buffered IO)"
 		case ce.CacheHit != nil:
 			why = fmt.Sprintf("the %s host cache is inflating this (cache ceiling %s)", x.Cache, rate(ce.CacheHit.IOPS, ce.CacheHit.BWBytes))
@@ -156,7 +158,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 		f.Summary, f.Code = c.atCap(m, x, ce, pct, name, rate)
 	case little > 0 && little < ce.IOPS*atCapFraction && m.IOPS >= little*0.7:
 		need := int(math.Ceil(ce.IOPS * m.MeanLatNs / 1e9))
-		todo := fmt.Sprintf("raise iodepth or parallelism (QD %d or more at this latency)", need)
+		todo := fmt.Sprintf("raise iodepth or parallelism (QD %d or more at this latency, estimated by Little's law)", need)
 		if m.SyncLatNs > 0 {
 			todo = "a log that syncs each write (etcd's WAL) gets more only from a lower sync latency"
 		}
@@ -180,7 +182,7 @@ func (c *Catalog) DiagnoseMeasured(m Measured, x *Expectation) []result.Finding 
 	// than the disk drains them; reads, and writes that are flushed one
 	// by one (an fsync-bound test), build no backlog.
 	if m.Write && !m.Syncs {
-		if cf, ok := x.HostCacheFill(m.BlockSize, m.WriteBWBytes); ok && cf.Grows {
+		if cf, ok := x.HostCacheFillPattern(m.BlockSize, m.WriteBWBytes, !m.Random); ok && cf.Grows {
 			out = append(out, cacheRWFinding(m, x, cf))
 		}
 	}

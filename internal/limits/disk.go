@@ -129,15 +129,23 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 				k, v, _ := strings.Cut(kv, "=")
 				switch strings.ToLower(strings.TrimSpace(k)) {
 				case "iops":
+					if x, ok := boundWord(v); ok {
+						iops = x
+						continue
+					}
 					x, err := units.ParseNumber(v, 0, maxFigure)
 					if err != nil || x == 0 {
-						return nil, &SpecError{spec, "iops=" + v + " is not a positive number", "e.g. iops=6000"}
+						return nil, &SpecError{spec, "iops=" + v + " is not a positive number", "e.g. iops=6000, or iops=max for the most the size allows"}
 					}
 					iops = x
 				case "throughput", "tput", "mbps", "bw":
+					if x, ok := boundWord(v); ok {
+						tput = x
+						continue
+					}
 					x, err := units.ParseNumber(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(v), "/s"), "MiB"), "MB"), 0, maxFigure)
 					if err != nil || x == 0 {
-						return nil, &SpecError{spec, "throughput=" + v + " is not a positive number", "in the family's unit, e.g. throughput=250"}
+						return nil, &SpecError{spec, "throughput=" + v + " is not a positive number", "in the family's unit, e.g. throughput=250, or throughput=max"}
 					}
 					tput = x
 				case "size":
@@ -259,6 +267,24 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 	return d, nil
 }
 
+// askMax and askMin stand for iops=max / iops=min (and throughput=):
+// the most or the least the disk allows at its size, only when asked.
+const (
+	askMax = -1.0
+	askMin = -2.0
+)
+
+// boundWord reads "max" or "min" as a provisioned figure.
+func boundWord(v string) (float64, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "max":
+		return askMax, true
+	case "min":
+		return askMin, true
+	}
+	return 0, false
+}
+
 // maxFigure bounds the IOPS, throughput and size figures of a spec: no
 // cloud disk comes near it, and every figure stays finite.
 const maxFigure = 1e12
@@ -325,10 +351,10 @@ func (d *Disk) resolveFormula(iops, tput float64, sizeSet bool) error {
 	if needSize && !sizeSet {
 		return fmt.Errorf("%s needs a size", d.Family.ID)
 	}
-	if !e.IOPS.Provisioned && iops > 0 {
+	if !e.IOPS.Provisioned && iops != 0 {
 		return fmt.Errorf("%s derives IOPS from the size; iops= does not apply", d.Family.ID)
 	}
-	if !e.Tput.Provisioned && tput > 0 {
+	if !e.Tput.Provisioned && tput != 0 {
 		return fmt.Errorf("%s derives throughput; throughput= does not apply", d.Family.ID)
 	}
 	size := d.SizeGiB
@@ -381,9 +407,11 @@ func (d *Disk) resolveFormula(iops, tput float64, sizeSet bool) error {
 	return nil
 }
 
-// provision returns a provisioned figure (given, default, or the most
-// the size allows) after checking it against the bounds, or the derived
-// figure for non-provisioned quantities (0: caller evaluates).
+// provision returns a provisioned figure (given, the provider's default,
+// or the most or least the size allows when asked with max or min) after
+// checking it against the bounds, or 0 for non-provisioned quantities
+// (the caller evaluates them). With no figure and no default it is an
+// error: a provisioned disk is never taken at its maximum unasked.
 func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown bool, notes *[]string) (float64, error) {
 	if !q.Provisioned {
 		return 0, nil
@@ -420,16 +448,25 @@ func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown b
 	v := given
 	switch {
 	case v > 0:
+	case given == askMax:
+		if hi <= 0 {
+			return 0, fmt.Errorf("%s=max: this disk publishes no maximum; give %s=N", what, what)
+		}
+		v = hi
+		*notes = append(*notes, fmt.Sprintf("%s=max: assuming the most allowed at this size, %g", what, round(hi, 2)))
+	case given == askMin:
+		if lo <= 0 {
+			return 0, fmt.Errorf("%s=min: this disk publishes no minimum; give %s=N", what, what)
+		}
+		v = lo
 	case q.Default > 0 && q.Default < lo:
 		v = lo
 		*notes = append(*notes, fmt.Sprintf("no %s= given: the default %g is below this size's floor (%g per TiB); taking %g", what, q.Default, q.MinPerTiB, round(lo, 2)))
 	case q.Default > 0:
 		v = q.Default
-	case hi > 0:
-		v = hi
-		*notes = append(*notes, fmt.Sprintf("no %s= given: assuming the most allowed, %g", what, round(hi, 2)))
+		*notes = append(*notes, fmt.Sprintf("no %s= given: the provider's default, %g", what, q.Default))
 	default:
-		return 0, fmt.Errorf("give %s=N", what)
+		return 0, fmt.Errorf("no %s= given and the provider sets no default: give %s=N, or %s=max for the most this size allows", what, what, what)
 	}
 	if v < lo-1e-9 || hi > 0 && v > hi+1e-9 {
 		why := ""
@@ -441,7 +478,7 @@ func (q *Quantity) provision(what string, given, size, iops float64, sizeKnown b
 		}
 		return 0, fmt.Errorf("%s=%g is outside %g-%g for this disk%s", what, v, lo, round(hi, 2), why)
 	}
-	if given > 0 && !sizeKnown && (q.MaxPerGiB > 0 || len(q.Bands) > 0) {
+	if given != 0 && !sizeKnown && (q.MaxPerGiB > 0 || len(q.Bands) > 0) {
 		*notes = append(*notes, "no size given: the per-size bound on "+what+" was not checked")
 	}
 	return v, nil

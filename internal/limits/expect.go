@@ -114,6 +114,9 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 		}
 		x.VM = v
 		x.noteVMDate()
+		if ok, why := d.Family.Attachable(v); !ok {
+			x.Notes = append(x.Notes, why)
+		}
 	}
 	for _, a := range attached {
 		if a = strings.TrimSpace(a); a == "" {
@@ -158,6 +161,9 @@ func (c *Catalog) ParseExpectation(disk, vm string, attached []string, cache str
 		}
 	}
 	x.computeShare(c)
+	if gap := x.VMGap(); gap != "" {
+		x.Notes = append(x.Notes, "not judged on the VM: "+gap+": only the disk's own limits are shown")
+	}
 	return x, nil
 }
 

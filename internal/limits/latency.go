@@ -36,7 +36,19 @@ type LatencyModel struct {
 	FsyncP99HiNs  float64  `json:"fsync_p99_hi_ns"`
 	FsyncMeasured bool     `json:"fsync_measured"`
 	FsyncBasis    string   `json:"fsync_basis"`
+	// Fitted and FsyncFitted name the seed a band was fitted to.
+	Fitted      string `json:"fitted,omitempty"`
+	FsyncFitted string `json:"fsync_fitted,omitempty"`
 }
+
+// maxSizingSpread is the widest band (high over low) the model sizes a
+// queue depth with: beyond it the depth band spans more than four times
+// its low end, which sizes nothing (gp3's "single-digit milliseconds",
+// 1-9 ms, gives QD 65-577 for 64,000 IOPS).
+const maxSizingSpread = 4.0
+
+// TooWide reports a band too wide to size a queue depth with.
+func (m LatencyModel) TooWide() bool { return m.Known() && m.HiNs > maxSizingSpread*m.LoNs }
 
 // LatencyModel returns the model of the expectation's disk: its edition's
 // figures, else its family's.
@@ -52,6 +64,7 @@ func (x *Expectation) LatencyModel() LatencyModel {
 	}
 	m.LoNs, m.HiNs = l.TypicalMs[0]*1e6, l.TypicalMs[1]*1e6
 	m.Assumed, m.Basis, m.Sources = l.Assumed, l.Basis, l.SourceKeys
+	m.Fitted, m.FsyncFitted = l.Fitted, l.FsyncFitted
 	if len(l.FsyncP99Ms) == 2 {
 		m.FsyncP99LoNs, m.FsyncP99HiNs = l.FsyncP99Ms[0]*1e6, l.FsyncP99Ms[1]*1e6
 		m.FsyncMeasured, m.FsyncBasis = true, l.FsyncBasis
@@ -187,15 +200,55 @@ func (p LatencyPrediction) Lines() []string {
 		return []string{"no latency figure for " + m.Family}
 	}
 	kind := "sourced"
-	if m.Assumed {
+	switch {
+	case m.Assumed:
 		kind = "ASSUMED"
+	case m.Fitted != "":
+		kind = "fitted to " + m.Fitted + ", so no prediction of it"
 	}
 	out := []string{fmt.Sprintf("typical %s per small IO at QD1 (%s: %s)", units.LatencyBand(m.LoNs, m.HiNs), kind, m.Basis)}
-	out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(p.CapIOPS), p.depthStr()))
+	if m.TooWide() {
+		out = append(out, fmt.Sprintf("QD1 at %s: %s; the band is too wide to size a queue depth for the %s IOPS ceiling with (it would say %s): measure one IO at a time (iolens diagnose) and take the depth as ceiling x that latency",
+			units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
+	} else {
+		out = append(out, fmt.Sprintf("QD1 at %s: %s; the %s IOPS ceiling needs %s or more", units.IOSize(p.IOSizeBytes), p.iopsBand(), units.Published(math.Round(p.CapIOPS)), p.depthStr()))
+	}
 	fk := "derived"
-	if m.FsyncMeasured {
+	switch {
+	case m.FsyncFitted != "":
+		fk = "measured, fitted to " + m.FsyncFitted
+	case m.FsyncMeasured:
 		fk = "measured"
 	}
 	out = append(out, fmt.Sprintf("small-write fdatasync p99 %s (%s: %s): etcd (p99 under 10 ms) %s", units.LatencyBand(m.FsyncP99LoNs, m.FsyncP99HiNs), fk, m.FsyncBasis, p.Etcd))
 	return out
+}
+
+// BufferedNote says what buffered writes of ioSize do to the disk's
+// figures: the page cache merges sequential writes before they reach
+// the disk, so the disk sees larger IOs and the IOPS at ioSize understate
+// what it moves. The merged size offered is where the disk's throughput
+// cap takes over from its IOPS cap (cap / IOPS, at most its IO-counting
+// unit): seed 003's buffered dd bs=100k on a P4 moved about 25 MiB/s,
+// which at 120 IOPS is IOs of 213 KiB or more, the P4's throughput cap,
+// not the 12.3 MB/s that 120 x 100 KiB gives. "" when the disk has no
+// IOPS cap to merge past or ioSize is already there.
+func (x *Expectation) BufferedNote(ioSize int64) string {
+	w := x.Disk.Write
+	if w.IOPS <= 0 || w.BWBytes <= 0 {
+		return ""
+	}
+	merged := w.BWBytes / w.IOPS
+	if u := x.Disk.Edition.IOUnitKiB * kib; u > 0 && merged > u {
+		merged = u
+	}
+	if float64(ioSize) >= merged {
+		return ""
+	}
+	at := x.At(ioSize, true)
+	offer := int64(math.Ceil(merged/kib)) * 1024
+	big := x.At(offer, true)
+	return fmt.Sprintf("buffered writes reach the disk merged into larger IOs, so %s IOs are not what it sees: at %s IOPS its %s MB/s cap binds from IOs of %s on; try --io-size %dk (%s MB/s there, against %s MB/s at %s). Seed 003's buffered dd bs=100k on a P4 moved about 25 MiB/s, the cap, not 120 x 100 KiB",
+		units.IOSize(ioSize), units.Published(math.Round(w.IOPS)), units.Figure(w.BWBytes/1e6), units.IOSize(offer), offer>>10,
+		units.Figure(big.BWBytes/1e6), units.Figure(at.BWBytes/1e6), units.IOSize(ioSize))
 }

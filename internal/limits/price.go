@@ -92,9 +92,11 @@ type Price struct {
 	NoTotal bool
 	Region  string
 	AsOf    string
-	// Source is the citation: title and address of the document.
-	Source string
-	Notes  []string
+	// Source is the citation: title and address of the document;
+	// ThirdParty marks a source that is not the provider's own.
+	Source     string
+	ThirdParty bool
+	Notes      []string
 }
 
 // MarshalJSON writes {"usd_per_month"|"usd_per_hour": N, "region", "as_of",
@@ -115,6 +117,9 @@ func (p Price) MarshalJSON() ([]byte, error) {
 	for _, kv := range [][2]string{{"region", p.Region}, {"as_of", p.AsOf}, {"source", p.Source}} {
 		v, _ := json.Marshal(kv[1])
 		fmt.Fprintf(&b, `,%q:%s`, kv[0], v)
+	}
+	if p.ThirdParty {
+		b.WriteString(`,"third_party":true`)
 	}
 	if len(p.Notes) > 0 {
 		v, _ := json.Marshal(p.Notes)
@@ -357,7 +362,7 @@ func (c *Catalog) pick(cands []*PriceEntry, provider string) *PriceEntry {
 }
 
 func (c *Catalog) price(e *PriceEntry) Price {
-	p := Price{USDPerMonth: e.USDPerMonth, USDPerHour: e.USDPerHour, Region: e.Region, AsOf: e.AsOf, Source: SourceRef(c.Sources[e.Source])}
+	p := Price{USDPerMonth: e.USDPerMonth, USDPerHour: e.USDPerHour, Region: e.Region, AsOf: e.AsOf, Source: SourceRef(c.Sources[e.Source]), ThirdParty: c.Sources[e.Source].ThirdParty}
 	if e.Note != "" {
 		p.Notes = append(p.Notes, e.Note)
 	}
@@ -473,6 +478,9 @@ func (c *Catalog) PriceGap(d *Disk, date string) string {
 		name = d.Family.Provider + ":" + d.Tier.Name
 	}
 	if len(all) == 0 {
+		if d.Family.PriceGap != "" {
+			return "no price for " + name + ": " + d.Family.PriceGap
+		}
 		return "no stored source states a price for " + name + " (give yours with --price-file)"
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].AsOf > all[j].AsOf })
@@ -565,4 +573,46 @@ func SourceRef(s Source) string {
 		ref += " (" + s.Date + ")"
 	}
 	return s.Title + ", " + ref
+}
+
+// PriceRegions lists the regions the catalog holds prices for, of a
+// provider ("" for all), sorted.
+func (c *Catalog) PriceRegions(provider string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range c.Prices {
+		prov := e.VM
+		if e.Family != "" {
+			prov = e.Family
+		}
+		if p, _, _ := strings.Cut(prov, ":"); provider != "" && !strings.EqualFold(p, provider) {
+			continue
+		}
+		if !seen[e.Region] {
+			seen[e.Region] = true
+			out = append(out, e.Region)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// InRegion returns a copy of the catalog whose prices are only those of
+// region (case-insensitive), so that one table never mixes regions; the
+// receiver is not changed. The user's own prices are kept whatever their
+// region.
+func (c *Catalog) InRegion(region string) (*Catalog, error) {
+	n := *c
+	n.Prices = nil
+	found := false
+	for _, e := range c.Prices {
+		if strings.EqualFold(e.Region, region) || e.User {
+			n.Prices = append(n.Prices, e)
+			found = found || !e.User
+		}
+	}
+	if !found {
+		return nil, &SpecError{Spec: region, Msg: "no stored price is for this region", Advice: "regions with stored prices: " + strings.Join(c.PriceRegions(""), ", ")}
+	}
+	return &n, nil
 }

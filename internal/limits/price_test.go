@@ -104,8 +104,8 @@ func TestPriceEraAndGaps(t *testing.T) {
 		"azure:P20":                   "the newest sourced is $73.22 a month (2016): --price-as-of 2016 uses it",
 		"azure:P70":                   "the newest sourced is $1,638 a month (2019): --price-as-of 2019 uses it",
 		"azure:files-premium:1024GiB": "--price-as-of 2019",
-		"ibm:10iops-tier:300GB":       "no stored source states a price for ibm:10iops-tier",
-		"azure:standard-hdd:1TiB":     "no stored source states a price",
+		"ibm:10iops-tier:300GB":       "no price for ibm:10iops-tier: IBM's catalog prices",
+		"azure:standard-hdd:1TiB":     "no price for azure:S30: Microsoft's list prices",
 	} {
 		if g := gap(spec, ""); !strings.Contains(g, want) {
 			t.Errorf("%s: gap %q, want %q", spec, g, want)
@@ -397,5 +397,52 @@ func TestFileShares(t *testing.T) {
 	if len(fs) == 0 || fs[0].Code != result.CodeVMCap || !strings.Contains(fs[0].Summary, "VM network") ||
 		!strings.Contains(fs[0].Summary, "the share alone allows 512 IOPS, 537 MB/s") || !strings.Contains(fs[0].Summary, "network carries the share: azure:Standard_D2s_v5 (1,563 MB/s)") {
 		t.Errorf("share at the NIC: %+v", fs)
+	}
+}
+
+// Every family in the catalog has a price or says why it has none: a
+// family added without either fails here.
+func TestEveryFamilyPricedOrExplained(t *testing.T) {
+	c := MustDefault()
+	priced := map[string]bool{}
+	for _, p := range c.Prices {
+		priced[strings.ToLower(p.Family)] = true
+	}
+	for _, f := range c.Families {
+		has := priced[strings.ToLower(f.ID)]
+		switch {
+		case !has && f.PriceGap == "":
+			t.Errorf("%s: no price and no price_gap saying why", f.ID)
+		case has && f.PriceGap != "":
+			t.Errorf("%s: priced, yet its price_gap says there is none", f.ID)
+		}
+	}
+}
+
+// --region keeps only that region's prices; a region with none is an
+// error listing those there are.
+func TestInRegion(t *testing.T) {
+	c := MustDefault()
+	r, err := c.InRegion("US-EAST-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Prices {
+		if !strings.EqualFold(p.Region, "us-east-1") {
+			t.Errorf("price of %s in region %q kept", p.Family+p.VM, p.Region)
+		}
+	}
+	d, _ := r.ParseDisk("aws:gp3:100GiB")
+	if co := r.DiskCost(d, ""); co == nil || co.Price.Region != "us-east-1" {
+		t.Errorf("gp3 in us-east-1: %+v", co)
+	}
+	if d, _ := r.ParseDisk("gcp:pd-ssd:100GiB"); r.DiskCost(d, "") != nil {
+		t.Error("a GCP price kept for us-east-1")
+	}
+	if _, err := c.InRegion("mars-1"); err == nil || !strings.Contains(err.(*SpecError).Hint(), "us-east-1") {
+		t.Errorf("unknown region: %v", err)
+	}
+	if len(c.Prices) == len(r.Prices) {
+		t.Error("the receiver's prices were filtered, or nothing was")
 	}
 }

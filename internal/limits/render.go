@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -37,6 +39,9 @@ type Report struct {
 type HostCacheAt struct {
 	IOSizeBytes int64     `json:"io_size_bytes"`
 	Fill        CacheFill `json:"fill"`
+	// Sequential is the same for sequential writes, which the cache
+	// drains merged into large IOs.
+	Sequential CacheFill `json:"sequential"`
 }
 
 // NewReport resolves the ceilings of an expectation at each IO size, its
@@ -58,7 +63,8 @@ func (c *Catalog) NewReport(x *Expectation, ioSizes []int64, priceDate string) R
 	}
 	for _, s := range ioSizes {
 		if cf, ok := x.HostCacheFill(s, 0); ok {
-			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf})
+			seq, _ := x.HostCacheFillPattern(s, 0, true)
+			rep.HostCache = append(rep.HostCache, HostCacheAt{s, cf, seq})
 		}
 	}
 	if len(ioSizes) > 0 {
@@ -109,7 +115,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		if x == 0 {
 			return "no published"
 		}
-		return units.Published(x)
+		return units.Published(math.Round(x))
 	}
 	fmt.Fprintf(w, "        %s IOPS, %s MB/s sustained", iopsText(d.Read.IOPS), units.MB(d.Read.BWBytes))
 	if d.Write != d.Read {
@@ -145,15 +151,15 @@ func (rep Report) WriteText(w io.Writer) error {
 		case v.BandwidthMbps > 0:
 			fmt.Fprintf(w, ": %s Mbps instance bandwidth", units.Published(v.BandwidthMbps))
 		case r != (Rate{}):
-			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", units.Published(r.IOPS), units.MB(r.BWBytes))
+			fmt.Fprintf(w, ": %s IOPS, %s MB/s uncached", units.Published(math.Round(r.IOPS)), units.MB(r.BWBytes))
 			if rw, _ := x.VMRate(true); rw != r {
-				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", units.Published(rw.IOPS), units.MB(rw.BWBytes))
+				fmt.Fprintf(w, " (writes %s IOPS, %s MB/s)", units.Published(math.Round(rw.IOPS)), units.MB(rw.BWBytes))
 			}
 		default:
 			fmt.Fprintf(w, ": no limits for this disk type in the catalog")
 		}
 		if v.Cached != nil && d.Family.Kind != "file" {
-			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(v.Cached.IOPS), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
+			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(math.Round(v.Cached.IOPS)), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
 		}
 		fmt.Fprintln(w)
 		if vb != nil && d.Family.Kind != "file" {
@@ -176,6 +182,11 @@ func (rep Report) WriteText(w io.Writer) error {
 		if i == 0 {
 			fmt.Fprintf(w, "        %s\n", h.Fill.BacklogNote())
 		}
+		if h.Sequential.Merged && h.Sequential.Sentence() != h.Fill.Sentence() {
+			fmt.Fprintf(w, "        %s random writes: %s\n", units.IOSize(h.IOSizeBytes), h.Fill.Sentence())
+			fmt.Fprintf(w, "        %s sequential writes: %s\n", units.IOSize(h.IOSizeBytes), h.Sequential.Sentence())
+			continue
+		}
 		fmt.Fprintf(w, "        %s writes: %s\n", units.IOSize(h.IOSizeBytes), h.Fill.Sentence())
 	}
 	if p := rep.Latency; p != nil {
@@ -191,8 +202,12 @@ func (rep Report) WriteText(w io.Writer) error {
 	case co != nil && co.Price.NoTotal:
 		fmt.Fprintf(w, "price   %s (%s, %s)\n", co.Price.Rates, co.Price.Region, co.Price.AsOf)
 	case co != nil:
-		fmt.Fprintf(w, "price   %s a month (%s, %s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
-			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
+		third := ""
+		if co.Price.ThirdParty {
+			third = ", a third-party source"
+		}
+		fmt.Fprintf(w, "price   %s a month (%s, %s%s); %s per provisioned IOPS, %s per MB/s, %s per %s\n",
+			units.USD(co.Price.USDPerMonth), co.Price.Region, co.Price.AsOf, third, units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps), units.USD(co.USDPerSize), d.Family.sizeUnit())
 	default:
 		fmt.Fprintf(w, "price   none: %s\n", rep.PriceGap)
 	}
@@ -223,15 +238,15 @@ func (rep Report) WriteText(w io.Writer) error {
 		if rep.Dirs {
 			row += map[bool]string{false: "read", true: "write"}[ce.Write] + "\t"
 		}
-		row += fmt.Sprintf("%s\t%s\t%s", units.Published(ce.IOPS), units.MB(ce.BWBytes), ce.Binds.Name)
+		row += fmt.Sprintf("%s\t%s\t%s", units.Published(math.Round(ce.IOPS)), units.MB(ce.BWBytes), ce.Binds.Name)
 		if ce.Burst != nil {
-			row += fmt.Sprintf("\t%s\t%s\t%s", units.Published(ce.Burst.IOPS), units.MB(ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "unlimited"))
+			row += fmt.Sprintf("\t%s\t%s\t%s", units.Published(math.Round(ce.Burst.IOPS)), units.MB(ce.Burst.BWBytes), units.Span(ce.Burst.Seconds, "unlimited"))
 		} else {
 			row += "\t-\t-\t-"
 		}
 		if rep.Dirs {
 			if ce.CacheHit != nil {
-				row += fmt.Sprintf("\t%s\t%s", units.Published(ce.CacheHit.IOPS), units.MB(ce.CacheHit.BWBytes))
+				row += fmt.Sprintf("\t%s\t%s", units.Published(math.Round(ce.CacheHit.IOPS)), units.MB(ce.CacheHit.BWBytes))
 			} else {
 				row += "\t-\t-"
 			}
@@ -279,65 +294,140 @@ func (t Target) Want() string {
 	return s
 }
 
-// WriteSizingText renders a sizing: the options the VM sustains, those it
-// carries only while its burst credits last, those that need another VM
-// size, each group cheapest first, and the families not judged.
+// WriteSizingText renders a sizing as one table, cheapest first within
+// each group (sustained on the VM, on the VM's burst only, on another VM
+// size), the groups named in the VM column, and each note once at the
+// bottom, referred to by number.
 func WriteSizingText(w io.Writer, sz *Sizing) error {
 	t := sz.Target
 	if len(sz.Options) == 0 {
 		fmt.Fprintf(w, "no %s disk reaches %s\n", sz.Provider, t.Want())
-	}
-	groups := []struct {
-		head string
-		keep func(Option) bool
-	}{
-		{fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()),
-			func(o Option) bool { return o.VMBinds == "" }},
-		{fmt.Sprintf("only while %s's burst credits last (%s from a full bucket)", t.VM, units.Span(burstSeconds(sz.Options), "unlimited")),
-			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds > 0 }},
-		{fmt.Sprintf("on a larger VM size than %s", t.VM),
-			func(o Option) bool { return o.VMBinds != "" && o.VMBurstSeconds == 0 }},
-	}
-	first := true
-	for _, g := range groups {
-		var rows []Option
-		for _, o := range sz.Options {
-			if g.keep(o) {
-				rows = append(rows, o)
-			}
+	} else {
+		for _, l := range wrap(fmt.Sprintf("%s disks that sustain %s, cheapest first (unpriced after)", sz.Provider, t.Want()), maxLine) {
+			fmt.Fprintln(w, l)
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		fmt.Fprintln(w, g.head)
+		var notes footnotes
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "SPEC\tFAMILY\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S\tNOTE\n", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
-		for _, op := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Spec, op.Disk.Family.Name, pairText(op.Read.IOPS, op.Write.IOPS, units.Published),
-				pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), strings.Join(optionCells(op), "\t"))
+		head := fmt.Sprintf("SPEC\tIOPS@%s\tMB/S@1MiB\t$/MONTH\t$/IOPS\t$/MB/S", strings.ReplaceAll(units.IOSize(t.IOSize), " ", ""))
+		if t.VM != "" {
+			head += "\tON " + strings.ToUpper(t.VM)
+		}
+		fmt.Fprintln(tw, head+"\tNOTES")
+		iops := func(x float64) string { return units.Published(math.Round(x)) }
+		for _, op := range sz.Options {
+			price, perIOPS, perMB, note := optionCells(op)
+			row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", op.Spec, pairText(op.Read.IOPS, op.Write.IOPS, iops), pairText(op.Read.BWBytes, op.Write.BWBytes, units.MB), price, perIOPS, perMB)
+			if t.VM != "" {
+				row += "\t" + vmCell(op)
+			}
+			fmt.Fprintln(tw, row+"\t"+notes.refs(note...))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		notes.write(w)
 	}
 	if len(sz.NotJudged) > 0 {
-		fmt.Fprintf(w, "\nnot judged: %s\n", strings.Join(sz.NotJudged, ", "))
+		fmt.Fprintln(w, "\nnot judged")
+		for _, n := range sz.NotJudged {
+			for j, l := range wrap(n, maxLine-4) {
+				if j == 0 {
+					fmt.Fprintln(w, "  - "+l)
+				} else {
+					fmt.Fprintln(w, "    "+l)
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// burstSeconds is how long the VM burst of the sizing's options lasts.
-func burstSeconds(opts []Option) float64 {
-	for _, o := range opts {
-		if o.VMBurstSeconds > 0 {
-			return o.VMBurstSeconds
+// vmCell says how the sizing's VM carries an option: sustained, on its
+// burst only, or not at all (and which size does).
+func vmCell(op Option) string {
+	switch {
+	case op.VMBinds == "":
+		return "sustained"
+	case op.VMBurstSeconds > 0:
+		return "burst only, " + units.Span(op.VMBurstSeconds, "unlimited")
+	case op.ProposedVM != "":
+		return "needs " + op.ProposedVM
+	}
+	return "no VM size carries it"
+}
+
+// footnotes numbers notes once each, for a table's NOTES column.
+type footnotes struct {
+	list []string
+	idx  map[string]int
+}
+
+// refs numbers each note (reusing a number for a repeated one) and
+// returns the numbers, "-" for none.
+func (f *footnotes) refs(notes ...string) string {
+	if f.idx == nil {
+		f.idx = map[string]int{}
+	}
+	var out []string
+	for _, n := range notes {
+		if n == "" {
+			continue
+		}
+		i, ok := f.idx[n]
+		if !ok {
+			f.list = append(f.list, n)
+			i = len(f.list)
+			f.idx[n] = i
+		}
+		out = append(out, strconv.Itoa(i))
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ",")
+}
+
+// write prints the notes under a table, numbered, wrapped to the
+// table's width.
+func (f *footnotes) write(w io.Writer) {
+	if len(f.list) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnotes")
+	for i, n := range f.list {
+		head := fmt.Sprintf("  %d. ", i+1)
+		for j, l := range wrap(n, maxLine-len(head)) {
+			if j > 0 {
+				head = strings.Repeat(" ", len(head))
+			}
+			fmt.Fprintln(w, head+l)
 		}
 	}
-	return 0
+}
+
+// maxLine is the widest line the limits tables and their notes print.
+const maxLine = 150
+
+// wrap breaks s at spaces into lines of at most width characters (a
+// word longer than that keeps its own line).
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) > width:
+			out = append(out, line)
+			line = word
+		default:
+			line += " " + word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }
 
 // pairText shows a read figure, and the write one after a slash when it
@@ -349,35 +439,40 @@ func pairText(r, w float64, f func(float64) string) string {
 	return f(r) + " r / " + f(w) + " w"
 }
 
-// optionCells are an option's price cells and note.
-func optionCells(op Option) []string {
-	price, perIOPS, perMB := "-", "-", "-"
-	var note []string
+// thirdPartyNote is said of a price whose source is not the provider's.
+const thirdPartyNote = "* the price's source is not the provider's own (a third-party page or a seed write-up); 'iolens catalog show ID' names it"
+
+// optionCells are an option's price cells and its notes.
+func optionCells(op Option) (price, perIOPS, perMB string, notes []string) {
+	price, perIOPS, perMB = "-", "-", "-"
 	switch co := op.Cost; {
 	case co != nil && co.Price.NoTotal:
-		price = co.Price.Rates
+		price = "rates only"
+		notes = append(notes, co.Price.Rates)
 	case co != nil:
 		price = units.USD(co.Price.USDPerMonth) + " (" + co.Price.AsOf + ")"
 		perIOPS, perMB = units.USD(co.USDPerIOPS), units.USD(co.USDPerMBps)
+		if co.Price.ThirdParty {
+			price += "*"
+			notes = append(notes, thirdPartyNote)
+		}
 	default:
-		note = append(note, op.PriceGap)
+		notes = append(notes, op.PriceGap)
 	}
 	switch {
 	case op.VMBurstSeconds > 0:
-		note = append(note, "sustained, "+op.VMBinds)
+		notes = append(notes, "sustained, "+op.VMBinds)
 	case op.ProposedVM != "":
 		s := op.VMBinds + "; " + op.ProposedVM + " carries it"
 		if op.VMPrice != nil {
 			s += " (" + units.USD(op.VMPrice.USDPerHour) + "/h, " + op.VMPrice.AsOf + ")"
 		}
-		note = append(note, s)
+		notes = append(notes, s)
 	case op.VMBinds != "":
-		note = append(note, op.VMBinds+"; no VM size in the catalog carries it")
+		notes = append(notes, op.VMBinds+"; no VM size in the catalog carries it")
 	}
-	if len(note) == 0 && len(op.Disk.Notes) > 0 {
-		note = append(note, op.Disk.Notes[0])
-	}
-	return []string{price, perIOPS, perMB, strings.Join(note, "; ")}
+	notes = append(notes, op.Disk.Notes...)
+	return price, perIOPS, perMB, notes
 }
 
 // WriteCatalogList renders every family and VM size, one a line.
@@ -581,7 +676,7 @@ func priceLine(p *PriceEntry) string {
 func BurstLine(b *BurstInfo) string {
 	var parts []string
 	if b.IOPS > 0 {
-		parts = append(parts, units.Published(b.IOPS)+" IOPS")
+		parts = append(parts, units.Published(math.Round(b.IOPS))+" IOPS")
 	}
 	if b.BWBytes > 0 {
 		parts = append(parts, units.MB(b.BWBytes)+" MB/s")

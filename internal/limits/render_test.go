@@ -16,7 +16,7 @@ func TestRender(t *testing.T) {
 	if err := c.NewReport(x, []int64{4 << 10, 1 << 20}, "").WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none: no stored source states a price for azure:netapp-premium", "anf-service-levels: Service levels for Azure NetApp Files"} {
+	for _, s := range []string{"no published IOPS, 134.2 MB/s", "187.5 MB/s network for the share (1,500 Mbps)", "price   none: no price for azure:netapp-premium: Microsoft's list prices", "anf-service-levels: Service levels for Azure NetApp Files"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, b.String())
 		}
@@ -37,5 +37,27 @@ func TestRender(t *testing.T) {
 	}
 	if i, j := strings.Index(b.String(), "gcp:pd-balanced"), strings.Index(b.String(), "gcp:pd-ssd"); i < 0 || j < i {
 		t.Errorf("sizing not ranked by price:\n%s", b.String())
+	}
+}
+
+// IOPS print as whole numbers: a P15 at 256 KiB is bound by 125 MB/s,
+// 476.8 IOs a second, printed 477.
+func TestRenderWholeIOPS(t *testing.T) {
+	c := MustDefault()
+	x, err := c.ParseExpectation("azure:P15", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := c.NewReport(x, []int64{256 << 10, 1 << 20}, "").WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"256 KiB  477 ", "1 MiB    119 "} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "476.8") {
+		t.Errorf("report prints fractional IOPS:\n%s", b.String())
 	}
 }

@@ -64,7 +64,8 @@ type Sizing struct {
 	Target   Target   `json:"target"`
 	Options  []Option `json:"options"`
 	// NotJudged are families with no published figure for what the
-	// target asks, with why.
+	// target asks, or none for the VM, with why: never listed as
+	// sustained.
 	NotJudged []string `json:"not_judged,omitempty"`
 }
 
@@ -121,6 +122,21 @@ func (c *Catalog) Smallest(provider string, t Target) (*Sizing, error) {
 		}
 		y := c.withVM(&Expectation{Disk: d, Cache: cache}, v)
 		y.clampCache()
+		if ok, why := f.Attachable(v); !ok {
+			// The provider does not let this VM use the family: only
+			// another VM size can carry it.
+			o.VMBinds = why
+			if p := c.VMFor(y, t); p != nil {
+				o.ProposedVM = p.ID
+				o.VMPrice = c.VMPrice(p, t.PriceDate)
+			}
+			other = append(other, o)
+			continue
+		}
+		if gap := y.VMGap(); gap != "" {
+			sz.NotJudged = append(sz.NotJudged, f.ID+" ("+gap+")")
+			continue
+		}
 		o.Read, o.Write = delivered(y, t)
 		if reaches(o.Read, o.Write, t) {
 			sustained = append(sustained, o)
@@ -237,7 +253,7 @@ func vmShort(x *Expectation, t Target) string {
 			dirs[s] = append(dirs[s], dir)
 		}
 		if ce := x.At(t.IOSize, w); t.IOPS > 0 && ce.IOPS < t.IOPS && !ownLimit(ce.Binds.Name) {
-			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", units.IOSize(t.IOSize), units.Published(ce.IOPS), ce.Binds.Name))
+			note(fmt.Sprintf("%s IOPS at %s IOPS (%s)", units.IOSize(t.IOSize), units.Published(math.Round(ce.IOPS)), ce.Binds.Name))
 		}
 		if ce := x.At(sizingBWIO, w); t.BWBytes > 0 && ce.BWBytes < t.BWBytes && !ownLimit(ce.Binds.Name) {
 			note(fmt.Sprintf("throughput at %s MB/s (%s)", units.Published(ce.BWBytes/1e6), ce.Binds.Name))
@@ -276,14 +292,13 @@ func (c *Catalog) VMFor(x *Expectation, t Target) *VM {
 		return hourly(cands[i]) < hourly(cands[j])
 	})
 	for _, v := range cands {
+		if ok, _ := x.Disk.Family.Attachable(v); !ok {
+			continue
+		}
 		y := c.withVM(x, v)
 		y.clampCache()
 		// A VM with no figure for this disk type proves nothing.
-		if y.Disk.Family.Kind == "file" {
-			if y.NetworkBWBytes == 0 {
-				continue
-			}
-		} else if r, _ := y.VMRate(false); r == (Rate{}) && y.Share == nil {
+		if y.VMGap() != "" {
 			continue
 		}
 		if r, w := delivered(y, t); reaches(r, w, t) {
@@ -336,16 +351,23 @@ func (c *Catalog) smallestIn(f *Family, t Target) *Disk {
 	}
 	specAt := func(size float64) string {
 		var kv []string
-		if e.IOPS.Provisioned && needIOPS > 0 && needIOPS > e.IOPS.Default {
+		switch {
+		case e.IOPS.Provisioned && needIOPS > 0 && needIOPS > e.IOPS.Default:
 			kv = append(kv, "iops="+strconv.FormatFloat(math.Max(math.Ceil(needIOPS), e.IOPS.Min), 'f', -1, 64))
+		case e.IOPS.Provisioned && e.IOPS.Default == 0:
+			// No default to fall back on: the least this size allows.
+			kv = append(kv, "iops=min")
 		}
 		if e.Tput.Provisioned {
 			need := needTput
 			if q := e.Tput; q.MinPerTiB > 0 {
 				need = math.Max(need, q.MinPerTiB*size/1024)
 			}
-			if need > e.Tput.Default {
+			switch {
+			case need > e.Tput.Default:
 				kv = append(kv, "throughput="+strconv.FormatFloat(math.Max(math.Ceil(need), e.Tput.Min), 'f', -1, 64))
+			case e.Tput.Default == 0:
+				kv = append(kv, "throughput=min")
 			}
 		}
 		s := f.ID + ":" + strconv.FormatFloat(size, 'f', -1, 64) + f.sizeUnit()
@@ -449,9 +471,12 @@ func (c *Catalog) BetterVM(x *Expectation, ioSize int64, write bool) *VM {
 	}
 	cur := x.At(ioSize, write).IOPS
 	for _, v := range cands {
+		if ok, _ := x.Disk.Family.Attachable(v); !ok {
+			continue
+		}
 		y := c.withVM(x, v)
-		if y.Disk.Family.Kind == "file" && y.NetworkBWBytes == 0 {
-			continue // no network figure: nothing says it carries the share
+		if y.VMGap() != "" {
+			continue // no figure for this disk on v: nothing says it carries it
 		}
 		ce := y.At(ioSize, write)
 		vmOK := true

@@ -16,6 +16,10 @@ func TestFromStorageClass(t *testing.T) {
 		{"disk.csi.azure.com", nil, 100 * gi, "azure:E10", true},
 		{"kubernetes.io/azure-disk", map[string]string{"storageaccounttype": "Standard_LRS"}, 1024 * gi, "azure:S30", true},
 		{"disk.csi.azure.com", map[string]string{"skuName": "PremiumV2_LRS", "DiskIOPSReadWrite": "5000", "DiskMBpsReadWrite": "200"}, 100 * gi, "azure:premium-ssd-v2:100GiB:iops=5000,throughput=200", true},
+		// An Ultra class without DiskIOPSReadWrite / DiskMBpsReadWrite gets
+		// the driver's documented defaults, 500 and 100 (driver-parameters.md).
+		{"disk.csi.azure.com", map[string]string{"skuName": "UltraSSD_LRS"}, 1024 * gi, "azure:ultra:1024GiB:iops=500,throughput=100", true},
+		{"vpc.block.csi.ibm.io", map[string]string{"profile": "sdp"}, 100 * gi, "ibm:sdp:100GB:iops=3000,throughput=125", true},
 		{"ebs.csi.aws.com", map[string]string{"type": "gp3", "iops": "6000", "throughput": "250"}, 200 * gi, "aws:gp3:200GiB:iops=6000,throughput=250", true},
 		{"ebs.csi.aws.com", nil, 100 * gi, "aws:gp3:100GiB:iops=3000,throughput=125", true},
 		{"kubernetes.io/aws-ebs", map[string]string{"type": "io1", "iopsPerGB": "10"}, 100 * gi, "aws:io1:100GiB:iops=1000", true},

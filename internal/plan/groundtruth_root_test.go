@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -21,6 +22,17 @@ import (
 // their findings and the model.
 func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result.Result, diagnosis.Diagnosis) {
 	t.Helper()
+	rs, d, _ := diagnoseRuns(t, spec, plan.Options{Budget: budget}, 1)
+	return rs, d
+}
+
+// diagnoseRuns is diagnoseOn run n times on one emulated disk (the plan
+// as o says), with each run's diagnosis as 'iolens diagnose' builds it
+// (the catalog's disks and bursts matched) last; the first run's results
+// and plain diagnosis first.
+func diagnoseRuns(t *testing.T, spec emulate.Spec, o plan.Options, n int) ([]result.Result, diagnosis.Diagnosis, []diagnosis.Diagnosis) {
+	t.Helper()
+	budget := o.Budget
 	if spec.Latency == nil {
 		// Caps alone set the figures, on a disk in RAM: the test runs in
 		// parallel, beside at most one other such test of any package.
@@ -43,28 +55,40 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	cfg := runner.Config{Suite: result.Suite{Name: "diagnose"}, Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(),
-		NoPrecondition: true, SizeBytes: 256 << 20}
-	s, err := runner.Open(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
+	var rs []result.Result
+	var dg diagnosis.Diagnosis
+	var full []diagnosis.Diagnosis
+	for i := 0; i < n; i++ {
+		cfg := runner.Config{Suite: result.Suite{Name: "diagnose"}, Dir: d.Mount, Emulated: d.Name, CommandPrefix: d.CommandPrefix(),
+			NoPrecondition: true, SizeBytes: 256 << 20}
+		s, err := runner.Open(ctx, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snk := &pipeline.Sink{Collect: true}
+		start := time.Now()
+		// As diagnose does: once the plan ends, every finding is read
+		// off the whole curve.
+		out, err := pipeline.Plan(ctx, s, o, snk, nil)
+		if cerr := s.Close(ctx); cerr != nil {
+			t.Errorf("close: %v", cerr)
+		}
+		if err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		took := time.Since(start)
+		if took > budget+20*time.Second {
+			t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
+		}
+		if out.Diagnosis != nil {
+			full = append(full, *out.Diagnosis)
+			t.Logf("run %d verdict:\n%s\nto change:\n%s", i+1, strings.Join(out.Diagnosis.Verdict, "\n"), strings.Join(out.Diagnosis.ToChange, "\n"))
+		}
+		if i == 0 {
+			rs = out.Results
+			dg = diagnosis.Build(rs, diagnosis.Options{Unknown: out.Unknown})
+		}
 	}
-	defer s.Close(ctx)
-	snk := &pipeline.Sink{Collect: true}
-	start := time.Now()
-	// As diagnose does: once the plan ends, every finding is read off the
-	// whole curve.
-	out, err := pipeline.Plan(ctx, s, plan.Options{Budget: budget}, snk, nil)
-	unknown := out.Unknown
-	if err != nil {
-		t.Fatalf("plan: %v", err)
-	}
-	took := time.Since(start)
-	if took > budget+20*time.Second {
-		t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
-	}
-	rs := out.Results
-	dg := diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
 	for _, u := range dg.Unknown {
 		t.Logf("not established: %s", u)
 	}
@@ -78,8 +102,11 @@ func diagnoseOn(t *testing.T, spec emulate.Spec, budget time.Duration) ([]result
 			}
 		}
 	}
-	t.Logf("verdict (plan %s):\n%s", took.Round(time.Second), strings.Join(dg.Verdict, "\n"))
-	return rs, dg
+	t.Logf("verdict:\n%s", strings.Join(dg.Verdict, "\n"))
+	if len(full) < n {
+		t.Fatalf("%d of %d runs built a diagnosis", len(full), n)
+	}
+	return rs, dg, full
 }
 
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
@@ -184,4 +211,98 @@ func TestDiagnoseLatencyBound(t *testing.T) {
 	if f := d.Disk.Fsync; f == nil || f.P99Ns < 2e6 {
 		t.Errorf("fsync %+v: each flush takes 2 ms", f)
 	}
+}
+
+// An emulated Azure P15 with a full bucket runs at its burst, 3,500 IOPS
+// and 170 MB/s, through a plan too short to drain it (issue 36): the
+// verdict names the level as the burst of P15 and its kin, matches no
+// disk that holds that much (gcp:pd-balanced:86GiB), and asks for the
+// sustained figure instead of "a larger disk".
+func TestDiagnoseBurstByName(t *testing.T) {
+	spec := emulate.Spec{Name: "dg-p15"}
+	p, err := emulate.LookupProfile("azure:P15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Apply(&spec)
+	_, _, full := diagnoseRuns(t, spec, plan.Options{Budget: 75 * time.Second}, 1)
+	d := full[0]
+	all := strings.Join(append(d.Verdict, d.ToChange...), "\n")
+	b := d.Disk.AtBurst
+	if b == nil || b.BurstIOPS != 3500 || !contains(append(d.Disk.AtBurstAlso, b.Disk), "azure:P15") {
+		t.Fatalf("the burst is not named as P15's (and its kin's): %+v %v\n%s", b, d.Disk.AtBurstAlso, all)
+	}
+	if len(d.CatalogMatch) > 0 || strings.Contains(all, "a larger disk") || strings.Contains(all, "a flat IOPS cap") {
+		t.Errorf("a burst level read as what the disk holds: %v\n%s", d.CatalogMatch, all)
+	}
+	if !strings.Contains(all, "--sustained") {
+		t.Errorf("does not ask for the sustained figure:\n%s", all)
+	}
+}
+
+// The burst check run to its end (--sustained): a P15 whose bucket is
+// scaled to last about 30 s at its burst, longer than the quarter of a
+// 100 s budget the burst check gets by default: the cliff shows, and the
+// tests after it measure the 1,100 IOPS the disk holds, not the burst.
+func TestDiagnoseSustained(t *testing.T) {
+	spec := emulate.Spec{Name: "dg-p15s", Scale: 60}
+	p, err := emulate.LookupProfile("azure:P15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Apply(&spec)
+	_, _, full := diagnoseRuns(t, spec, plan.Options{Budget: 110 * time.Second, Sustained: true}, 1)
+	d := full[0]
+	if d.Disk.Burst == nil {
+		t.Errorf("no cliff with the burst check run to its end: %+v", d.Unknown)
+	}
+	if r := d.Disk.Read; r == nil || r.IOPS > 1100*1.15 {
+		t.Errorf("read after the burst: %+v, want the 1,100 IOPS P15 holds", r)
+	}
+}
+
+// Two diagnose runs of one disk give the same labels: three runs on a
+// device that slows as its queue grows (4 ms per IO times 1 + 1/16 of
+// the IOs in it; a cgroup cap of 40 MB/s above it for large blocks).
+// Its small blocks are never "a flat IOPS cap".
+func TestDiagnoseStableLabels(t *testing.T) {
+	lat, err := emulate.ParseDist("4ms±0.2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := emulate.Spec{Name: "dg-grow", RAM: true, QueueGrowth: 1.0 / 16, Latency: &emulate.Latency{Read: lat, Write: lat, Flush: lat},
+		Limits: emulate.Limits{ReadBPS: 40e6, WriteBPS: 40e6}}
+	_, _, full := diagnoseRuns(t, spec, plan.Options{Budget: 75 * time.Second}, 3)
+	labels := func(d diagnosis.Diagnosis) string {
+		var out []string
+		for _, x := range []struct {
+			name string
+			dir  *diagnosis.Direction
+		}{{"read", d.Disk.Read}, {"write", d.Disk.Write}} {
+			if x.dir == nil {
+				out = append(out, x.name+": none")
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: iops %s/%s, bw %s/%s", x.name, x.dir.IOPSState, x.dir.IOPSLimit, x.dir.BWState, x.dir.BWLimit))
+			if x.dir.IOPSLimit == result.CodeIOPSCap {
+				t.Errorf("%s: a device that slows with its queue called a flat IOPS cap: %s", x.name, x.dir.IOPSWhy)
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	first := labels(full[0])
+	for i, d := range full[1:] {
+		if got := labels(d); got != first {
+			t.Errorf("run %d labels %q, run 1 %q", i+2, got, first)
+		}
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }

@@ -29,6 +29,12 @@ type Options struct {
 	Precision float64
 	// Clock is the time source (tests); nil is the wall clock.
 	Clock func() time.Time
+	// Sustained runs the burst check to its end: it writes until a
+	// cliff shows and the rate after it has lasted, for as much of the
+	// budget as the other tests leave (not at most a quarter of it and a
+	// minute), so a disk measured at its burst rate is measured after it
+	// too.
+	Sustained bool
 	// Analysis is the run's analysis, nil for none. The plan chooses its
 	// tests as it goes, so it alone knows which result ends a group (the
 	// QD sweep): it says so before emitting that result.
@@ -554,6 +560,9 @@ func (p *planner) endGroup(group string) {
 // for its share of the budget.
 func (p *planner) burst(ctx context.Context) error {
 	maxS := math.Min(math.Min(burstMaxS, burstShare*p.o.Budget.Seconds()), p.left()-p.over.seconds()-rampS-p.minRest())
+	if p.o.Sustained {
+		maxS = p.left() - p.over.seconds() - rampS - p.minRest()
+	}
 	if maxS < burstMinS {
 		p.note("burst check: %.0f s left of the budget, less than the %d s it needs: a burst bucket or write cache is not excluded", math.Max(maxS, 0), burstMinS)
 		return nil
@@ -570,8 +579,12 @@ func (p *planner) burst(ctx context.Context) error {
 			cliff = cliff || f.Kind == result.KindCliff
 		}
 		if !cliff {
-			p.note("burst: no cliff in %s of sustained 4k writes (after the layout's): a burst bucket or write cache lasting longer would not show; run 'iolens run --suite sustained-write' to look further",
-				units.FormatSeconds(res.RuntimeS()))
+			more := "'iolens diagnose --sustained' writes until one runs out"
+			if p.o.Sustained {
+				more = "a longer --budget writes for longer"
+			}
+			p.note("burst: no cliff in %s of sustained 4k writes (after the layout's): a burst bucket or write cache lasting longer would not show; %s",
+				units.FormatSeconds(res.RuntimeS()), more)
 		}
 	}
 	return nil

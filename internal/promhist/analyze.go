@@ -259,6 +259,9 @@ type Finding struct {
 type Gap struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
+	// Why is the figure that made the interval unknown, when it had
+	// samples whose figures no disk gives; empty when it had none.
+	Why string `json:"why,omitempty"`
 }
 
 // maxFindings bounds the findings kept per node; the rest are counted.
@@ -372,40 +375,12 @@ func (c *Client) discover(ctx context.Context, o Options) (discovery, error) {
 	for _, devs := range d.devices {
 		sort.Strings(devs)
 	}
-	// Raw samples of the last 5 minutes at a few instants of the range,
-	// until one has them.
-	const window = 5 * time.Minute
-	const maxPoints = 5*60*20 + 1 // 50 ms scrapes
-	for _, at := range []time.Time{o.To, o.From.Add(o.To.Sub(o.From) / 2), minTime(o.From.Add(window), o.To)} {
-		q := fmt.Sprintf("%s[%ds]", sel.Of(mIOTime), int(window.Seconds()))
-		_, times, err := c.rawSamples(ctx, q, at, o.MaxSeries, maxPoints)
-		if err != nil {
-			return d, err
-		}
-		var best time.Duration
-		var last int64
-		for _, ts := range times {
-			if len(ts) < 3 {
-				continue
-			}
-			gaps := make([]int64, len(ts)-1)
-			for i := 1; i < len(ts); i++ {
-				gaps[i-1] = ts[i] - ts[i-1]
-			}
-			sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-			g := time.Duration(gaps[len(gaps)/2]) * time.Millisecond
-			if g > 0 && (best == 0 || g < best) {
-				best, last = g, ts[len(ts)-1]
-			}
-		}
-		if best > 0 {
-			d.interval = best
-			d.phase = time.Duration(last%best.Milliseconds()) * time.Millisecond
-			return d, nil
-		}
+	iv, phase, err := c.ScrapeInterval(ctx, sel, mIOTime, o.From, o.To, o.MaxSeries)
+	if err != nil {
+		return d, err
 	}
-	return d, hint.Wrap(fmt.Errorf("the series of {%s} have too few samples to tell their scrape interval", sel),
-		"give --step (the node exporter's scrape interval, e.g. 15s)")
+	d.interval, d.phase = iv, phase
+	return d, nil
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -548,7 +523,7 @@ func (e *DuplicateSeriesError) Hint() string {
 func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g grid) (*chunkData, []string, error) {
 	ch := &chunkData{}
 	var warns []string
-	get := func(q string, perDevice bool) (map[string][]float64, error) {
+	get := func(q string, perDevice bool, qty units.Quantity) (map[string][]float64, error) {
 		limit := o.MaxSeries
 		cols, ws, err := c.rangeQuery(ctx, q, g, limit)
 		if err != nil {
@@ -566,39 +541,39 @@ func (c *Client) chunk(ctx context.Context, o Options, devSel promql.Selector, g
 				return nil, &DuplicateSeriesError{Query: q, A: prev, B: col.labels}
 			}
 			seen[k] = col.labels
-			out[k] = col.v
+			out[k] = known(col.v, qty)
 		}
 		return out, nil
 	}
 	var err error
-	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true); err != nil {
+	if ch.ts, err = get("timestamp("+devSel.Of(mIOTime)+")", true, sampleTime); err != nil {
 		return nil, nil, err
 	}
 	for i, m := range deviceCounters {
-		if ch.counters[i], err = get(devSel.Of(m), true); err != nil {
+		if ch.counters[i], err = get(devSel.Of(m), true, counterQuantity[i]); err != nil {
 			return nil, nil, err
 		}
 	}
-	if ch.ioNow, err = get(devSel.Of(mIONow), true); err != nil {
+	if ch.ioNow, err = get(devSel.Of(mIONow), true, units.DepthFigure); err != nil {
 		return nil, nil, err
 	}
 	sel := o.Selector
-	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false); err != nil {
+	if ch.iowait, err = get("sum by (instance) ("+sel.With("mode", "=", "iowait").Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false); err != nil {
+	if ch.cpu, err = get("sum by (instance) ("+sel.Of(mCPU)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.dirty, err = get(sel.Of(mDirty), false); err != nil {
+	if ch.dirty, err = get(sel.Of(mDirty), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.wb, err = get(sel.Of(mWriteback), false); err != nil {
+	if ch.wb, err = get(sel.Of(mWriteback), false, memoryBytes); err != nil {
 		return nil, nil, err
 	}
-	if ch.pressure, err = get(sel.Of(mPressure), false); err != nil {
+	if ch.pressure, err = get(sel.Of(mPressure), false, busySeconds); err != nil {
 		return nil, nil, err
 	}
-	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false); err != nil {
+	if ch.disksBusy, err = get("sum by (instance) ("+sel.With("device", "!~", diskstats.StackedPattern).Of(mIOTime)+")", false, busySeconds); err != nil {
 		return nil, nil, err
 	}
 	return ch, warns, nil
@@ -771,9 +746,17 @@ func (nr *nodeRun) take(cur diskstats.Snapshot, pres float64, havePres bool) err
 		nr.prevPres, nr.havePres = pres, havePres
 	}()
 	n := nr.node
-	if nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter {
+	switch {
+	case nr.prev != nil && cur.At.Sub(nr.prev.At) > nr.gapAfter:
 		n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At})
 		nr.close(nr.prev.At)
+	case nr.prev != nil && nr.replay != nil:
+		// An interval whose figures no disk gives is unknown: a gap, not
+		// a stall or a storm.
+		if why := implausible(diskstats.Diff(*nr.prev, cur)); why != "" {
+			n.Gaps = append(n.Gaps, Gap{From: nr.prev.At, To: cur.At, Why: why})
+			nr.close(nr.prev.At)
+		}
 	}
 	if nr.replay == nil {
 		rp, err := watch.NewReplay(nr.cfg, nr.infos)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -59,18 +60,20 @@ func (n *Node) header(c Clock) string {
 // Text is the verdict for a terminal.
 func Text(w io.Writer, a *Analysis, loc *time.Location) error {
 	c := NewClock(a, loc)
-	fmt.Fprintln(w, a.header(c))
+	// Labels and notes come from Prometheus's answers: each prints on
+	// its own line, never starting another.
+	fmt.Fprintln(w, termtext.Line(a.header(c)))
 	for _, n := range a.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", termtext.Line(n))
 	}
 	for _, n := range a.Nodes {
-		fmt.Fprintf(w, "\n%s\n", n.header(c))
+		fmt.Fprintf(w, "\n%s\n", termtext.Line(n.header(c)))
 		ls := c.Verdict(n)
 		if len(ls) == 0 {
 			fmt.Fprintf(w, "  %s\n", Nothing)
 		}
 		for _, l := range ls {
-			fmt.Fprintf(w, "  [%s] %s\n", l.Severity, l.Text)
+			fmt.Fprintf(w, "  [%s] %s\n", l.Severity, termtext.Line(l.Text))
 		}
 	}
 	return nil
@@ -87,6 +90,7 @@ func JSON(w io.Writer, a *Analysis) error {
 }
 
 func mdEscape(s string) string {
+	s = termtext.Line(s)
 	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
 	return r.Replace(s)
 }

@@ -162,7 +162,7 @@ func (c Clock) Verdict(n *Node) []Line {
 		ls = append(ls, Line{Severity: "info", Device: cl.Device, Start: cl.Episodes[0].Start, End: cl.Episodes[0].End, Text: c.DescribeCeiling(cl)})
 	}
 	for _, g := range n.Gaps {
-		ls = append(ls, Line{Severity: "info", Start: g.From, End: g.To, Text: fmt.Sprintf("no samples %s (%s): nothing can be said of it", c.Span(g.From, g.To), units.FormatDuration(g.To.Sub(g.From)))})
+		ls = append(ls, Line{Severity: "info", Start: g.From, End: g.To, Text: fmt.Sprintf("%s %s (%s): nothing can be said of it", gapWhy(g), c.Span(g.From, g.To), units.FormatDuration(g.To.Sub(g.From)))})
 	}
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Start.Before(ls[j].Start) })
 	if len(ls) > maxLines {

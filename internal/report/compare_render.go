@@ -30,9 +30,14 @@ func WriteComparison(w io.Writer, format string, c Comparison) error {
 	return fmt.Errorf("unknown output format %q", format)
 }
 
+// cmpDiff is a difference in percent, or, beyond ±1000%, the ratio it
+// stands for ("81×"): "+8073.5%" is read by nobody.
 func cmpDiff(p *float64) string {
 	if p == nil {
 		return ""
+	}
+	if *p >= 1000 {
+		return units.Ratio(1 + *p/100)
 	}
 	return fmt.Sprintf("%+.1f%%", *p)
 }
@@ -45,8 +50,9 @@ func cmpWith(fig string, p *float64) string {
 	return fig
 }
 
-// changeText words a test's outcome for the tables: "better, p=0.003",
-// "worse, p=0.01", "no significant change, p=0.4" or "not enough data".
+// changeText words a test's outcome for the tables in words a person
+// reads: "better (clear)", "worse (likely)", "no change (noise)" or "not
+// enough data". The p-value goes in changeTitle.
 func changeText(w *Welch, higherBetter bool) string {
 	switch {
 	case w == nil:
@@ -54,17 +60,28 @@ func changeText(w *Welch, higherBetter bool) string {
 	case !w.Enough:
 		return "not enough data"
 	}
-	p := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
-	if w.Basis == "windows" {
-		p += " over seconds"
-	}
 	switch w.Change(higherBetter) {
 	case "better":
-		return "better, " + p
+		return "better (" + w.Strength() + ")"
 	case "worse":
-		return "worse, " + p
+		return "worse (" + w.Strength() + ")"
 	}
-	return "no significant change, " + p
+	return "no change (noise)"
+}
+
+// changeTitle is the test behind changeText: its p-value and what it was
+// taken over, for a hover title.
+func changeTitle(w *Welch) string {
+	if w == nil || !w.Enough {
+		return ""
+	}
+	over := map[string]string{"windows": "the rate of each second of each run", "results": "the results (repeats, or runs of a selection)",
+		"histograms": "each run's latency histogram (the 95% interval of its p99)"}[w.Basis]
+	t := "p=" + strconv.FormatFloat(w.P, 'g', 2, 64)
+	if over != "" {
+		t += ", over " + over
+	}
+	return t
 }
 
 // CompareCells formats one cell the way every table shows it: IOPS, MB/s, p50,
@@ -166,7 +183,7 @@ func CompareText(w io.Writer, c Comparison) error {
 
 // TestNote says how significance is judged.
 func TestNote(alpha float64) string {
-	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series)", alpha)
+	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series), and for p99 over each run's latency histogram (the 95%% interval of its p99); clear: p below 0.01, likely: below %.2f, noise: above (the p-values are in -o json and csv)", alpha, alpha)
 }
 
 // StatusMark is " [interrupted: why]" after an operand whose runs did not
@@ -400,12 +417,14 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 		}
 	}
 	t := &Table{ID: "compare", Title: "Comparison",
-		Header: append([]string{"test", ""}, append(CompareHeader, "n")...)}
+		Header: append([]string{"test", "run"}, append(CompareHeader, "n")...)}
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
-			name := ""
-			if i == 0 {
-				name = r.Test + " · " + r.Dir
+			// Every row names its test (a phone shows each as a card);
+			// the table shows it once per group.
+			name, nameClass := r.Test+" · "+r.Dir, "group"
+			if i > 0 {
+				nameClass = "repeat"
 			}
 			n := "-"
 			if x != nil {
@@ -415,8 +434,13 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 			// Colour follows the tests: IOPS and the IOPS change by the
 			// IOPS test, p99 and the p99 change by the p99 test.
 			ic, pc := x.IOPSChange(), x.P99Change()
-			cls := []string{"group", "", ic + " num", "num", "num", pc + " num", "num", ic, pc, "num"}
+			cls := []string{nameClass, "", ic + " num", "num", "num", pc + " num", "num", ic, pc, "num"}
 			t.Class = append(t.Class, cls)
+			titles := make([]string, len(cls))
+			if x != nil {
+				titles[7], titles[8] = changeTitle(x.IOPSTest), changeTitle(x.P99Test)
+			}
+			t.Titles = append(t.Titles, titles)
 		}
 	}
 	var ops2 []string

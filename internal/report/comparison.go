@@ -139,6 +139,20 @@ func (w *Welch) Verdict() string {
 	return "not significant"
 }
 
+// Strength words how sure a significant difference is: "clear" below
+// p=0.01, "likely" below the significance level, "noise" above it.
+func (w *Welch) Strength() string {
+	switch {
+	case w == nil || !w.Enough:
+		return ""
+	case w.P < 0.01:
+		return "clear"
+	case w.Significant:
+		return "likely"
+	}
+	return "noise"
+}
+
 // Change words a test's outcome for a figure where higher is better when
 // higherBetter: "better" or "worse" when the difference is significant,
 // "same" when it is not, "" when there is no test (the first operand, or

@@ -27,6 +27,8 @@ type Input struct {
 	Nodes *NodeDiagnoses
 	// History is analyze --prometheus's (Histories).
 	History History
+	// Headroom is headroom's (Headrooms).
+	Headroom History
 }
 
 // History is a disk history read back from Prometheus (analyze
@@ -39,6 +41,11 @@ type History interface {
 // historyFormat is the Histories format name.
 func historyFormat(name string) func(io.Writer, Input) error {
 	return func(w io.Writer, in Input) error { return in.History.WriteFormat(w, name) }
+}
+
+// headroomFormat is the Headrooms format name.
+func headroomFormat(name string) func(io.Writer, Input) error {
+	return func(w io.Writer, in Input) error { return in.Headroom.WriteFormat(w, name) }
 }
 
 // Format is one output format: its name (and the other names -o accepts
@@ -153,6 +160,14 @@ var (
 		{Name: "md", Aliases: []string{"markdown"}, Write: historyFormat("md")},
 		{Name: "html", Write: historyFormat("html")},
 	}}
+	// Headrooms are headroom's reports of every volume against its caps.
+	Headrooms = Registry{Kind: "headroom", Formats: []Format{
+		{Name: "text", Write: headroomFormat("text")},
+		{Name: "json", Write: headroomFormat("json")},
+		{Name: "csv", Write: headroomFormat("csv")},
+		{Name: "md", Aliases: []string{"markdown"}, Write: headroomFormat("md")},
+		{Name: "html", Write: headroomFormat("html")},
+	}}
 	// NodeReports are k8s diagnose's: each node's diagnosis and the
 	// comparison of the nodes.
 	NodeReports = Registry{Kind: "nodes", Formats: []Format{
@@ -163,5 +178,5 @@ var (
 
 // Registries lists every registry.
 func Registries() []Registry {
-	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories}
+	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories, Headrooms}
 }

@@ -25,8 +25,8 @@ func TestRegistriesWrite(t *testing.T) {
 	d := Diagnose(rs, nil)
 	c := Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
 	nodes := NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
-	in := Input{Results: rs, Diagnosis: &d, Comparison: &c, Nodes: &nodes, History: historyFake{}}
-	if len(Registries()) != 5 {
+	in := Input{Results: rs, Diagnosis: &d, Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}}
+	if len(Registries()) != 6 {
 		t.Fatalf("%d registries", len(Registries()))
 	}
 	for _, reg := range Registries() {

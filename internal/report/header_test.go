@@ -45,7 +45,7 @@ func TestOneKneeLabelPerDepth(t *testing.T) {
 		{Dir: "write", IOSizeBytes: 4096, Random: true, State: "plateau", KneeQD: 8.2, CeilingIOPS: 4000, BaseLatNs: 2e6, Sharpness: 8, Points: pts},
 	}}
 	items := modelCharts(&d, "m")
-	if len(items) != 1 || len(items[0].Knees) != 1 || items[0].Knees[0].Label != "knee QD9" {
+	if len(items) != 1 || len(items[0].Knees) != 1 || items[0].Knees[0].Label != "fitted knee ≈QD9 (estimated)" {
 		t.Errorf("knees %+v", items)
 	}
 }

@@ -88,13 +88,18 @@ type Table struct {
 	// Class, when set, holds CSS classes per cell, in the shape of Rows:
 	// space-separated names from CellClasses.
 	Class [][]string
-	Note  string
+	// Titles, when set, hold a hover title per cell, in the shape of Rows
+	// (a change's p-value).
+	Titles [][]string
+	Note   string
 }
 
 // CellClasses are the cell classes a Table may use; others are dropped.
 // better, worse and same colour a change, group marks a row group's
 // first cell, num a figure (right-aligned, never wrapped).
-var CellClasses = []string{"better", "worse", "same", "group", "num"}
+// repeat marks a row group's name written again on its other rows: hidden
+// in the table, shown on a phone, where each row is a card of its own.
+var CellClasses = []string{"better", "worse", "same", "group", "num", "repeat"}
 
 // Ceiling is an expected limit: Metric is "iops", "bw_bytes" or "p99_ns".
 // An empty Test applies to every test; an empty Dir to every direction.
@@ -166,7 +171,9 @@ type barChart struct {
 type legendEntry struct{ Name, Color string }
 
 // line is a line of text with a CSS class (a severity, or "").
-type line struct{ Text, Class string }
+// line is a line of text or a table's cell: its class, and in a table
+// its column's name (the label a phone's card shows) and a hover title.
+type line struct{ Text, Class, Label, Title string }
 
 // modelRow is one direction of the disk model.
 type modelRow struct {
@@ -312,10 +319,10 @@ func WriteHTML(w io.Writer, p Page) error {
 				cls = "warn"
 			}
 			if v.Multi {
-				row = append(row, line{s.Name, ""})
+				row = append(row, line{Text: s.Name})
 			}
 			for _, c := range r {
-				row = append(row, line{c, cls})
+				row = append(row, line{Text: c, Class: cls})
 			}
 			repeats.Rows = append(repeats.Rows, row)
 		}
@@ -342,7 +349,7 @@ func WriteHTML(w io.Writer, p Page) error {
 				label += " · " + s.Name
 			}
 			if r.Status != "ok" {
-				tv.Findings = append(tv.Findings, line{"FAILED" + label + ": " + r.Error, "fail"})
+				tv.Findings = append(tv.Findings, line{Text: "FAILED" + label + ": " + r.Error, Class: "fail"})
 				tv.Class = "fail"
 			}
 			for _, f := range r.Findings {
@@ -353,7 +360,7 @@ func WriteHTML(w io.Writer, p Page) error {
 				if label != "" {
 					txt = strings.TrimPrefix(label, " ") + ": " + txt
 				}
-				tv.Findings = append(tv.Findings, line{txt, f.Severity})
+				tv.Findings = append(tv.Findings, line{Text: txt, Class: f.Severity})
 			}
 			if sd := buildSeries(r, points); sd != nil {
 				id := fmt.Sprintf("ts-%d-%d", i, j)
@@ -471,6 +478,12 @@ func tableOf(t *Table) tableView {
 		row := make([]line, len(r))
 		for j, c := range r {
 			row[j].Text = c
+			if j < len(t.Header) {
+				row[j].Label = t.Header[j]
+			}
+			if i < len(t.Titles) && j < len(t.Titles[i]) {
+				row[j].Title = t.Titles[i][j]
+			}
 			if i < len(t.Class) && j < len(t.Class[i]) {
 				var keep []string
 				for _, c := range strings.Fields(t.Class[i][j]) {
@@ -525,7 +538,7 @@ func verdictOf(s Set, d *diagnosis.Diagnosis, col string) verdictView {
 		case strings.HasPrefix(l, "burst:"):
 			cls = "warn"
 		}
-		vv.Lines = append(vv.Lines, line{l, cls})
+		vv.Lines = append(vv.Lines, line{Text: l, Class: cls})
 	}
 	limitClass := func(code string) string {
 		switch code {
@@ -551,8 +564,12 @@ func verdictOf(s Set, d *diagnosis.Diagnosis, col string) verdictView {
 		if x.d.QD1LatencyNs > 0 {
 			m.QD1 = units.Latency(x.d.QD1LatencyNs) + " (" + units.Figure(x.d.QD1IOPS) + " IOPS)"
 		}
-		if x.d.KneeQD > 0 {
-			m.Knee = "QD" + strconv.Itoa(x.d.KneeQD)
+		if x.d.KneeReachedQD > 0 {
+			// The measured depths the knee lies between.
+			m.Knee = "QD" + strconv.Itoa(x.d.KneeReachedQD)
+			if x.d.KneeBelowQD > 0 {
+				m.Knee += fmt.Sprintf(" (QD%d: %.0f%%)", x.d.KneeBelowQD, 100*x.d.KneeBelowShare)
+			}
 		}
 		vv.Model = append(vv.Model, m)
 	}

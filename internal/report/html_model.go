@@ -136,7 +136,7 @@ func modelCharts(d *diagnosis.Diagnosis, prefix string) []modelItem {
 			if c.KneeQD >= 1 && c.State == "plateau" {
 				// Two curves with their knee at the same depth share one
 				// label: drawn twice, the labels lie on each other.
-				label := "knee QD" + strconv.Itoa(int(math.Ceil(c.KneeQD-1e-9)))
+				label := "fitted knee ≈QD" + strconv.Itoa(int(math.Ceil(c.KneeQD-1e-9))) + " (estimated)"
 				if !slices.ContainsFunc(it.Knees, func(k modelKnee) bool { return k.Label == label }) {
 					it.Knees = append(it.Knees, modelKnee{QD: c.KneeQD, Color: col, Label: label})
 				}

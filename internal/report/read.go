@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
+
+	"github.com/iolens/iolens/internal/analysis"
 
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
@@ -59,7 +62,32 @@ func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Resul
 		}
 		all = append(all, rs...)
 	}
+	analyseFio(all)
 	return all, nil
+}
+
+// analyseFio gives results read from plain fio output the findings an
+// iolens run would have put on them (the etcd verdict, the limits), so
+// that every command says of them what 'iolens analyze' says. Records
+// iolens wrote carry their own and are left as they are.
+func analyseFio(rs []result.Result) {
+	var at []int
+	for i := range rs {
+		if r := &rs[i]; r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:") && len(r.Findings) == 0 {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return
+	}
+	sub := make([]result.Result, len(at))
+	for k, i := range at {
+		sub[k] = rs[i]
+	}
+	analysis.Annotate(sub)
+	for k, i := range at {
+		rs[i] = sub[k]
+	}
 }
 
 func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skipped func(error)) ([]result.Result, error) {

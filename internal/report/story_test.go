@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -128,4 +129,75 @@ func TestTextReadInTenSeconds(t *testing.T) {
 			t.Errorf("--verbose lacks %q", want)
 		}
 	}
+}
+
+// A flat level at a catalog disk's burst rates is named as that burst
+// (issue 36): the emulated P15 with a full bucket reads 3,500 IOPS and
+// 170 MB/s, Azure P1 to P20's burst, not "a flat IOPS cap" matched to a
+// disk that holds that much (gcp:pd-balanced:86GiB), and no "a larger
+// disk" advice. With --expect azure:P15 the verdict says what it holds
+// once its credits run out and how long they last, and the tests above
+// its sustained ceiling make one line, not one each.
+func TestBurstByName(t *testing.T) {
+	rs := p15Run(t)
+	d := Diagnose(rs, nil)
+	all := strings.Join(append(d.Verdict, d.ToChange...), "\n")
+	if d.Disk.AtBurst == nil || !containsStr(append(d.Disk.AtBurstAlso, d.Disk.AtBurst.Disk), "azure:P15") {
+		t.Fatalf("no burst named, or not P15's among them: %+v %v\n%s", d.Disk.AtBurst, d.Disk.AtBurstAlso, all)
+	}
+	if len(d.CatalogMatch) > 0 || strings.Contains(all, "looks like") || strings.Contains(all, "a larger disk") || strings.Contains(all, "flat IOPS cap") {
+		t.Errorf("a burst read as what the disk holds: %v\n%s", d.CatalogMatch, all)
+	}
+	for _, want := range []string{"burst rates of azure:P1 to azure:P20", "--sustained"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lacks %q:\n%s", want, all)
+		}
+	}
+
+	// The same run compared with azure:P15, as --expect labels it.
+	c := limits.MustDefault()
+	x, err := c.ParseExpectation("azure:P15", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rs {
+		limits.Apply(&rs[i], x)
+	}
+	d = Diagnose(rs, nil)
+	all = strings.Join(append(d.Verdict, d.ToChange...), "\n")
+	b := d.Disk.AtBurst
+	if b == nil || b.Disk != "azure:P15" || len(d.Disk.AtBurstAlso) != 0 {
+		t.Fatalf("at burst %+v also %v, want azure:P15 alone", b, d.Disk.AtBurstAlso)
+	}
+	// The bucket: (3,500 - 1,100) IOPS x 1,800 s; at about 3,500 IOPS it
+	// lasts about 1,800 s.
+	if b.BucketIOs != 2400*1800 || b.BaseIOPS != 1100 || b.LastsS < 1600 || b.LastsS > 2000 {
+		t.Errorf("bucket %+v", b)
+	}
+	for _, want := range []string{"azure:P15's burst rates; it holds 1,100 IOPS, 125 MB/s once its credits run out", "min at this rate from full",
+		"size for azure:P15's 1,100 IOPS after its burst"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lacks %q:\n%s", want, all)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteDiagnosis(&buf, "text", d, rs); err != nil {
+		t.Fatal(err)
+	}
+	txt := buf.String()
+	if n := strings.Count(txt, limits.VerdictAbove); n != 1 {
+		t.Errorf("%d lines above the ceiling, want one:\n%s", n, txt)
+	}
+	if strings.Contains(txt, "--until-steady") {
+		t.Errorf("points to --until-steady, which diagnose lacks:\n%s", txt)
+	}
+}
+
+func containsStr(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }

@@ -43,7 +43,90 @@ func Diagnose(rs []result.Result, unknown []string) diagnosis.Diagnosis {
 			break
 		}
 	}
+	if c, err := limits.Default(); err == nil {
+		expected := ""
+		if o.Expected != nil {
+			expected = o.Expected.Disk
+		}
+		o.MatchBurst = func(iops, bw float64) []diagnosis.BurstMatch { return burstFits(c, expected, iops, bw) }
+	}
 	return diagnosis.Build(rs, o)
+}
+
+// burstWithin is the largest gap between a flat level and a burst rate
+// that names it.
+const burstWithin = 0.05
+
+// burstFits lists the catalog's current tiered disks (the expected one
+// first) whose credit burst rates fit the flat levels measured (iops and
+// bwBytes, 0 when that figure is not flat), nearest first: a level that
+// is a burst rate says what the disk does while its credits last, not
+// what it holds.
+func burstFits(c *limits.Catalog, expected string, iops, bw float64) []diagnosis.BurstMatch {
+	if iops <= 0 && bw <= 0 {
+		return nil
+	}
+	gap := func(got, rate float64) float64 {
+		switch {
+		case got <= 0:
+			return 0
+		case rate <= 0:
+			return math.Inf(1)
+		}
+		return math.Abs(got-rate) / rate
+	}
+	var specs []string
+	if expected != "" {
+		specs = append(specs, expected)
+	}
+	for _, f := range c.Families {
+		if f.Kind == "file" || len(f.Editions) == 0 {
+			continue
+		}
+		for _, t := range f.Editions[0].Tiers {
+			if t.Burst != nil {
+				specs = append(specs, f.ID+":"+t.Name)
+			}
+		}
+	}
+	var out []diagnosis.BurstMatch
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		d, err := c.ParseDisk(spec)
+		if err != nil || d.Burst == nil || d.Burst.OptIn || seen[d.Spec] {
+			continue
+		}
+		seen[d.Spec] = true
+		b := d.Burst
+		dist := math.Max(gap(iops, b.IOPS), gap(bw, b.BWBytes))
+		if dist > burstWithin {
+			continue
+		}
+		m := diagnosis.BurstMatch{Disk: d.Spec, BurstIOPS: b.IOPS, BurstBWBytes: b.BWBytes, BaseIOPS: b.BaselineIOPS, BaseBWBytes: b.BaselineBWBytes,
+			BucketIOs: b.BucketIOs, BucketBytes: b.BucketBytes, Distance: dist}
+		// How long a full bucket lasts at the rate measured: the
+		// shorter of the IO and the byte bucket's.
+		ios, bytes := b.Buckets(1)
+		for _, x := range []struct {
+			k    *limits.Bucket
+			rate float64
+		}{{ios, iops}, {bytes, bw}} {
+			if x.k == nil || x.rate <= 0 {
+				continue
+			}
+			if left := x.k.LeftS(x.rate); left > 0 && (m.LastsS == 0 || left < m.LastsS) {
+				m.LastsS = left
+			}
+		}
+		out = append(out, m)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Disk == expected) != (out[j].Disk == expected) {
+			return out[i].Disk == expected
+		}
+		return out[i].Distance < out[j].Distance
+	})
+	return out
 }
 
 // sevRank orders severities, worst first.
@@ -105,6 +188,10 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	etcdTests := 0
 	also := map[int][]string{}
 	again := map[int]int{}
+	// Tests above the expected disk's sustained ceiling by its burst
+	// credits: one story, however many tests ran at the burst.
+	var atBurst []string
+	var burstCeil *result.Finding
 	for ri := range rs {
 		r := &rs[ri]
 		synced := false
@@ -133,6 +220,12 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 					stallOrder = append(stallOrder, r.Test.Name)
 				}
 				stalls[r.Test.Name] = append(stalls[r.Test.Name], f)
+				continue
+			case f.Kind == result.KindCeiling && f.Code == result.CodeAboveCeiling && f.Evidence["burst_iops"] > 0:
+				atBurst = appendOnce(atBurst, r.Test.Name)
+				if burstCeil == nil {
+					burstCeil = f
+				}
 				continue
 			case f.Kind == result.KindEtcd:
 				etcdTests++
@@ -168,6 +261,13 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	for i, n := range again {
 		out[i].Summary += fmt.Sprintf(" (and %d more repeats like it)", n)
 	}
+	if burstCeil != nil {
+		tests := atBurst[0]
+		if len(atBurst) > 1 {
+			tests += fmt.Sprintf(" and %d more", len(atBurst)-1)
+		}
+		out = append(out, findingLine{"warn", tests, burstCeilingWords(d, len(atBurst)), burstCeil})
+	}
 	if etcd != nil {
 		sum := etcd.Summary
 		if etcdTests > 1 {
@@ -195,6 +295,25 @@ func stories(rs []result.Result, d *diagnosis.Diagnosis) []findingLine {
 	out = append(out, steadyLine(rs)...)
 	sort.SliceStable(out, func(i, j int) bool { return sevRank(out[i].Severity) < sevRank(out[j].Severity) })
 	return out
+}
+
+// burstCeilingWords says in one line that n tests ran above the expected
+// disk's sustained ceiling on its burst credits, and what measures the
+// sustained figure.
+func burstCeilingWords(d *diagnosis.Diagnosis, n int) string {
+	disk := "the expected disk"
+	if d.Expected != nil {
+		disk = d.Expected.Disk
+	}
+	s := fmt.Sprintf("%s: %d tests ran above %s's sustained ceiling, within its burst ceiling: burst credits", limits.VerdictAbove, n, disk)
+	if b := d.Disk.AtBurst; b != nil && d.Expected != nil && b.Disk == d.Expected.Disk {
+		s = fmt.Sprintf("%s: %d tests ran above %s's sustained %s IOPS, %s MB/s, at its burst: credits", limits.VerdictAbove, n, disk,
+			units.Figure(b.BaseIOPS), units.Figure(b.BaseBWBytes/1e6))
+		if b.LastsS > 0 {
+			s += fmt.Sprintf(" that last about %s at this rate from full", units.FormatSeconds(b.LastsS))
+		}
+	}
+	return s + "; 'iolens diagnose --sustained' measures what it holds after them"
 }
 
 func curveFold(dir string, large bool) string {
@@ -234,7 +353,14 @@ func curveWords(c *diagnosis.Curve) string {
 	base := units.Latency(c.BaseLatNs)
 	switch c.State {
 	case result.StatePlateau:
-		return fmt.Sprintf("plateau reached: %s (%s) from QD%d, base latency %s: %s", rate, other, max(1, int(math.Ceil(c.KneeQD-1e-9))), base, limitName(c.Limit))
+		from := ""
+		if below, reached := c.KneeBracket(); reached != nil {
+			from = fmt.Sprintf(" at QD%d", reached.QD)
+			if below != nil {
+				from += fmt.Sprintf(" (QD%d gets %.0f%%)", below.QD, 100*below.IOPS/level)
+			}
+		}
+		return fmt.Sprintf("plateau reached: %s (%s)%s, base latency %s: %s", rate, other, from, base, limitName(c.Limit))
 	case result.StateLatency:
 		return fmt.Sprintf("no plateau by QD%d: %s per IO at every depth, %s at QD%d; a deeper queue gives more", deep, base, rate, deep)
 	case result.StateApproaching:

@@ -9,8 +9,11 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -101,12 +104,17 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *DecodeError) Hint() string {
-	var nr *NotResultsError
-	if errors.As(e.Err, &nr) {
-		return nr.Hint()
+	// The reader of the format knows best (fio's reader names what it
+	// could not read, and what to do).
+	if h := hint.Of(e.Err); h != "" {
+		return h
 	}
 	if errors.Is(e.Err, ErrUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
+	}
+	var fe *units.FigureError
+	if errors.As(e.Err, &fe) {
+		return fe.Hint()
 	}
 	return "iolens reads its own NDJSON or JSON results, iolens watch logs and fio's JSON or json+ output"
 }
@@ -219,6 +227,9 @@ func Unmarshal(b []byte) (Result, error) {
 	// Records written before percentiles were held at the max.
 	for _, d := range r.Dirs() {
 		d.Lat.ClipToMax()
+	}
+	if err := checkRecord(&r); err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), err)
 	}
 	return r, nil
 }
@@ -376,6 +387,12 @@ func (d *Decoder) sniff() error {
 		d.line = 0 // arrays are not line oriented
 		return nil
 	case '{':
+		if compactDocument(d.br) {
+			// diagnose -o json compacted onto one line (jq -c): read as
+			// the indented document is, without holding the line.
+			d.br.Discard(1)
+			return d.document()
+		}
 		// One line decides: an iolens record is one line; fio's JSON
 		// starts with a line holding only "{".
 		line, err := readLine(d.br, d.max)
@@ -411,6 +428,22 @@ func (e *NotResultsError) Error() string { return e.What + ", not results" }
 
 // Hint says which command reads the file.
 func (e *NotResultsError) Hint() string { return e.Advice }
+
+// compactDocument says the stream, at its opening "{", holds an iolens
+// document (a diagnosis, a comparison) on one line: its first key is the
+// schema, and the schema is not that of a record (results and watch
+// records are read line by line).
+func compactDocument(br *bufio.Reader) bool {
+	b, _ := br.Peek(256)
+	m := compactSchema.FindSubmatch(b)
+	if m == nil {
+		return false
+	}
+	s := string(m[1])
+	return strings.HasPrefix(s, "iolens.diagnosis/") || strings.HasPrefix(s, "iolens.comparison/")
+}
+
+var compactSchema = regexp.MustCompile(`^\{\s*"schema"\s*:\s*"([^"\\]*)"`)
 
 // firstKey returns the first key of an indented JSON object whose
 // opening line has been read, without consuming it; "" when it cannot
@@ -493,6 +526,11 @@ func (d *Decoder) foreign(r io.Reader) error {
 	if err != nil {
 		return &DecodeError{Name: d.name, Err: err}
 	}
+	for i := range rs {
+		if err := checkRecord(&rs[i]); err != nil {
+			return &DecodeError{Name: d.name, Err: fmt.Errorf("job %s: %w", termtext.Line(rs[i].Test.Name), err)}
+		}
+	}
 	d.pending = append(d.pending, rs...)
 	return nil
 }
@@ -550,7 +588,7 @@ func (d *Decoder) record(line []byte, last bool) error {
 	switch {
 	case strings.HasPrefix(schema, "iolens.result/"):
 		r, err := Unmarshal(line)
-		if errors.Is(err, ErrUnknownSchema) {
+		if errors.Is(err, ErrUnknownSchema) || isFigureError(err) {
 			return d.fail(err)
 		}
 		if err != nil {
@@ -559,6 +597,9 @@ func (d *Decoder) record(line []byte, last bool) error {
 		d.pending = append(d.pending, r)
 	case IsWatch(schema):
 		w, err := DecodeWatch(line)
+		if isFigureError(err) {
+			return d.fail(err)
+		}
 		if err != nil {
 			return bad(err)
 		}
@@ -724,4 +765,12 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// isFigureError reports whether err is a figure no measurement gives: the
+// record cannot be trusted, and the read stops there rather than pass
+// over it (which would drop a test from the verdict unseen).
+func isFigureError(err error) bool {
+	var fe *units.FigureError
+	return errors.As(err, &fe)
 }

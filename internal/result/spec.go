@@ -22,9 +22,13 @@ type TestSpec struct {
 	// RWMixRead is the percentage of reads of a mixed test (rw,
 	// readwrite, randrw): 0 is all writes. iolens writes it to fio for
 	// every mixed test; fio's own default is 50.
-	RWMixRead int    `json:"rwmixread"`
-	Direct    bool   `json:"direct"`
-	IOEngine  string `json:"ioengine"`
+	RWMixRead int  `json:"rwmixread"`
+	Direct    bool `json:"direct"`
+	// DirectUnknown says the source did not tell whether the test went
+	// through the page cache (fio's text output names no direct=, nor
+	// did its JSON before 2.3): Direct is then false but means nothing.
+	DirectUnknown bool   `json:"direct_unknown,omitempty"`
+	IOEngine      string `json:"ioengine"`
 	// Fdatasync issues an fdatasync after this many writes (etcd style).
 	Fdatasync int `json:"fdatasync,omitempty"`
 	// Runtime and Ramp are in seconds. A test with a Runtime is time
@@ -79,6 +83,10 @@ func (t TestSpec) Writes() bool {
 	return true
 }
 
+// Buffered reports whether the test is known to go through the page
+// cache (fio's direct=0).
+func (t TestSpec) Buffered() bool { return !t.Direct && !t.DirectUnknown }
+
 // Mixed reports whether the test mixes reads and writes (rwmixread
 // applies).
 func (t TestSpec) Mixed() bool {
@@ -99,7 +107,10 @@ func (t TestSpec) Summary() string {
 	if t.Mixed() || t.RWMixRead > 0 {
 		fmt.Fprintf(&b, " rwmixread=%d", t.RWMixRead)
 	}
-	if !t.Direct {
+	switch {
+	case t.DirectUnknown:
+		b.WriteString(" direct=unknown")
+	case !t.Direct:
 		b.WriteString(" buffered")
 	}
 	if t.IOEngine != "" {

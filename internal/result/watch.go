@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/iolens/iolens/internal/units"
 )
 
 // WatchSchema names the version of watch records.
@@ -193,8 +195,13 @@ func (w *watchStream) end() ([]Result, error) {
 // DecodeWatch reads one watch record from a line.
 func DecodeWatch(line []byte) (WatchRecord, error) {
 	var r WatchRecord
-	err := json.Unmarshal(line, &r)
-	return r, err
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, err
+	}
+	if err := checkRecord(&r); err != nil {
+		return WatchRecord{}, fmt.Errorf("watch record at %.0f s: %w", units.TimeOffsetFigure.Or(r.T), err)
+	}
+	return r, nil
 }
 
 // IsWatch reports whether a schema names a watch record.

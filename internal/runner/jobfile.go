@@ -365,6 +365,15 @@ func bound(s result.TestSpec) time.Duration {
 	return NoRuntimeBound
 }
 
+// fioRuntime is the runtime iolens gives fio: the test's bound less its
+// waits, since fio does not count startdelay in its runtime and checks
+// the runtime only after a thinktime. The test then ends within its
+// runtime (and ramp), as announced. checkWaits keeps it positive.
+func fioRuntime(s result.TestSpec) time.Duration {
+	think, delay := waits(s)
+	return bound(s) - think - delay
+}
+
 // waits are the times fio spends outside the runtime's IO: startdelay
 // before the job, and thinktime (with its spin) after each IO or batch,
 // which fio checks the runtime only after.
@@ -391,14 +400,21 @@ func checkWaits(s result.TestSpec) error {
 	if s.RuntimeS == 0 {
 		what = fmt.Sprintf("the %s iolens gives a test without a runtime", units.FormatSeconds(limit.Seconds()))
 	}
-	if think > limit {
+	if think >= limit {
 		return &SpecError{Test: s.Name, Field: "thinktime", Value: think.String(),
-			Reason: fmt.Sprintf("fio would wait %s after an IO (thinktime plus thinktime_spin), longer than %s: the test would run past it", think, what),
-			hint:   "lower thinktime, or raise runtime"}
+			Reason: fmt.Sprintf("fio would wait %s after an IO (thinktime plus thinktime_spin), as long as %s or longer: the test would run past it", think, what),
+			hint:   "lower thinktime, or raise runtime (--runtime)"}
 	}
-	if delay > limit {
+	if delay >= limit {
 		return &SpecError{Test: s.Name, Field: "startdelay", Value: delay.String(),
-			Reason: fmt.Sprintf("fio would wait %s before the test starts, longer than %s", delay, what), hint: "lower startdelay, or raise runtime"}
+			Reason: fmt.Sprintf("fio would wait %s before the test starts, as long as %s or longer", delay, what), hint: "lower startdelay, or raise runtime (--runtime)"}
+	}
+	// Both count against the runtime (fioRuntime): some time must be
+	// left for IO.
+	if think+delay >= limit {
+		return &SpecError{Test: s.Name, Field: "startdelay", Value: delay.String(),
+			Reason: fmt.Sprintf("startdelay (%s) and thinktime (%s) together take all of %s: no time would be left for IO", delay, think, what),
+			hint:   "lower startdelay or thinktime, or raise runtime (--runtime)"}
 	}
 	return nil
 }

@@ -303,10 +303,22 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	s := &Session{r: r}
 	s.cleanup, err = r.prepareTarget(ctx)
 	if err == nil {
-		r.planned = r.plan()
+		timed, open := r.plan()
+		// The ETA guesses 10 s for a test that stops at its size.
+		r.planned = timed + time.Duration(open*cfg.Repeat)*10*time.Second
 		if n := len(cfg.Suite.Tests); n > 0 && r.planned > 0 && !cfg.Plan {
-			progress(Event{Kind: EventInfo, Message: fmt.Sprintf("%d tests x %d: about %s of IO after the test file is written",
-				n, cfg.Repeat, r.planned.Round(time.Second))})
+			msg := fmt.Sprintf("%d tests x %d: about %s of IO after the test file is written", n, cfg.Repeat, timed.Round(time.Second))
+			// The time of a test that stops at its size depends on the
+			// disk: say its bound, not a guess.
+			switch {
+			case open > 0 && timed == 0:
+				msg = fmt.Sprintf("%d tests x %d, each stopping at its size, within %s (--runtime bounds them)",
+					n, cfg.Repeat, units.FormatSeconds(NoRuntimeBound.Seconds()))
+			case open > 0:
+				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
+					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
+			}
+			progress(Event{Kind: EventInfo, Message: msg})
 		}
 		if r.sharedFile != "" && !cfg.NoPrecondition {
 			err = r.precondition(ctx)
@@ -387,8 +399,18 @@ func (r *runner) effective(s result.TestSpec) result.TestSpec {
 		}
 		break
 	}
-	if r.cfg.RuntimeS > 0 && s.RuntimeS > 0 {
+	// --runtime bounds every test: a time-based one runs that long, one
+	// that stops at its size stops there or at --runtime, whichever
+	// comes first (else it would have the hour of NoRuntimeBound).
+	if r.cfg.RuntimeS > 0 {
+		if s.RuntimeS == 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("stops at its size or after --runtime %s, whichever comes first", units.FormatSeconds(r.cfg.RuntimeS)))
+		}
 		s.RuntimeS = r.cfg.RuntimeS
+	}
+	if think, delay := waits(s); think+delay > 0 && think+delay < bound(s) {
+		s.Notes = append(s.Notes, fmt.Sprintf("fio was given a runtime of %s: startdelay and thinktime count against the test's %s",
+			units.FormatSeconds(fioRuntime(s).Seconds()), units.FormatSeconds(bound(s).Seconds())))
 	}
 	if r.cfg.RampSet {
 		s.RampS = r.cfg.RampS
@@ -459,20 +481,22 @@ func checkConfig(c Config) error {
 	return nil
 }
 
-// plan estimates the run's duration for the ETA.
-func (r *runner) plan() time.Duration {
-	var d time.Duration
+// plan is the run's duration at most, for the announcement and the ETA:
+// timed, the ramp and runtime of each test that has a runtime (its waits
+// count against it), over every repeat; and open, the tests with none,
+// which stop at their size within NoRuntimeBound.
+func (r *runner) plan() (timed time.Duration, open int) {
 	for _, s := range r.cfg.Suite.Tests {
 		s = r.effective(s)
-		// A test that stops at its size may end sooner than its
-		// runtime; the runtime is the estimate's upper bound.
-		t := s.Runtime() + s.Ramp() + time.Second
 		if s.RuntimeS == 0 {
-			t = 10 * time.Second
+			open++
+			continue
 		}
-		d += t
+		// A test that stops at its size may end sooner than its
+		// runtime; the runtime is the upper bound.
+		timed += s.Runtime() + s.Ramp() + time.Second
 	}
-	return d * time.Duration(r.cfg.Repeat)
+	return timed * time.Duration(r.cfg.Repeat), open
 }
 
 // pickEngine prefers libaio, then io_uring, then posixaio; psync, which
@@ -798,7 +822,7 @@ func (r *runner) jobFile(s result.TestSpec, logPrefix string) (fio.JobFile, erro
 	if s.TimeBased() {
 		g = append(g, fio.KV{Key: "time_based"})
 	}
-	g = append(g, kv("runtime", formatFioTime(bound(s), time.Second)))
+	g = append(g, kv("runtime", formatFioTime(fioRuntime(s), time.Second)))
 	if s.RampS > 0 {
 		g = append(g, kv("ramp_time", formatFioTime(s.Ramp(), time.Second)))
 	}

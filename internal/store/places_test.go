@@ -80,3 +80,78 @@ func TestReadOnlyMount(t *testing.T) {
 		t.Errorf("writing on a read-only mount: %v", err)
 	}
 }
+
+// Issue 34.6: on a full file system the history could not be read ("disk
+// I/O error (4874)": SQLite cannot size its shared-memory file) and the
+// message did not say the disk is full. Reading and writing there now say
+// so, with what to do.
+func TestFullFileSystem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a file system")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "iolens-full", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	defer func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount: %v %s", err, out)
+		}
+	}()
+	path := filepath.Join(dir, "h.db")
+	w, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Save(ctx, []result.Result{mkResult("20240501-120000-fullfs", 1, nil, 100)}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// Fill what is left.
+	f, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+	for _, open := range []struct {
+		name string
+		f    func() (*Store, error)
+	}{
+		{"read", func() (*Store, error) { return OpenReadOnly(ctx, path) }},
+		{"write", func() (*Store, error) { return Open(ctx, path) }},
+	} {
+		s, err := open.f()
+		if open.name == "read" {
+			// No WAL is left beside it: the file holds every run.
+			if err != nil {
+				t.Errorf("reading on a full disk: %v", err)
+				continue
+			}
+			runs, lerr := s.List(ctx, ListOptions{})
+			s.Close()
+			if lerr != nil || len(runs) != 1 {
+				t.Errorf("read: %d runs on a full disk: %v", len(runs), lerr)
+			}
+			continue
+		}
+		if err == nil {
+			s.Close()
+			t.Errorf("%s: opened on a full disk", open.name)
+			continue
+		}
+		var full *DiskFullError
+		if !errors.As(err, &full) || !strings.Contains(err.Error(), "full") || !strings.Contains(full.Hint(), "--db") {
+			t.Errorf("%s on a full disk: %v; want a *DiskFullError saying the disk is full and what to do", open.name, err)
+		}
+	}
+}

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -79,6 +82,24 @@ func DefaultPath() (string, error) {
 	if p := os.Getenv(EnvDB); p != "" {
 		return p, nil
 	}
+	return homePath()
+}
+
+// Paths are every path this user's history database may be at: $IOLENS_DB
+// when set, and the default under $XDG_DATA_HOME or the home directory,
+// so that no output of any command lands on one of them.
+func Paths() []string {
+	var ps []string
+	if p := os.Getenv(EnvDB); p != "" {
+		ps = append(ps, p)
+	}
+	if p, err := homePath(); err == nil {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func homePath() (string, error) {
 	base := os.Getenv("XDG_DATA_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
@@ -217,9 +238,11 @@ func openReadOnly(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("%s is a %s, not a database file", path, userfile.Kind(fi.Mode()))
 	}
 	s, err := connect(ctx, path, o)
-	if err != nil && unwritable(path) {
+	if err != nil && (unwritable(path) || fullNoWAL(path, err)) {
 		// A read-only mount (a backup, a volume mounted ro in a pod):
-		// nobody writes there, so the file is read as it is.
+		// nobody writes there, so the file is read as it is. On a full
+		// file system SQLite cannot make its shared-memory file; with no
+		// WAL beside it, every committed run is in the file itself.
 		o.immutable = true
 		s, err = connect(ctx, path, o)
 	}
@@ -241,6 +264,62 @@ func openReadOnly(ctx context.Context, path string, o Options) (*Store, error) {
 	}
 	w.Close()
 	return connect(ctx, path, o)
+}
+
+// DiskFullError is a history database on a file system with no room
+// left, which SQLite reports as a bare I/O error.
+type DiskFullError struct {
+	Path string
+	Err  error
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("opening %s: the file system is full (%v)", e.Path, e.Err)
+}
+func (e *DiskFullError) Unwrap() error { return e.Err }
+
+// Hint says what to do.
+func (e *DiskFullError) Hint() string {
+	return fmt.Sprintf("free some space on the file system that holds %s (df -h %s), or copy the database to a disk with room and give it with --db or $%s",
+		filepath.Dir(e.Path), filepath.Dir(e.Path), EnvDB)
+}
+
+// fullRoom is the free space below which a file system counts as full
+// for SQLite: less than it needs for its shared-memory file and a page of
+// journal.
+const fullRoom = 256 << 10
+
+// isFull reports whether the file system holding path has no room left
+// for this user.
+func isFull(path string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(filepath.Dir(path), &st) != nil {
+		return false
+	}
+	free := st.Bavail
+	if os.Geteuid() == 0 {
+		free = st.Bfree
+	}
+	return free*uint64(st.Bsize) < fullRoom
+}
+
+// sqliteIOError is an error SQLite gives when it cannot write: an I/O
+// error (a shared-memory file it cannot size) or a full database.
+func sqliteIOError(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "disk I/O error") || strings.Contains(s, "disk is full")
+}
+
+// fullNoWAL reports whether err came from a full file system and no WAL
+// file holds commits the database file lacks (an empty one holds none).
+func fullNoWAL(path string, err error) bool {
+	var full *DiskFullError
+	if !errors.As(err, &full) {
+		return false
+	}
+	// The failed open itself may leave an empty WAL.
+	fi, serr := os.Stat(path + "-wal")
+	return errors.Is(serr, fs.ErrNotExist) || serr == nil && fi.Size() == 0
 }
 
 // unwritable reports whether the database at path sits where nothing can
@@ -273,6 +352,9 @@ func connect(ctx context.Context, path string, o Options) (*Store, error) {
 	s.read.Store(result.MaxReadBytes)
 	if s.version, err = s.Version(ctx); err != nil {
 		db.Close()
+		if sqliteIOError(err) && isFull(path) {
+			return nil, &DiskFullError{Path: path, Err: err}
+		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	if s.version > CurrentVersion {
@@ -354,6 +436,24 @@ type Run struct {
 	MaxP99Ns   float64          `json:"max_p99_ns"`
 }
 
+// MarshalJSON writes a figure that is unknown (NaN: the database held
+// one no run gives) as null.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	known := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		MaxIOPS    *float64 `json:"max_iops"`
+		MaxBWBytes *float64 `json:"max_bw_bytes"`
+		MaxP99Ns   *float64 `json:"max_p99_ns"`
+	}{plain(r), known(r.MaxIOPS), known(r.MaxBWBytes), known(r.MaxP99Ns)})
+}
+
 // ListOptions filter and limit a listing.
 type ListOptions struct {
 	// Selector keeps runs with at least one result matching it.
@@ -396,6 +496,11 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Run, error) {
 		}
 		r.Status = result.StatusOf(r.Tests, r.Failed, r.Interrupted)
 		r.Start = time.UnixMilli(ms).UTC()
+		// A figure no run gives (a database changed by hand, or by an
+		// iolens that did not check) is unknown, never printed as read.
+		r.MaxIOPS = units.IOPSFigure.Or(r.MaxIOPS)
+		r.MaxBWBytes = units.BandwidthFigure.Or(r.MaxBWBytes)
+		r.MaxP99Ns = units.LatencyNsFigure.Or(r.MaxP99Ns)
 		out = append(out, r)
 	}
 	return out, rows.Err()

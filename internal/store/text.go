@@ -3,9 +3,12 @@ package store
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
-	"strings"
 	"text/tabwriter"
+
+	"github.com/iolens/iolens/internal/termtext"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // WriteRunList is the text form of 'iolens history'.
@@ -28,18 +31,12 @@ func WriteRunList(w io.Writer, runs []Run) error {
 		if r.Device != "" {
 			target += " (" + r.Device + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\n", r.ID, r.Start.Format("2006-01-02 15:04"), r.Status.State, r.Suite,
-			oneLine(target), tests, r.MaxIOPS, r.MaxBWBytes/1e6, strconv.FormatFloat(r.MaxP99Ns/1e6, 'f', 3, 64), oneLine(r.Labels))
+		p99 := "-"
+		if !math.IsNaN(r.MaxP99Ns) {
+			p99 = strconv.FormatFloat(r.MaxP99Ns/1e6, 'f', 3, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Line(r.ID), r.Start.Format("2006-01-02 15:04"), r.Status.State, termtext.Line(r.Suite),
+			termtext.Line(target), tests, units.Whole(r.MaxIOPS), units.MB(r.MaxBWBytes), p99, termtext.Line(r.Labels))
 	}
 	return tw.Flush()
-}
-
-// oneLine keeps a user string from breaking the table.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
 }

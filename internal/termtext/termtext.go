@@ -167,3 +167,91 @@ func (j *JSONWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Line returns s as one line of text: every line break (LF, CR, VT, FF,
+// NEL, the Unicode line and paragraph separators) and tab becomes a
+// space, and every other character a terminal would obey '?'. What
+// others wrote (a label, a run id, a finding read back) then cannot start
+// a report line of its own.
+func Line(s string) string {
+	if IsLine(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case breaks(r):
+			b.WriteByte(' ')
+		case obeyed(r, n):
+			b.WriteByte('?')
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// IsLine reports whether s prints as one line, as it is.
+func IsLine(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if breaks(r) || obeyed(r, n) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// breaks reports whether r ends a line, or moves to a column, somewhere.
+func breaks(r rune) bool {
+	switch r {
+	case '\n', '\r', '\t', '\v', '\f', 0x85, 0x2028, 0x2029:
+		return true
+	}
+	return false
+}
+
+// Unbroken returns s with every line break (LF, CR, VT, FF, NEL, the
+// Unicode line and paragraph separators) a space, and nothing else
+// changed: a name or a label read back keeps its characters (the
+// terminal filter and the data formats deal with the rest) but cannot
+// start a line of a report.
+func Unbroken(s string) string {
+	if !HasBreak(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if breaks(r) && r != '\t' {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(s[i : i+n]) // bytes that are not UTF-8 as they were
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// HasBreak reports whether s holds a line break.
+func HasBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			return true
+		case c >= 0x80:
+			return strings.ContainsAny(s[i:], "\n\r\v\f\u0085\u2028\u2029")
+		}
+	}
+	return false
+}

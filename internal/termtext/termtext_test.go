@@ -136,3 +136,44 @@ func TestHTMLWriter(t *testing.T) {
 		t.Errorf("%q is not clean", b.String())
 	}
 }
+
+// Line and Unbroken keep what others wrote to one line: every line break
+// a terminal or an editor knows (issue 34.6).
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct{ in, line, unbroken string }{
+		{"plain text, µs", "plain text, µs", "plain text, µs"},
+		{"a\nb", "a b", "a b"},
+		{"a\r\nb", "a  b", "a  b"},
+		{"a\vb\fc", "a b c", "a b c"},
+		{"a\u0085b\u2028c\u2029d", "a b c d", "a b c d"},
+		{"a\tb", "a b", "a\tb"},
+		{"a\x1b[2Jb", "a?[2Jb", "a\x1b[2Jb"},
+		{"µ\nb", "µ b", "µ b"},
+		{"\xc2\n", "? ", "\xc2 "},
+	} {
+		if got := Line(c.in); got != c.line {
+			t.Errorf("Line(%q) = %q, want %q", c.in, got, c.line)
+		}
+		if got := Unbroken(c.in); got != c.unbroken {
+			t.Errorf("Unbroken(%q) = %q, want %q", c.in, got, c.unbroken)
+		}
+		if IsLine(c.in) != (c.in == c.line) || HasBreak(c.in) != (c.in != c.unbroken) {
+			t.Errorf("%q: IsLine %v, HasBreak %v", c.in, IsLine(c.in), HasBreak(c.in))
+		}
+	}
+}
+
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"a\nb", "\u2028", "\xc2", "a\x85b", "\r"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := Line(s)
+		if strings.ContainsAny(l, "\n\r\v\f\u0085\u2028\u2029") || !IsLine(l) || !IsClean(l) {
+			t.Fatalf("Line(%q) = %q", s, l)
+		}
+		if u := Unbroken(s); HasBreak(u) || strings.ContainsAny(u, "\n\r\v\f\u0085\u2028\u2029") || len(u) > len(s) {
+			t.Fatalf("Unbroken(%q) = %q", s, u)
+		}
+	})
+}

@@ -30,7 +30,7 @@ func (e *ValueError) Hint() string { return "want " + e.Want }
 
 const (
 	sizeWant     = "a byte size such as 4k, 1M, 22m, 1GiB or 300Gi (binary units), 0 or more"
-	durationWant = "a duration such as 500ms, 20s, 1m30s or 2h, or plain seconds (20, 2.5), 0 or more"
+	durationWant = "a duration such as 500ms, 20s, 1m30s, 2h or 14d, or plain seconds (20, 2.5), 0 or more"
 	rateWant     = "a rate with its unit, such as 25MB/s (10^6 B/s), 128MiB/s (2^20 B/s) or 4096B/s, or 0"
 )
 
@@ -104,6 +104,12 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, bad("too long")
 		}
 		return time.Duration(math.Round(v * float64(time.Second))), nil
+	}
+	if unit == "d" { // days, as people say a range: 14d
+		if v*float64(24*time.Hour) >= maxDuration {
+			return 0, bad("too long")
+		}
+		return time.Duration(math.Round(v * float64(24*time.Hour))), nil
 	}
 	d, err := time.ParseDuration(strings.TrimPrefix(t, "+"))
 	if err != nil {
@@ -205,6 +211,9 @@ func IOSize(n int64) string {
 
 // HumanBytes prints a byte count rounded, in binary units, for people.
 func HumanBytes(n float64) string {
+	if !printable(n) {
+		return "-"
+	}
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	u := 0
 	for u < len(units)-1 && n >= 1024 {
@@ -220,6 +229,9 @@ func HumanBytes(n float64) string {
 // FormatRate prints bytes per second in MB/s (10^6) and, when it is a
 // round figure there, in MiB/s; 0 or less is "no cap".
 func FormatRate(bps float64) string {
+	if !printable(bps) {
+		return "-"
+	}
 	if bps <= 0 {
 		return "no cap"
 	}
@@ -239,6 +251,9 @@ func Clock(d time.Duration) string {
 // FormatSeconds prints a duration in seconds for people: "45 s", "2.5 s",
 // "12 min", "1.5 h".
 func FormatSeconds(s float64) string {
+	if !printable(s) {
+		return "-"
+	}
 	switch {
 	case s >= 5400:
 		return fmt.Sprintf("%.3g h", s/3600)
@@ -253,7 +268,7 @@ func FormatSeconds(s float64) string {
 // Figure prints a measured figure for people: "12,345", "12.3", "1.23".
 func Figure(x float64) string {
 	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
+	case !printable(x):
 		return "-"
 	case math.Abs(x) >= 100:
 		return Commas(int64(math.Round(x)))
@@ -284,6 +299,9 @@ func Commas(n int64) string {
 // Latency prints a latency given in ns with a unit that suits it: "850 ns",
 // "70.1 µs", "2.5 ms", "1.2 s".
 func Latency(ns float64) string {
+	if !printable(ns) {
+		return "-"
+	}
 	switch {
 	case ns >= 1e9:
 		return fmt.Sprintf("%.3g s", ns/1e9)
@@ -364,6 +382,9 @@ func OrDash(s string) string {
 // Millis prints a latency given in ns as milliseconds for a table column,
 // without the unit: "0", "0.070", "2.50", "120".
 func Millis(ns float64) string {
+	if !printable(ns) {
+		return "-"
+	}
 	v := ns / 1e6
 	switch {
 	case v == 0:
@@ -378,16 +399,29 @@ func Millis(ns float64) string {
 
 // MB prints bytes per second as MB/s (10^6) with one decimal and without
 // the unit, for table columns: "125.0".
-func MB(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 1, 64) }
+func MB(bps float64) string {
+	if !printable(bps) {
+		return "-"
+	}
+	return strconv.FormatFloat(bps/1e6, 'f', 1, 64)
+}
 
 // Whole prints a figure rounded to an integer, without separators, for
 // columns that other programs read: "12346".
-func Whole(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+func Whole(v float64) string {
+	if !printable(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
 
 // Published prints a published figure as it is written: whole numbers whole
 // (with separators from 1,000), others with one decimal: "3,000", "125",
 // "0.5".
 func Published(x float64) string {
+	if !printable(x) {
+		return "-"
+	}
 	switch {
 	case x >= 1000:
 		return Commas(int64(x + 0.5))
@@ -400,6 +434,9 @@ func Published(x float64) string {
 // Trim prints x with at most prec decimals and no trailing zeros: "1.5",
 // "2".
 func Trim(x float64, prec int) string {
+	if !printable(x) {
+		return "-"
+	}
 	s := strconv.FormatFloat(x, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
@@ -418,6 +455,9 @@ func IOPS(v float64) string { return Figure(v) + " IOPS" }
 // tenth of its unit: "45 s", "12.5 min", "1.5 h"; none when it is 0 or less
 // (a budget or a bucket without a limit).
 func Span(s float64, none string) string {
+	if !printable(s) {
+		return "-"
+	}
 	switch {
 	case s <= 0:
 		return none
@@ -441,6 +481,9 @@ func PercentileMillis(ns float64) string {
 // Chart prints a value as chart labels and tooltips show it, short and
 // without separators: "0", "0.123", "12.3", "1234".
 func Chart(v float64) string {
+	if !printable(v) {
+		return "-"
+	}
 	switch a := math.Abs(v); {
 	case a == 0:
 		return "0"
@@ -476,6 +519,9 @@ func PlainRate(v float64, unit string) string {
 // BytesSI prints a byte count in decimal units, as rates in MB/s read:
 // "1.5 GB", "12.3 MB", "512 kB", "100 B".
 func BytesSI(b float64) string {
+	if !printable(b) {
+		return "-"
+	}
 	switch {
 	case b >= 1e9:
 		return strconv.FormatFloat(b/1e9, 'f', 1, 64) + " GB"
@@ -490,6 +536,9 @@ func BytesSI(b float64) string {
 // KiB prints a byte count in KiB for a narrow column, as iostat does:
 // "4.0k", "0".
 func KiB(b float64) string {
+	if !printable(b) {
+		return "-"
+	}
 	if b == 0 {
 		return "0"
 	}
@@ -499,6 +548,9 @@ func KiB(b float64) string {
 // SpanWords prints a length of time in seconds as a whole number and its
 // unit in words, for sentences: ("12", "minutes"), ("3", "hours").
 func SpanWords(s float64) (n, unit string) {
+	if !printable(s) {
+		return "-", "seconds"
+	}
 	switch {
 	case s >= 2*3600:
 		return strconv.FormatFloat(s/3600, 'f', 0, 64), "hours"
@@ -513,8 +565,8 @@ func SpanWords(s float64) (n, unit string) {
 func Ms(s float64, sig int) string {
 	ms := s * 1e3
 	switch {
-	case math.IsInf(ms, 0) || math.IsNaN(ms):
-		return fmt.Sprint(ms)
+	case !printable(ms):
+		return "-"
 	case ms >= 1000:
 		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
 	}
@@ -524,6 +576,9 @@ func Ms(s float64, sig int) string {
 // Share prints a fraction as a percentage with one decimal, and a share too
 // small to show as "<0.1%" rather than 0: "12.5%", "<0.1%".
 func Share(f float64) string {
+	if !printable(f) {
+		return "-"
+	}
 	p := f * 100
 	if p > 0 && p < 0.1 {
 		return "<0.1%"
@@ -533,11 +588,19 @@ func Share(f float64) string {
 
 // Exact prints a number in the fewest digits that read back as it, without
 // exponent: "3000", "0.125".
-func Exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func Exact(v float64) string {
+	if !printable(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // FormatIOPS prints an IO rate cap as FormatRate prints a bandwidth one:
 // "3,000 IOPS"; 0 or less is "no cap".
 func FormatIOPS(v float64) string {
+	if !printable(v) {
+		return "-"
+	}
 	if v <= 0 {
 		return "no cap"
 	}
@@ -547,6 +610,9 @@ func FormatIOPS(v float64) string {
 // USD prints dollars: cents from $1, four decimals from a cent, two
 // significant digits below, so a rate never reads "$0.0000".
 func USD(x float64) string {
+	if !printable(x) {
+		return "-"
+	}
 	switch {
 	case x >= 1000:
 		return "$" + Published(x)
@@ -560,9 +626,21 @@ func USD(x float64) string {
 	return "$0"
 }
 
+// SignedUSD prints a change in dollars with its sign, as USD prints the
+// amount: "+$12.00", "-$3.50", "+$0".
+func SignedUSD(x float64) string {
+	if x < 0 {
+		return "-" + USD(-x)
+	}
+	return "+" + USD(x)
+}
+
 // Measure prints a figure in the unit a record names: "iops", "bytes/s"
 // (FormatRate) or "ns" (as ms); anything else as a bare number.
 func Measure(v float64, unit string) string {
+	if !printable(v) {
+		return "-"
+	}
 	switch unit {
 	case "iops":
 		return Whole(v) + " IOPS"
@@ -578,6 +656,9 @@ func Measure(v float64, unit string) string {
 // currency once: cents from $1, two significant digits below ("8.00",
 // "0.0027").
 func Dollars(v float64) string {
+	if !printable(v) {
+		return "-"
+	}
 	if v >= 1 {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
@@ -597,7 +678,7 @@ func LatencyBand(lo, hi float64) string {
 // wider side as " ±x%" (rounded up to a tenth), "" when there is no
 // interval or it is below 0.05%.
 func PlusMinus(lo, hi, v float64) string {
-	if lo <= 0 || hi <= lo || v <= 0 {
+	if lo <= 0 || hi <= lo || v <= 0 || !printable(hi) {
 		return ""
 	}
 	e := math.Max(hi-v, v-lo) / v
@@ -613,4 +694,15 @@ func Nouns(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return Commas(n) + " " + many
+}
+
+// Ratio prints how many times one figure is another: "81×", "2.5×".
+func Ratio(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "-"
+	case x >= 10:
+		return Commas(int64(math.Round(x))) + "×"
+	}
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) + "×"
 }

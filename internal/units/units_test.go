@@ -40,8 +40,8 @@ func TestParseDuration(t *testing.T) {
 	}{
 		{"20", 20 * time.Second, true}, {"2.5", 2500 * time.Millisecond, true}, {"3s", 3 * time.Second, true},
 		{"500ms", 500 * time.Millisecond, true}, {"1m30s", 90 * time.Second, true}, {"2h", 2 * time.Hour, true},
-		{"0", 0, true},
-		{"", 0, false}, {"-1s", 0, false}, {"-1", 0, false}, {"NaN", 0, false}, {"Inf", 0, false},
+		{"0", 0, true}, {"14d", 14 * 24 * time.Hour, true}, {"1.5d", 36 * time.Hour, true},
+		{"", 0, false}, {"99999999d", 0, false}, {"-1s", 0, false}, {"-1", 0, false}, {"NaN", 0, false}, {"Inf", 0, false},
 		{"+Inf", 0, false}, {"1e9", 0, false}, {"10x", 0, false}, {"9999999999999999999", 0, false},
 		{"99999999h", 0, false},
 	} {
@@ -170,11 +170,11 @@ func TestFormatters(t *testing.T) {
 		{FormatDuration(90 * time.Second), "90 s"},
 		{BytesSI(1.5e9), "1.5 GB"}, {BytesSI(12.34e6), "12.3 MB"}, {BytesSI(512e3), "512 kB"}, {BytesSI(100), "100 B"},
 		{KiB(0), "0"}, {KiB(4096), "4.0k"},
-		{Ms(0.0005, 4), "0.5 ms"}, {Ms(0.01225, 4), "12.25 ms"}, {Ms(1.5, 3), "1500 ms"}, {Ms(math.Inf(1), 3), "+Inf"},
+		{Ms(0.0005, 4), "0.5 ms"}, {Ms(0.01225, 4), "12.25 ms"}, {Ms(1.5, 3), "1500 ms"}, {Ms(math.Inf(1), 3), "-"},
 		{Share(0.125), "12.5%"}, {Share(0.0001), "<0.1%"}, {Share(0), "0.0%"},
 		{Exact(3000), "3000"}, {Exact(0.125), "0.125"},
 		{FormatIOPS(0), "no cap"}, {FormatIOPS(3000.4), "3,000 IOPS"},
-		{USD(1638), "$1,638"}, {USD(3), "$3.00"}, {USD(0.27), "$0.2700"}, {USD(0.00511), "$0.0051"}, {USD(0), "$0"},
+		{USD(1638), "$1,638"}, {USD(3), "$3.00"}, {USD(0.27), "$0.2700"}, {USD(0.00511), "$0.0051"}, {USD(0), "$0"}, {SignedUSD(-3.5), "-$3.50"}, {SignedUSD(12), "+$12.00"}, {SignedUSD(0), "+$0"},
 		{Dollars(8), "8.00"}, {Dollars(8.0 / 3000), "0.0027"},
 		{Measure(400, "iops"), "400 IOPS"}, {Measure(2.5e6, "ns"), "2.50 ms"}, {Measure(1<<20, "bytes/s"), "1 MiB/s"}, {Measure(3, "x"), "3"},
 		{Chart(0), "0"}, {Chart(0.1234), "0.123"}, {Chart(12.34), "12.3"}, {Chart(1234), "1234"},
@@ -228,6 +228,17 @@ func TestNouns(t *testing.T) {
 	}{{0, "0 tests"}, {1, "1 test"}, {2, "2 tests"}, {1234, "1,234 tests"}} {
 		if got := Nouns(c.n, "test", "tests"); got != c.want {
 			t.Errorf("Nouns(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestRatio(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{81.735, "82×"}, {2.54, "2.5×"}, {12000, "12,000×"}, {math.Inf(1), "-"}} {
+		if got := Ratio(c.x); got != c.want {
+			t.Errorf("Ratio(%g) = %q, want %q", c.x, got, c.want)
 		}
 	}
 }

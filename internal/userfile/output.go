@@ -110,27 +110,116 @@ func (o *Outputs) Output(flag, path string) error {
 
 // resolve follows path's symbolic links: the file an output writes, and
 // its information (nil when it does not exist yet). A link to nothing is
-// an error: creating through it would write wherever the link points.
+// an error: creating through it would write wherever the link points. A
+// link anywhere on the way that another user planted in a sticky
+// world-writable directory (/tmp) is refused, not followed
+// (*PlantedLinkError), as the kernel's protected_symlinks refuses it.
 func resolve(path string) (string, fs.FileInfo, error) {
-	li, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, nil
-	}
+	target, err := follow(path)
 	if err != nil {
 		return "", nil, err
 	}
-	if li.Mode()&fs.ModeSymlink == 0 {
-		return path, li, nil
+	fi, err := os.Lstat(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, fmt.Errorf("a symbolic link to nothing (%s)", target)
+		}
+		return target, nil, nil
 	}
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", nil, fmt.Errorf("a symbolic link to nothing (%v)", err)
-	}
-	fi, err := os.Stat(target)
 	if err != nil {
 		return "", nil, err
 	}
 	return target, fi, nil
+}
+
+// PlantedLinkError is a symbolic link in a sticky world-writable
+// directory that belongs to neither the caller nor the directory's owner:
+// anyone could have put it there to turn a write onto another file.
+type PlantedLinkError struct {
+	Link string
+	UID  uint32
+}
+
+func (e *PlantedLinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link of another user (uid %d) in a shared directory; iolens does not write through it", e.Link, e.UID)
+}
+
+// Hint says what to do.
+func (e *PlantedLinkError) Hint() string {
+	return "give a path of your own (not a link another user made in /tmp or a like directory)"
+}
+
+// maxLinks is how many symbolic links one path may go through, as the
+// kernel allows (ELOOP beyond).
+const maxLinks = 40
+
+// follow resolves every symbolic link on path, component by component,
+// and refuses one that another user planted in a sticky world-writable
+// directory. A path whose last component does not exist resolves to
+// itself in the resolved directory.
+func follow(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	done := "/"
+	hops := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, c)
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// The rest is to be created (or its directory is missing,
+				// which the caller reports).
+				return filepath.Join(append([]string{next}, rest...)...), nil
+			}
+			return "", &fs.PathError{Op: "lstat", Path: next, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			done = next
+			continue
+		}
+		if hops++; hops > maxLinks {
+			return "", &fs.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+		}
+		if err := linkAllowed(done, next, st.Uid); err != nil {
+			return "", err
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(to) {
+			done = "/"
+		}
+		rest = append(strings.Split(strings.TrimPrefix(to, "/"), "/"), rest...)
+	}
+	return done, nil
+}
+
+// linkAllowed is the kernel's protected_symlinks rule: a link in a
+// sticky world-writable directory is followed only when its owner is the
+// caller or the directory's owner.
+func linkAllowed(dir, link string, owner uint32) error {
+	var ds unix.Stat_t
+	if err := unix.Stat(dir, &ds); err != nil {
+		return &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	shared := ds.Mode&unix.S_ISVTX != 0 && ds.Mode&0o002 != 0
+	if !shared || owner == uint32(os.Geteuid()) || owner == ds.Uid {
+		return nil
+	}
+	return &PlantedLinkError{Link: link, UID: owner}
 }
 
 // identify is a path's absolute form, symbolic links resolved (its
@@ -273,7 +362,7 @@ func Append(path string) (*AppendFile, error) {
 	if fi != nil && !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Kind: kind(fi.Mode()), Output: true}
 	}
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NONBLOCK|unix.O_NOCTTY, 0o644)
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) {
 			return nil, &NotRegularError{Path: path, Kind: "FIFO", Output: true}

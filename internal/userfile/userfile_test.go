@@ -271,3 +271,75 @@ func TestAppend(t *testing.T) {
 		})
 	}
 }
+
+// Issue 34.1: a symbolic link another user planted in a sticky
+// world-writable directory (/tmp) is refused by every output path, as the
+// kernel's protected_symlinks refuses it; the caller's own link there, and
+// any link in a private directory, is followed.
+func TestPlantedLinkRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a link to another user")
+	}
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	const nobody = 65534
+	planted := filepath.Join(shared, "out.html")
+	os.Symlink(victim, planted)
+	plantedDir := filepath.Join(shared, "d")
+	os.Symlink(sub, plantedDir)
+	for _, l := range []string{planted, plantedDir} {
+		if err := os.Lchown(l, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mine := filepath.Join(shared, "mine.html")
+	os.Symlink(filepath.Join(dir, "mine-target"), mine)
+	os.WriteFile(filepath.Join(dir, "mine-target"), []byte("x"), 0o644)
+	private := filepath.Join(sub, "other.html")
+	os.Symlink(filepath.Join(dir, "other-target"), private)
+	os.Lchown(private, nobody, nobody)
+	os.WriteFile(filepath.Join(dir, "other-target"), []byte("x"), 0o644)
+
+	for _, p := range []string{planted, filepath.Join(plantedDir, "x.html")} {
+		var o Outputs
+		var pe *PlantedLinkError
+		if err := o.Output("--html", p); !errors.As(err, &pe) {
+			t.Errorf("Output(%s) = %v, want a planted link", p, err)
+		}
+		if err := Write(p, func(w io.Writer) error { _, err := io.WriteString(w, "page"); return err }); !errors.As(err, &pe) {
+			t.Errorf("Write(%s) = %v, want a planted link", p, err)
+		}
+		if f, err := Append(p); !errors.As(err, &pe) {
+			f.Close()
+			t.Errorf("Append(%s) = %v, want a planted link", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "x.html")); err == nil {
+		t.Error("a file was made through the planted directory link")
+	}
+	for _, p := range []string{mine, private} {
+		var o Outputs
+		if err := o.Output("--html", p); err != nil {
+			t.Errorf("Output(%s) = %v, want it followed", p, err)
+		}
+		if err := Write(p, func(w io.Writer) error { _, err := io.WriteString(w, "page"); return err }); err != nil {
+			t.Errorf("Write(%s) = %v", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "mine-target")); string(b) != "page" {
+		t.Errorf("the caller's own link was not followed: %q", b)
+	}
+}

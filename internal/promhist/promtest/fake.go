@@ -125,11 +125,6 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ok(map[string]any{"resultType": "matrix", "result": res})
 	case "/api/v1/query_range":
 		q := r.Form.Get("query")
-		m := queryForm.FindStringSubmatch(q)
-		if m == nil || m[5] != "" {
-			fail(400, "bad_data", "the fake does not answer "+q)
-			return
-		}
 		start, _ := tm("start")
 		end, _ := tm("end")
 		stepS, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
@@ -142,57 +137,35 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(400, "bad_data", "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 			return
 		}
-		sel, err := promql.ParseSelector(m[3])
-		if err != nil {
-			fail(400, "bad_data", err.Error())
+		// A + B of two selectors: matched on every label but the name.
+		terms := strings.Split(q, " + ")
+		if len(terms) > 2 {
+			fail(400, "bad_data", "the fake does not answer "+q)
 			return
 		}
-		type acc struct {
-			labels map[string]string
-			v      map[int64]float64
-		}
-		groups := map[string]*acc{}
+		var sums []map[string]*acc
 		var order []string
-		for _, s := range f.series {
-			if s.Labels["__name__"] != m[2] || !sel.Matches(s.Labels) {
-				continue
+		for _, term := range terms {
+			g, o, msg := f.evalRange(term, start, end, step, len(terms) > 1)
+			if msg != "" {
+				fail(400, "bad_data", msg)
+				return
 			}
-			lbl := map[string]string{}
-			switch m[1] {
-			case "sum by (instance) (":
-				lbl["instance"] = s.Labels["instance"]
-			case "timestamp(":
-				for k, v := range s.Labels {
-					if k != "__name__" {
-						lbl[k] = v
+			sums, order = append(sums, g), o
+		}
+		groups := sums[0]
+		if len(sums) == 2 {
+			for k, a := range groups {
+				b := sums[1][k]
+				for t, v := range a.v {
+					if b == nil {
+						delete(a.v, t)
+					} else if w, ok := b.v[t]; ok {
+						a.v[t] = v + w
+					} else {
+						delete(a.v, t)
 					}
 				}
-			default:
-				for k, v := range s.Labels {
-					lbl[k] = v
-				}
-			}
-			k := fmt.Sprint(lbl)
-			g := groups[k]
-			if g == nil {
-				g = &acc{labels: lbl, v: map[int64]float64{}}
-				groups[k] = g
-				order = append(order, k)
-			}
-			j := 0
-			for t := start; t <= end; t += step {
-				// The latest sample at or before t, within 5 minutes.
-				for j < len(s.TS) && s.TS[j] <= t {
-					j++
-				}
-				if j == 0 || t-s.TS[j-1] > 300_000 {
-					continue
-				}
-				v := s.V[j-1]
-				if m[1] == "timestamp(" {
-					v = float64(s.TS[j-1]) / 1000
-				}
-				g.v[t] += v
 			}
 		}
 		sort.Strings(order)
@@ -213,6 +186,72 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+type acc struct {
+	labels map[string]string
+	v      map[int64]float64
+}
+
+// evalRange evaluates one selector form over the range; noName drops
+// the metric name (a term of a sum). It returns why not instead when it
+// cannot.
+func (f *Fake) evalRange(q string, start, end, step int64, noName bool) (map[string]*acc, []string, string) {
+	m := queryForm.FindStringSubmatch(q)
+	if m == nil || m[5] != "" {
+		return nil, nil, "the fake does not answer " + q
+	}
+	sel, err := promql.ParseSelector(m[3])
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	groups := map[string]*acc{}
+	var order []string
+	for _, s := range f.series {
+		if s.Labels["__name__"] != m[2] || !sel.Matches(s.Labels) {
+			continue
+		}
+		lbl := map[string]string{}
+		switch m[1] {
+		case "sum by (instance) (":
+			lbl["instance"] = s.Labels["instance"]
+		case "timestamp(":
+			for k, v := range s.Labels {
+				if k != "__name__" {
+					lbl[k] = v
+				}
+			}
+		default:
+			for k, v := range s.Labels {
+				if k != "__name__" || !noName {
+					lbl[k] = v
+				}
+			}
+		}
+		k := fmt.Sprint(lbl)
+		g := groups[k]
+		if g == nil {
+			g = &acc{labels: lbl, v: map[int64]float64{}}
+			groups[k] = g
+			order = append(order, k)
+		}
+		j := 0
+		for t := start; t <= end; t += step {
+			// The latest sample at or before t, within 5 minutes.
+			for j < len(s.TS) && s.TS[j] <= t {
+				j++
+			}
+			if j == 0 || t-s.TS[j-1] > 300_000 {
+				continue
+			}
+			v := s.V[j-1]
+			if m[1] == "timestamp(" {
+				v = float64(s.TS[j-1]) / 1000
+			}
+			g.v[t] += v
+		}
+	}
+	return groups, order, ""
 }
 
 func splitQuery(q string) (string, promql.Selector, error) {

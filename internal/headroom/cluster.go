@@ -1,0 +1,143 @@
+package headroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/promhist"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// MaxClaims bounds the claims read from a cluster.
+const MaxClaims = 5000
+
+// Inventory is what the cluster says of its volumes: a rule per bound
+// claim whose node and device were found (its cap from its class and
+// size through the catalog, or unknown with why), the VM size of each
+// node exporter's node, and what could not be told.
+type Inventory struct {
+	Rules []Rule
+	VMs   map[string]string
+	Notes []string
+}
+
+// FromCluster takes every bound claim of namespace ns ("" for all) and
+// resolves each as analyze --pvc does (its node in the range, that
+// node's exporter, its device), and its cap from its storage class's
+// provisioner, parameters and size (the CSI drivers' documented
+// defaults where a parameter is missing); the nodes' instance-type
+// labels give their VM sizes.
+func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Client, cat *limits.Catalog, ns string, o Options) (*Inventory, error) {
+	inv := &Inventory{VMs: map[string]string{}}
+	pvcs, err := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{Limit: MaxClaims + 1})
+	if err != nil {
+		return nil, hint.Wrap(fmt.Errorf("listing PVCs: %w", err), "check --kubeconfig and --context, and that you may list PVCs and get PVs, storage classes and nodes")
+	}
+	if len(pvcs.Items) > MaxClaims {
+		return nil, hint.Wrap(fmt.Errorf("more than %d claims", MaxClaims), "give --namespace to judge one namespace at a time")
+	}
+	items := pvcs.Items
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	classes := map[string]*classInfo{}
+	nodeVM := map[string]string{}
+	for i, pvc := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		claim := pvc.Namespace + "/" + pvc.Name
+		if o.Progress != nil && i%50 == 0 {
+			o.Progress(fmt.Sprintf("resolving claim %d of %d (%s)", i+1, len(items), claim))
+		}
+		if pvc.Spec.VolumeName == "" {
+			inv.Notes = append(inv.Notes, claim+": not bound to a volume")
+			continue
+		}
+		v, err := promhist.ResolvePVC(ctx, cs, c, pvc.Namespace, pvc.Name, o.From, o.To)
+		var pe *promhist.PVCError
+		if errors.As(err, &pe) {
+			inv.Notes = append(inv.Notes, claim+": "+pe.Why)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		inst := ""
+		for _, m := range v.Selector {
+			if m.Name == "instance" && m.Op == "=" {
+				inst = m.Value
+			}
+		}
+		if inst == "" || v.Device == "" {
+			inv.Notes = append(inv.Notes, fmt.Sprintf("%s: on node %s, but its node exporter instance or device could not be told (give it with --expect INSTANCE/DEVICE=SPEC)", claim, v.Node))
+			continue
+		}
+		if _, ok := nodeVM[v.Node]; !ok {
+			nodeVM[v.Node] = ""
+			if n, err := cs.CoreV1().Nodes().Get(ctx, v.Node, metav1.GetOptions{}); err == nil {
+				if it := n.Labels[corev1.LabelInstanceTypeStable]; it != "" {
+					if vm := cat.VM(it); vm != nil {
+						nodeVM[v.Node] = vm.ID
+					} else {
+						inv.Notes = append(inv.Notes, fmt.Sprintf("node %s is a %s, not in the catalog: its VM caps are unknown", v.Node, it))
+					}
+				}
+			}
+		}
+		if vm := nodeVM[v.Node]; vm != "" {
+			inv.VMs[inst] = vm
+		}
+		r := Rule{Instance: inst, Device: v.Device, Claim: claim}
+		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, v.PV, metav1.GetOptions{})
+		if err != nil {
+			return nil, hint.Wrap(fmt.Errorf("reading PV %s: %w", v.PV, err), "check that you may get PVs")
+		}
+		if csi := pv.Spec.CSI; csi != nil && csi.Driver == "ebs.csi.aws.com" {
+			r.VolumeID = csi.VolumeHandle
+		}
+		ci := classes[pv.Spec.StorageClassName]
+		if ci == nil {
+			ci = &classInfo{name: pv.Spec.StorageClassName}
+			if ci.name != "" {
+				if sc, err := cs.StorageV1().StorageClasses().Get(ctx, ci.name, metav1.GetOptions{}); err == nil {
+					ci.provisioner, ci.params = sc.Provisioner, sc.Parameters
+				} else {
+					ci.err = err.Error()
+				}
+			}
+			classes[ci.name] = ci
+		}
+		size := pv.Spec.Capacity.Storage().Value()
+		switch spec, ok := limits.FromStorageClass(ci.provisioner, ci.params, size); {
+		case ci.name == "":
+			r.Unknown = "no storage class: measure it with iolens k8s diagnose, or give --expect"
+		case ci.err != "":
+			r.Unknown = "storage class " + ci.name + " could not be read (" + ci.err + ")"
+		case !ok:
+			r.Unknown = fmt.Sprintf("class %s (%s): no catalog entry; measure it with iolens k8s diagnose --storage-class %s, or give --expect", ci.name, ci.provisioner, ci.name)
+		default:
+			cp, err := ParseCap(spec, SourceCatalog, cat)
+			if err != nil {
+				r.Unknown = fmt.Sprintf("class %s maps to %s, which the catalog cannot resolve: %v", ci.name, spec, err)
+			} else {
+				cp.Name += " (class " + ci.name + ")"
+				r.Cap = cp
+			}
+		}
+		inv.Rules = append(inv.Rules, r)
+	}
+	return inv, nil
+}
+
+type classInfo struct {
+	name, provisioner string
+	params            map[string]string
+	err               string
+}

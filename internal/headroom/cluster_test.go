@@ -1,0 +1,107 @@
+package headroom_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolens/iolens/internal/headroom"
+	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/promhist/promtest"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// series is one series sampled at the fleet's first and last instants.
+func series(f fleet, name string, kv ...string) *promtest.Series {
+	l := map[string]string{"__name__": name}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return &promtest.Series{Labels: l, TS: []int64{f.start.UnixMilli(), f.at(f.n - 1).UnixMilli()}, V: []float64{1, 1}}
+}
+
+// TestFromCluster: the fleet's node-1 as a cluster has it. db/data-0 is
+// node-1's sdc, on a Premium_LRS class at 1 TiB (a P30 in the catalog);
+// db/cache-0 is node-1's sdb, on a local-path class the catalog does
+// not know; db/pending is not bound; node-1 is a Standard_D4s_v3.
+func TestFromCluster(t *testing.T) {
+	f := fleet{start: time.Unix(1_790_000_000, 0), step: 15 * time.Second, n: 480}
+	mount := func(pv string) string { return "/var/lib/kubelet/pods/0c6c/volumes/kubernetes.io~csi/" + pv + "/mount" }
+	ss := append(f.series(),
+		series(f, "kubelet_volume_stats_capacity_bytes", "namespace", "db", "persistentvolumeclaim", "data-0", "node", "node-1"),
+		series(f, "kubelet_volume_stats_capacity_bytes", "namespace", "db", "persistentvolumeclaim", "cache-0", "node", "node-1"),
+		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sdc", "mountpoint", mount("pv-data")),
+		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sdb", "mountpoint", mount("pv-cache")))
+	_, c := fakeClient(t, ss)
+	gi := func(n int64) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(n<<30, resource.BinarySI)}
+	}
+	pv := func(name, class string, size int64) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{StorageClassName: class, Capacity: gi(size),
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "disk.csi.azure.com", VolumeHandle: name}}}}
+	}
+	claim := func(name, vol string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: name}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: vol}}
+	}
+	objs := []runtime.Object{
+		claim("data-0", "pv-data"), claim("cache-0", "pv-cache"), claim("pending", ""),
+		pv("pv-data", "premium", 1024), pv("pv-cache", "local-path", 100),
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "premium"}, Provisioner: "disk.csi.azure.com", Parameters: map[string]string{"skuName": "Premium_LRS"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-path"}, Provisioner: "rancher.io/local-path"},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{corev1.LabelInstanceTypeStable: "Standard_D4s_v3"}}},
+	}
+	cs := fake.NewSimpleClientset(objs...)
+	cat := limits.MustDefault()
+	o := headroom.Options{From: f.start, To: f.at(f.n - 1), Catalog: cat, Margin: 0.3}
+	inv, err := headroom.FromCluster(t.Context(), cs, c, cat, "db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.VMs["node-1:9100"] != "azure:Standard_D4s_v3" {
+		t.Errorf("VMs %v", inv.VMs)
+	}
+	if !strings.Contains(strings.Join(inv.Notes, "\n"), "db/pending: not bound") {
+		t.Errorf("notes %q", inv.Notes)
+	}
+	o.Rules, o.VMs = inv.Rules, inv.VMs
+	o.Selector = o.Selector.With("instance", "=", "node-1:9100")
+	r, err := headroom.Run(t.Context(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := byName(t, r, "node-1:9100", "sdc")
+	if data.Claim != "db/data-0" || data.Cap == nil || data.Cap.Source != headroom.SourceCatalog || data.Cap.IOPS != 5000 ||
+		data.Rec == nil || data.Rec.Action != headroom.ActionSmaller {
+		t.Errorf("data-0: claim %q, cap %+v, recommendation %+v", data.Claim, data.Cap, data.Rec)
+	}
+	cache := byName(t, r, "node-1:9100", "sdb")
+	if cache.Claim != "db/cache-0" || cache.Cap != nil || cache.Status != headroom.StatusUnknown || !strings.Contains(cache.CapUnknown, "local-path") ||
+		!strings.Contains(cache.CapUnknown, "k8s diagnose") {
+		t.Errorf("cache-0: claim %q, cap %v, status %s, why %q", cache.Claim, cache.Cap, cache.Status, cache.CapUnknown)
+	}
+	// --expect comes before the class, even naming the device alone.
+	x, err := headroom.ParseRule("sdb=iops=500", headroom.SourceExpect, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Rules = append([]headroom.Rule{x}, inv.Rules...)
+	r, err = headroom.Run(t.Context(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache := byName(t, r, "node-1:9100", "sdb"); cache.Cap == nil || cache.Cap.Source != headroom.SourceExpect || cache.Claim != "db/cache-0" {
+		t.Errorf("--expect over the class: %+v", cache.Cap)
+	}
+	var n1 *headroom.Node
+	for _, n := range r.Nodes {
+		n1 = n
+	}
+	if n1 == nil || n1.VMIOPS != 6400 {
+		t.Errorf("node-1: %+v", n1)
+	}
+}
