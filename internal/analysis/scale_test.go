@@ -49,6 +49,9 @@ func TestAnalysisLinear(t *testing.T) {
 // run over many nodes: six depths on each node's volume) take about 10
 // times the work for 10 times the nodes.
 func TestSessionLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyses thousands of results several times (seconds on a busy machine); skipped under -short")
+	}
 	nodes := func(n int) []result.Result {
 		rs := manyResults(n, 1)
 		for i := range rs {
