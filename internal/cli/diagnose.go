@@ -38,11 +38,13 @@ type diagnoseOptions struct {
 	noMetadata  bool
 	keep        runSaveOptions
 	expect      expectOptions
+	existing    bool
+	maxRead     units.Size
 	sustained   bool
 }
 
 func newDiagnoseCommand(streams IOStreams) *cobra.Command {
-	o := &diagnoseOptions{budget: units.Duration(3 * time.Minute), precision: "2%"}
+	o := &diagnoseOptions{budget: units.Duration(3 * time.Minute), precision: "2%", maxRead: units.Size(64 << 20)}
 	cmd := &cobra.Command{
 		Use:   "diagnose [DIR]",
 		Short: "Say what a disk is and which limit binds each workload, in three minutes",
@@ -66,6 +68,14 @@ DIR must exist (--create makes it, and removes it afterwards): a typo, or a
 volume that is not mounted, would measure the disk below it. With --device,
 every step runs on the device itself.
 
+With --existing, DIR holds data that must not be touched: diagnose writes
+nothing there (no test file, no history) and samples blocks of its files
+with direct reads, each read a first and a second time, one at a time and
+32 at once, reading at most --max-read. A volume restored from a snapshot
+fetches each block on its first read: it is named cold, with what a first
+read costs, how long warming it all takes at the measured rate, and the
+command that does it.
+
 On a cloud VM the instance metadata says which disk and VM size to compare
 with (--no-metadata skips it; --expect overrides it).`,
 		Example: `  iolens diagnose                        # ./iolens-scratch
@@ -73,7 +83,8 @@ with (--no-metadata skips it; --expect overrides it).`,
   iolens diagnose /mnt/data --budget 5m --html report.html
   iolens diagnose --device /dev/vdb --destructive
   iolens diagnose --emulated p10
-  iolens diagnose /mnt/data -o json | jq .disk`,
+  iolens diagnose /mnt/data -o json | jq .disk
+  iolens diagnose --existing /var/lib/postgresql --max-read 256MiB`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := ""
@@ -100,6 +111,8 @@ with (--no-metadata skips it; --expect overrides it).`,
 	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.BoolVar(&o.sustained, "sustained", false, "run the burst check to its end: write until burst credits or a write cache run out, for what --budget leaves after the other tests")
 	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
+	f.BoolVar(&o.existing, "existing", false, "sample the files already in DIR with direct reads and write nothing: first read against second (a restored volume is cold)")
+	f.Var(&o.maxRead, "max-read", "with --existing, the most it reads (first and second reads together)")
 	o.keep.addFlags(f)
 	o.expect.addFlags(cmd)
 	groupFlags(cmd, flagGroup{Title: "Flags"}, outputFlags, cloudFlags, vendorFlags)
@@ -108,6 +121,12 @@ with (--no-metadata skips it; --expect overrides it).`,
 
 func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
 	ctx := cmd.Context()
+	if o.existing {
+		return o.runExisting(cmd, streams, dir)
+	}
+	if cmd.Flags().Changed("max-read") {
+		return &UsageError{Err: fmt.Errorf("--max-read applies with --existing only"), Help: "see 'iolens diagnose --help'"}
+	}
 	if _, err := report.Diagnoses.Lookup(o.output); err != nil {
 		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
@@ -197,6 +216,12 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	switch {
 	case outErr != nil:
 		return keptAs(outErr, keeper, cfg.RunID, planErr)
+	case outcome.Diagnosis != nil && outcome.Diagnosis.IOErrors != nil:
+		// A disk that returned IO errors fails the check, whatever else
+		// the run found.
+		e := outcome.Diagnosis.IOErrors
+		return &hint.Error{Err: checkFailed(fmt.Sprintf("the disk returned IO errors in %d of %d tests", e.Tests, e.Of)),
+			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
 	case planErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
 	case planErr != nil:
@@ -204,6 +229,13 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	}
 	return closeErr
 }
+
+// checkFailed is a check's verdict, not a crash: it exits with the
+// status of findings at the --fail-on severity (4).
+type checkFailed string
+
+func (e checkFailed) Error() string        { return string(e) }
+func (e checkFailed) Is(target error) bool { return target == ErrFindings }
 
 // rootDiskWords ends a command's first line when DIR is on the root disk
 // while other disks are mounted.

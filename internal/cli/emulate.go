@@ -58,7 +58,7 @@ IO there.`,
 	dir := func() string { return stateDir }
 	cmd.AddCommand(newEmulateCreateCommand(streams, dir), newEmulateListCommand(streams, dir), newEmulateStatusCommand(streams, dir),
 		newEmulateExecCommand(streams, dir), newEmulateRmCommand(streams, dir), newEmulateEventsCommand(streams, dir),
-		newEmulateProfilesCommand(streams), newEmulateControllerCommand(dir), newEmulateLatencyCommand(dir))
+		newEmulateProfilesCommand(streams), newEmulateControllerCommand(dir), newEmulateLatencyCommand(dir), newEmulateArmCommand(dir))
 	return cmd
 }
 
@@ -134,6 +134,17 @@ cgroup, is the kernel's throttle above the device: IO waits before the
 device and its queue stays short. The device throttle takes static caps
 only (no bursting or host cache).
 
+A failing disk: --read-errors FROM-TO fails reads of those bytes of the
+device with EIO (unreadable sectors; writes there succeed); --down-every
+5s --down-for 1s fails all IO for the last second of every 5. Both hold
+once the disk is made; its ext4 has no journal and is mounted with
+errors=continue, so that it outlives them.
+
+A restored volume: --cold-read 17ms makes each --cold-block (64 KiB) slow
+on its first read since the disk was armed; a written block is warm.
+'iolens emulate arm NAME' makes every block cold again, after data was
+written, as a fresh restore from a snapshot is.
+
 --ram keeps the backing file in RAM. With no caps and no latency the
 disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 		Example: `  iolens emulate create p4 --profile azure:P4
@@ -146,6 +157,9 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
   iolens emulate create ebs --throttle-at device --total-iops 3000 --total-bw 125MB/s --latency 0.5ms
   iolens emulate create p30 --profile azure:P30 --throttle-at device --latency 2ms
   iolens emulate create cached --read-latency hit=0.2ms,miss=8ms,hitratio=0.7
+  iolens emulate create badsect --read-errors 64MiB-1GiB --size 1G
+  iolens emulate create flaky --down-every 5s --down-for 1s
+  iolens emulate create restored --read-latency 1ms --cold-read 17ms
   iolens emulate create mem --ram --size 2G`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -188,6 +202,11 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 	f.StringVar(&o.ThrottleAt, "throttle-at", string(emulate.ThrottleCgroup), "where the caps are enforced: cgroup (the kernel's throttle, above the device) or device (inside it, as a cloud hypervisor)")
 	o.Channels = units.Count{Min: 0, Max: emulate.MaxChannels}
 	f.Var(&o.Channels, "channels", "IOs the device serves at once, each for its latency (0: no limit)")
+	f.StringVar(&o.ReadErrors, "read-errors", "", "a region of the device whose reads fail with EIO, as unreadable sectors: FROM-TO, e.g. 64MiB-1GiB")
+	f.StringVar(&o.DownEvery, "down-every", "", "with --down-for: the device fails all IO for that long at the end of every such period, e.g. 5s")
+	f.StringVar(&o.DownFor, "down-for", "", "how long the device fails all IO in each --down-every period, e.g. 1s")
+	f.StringVar(&o.ColdRead, "cold-read", "", "each block's first read takes this much more, as on a volume restored from a snapshot, e.g. 17ms ('iolens emulate arm' makes every block cold again)")
+	f.StringVar(&o.ColdBlock, "cold-block", "64KiB", "with --cold-read: the block fetched on first read")
 	numberVar(f, &o.QueueGrowth, "queue-growth", 0, 0, 100, "each IO takes its latency x (1 + this x the IOs already in the device): a server that slows as its queue grows")
 	f.StringVar(&o.ServerCPU, "server-cpu", "", "CPU time the latency layer spends on each read and write (e.g. 200us): a daemon whose CPU can bind")
 	return cmd
@@ -303,6 +322,29 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 	}
 	output = formatFlag(cmd.Flags(), "text", "text or json")
 	return cmd
+}
+
+func newEmulateArmCommand(stateDir func() string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "arm NAME",
+		Short: "Make every block of an emulated disk cold again (--cold-read), and start its faults over",
+		Long: `Arm makes every block of a disk made with --cold-read slow on its next
+first read, as a volume freshly restored from a snapshot is: write the
+data first, then arm. A disk's --down-every periods count from here.`,
+		Example: "  iolens emulate arm restored",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := emulate.OpenIn(stateDir(), args[0])
+			if err != nil {
+				return err
+			}
+			if d.Spec.Cold == nil && d.Spec.Faults == nil {
+				return &UsageError{Err: fmt.Errorf("emulated disk %q has no cold blocks or faults to arm", args[0]),
+					Help: "create it with --cold-read, --read-errors or --down-every"}
+			}
+			return d.Arm()
+		},
+	}
 }
 
 func newEmulateStatusCommand(streams IOStreams, stateDir func() string) *cobra.Command {

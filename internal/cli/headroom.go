@@ -41,6 +41,8 @@ type headroomOptions struct {
 	ns       string
 	kubecfg  string
 	kubeCtx  string
+	selector string
+	pvc      string
 }
 
 // maxMappingFile bounds a mapping file.
@@ -95,6 +97,8 @@ sum of a node's devices is judged against.`,
 	f.Float64Var(&o.margin, "margin", 30, "headroom in % a smaller disk must leave above the p99")
 	f.BoolVar(&o.cluster, "cluster", false, "take every bound claim of the cluster (--namespace for one namespace): its node, device and class, its cap from the class through the catalog, the nodes' VM sizes")
 	f.StringVar(&o.ns, "namespace", "", "with --cluster: the claims of this namespace only (default: all)")
+	f.StringVar(&o.selector, "selector", "", "with --cluster: the claims with these labels, e.g. app=postgres")
+	f.StringVar(&o.pvc, "pvc", "", "with --cluster: one claim, NAMESPACE/NAME")
 	f.StringVar(&o.kubecfg, "kubeconfig", "", "with --cluster: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&o.kubeCtx, "context", "", "with --cluster: kubeconfig context (default: the current one)")
 	outputFlag(f, &o.output, report.Headrooms, "format: ")
@@ -104,7 +108,7 @@ sum of a node's devices is judged against.`,
 	markOutput(f, "html", "rules")
 	markInput(f, "mapping", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key", "kubeconfig")
 	groupFlags(cmd, flagGroup{Title: "Flags"},
-		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "kubeconfig", "context"}},
+		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "selector", "pvc", "kubeconfig", "context"}},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}})
 	return cmd
 }
@@ -131,7 +135,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	if o.rulesFmt != headroom.RulesPlain && o.rulesFmt != headroom.RulesOperator {
 		return &UsageError{Err: fmt.Errorf("--rules-format %q", o.rulesFmt), Help: "plain or operator"}
 	}
-	for _, n := range []string{"namespace", "kubeconfig", "context"} {
+	for _, n := range []string{"namespace", "selector", "pvc", "kubeconfig", "context"} {
 		if cmd.Flags().Changed(n) && !o.cluster {
 			return &UsageError{Err: fmt.Errorf("--%s needs --cluster", n), Help: "e.g. --cluster --namespace databases"}
 		}
@@ -201,7 +205,18 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 		if err != nil {
 			return err
 		}
-		inv, err := headroom.FromCluster(ctx, kc.CS, c, cat, o.ns, ho)
+		pick := headroom.Claims{Namespace: o.ns, Selector: o.selector}
+		if o.pvc != "" {
+			ns, name, err := promhist.ParsePVC(o.pvc)
+			if err != nil {
+				return &UsageError{Err: err, Help: hint.Of(err)}
+			}
+			if o.ns != "" && o.ns != ns {
+				return &UsageError{Err: fmt.Errorf("--pvc %s is not in --namespace %s", o.pvc, o.ns), Help: "give one of them"}
+			}
+			pick.Namespace, pick.Name = ns, name
+		}
+		inv, err := headroom.FromCluster(ctx, kc.CS, c, cat, pick, ho)
 		if err != nil {
 			return err
 		}

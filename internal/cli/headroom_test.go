@@ -87,6 +87,8 @@ func TestHeadroomBadInput(t *testing.T) {
 		{[]string{"headroom", "--prometheus", p, "--since", "1d", "--from", "2026-03-01T00:00:00Z"}, "--since"},
 		{[]string{"headroom", "--prometheus", p, "--rules", filepath.Join(dir, "r.yaml"), "--rules-format", "thanos"}, "--rules-format"},
 		{[]string{"headroom", "--prometheus", p, "--rules-format", "operator"}, "needs --rules"},
+		{[]string{"headroom", "--prometheus", p, "--selector", "app=pg"}, "needs --cluster"},
+		{[]string{"headroom", "--prometheus", p, "--pvc", "db/data-0"}, "needs --cluster"},
 		{[]string{"headroom", "--prometheus", p, "--rules", in, "--mapping", in}, "input"},
 	} {
 		_, errOut, code := execute(t, tc.args...)

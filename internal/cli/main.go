@@ -17,8 +17,8 @@ import (
 var errOutputClosed = errors.New("standard output was closed")
 
 // Main runs iolens as a process with args and returns its exit status.
-// Ctrl-C and SIGTERM end the command through its context, so everything
-// it made is cleaned up. A reader that goes away (SIGPIPE) does the same:
+// Ctrl-C, SIGTERM and SIGHUP (the terminal closed) end the command
+// through its context, so everything it made is cleaned up. A reader that goes away (SIGPIPE) does the same:
 // the signal is taken, not left to kill the process mid-run, and the
 // first write that finds the pipe closed ends the command; the status is
 // then 141, as for a process SIGPIPE ended.
@@ -28,7 +28,7 @@ func Main(args []string) int { return mainOf(args, NewRootCommand) }
 func PluginMain(args []string) int { return mainOf(args, NewKubectlPluginCommand) }
 
 func mainOf(args []string, newCommand func(IOStreams) *cobra.Command) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)

@@ -30,8 +30,9 @@ var notFiles = map[string]bool{
 	"read-latency": true, "request-timeout": true, "run": true, "run-id": true, "selector": true, "server": true,
 	"size": true, "storage-class": true, "suite": true, "sys-root": true, "target": true, "test": true,
 	"throttle-at": true, "tls-server-name": true, "to": true, "token": true, "tolerate": true, "total-bw": true,
-	"server-cpu": true, "region": true, "rules-format": true,
+	"server-cpu": true, "region": true,
 	"user": true, "vm": true, "volume-mode": true, "watch-namespace": true, "write-bw": true, "write-latency": true,
+	"read-errors": true, "down-every": true, "down-for": true, "cold-read": true, "cold-block": true,
 	// Directories iolens (or the Kubernetes client) keeps its own state
 	// in, and directories under test; never a file a user names as output.
 	"db": true, "state-dir": true, "cache-dir": true, "dir": true,

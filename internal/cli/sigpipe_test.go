@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -76,5 +78,43 @@ func TestBrokenPipeCleansUp(t *testing.T) {
 				t.Errorf("fio ran %d times after the reader went away", n)
 			}
 		})
+	}
+}
+
+// A terminal that closes (SIGHUP) ended run and diagnose at once and
+// left their scratch directory; it now stops them as Ctrl-C does.
+func TestHangupCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs iolens as a process")
+	}
+	dir := t.TempDir()
+	job := filepath.Join(dir, "j.fio")
+	os.WriteFile(job, []byte("[a]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n[b]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n"), 0o644)
+	for _, args := range [][]string{{"run", "--job", job, "--no-precondition"}, {"diagnose", "--no-metadata", "--budget", "1m"}} {
+		target := filepath.Join(dir, args[0]+"-target")
+		cmd := iolensCmd(t, append(args, target, "--create", "--fio", stubFio(t, "sleep 1"), "--size", "64M", "--db", filepath.Join(dir, "h.db"))...)
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "started") {
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGHUP)
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("%s: exit %v, want 130", args[0], err)
+		}
+		if ents, err := os.ReadDir(target); err == nil {
+			t.Errorf("%s: target left with %v", args[0], ents)
+		}
 	}
 }

@@ -29,6 +29,9 @@ type Diagnosis struct {
 	// Verdict is the answer in a few lines (five at most, and one more
 	// when the run was interrupted), first in every report.
 	Verdict []string `json:"verdict"`
+	// IOErrors are the tests that failed with an IO error (nil when none
+	// did): the verdict's first line says them.
+	IOErrors *IOErrors `json:"io_errors"`
 	// ToChange is Advice: what to change, one short line per thing.
 	ToChange []string `json:"to_change"`
 	Disk     Disk     `json:"disk"`
@@ -124,6 +127,10 @@ type Direction struct {
 	QD1LatencyNs float64 `json:"qd1_latency_ns"`
 	QD1P99Ns     float64 `json:"qd1_p99_ns"`
 	QD1IOPS      float64 `json:"qd1_iops"`
+	// QD1Modes are the two latency populations of the QD1 test, faster
+	// first, when its histogram holds two (a cache's hits and misses);
+	// nil when it holds one.
+	QD1Modes []LatencyMode `json:"qd1_modes"`
 	// KneeQD is the depth where IOPS stop growing in proportion, from the
 	// fit (base latency x ceiling, rounded up; 1 when QD1 already reaches
 	// the ceiling; 0 when no plateau was reached).
@@ -385,6 +392,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 			}
 		}
 	}
+	d.IOErrors = ioErrorsOf(rs)
 	d.Verdict = verdict(&d)
 	if len(d.Verdict) == 0 {
 		d.Verdict = []string{noVerdict(rs, ok)}
@@ -540,6 +548,7 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 		}
 		if out.QD1P99Ns == 0 || d.Lat.N > 0 {
 			out.QD1P99Ns = d.Lat.P99Ns
+			out.QD1Modes = latencyModes(&d.Hist)
 		}
 		if out.QD1LatencyNs == 0 {
 			out.QD1LatencyNs, out.QD1IOPS = d.Lat.MeanNs, d.IOPS
@@ -554,6 +563,10 @@ func direction(cs []Curve, rs []*result.Result, dir string) *Direction {
 // verdict says the model in a few lines, most important first.
 func verdict(d *Diagnosis) []string {
 	var out []string
+	if d.IOErrors != nil {
+		// An IO error is the first thing a disk check can find.
+		out = append(out, ioErrorLines(d.IOErrors)...)
+	}
 	if t := d.Target; t.RootDisk {
 		// A mistyped path or a volume that is not mounted measures the
 		// root disk: say so before any figure.
@@ -586,6 +599,7 @@ func verdict(d *Diagnosis) []string {
 			case k.KneeReachedQD > 1:
 				s += fmt.Sprintf("; QD%d reaches the ceiling", k.KneeReachedQD)
 			}
+			s += modesWords(x.dir.QD1Modes)
 			parts = append(parts, s)
 		}
 		out = append(out, fmt.Sprintf("%-6s %s", x.name+":", strings.Join(parts, "; ")))
@@ -703,7 +717,15 @@ func atBurstWords(b *BurstMatch, also []string) string {
 // figureWords says one headline figure: its value, how sure it is, and
 // what binds it.
 func figureWords(fig string, lo, hi, v float64, state, code string, qd int) string {
-	fig += units.PlusMinus(lo, hi, v)
+	switch pm := units.PlusMinus(lo, hi, v); {
+	case pm != "":
+		fig += pm
+	case lo > 0 && hi > lo:
+		fig += " ±<0.1%"
+	default:
+		// Every figure says how sure it is, or why it cannot.
+		fig += " (± not computed: under 3 seconds of its rate recorded)"
+	}
 	switch state {
 	case result.StateLatency:
 		return fmt.Sprintf("%s at QD%d (latency-bound up to QD%d: a deeper queue gives more)", fig, qd, qd)
@@ -745,11 +767,28 @@ func Advice(d *Diagnosis) []string {
 		}
 		says = append(says, s)
 	}
+	if e := d.IOErrors; e != nil {
+		add("the disk returned IO errors: copy what matters off it and replace it; its kernel log (dmesg) and SMART data say which sectors")
+	}
 	etcdAtRisk := d.Disk.Fsync != nil && d.Disk.Fsync.Etcd != "pass"
 	qd1Said := false
-	for _, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
+	// Which directions each line is about: a line that holds for one of
+	// two measured directions names it, so that "the device saturates"
+	// beside "more IOs in flight give more" does not read as a
+	// contradiction.
+	dirsOf := map[string][]string{}
+	measured := 0
+	for di, dir := range []*Direction{d.Disk.Read, d.Disk.Write} {
 		if dir == nil {
 			continue
+		}
+		measured++
+		name := [2]string{"reads", "writes"}[di]
+		add := func(s string) {
+			add(s)
+			if !contains(dirsOf[s], name) {
+				dirsOf[s] = append(dirsOf[s], name)
+			}
 		}
 		for _, x := range []struct{ code, state string }{{dir.IOPSLimit, dir.IOPSState}, {dir.BWLimit, dir.BWState}} {
 			switch {
@@ -778,6 +817,14 @@ func Advice(d *Diagnosis) []string {
 				s += fmt.Sprintf(", QD%d gets %.0f%% of it", dir.KneeBelowQD, 100*dir.KneeBelowShare)
 			}
 			add(s)
+			dirsOf[s] = []string{"reads", "writes"} // read off one, it holds for both
+		}
+	}
+	if measured == 2 {
+		for i, s := range says {
+			if ds := dirsOf[s]; len(ds) == 1 {
+				says[i] = ds[0] + ": " + s
+			}
 		}
 	}
 	if f := d.Disk.Fsync; f != nil && f.Etcd == "fail" {

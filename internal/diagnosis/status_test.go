@@ -48,3 +48,34 @@ func TestNoVerdictSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39.4: "To change" names the direction a line is about when reads
+// and writes differ, so two lines never read as a contradiction; a line
+// both directions give is said once, plainly.
+func TestAdviceNamesTheDirection(t *testing.T) {
+	d := Diagnosis{}
+	d.Disk.Read = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	d.Disk.Write = &Direction{IOPSState: result.StateLatency}
+	got := strings.Join(Advice(&d), "\n")
+	if !strings.Contains(got, "reads: the device saturates") || !strings.Contains(got, "writes: more IOs in flight") {
+		t.Errorf("advice:\n%s", got)
+	}
+	d.Disk.Write = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
+	if got := Advice(&d); len(got) != 1 || strings.HasPrefix(got[0], "reads") {
+		t.Errorf("both directions alike: %q", got)
+	}
+}
+
+// Issue 39.3: every headline figure carries how sure it is, or says why
+// it cannot.
+func TestEveryFigureSaysHowSure(t *testing.T) {
+	if got := figureWords("3,509 IOPS", 0, 0, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "± not computed: under 3 seconds") {
+		t.Errorf("no interval: %q", got)
+	}
+	if got := figureWords("3,509 IOPS", 3508.9, 3509.1, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "±<0.1%") {
+		t.Errorf("a tiny interval: %q", got)
+	}
+	if got := figureWords("3,509 IOPS", 3400, 3600, 3509, result.StatePlateau, result.CodeIOPSCap, 32); !strings.Contains(got, "±3.2%") {
+		t.Errorf("an interval: %q", got)
+	}
+}

@@ -584,6 +584,13 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	// write in the background later, unthrottled, and spend the disk's
 	// credits behind the tests' back.
 	args := []string{"-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", d.Device}
+	mountData := ""
+	if spec.Faults != nil {
+		// A journal write that fails aborts the file system: without one,
+		// and with errors=continue, it outlives the faults.
+		args = append([]string{"-O", "^has_journal"}, args...)
+		mountData = "errors=continue"
+	}
 	if spec.FS == "xfs" {
 		args = []string{"-q", "-f", d.Device}
 	}
@@ -597,7 +604,7 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	if err := os.Mkdir(d.Mount, 0o755); err != nil {
 		return d, err
 	}
-	if err := unix.Mount(d.Device, d.Mount, spec.FS, unix.MS_NOATIME, ""); err != nil {
+	if err := unix.Mount(d.Device, d.Mount, spec.FS, unix.MS_NOATIME, mountData); err != nil {
 		return d, fmt.Errorf("mounting %s on %s: %w", d.Device, d.Mount, err)
 	}
 
@@ -619,6 +626,11 @@ func CreateWithProgress(ctx context.Context, spec Spec, progress Progress) (d *D
 	}
 	if err := d.save(); err != nil {
 		return d, fmt.Errorf("writing state: %w", err)
+	}
+	if spec.Faults != nil || spec.Cold != nil {
+		if err := d.Arm(); err != nil {
+			return d, fmt.Errorf("arming the faults: %w", err)
+		}
 	}
 	if err := step("done"); err != nil {
 		return d, err

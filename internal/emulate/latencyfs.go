@@ -60,6 +60,9 @@ type latencyFS struct {
 	early atomic.Int64
 	// calibrating: requests answer at once while early is measured.
 	calibrating atomic.Bool
+	// media fails IO and slows cold blocks, once armed.
+	media *media
+	stop  chan struct{}
 	// cpu is the CPU time each read and write costs the server
 	// (Spec.ServerCPU).
 	cpu time.Duration
@@ -90,11 +93,14 @@ func (l *latencyFS) String() string { return "iolens-latency" }
 // thread with the timer slack at its least: the Go runtime's timers and
 // the default 50 µs slack each overshoot by more than a tenth of a
 // millisecond, which would be a tenth of a 1 ms latency.
-func (l *latencyFS) wait(k ioKind, size int, start time.Time) {
+func (l *latencyFS) wait(k ioKind, size int, start time.Time) { l.waitMore(k, size, start, 0) }
+
+// waitMore is wait, the answer later by extra.
+func (l *latencyFS) waitMore(k ioKind, size int, start time.Time, extra time.Duration) {
 	if l.calibrating.Load() {
 		return
 	}
-	rest := time.Until(l.dev.schedule(k, size, start, time.Duration(l.early.Load())))
+	rest := time.Until(l.dev.schedule(k, size, start, time.Duration(l.early.Load()))) + extra
 	if rest <= 0 {
 		return
 	}
@@ -153,12 +159,16 @@ func (l *latencyFS) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 
 func (l *latencyFS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
 	start := time.Now()
+	if l.media.fails(ioRead, int64(in.Offset), int64(in.Size), start) {
+		l.wait(ioRead, int(in.Size), start)
+		return nil, fuse.EIO
+	}
 	n, err := l.f.ReadAt(buf[:min(int(in.Size), len(buf))], int64(in.Offset))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fuse.ToStatus(err)
 	}
 	l.work()
-	l.wait(ioRead, int(in.Size), start)
+	l.waitMore(ioRead, int(in.Size), start, l.media.touch(ioRead, int64(in.Offset), int64(in.Size)))
 	return fuse.ReadResultData(buf[:n]), fuse.OK
 }
 
@@ -167,10 +177,15 @@ func (l *latencyFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uin
 	if int64(in.Offset)+int64(len(data)) > l.size {
 		return 0, fuse.Status(syscall.ENOSPC)
 	}
+	if l.media.fails(ioWrite, int64(in.Offset), int64(len(data)), start) {
+		l.wait(ioWrite, len(data), start)
+		return 0, fuse.EIO
+	}
 	n, err := l.f.WriteAt(data, int64(in.Offset))
 	if err != nil {
 		return uint32(n), fuse.ToStatus(err)
 	}
+	l.media.touch(ioWrite, int64(in.Offset), int64(n))
 	l.work()
 	l.wait(ioWrite, len(data), start)
 	return uint32(n), fuse.OK
@@ -179,7 +194,11 @@ func (l *latencyFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uin
 // Fsync is a flush of the emulated disk. The host's disk is not synced:
 // the emulated disk's flush costs its configured latency, not the host's.
 func (l *latencyFS) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	l.wait(ioFlush, 0, time.Now())
+	start := time.Now()
+	l.wait(ioFlush, 0, start)
+	if l.media.fails(ioFlush, 0, 0, start) {
+		return fuse.EIO
+	}
 	return fuse.OK
 }
 
@@ -233,7 +252,8 @@ func serveLatency(backing, mnt string, spec Spec, logw io.Writer) (*latencyServe
 		return nil, err
 	}
 	lfs := &latencyFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, size: fi.Size(),
-		dev: newDevice(lat, caps, spec.Channels, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))), cpu: spec.ServerCPU}
+		dev: newDevice(lat, caps, spec.Channels, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))), cpu: spec.ServerCPU,
+		media: newMedia(spec.Faults, spec.Cold, fi.Size()), stop: make(chan struct{})}
 	lfs.dev.growth = spec.QueueGrowth
 	if logw == nil {
 		logw = io.Discard
@@ -262,6 +282,9 @@ func serveLatency(backing, mnt string, spec Spec, logw io.Writer) (*latencyServe
 	}
 	lfs.early.Store(int64(roundTrip(filepath.Join(mnt, latencyFileName)) * 9 / 10))
 	lfs.calibrating.Store(false)
+	if spec.Faults != nil || spec.Cold != nil {
+		go lfs.media.poll(filepath.Join(filepath.Dir(mnt), armFileName), lfs.stop)
+	}
 	fmt.Fprintf(logw, "latency layer on %s: read %s, write %s, flush %s, channels %d, queue growth %g, server CPU %v per IO, throttle %s; answers up to %v early (90%% of the FUSE round trip)\n",
 		mnt, lat.Read, lat.Write, lat.Flush, spec.Channels, spec.QueueGrowth, spec.ServerCPU, LimitsLine(caps), time.Duration(lfs.early.Load()))
 	return &latencyServer{srv: srv, fs: lfs, mnt: mnt}, nil
@@ -293,6 +316,7 @@ func (s *latencyServer) unmount() error {
 	err := s.srv.Unmount()
 	if err == nil {
 		s.srv.Wait()
+		s.fs.stopPoll()
 		err = s.fs.f.Close()
 	}
 	return err
@@ -326,7 +350,17 @@ func RunLatency(ctx context.Context, root, name string) error {
 		}
 		<-done
 	}
+	s.fs.stopPoll()
 	return s.fs.f.Close()
+}
+
+// stopPoll ends the watch of the arming file, once.
+func (l *latencyFS) stopPoll() {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
 }
 
 // startLatency brings up the latency layer: as a daemon when

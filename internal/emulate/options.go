@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
@@ -36,6 +37,13 @@ type SpecOptions struct {
 	TotalBW    string
 	ThrottleAt string
 	Channels   units.Count
+	// ReadErrors is a region of the device whose reads fail ("64MiB-1GiB");
+	// DownEvery and DownFor a device that fails all IO for a while now
+	// and then; ColdRead and ColdBlock blocks slow on their first read.
+	ReadErrors         string
+	DownEvery, DownFor string
+	ColdRead           string
+	ColdBlock          string
 	// QueueGrowth and ServerCPU are Spec's: a device that slows as its
 	// queue grows, and CPU the latency layer spends on each IO.
 	QueueGrowth float64
@@ -157,6 +165,9 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 	if err := o.latencies(&s); err != nil {
 		return s, err
 	}
+	if err := o.media(&s); err != nil {
+		return s, err
+	}
 	switch o.Cgroup {
 	case "auto":
 	case "v1", "v2":
@@ -194,6 +205,52 @@ func (o SpecOptions) latencies(s *Spec) error {
 	}
 	if set || s.Latency != nil {
 		s.Latency = &l
+	}
+	return nil
+}
+
+// media sets the spec's faults and cold blocks from the flags.
+func (o SpecOptions) media(s *Spec) error {
+	var f Faults
+	if o.Set("read-errors") {
+		a, b, ok := strings.Cut(o.ReadErrors, "-")
+		from, err1 := units.ParseSize(strings.TrimSpace(a))
+		to, err2 := units.ParseSize(strings.TrimSpace(b))
+		if !ok || err1 != nil || err2 != nil {
+			return &OptionError{Err: fmt.Errorf("--read-errors %q: want FROM-TO, two sizes", o.ReadErrors), Help: "e.g. --read-errors 64MiB-1GiB: reads of the device's bytes from 64 MiB to 1 GiB fail"}
+		}
+		f.ReadErrorFrom, f.ReadErrorTo = from, to
+	}
+	for _, x := range []struct {
+		flag, v string
+		dst     *time.Duration
+	}{{"down-every", o.DownEvery, &f.DownEvery}, {"down-for", o.DownFor, &f.DownFor}} {
+		if !o.Set(x.flag) {
+			continue
+		}
+		d, err := units.ParseDuration(x.v)
+		if err != nil {
+			return optionErr("--%s: %v", x.flag, err)
+		}
+		*x.dst = d
+	}
+	if f != (Faults{}) {
+		s.Faults = &f
+	}
+	if o.Set("cold-read") {
+		d, err := units.ParseDuration(o.ColdRead)
+		if err != nil {
+			return optionErr("--cold-read: %v", err)
+		}
+		c := &Cold{Latency: d, BlockBytes: 64 << 10}
+		if o.Set("cold-block") {
+			if c.BlockBytes, err = units.ParseSize(o.ColdBlock); err != nil {
+				return optionErr("--cold-block: %v", err)
+			}
+		}
+		s.Cold = c
+	} else if o.Set("cold-block") {
+		return optionErr("--cold-block needs --cold-read")
 	}
 	return nil
 }

@@ -144,6 +144,13 @@ type Spec struct {
 	// the queue depth; the rate varies as the drawn latencies do. Needs
 	// a read or write latency. 0: no limit (up to 256 in flight).
 	Channels int `json:"channels,omitempty"`
+	// Faults, if set, make the disk fail IO as a failing disk does (in the
+	// latency layer, which they put in): its file system is ext4 without
+	// a journal, mounted with errors=continue, so that it outlives them.
+	Faults *Faults `json:"faults,omitempty"`
+	// Cold, if set, makes each block slow on its first read, as on a
+	// volume restored from a snapshot (in the latency layer).
+	Cold *Cold `json:"cold,omitempty"`
 	// QueueGrowth, if above 0, makes the device slower the more IOs it
 	// holds: each read or write is served for its drawn latency times
 	// (1 + QueueGrowth x the IOs already in the device), as a server
@@ -220,7 +227,7 @@ func (s Spec) withDefaults() Spec {
 	if s.ThrottleAt == "" {
 		s.ThrottleAt = ThrottleCgroup
 	}
-	if s.ThrottleAt == ThrottleDevice && s.Latency == nil {
+	if (s.ThrottleAt == ThrottleDevice || s.Faults != nil || s.Cold != nil) && s.Latency == nil {
 		s.Latency = &Latency{}
 	}
 	return s
@@ -322,6 +329,19 @@ func (s Spec) Validate() error {
 			if err := d.d.Validate(); err != nil {
 				return specErr("%s latency: %v", d.what, err)
 			}
+		}
+	}
+	if s.Faults != nil {
+		if s.FS != "ext4" {
+			return specErr("faults need ext4 (without a journal it outlives them)")
+		}
+		if err := s.Faults.validate(s.SizeBytes); err != nil {
+			return err
+		}
+	}
+	if s.Cold != nil {
+		if err := s.Cold.validate(s.SizeBytes); err != nil {
+			return err
 		}
 	}
 	if s.SizeBytes > 1<<50 {

@@ -27,15 +27,23 @@ type Inventory struct {
 	Notes []string
 }
 
-// FromCluster takes every bound claim of namespace ns ("" for all) and
+// FromCluster takes every bound claim pick selects and
 // resolves each as analyze --pvc does (its node in the range, that
 // node's exporter, its device), and its cap from its storage class's
 // provisioner, parameters and size (the CSI drivers' documented
 // defaults where a parameter is missing); the nodes' instance-type
 // labels give their VM sizes.
-func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Client, cat *limits.Catalog, ns string, o Options) (*Inventory, error) {
+// Claims picks the claims of a cluster: a namespace ("" for all), a
+// label selector, one claim's name.
+type Claims struct {
+	Namespace string
+	Selector  string
+	Name      string
+}
+
+func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Client, cat *limits.Catalog, pick Claims, o Options) (*Inventory, error) {
 	inv := &Inventory{VMs: map[string]string{}}
-	pvcs, err := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{Limit: MaxClaims + 1})
+	pvcs, err := cs.CoreV1().PersistentVolumeClaims(pick.Namespace).List(ctx, metav1.ListOptions{Limit: MaxClaims + 1, LabelSelector: pick.Selector})
 	if err != nil {
 		return nil, hint.Wrap(fmt.Errorf("listing PVCs: %w", err), "check --kubeconfig and --context, and that you may list PVCs and get PVs, storage classes and nodes")
 	}
@@ -43,6 +51,19 @@ func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Clien
 		return nil, hint.Wrap(fmt.Errorf("more than %d claims", MaxClaims), "give --namespace to judge one namespace at a time")
 	}
 	items := pvcs.Items
+	if pick.Name != "" {
+		var one []corev1.PersistentVolumeClaim
+		for _, p := range items {
+			if p.Name == pick.Name {
+				one = append(one, p)
+			}
+		}
+		if len(one) == 0 {
+			return nil, &promhist.PVCError{Claim: pick.Namespace + "/" + pick.Name, Why: "not found",
+				Help: "kubectl get pvc -n " + pick.Namespace + " lists the claims; the cluster must be the one --kubeconfig and --context select"}
+		}
+		items = one
+	}
 	sort.Slice(items, func(i, j int) bool {
 		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
 	})

@@ -58,7 +58,7 @@ func TestFromCluster(t *testing.T) {
 	cs := fake.NewSimpleClientset(objs...)
 	cat := limits.MustDefault()
 	o := headroom.Options{From: f.start, To: f.at(f.n - 1), Catalog: cat, Margin: 0.3}
-	inv, err := headroom.FromCluster(t.Context(), cs, c, cat, "db", o)
+	inv, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Namespace: "db"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +96,18 @@ func TestFromCluster(t *testing.T) {
 	}
 	if cache := byName(t, r, "node-1:9100", "sdb"); cache.Cap == nil || cache.Cap.Source != headroom.SourceExpect || cache.Claim != "db/cache-0" {
 		t.Errorf("--expect over the class: %+v", cache.Cap)
+	}
+	// One claim by its name, and claims by a label.
+	one, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Namespace: "db", Name: "cache-0"}, o)
+	if err != nil || len(one.Rules) != 1 || one.Rules[0].Claim != "db/cache-0" {
+		t.Errorf("--pvc db/cache-0: %v, %+v", err, one)
+	}
+	if _, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Namespace: "db", Name: "nope"}, o); err == nil {
+		t.Error("--pvc of a claim that does not exist: no error")
+	}
+	none, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Selector: "app=none"}, o)
+	if err != nil || len(none.Rules) != 0 {
+		t.Errorf("a selector no claim matches: %v, %d rules", err, len(none.Rules))
 	}
 	var n1 *headroom.Node
 	for _, n := range r.Nodes {

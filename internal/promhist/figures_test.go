@@ -109,7 +109,7 @@ func TestImplausibleSamples(t *testing.T) {
 // history at one instant: what it reports holds no figure a node cannot
 // give (Inf, NaN, petabytes) and no failure.
 func FuzzSampleValues(f *testing.F) {
-	for _, v := range []float64{1e308, -1, 1e17, 5e15, 0, 1e300, -1e308} {
+	for _, v := range []float64{1e308, -1, 1e17} {
 		for series := range 12 {
 			f.Add(uint8(series), uint8(20), v)
 		}

@@ -53,7 +53,7 @@ func TestDiagnoseJSONReadsBack(t *testing.T) {
 	if err := Text(&out, back); err != nil {
 		t.Fatal(err)
 	}
-	if want := Diagnose(rs, nil).Verdict; len(want) == 0 || !strings.Contains(out.String(), want[0]) {
+	if want := Diagnose(rs, nil).Verdict; len(want) == 0 || !strings.Contains(out.String(), termLines(want[0], TermWidth)[0]) {
 		t.Errorf("the report of the read-back diagnosis lacks its verdict %q:\n%s", want, out.String())
 	}
 }

@@ -198,12 +198,16 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 		d := diagnosisOf(g, len(groups), built)
 		fmt.Fprintln(w, "Verdict")
 		for _, l := range d.Verdict {
-			fmt.Fprintf(w, "  %s\n", l)
+			for _, t := range termLines(l, TermWidth) {
+				fmt.Fprintf(w, "  %s\n", t)
+			}
 		}
 		if len(d.ToChange) > 0 {
 			fmt.Fprintln(w, "\nTo change")
 			for _, a := range d.ToChange {
-				fmt.Fprintf(w, "  %s\n", a)
+				for _, t := range termLines(a, TermWidth) {
+					fmt.Fprintf(w, "  %s\n", t)
+				}
 			}
 		}
 		if len(d.Unknown) > 0 {

@@ -82,7 +82,31 @@ func TestTextReadInTenSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	txt := buf.String()
-	verdict := section(txt, "Verdict")
+	for _, l := range strings.Split(txt, "\n") {
+		if n := len([]rune(l)); n >= 100 && !strings.HasPrefix(l, "  ") {
+			continue
+		} else if n >= 100 && strings.Contains(section(txt, "Verdict")[0], "") {
+			if strings.Contains(strings.Join(section(txt, "Verdict"), "\n"), strings.TrimSpace(l)) {
+				t.Errorf("a verdict line of %d characters: %s", n, l)
+			}
+		}
+	}
+	// A statement's later lines (a long one broken to fit a terminal) are
+	// indented under its text.
+	var verdict []string
+	in := false
+	for _, l := range strings.Split(txt, "\n") {
+		switch {
+		case strings.HasPrefix(l, "Verdict"):
+			in = true
+		case in && strings.TrimSpace(l) == "":
+			in = false
+		case in && strings.HasPrefix(l, "   ") && len(verdict) > 0:
+			verdict[len(verdict)-1] += " " + strings.TrimSpace(l)
+		case in:
+			verdict = append(verdict, strings.TrimSpace(l))
+		}
+	}
 	if len(verdict) < 3 || len(verdict) > 5 {
 		t.Errorf("a verdict of %d lines:\n%s", len(verdict), strings.Join(verdict, "\n"))
 	}

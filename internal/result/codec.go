@@ -224,12 +224,14 @@ func Unmarshal(b []byte) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("not an iolens result (schema %q)", r.Schema)
 	}
+	// Checked before anything is read from the figures: a percentile of
+	// 1e308 is refused, not held at the max.
+	if err := checkRecord(&r); err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), err)
+	}
 	// Records written before percentiles were held at the max.
 	for _, d := range r.Dirs() {
 		d.Lat.ClipToMax()
-	}
-	if err := checkRecord(&r); err != nil {
-		return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), err)
 	}
 	return r, nil
 }

@@ -217,6 +217,11 @@ func v1Code(f *Finding) string {
 // diagnose) could not establish, so that the run's report says so too.
 const NoteNotEstablished = "not established: "
 
+// NoteKernel prefixes a result note that quotes the kernel's own record
+// of an IO error in a test (its log, a SCSI device's error count), taken
+// when the test failed with one.
+const NoteKernel = "kernel: "
+
 // NoteInterrupted is the note on the last result of a run that was stopped
 // before it ended (Ctrl-C, SIGTERM): its figures are partial.
 const NoteInterrupted = "interrupted: the run was stopped before it ended; its figures are partial"
@@ -228,3 +233,22 @@ const (
 	GroupLayout     = "layout"
 	GroupBurstCheck = "burst-check"
 )
+
+// ioErrnos are how fio and the runner spell the errors a medium returns:
+// EIO, and ENODATA (a SCSI medium error reaches some file systems as it).
+var ioErrnos = [...]string{"error 5 (", "input/output error", "(eio)", "error 61 (", "(enodata)", "no data available"}
+
+// IOFailed says whether r failed with an IO error from the disk, as its
+// error or fio's messages name it.
+func (r *Result) IOFailed() bool {
+	if r.Status == "ok" {
+		return false
+	}
+	s := strings.ToLower(r.Error + "\n" + r.FioStderr)
+	for _, e := range ioErrnos {
+		if strings.Contains(s, e) {
+			return true
+		}
+	}
+	return false
+}

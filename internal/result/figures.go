@@ -64,70 +64,154 @@ var multiLine = map[string]bool{"fio_stderr": true, "fio_job": true}
 // obeys as '?', the data formats escape them). fio's own messages and
 // job files keep their lines.
 func checkRecord(v any) error {
-	return walk(reflect.ValueOf(v).Elem(), "")
+	rv := reflect.ValueOf(v).Elem()
+	// The first walk builds no names (a record holds tens of thousands
+	// of figures); only a record that fails is walked again to name the
+	// field. Each struct type's fields are looked at once per walk.
+	w := walker{plans: map[reflect.Type][]field{}}
+	if w.walk(rv, "", "") == nil {
+		return nil
+	}
+	w.named = true
+	return w.walk(rv, "", "")
 }
 
-func walk(v reflect.Value, path string) error {
+var (
+	histogramType = reflect.TypeFor[Histogram]()
+	bytesType     = reflect.TypeFor[[]byte]()
+)
+
+// walker walks a record; named builds each figure's path for the error.
+type walker struct {
+	named bool
+	plans map[reflect.Type][]field
+}
+
+// field is how a struct's field is checked.
+type field struct {
+	i    int
+	name string // its JSON name
+	kind reflect.Kind
+	q    units.Quantity
+	anon bool // embedded without a name: its fields are the struct's
+}
+
+// plan lists the fields of struct type t that are checked.
+func (w walker) plan(t reflect.Type) []field {
+	if p, ok := w.plans[t]; ok {
+		return p
+	}
+	var p []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() || f.Type == bytesType || f.Type.Name() == "RawMessage" {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		fp := field{i: i, name: name, kind: f.Type.Kind(), anon: f.Anonymous && name == ""}
+		if name == "" {
+			fp.name = f.Name
+		}
+		switch fp.kind {
+		case reflect.Float32, reflect.Float64:
+			fp.q = quantityOf(fp.name, units.FigureAny)
+		default:
+			fp.q = quantityOf(fp.name, wholeFigure)
+		}
+		p = append(p, fp)
+	}
+	w.plans[t] = p
+	return p
+}
+
+// walk checks v, whose JSON name is leaf, at path (built when named).
+func (w walker) walk(v reflect.Value, leaf, path string) error {
 	switch v.Kind() {
 	case reflect.Float32, reflect.Float64:
-		return quantityOf(path, units.FigureAny).Check(path, v.Float())
+		return quantityOf(leaf, units.FigureAny).Check(path, v.Float())
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		return quantityOf(path, wholeFigure).Check(path, float64(v.Int()))
+		return quantityOf(leaf, wholeFigure).Check(path, float64(v.Int()))
 	case reflect.Uint, reflect.Uint64, reflect.Uint32:
-		return quantityOf(path, wholeFigure).Check(path, float64(v.Uint()))
+		return quantityOf(leaf, wholeFigure).Check(path, float64(v.Uint()))
 	case reflect.String:
-		if s := v.String(); termtext.HasBreak(s) && !multiLine[leaf(path)] && v.CanSet() {
+		if s := v.String(); termtext.HasBreak(s) && !multiLine[leaf] && v.CanSet() {
 			v.SetString(termtext.Unbroken(s))
 		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			return walk(v.Elem(), path)
+			return w.walk(v.Elem(), leaf, path)
 		}
 	case reflect.Struct:
-		t := v.Type()
-		if t == reflect.TypeFor[Histogram]() {
-			h := v.Addr().Interface().(*Histogram)
-			return units.CountFigure.Check(path+".count", float64(h.Count()))
-		}
-		for i := 0; i < v.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name := strings.Split(f.Tag.Get("json"), ",")[0]
-			switch {
-			case name == "-":
-				continue
-			case f.Anonymous && name == "":
-				if err := walk(v.Field(i), path); err != nil {
-					return err
-				}
-				continue
-			case name == "":
-				name = f.Name
-			}
-			if f.Type == reflect.TypeFor[[]byte]() || f.Type.Name() == "RawMessage" {
-				continue
-			}
-			if err := walk(v.Field(i), join(path, name)); err != nil {
-				return err
-			}
-		}
+		return w.walkStruct(v, leaf, path)
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			if err := walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			p := ""
+			if w.named {
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			if err := w.walk(v.Index(i), leaf, p); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
-		return walkMap(v, path)
+		return w.walkMap(v, path)
 	}
 	return nil
 }
 
+func (w walker) walkStruct(v reflect.Value, leaf, path string) error {
+	t := v.Type()
+	if t == histogramType {
+		h := v.Addr().Interface().(*Histogram)
+		return units.CountFigure.Check(w.join(path, "count"), float64(h.Count()))
+	}
+	plan := w.plan(t)
+	for k := range plan {
+		f := &plan[k]
+		fv := v.Field(f.i)
+		var x float64
+		switch f.kind {
+		case reflect.Float32, reflect.Float64:
+			x = fv.Float()
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			x = float64(fv.Int())
+		case reflect.Uint, reflect.Uint64, reflect.Uint32:
+			x = float64(fv.Uint())
+		case reflect.Bool:
+			continue
+		default:
+			name, p := f.name, w.join(path, f.name)
+			if f.anon {
+				name, p = leaf, path
+			}
+			if err := w.walk(fv, name, p); err != nil {
+				return err
+			}
+			continue
+		}
+		if !f.q.Known(x) {
+			return f.q.Check(w.join(path, f.name), x)
+		}
+	}
+	return nil
+}
+
+func (w walker) join(path, name string) string {
+	if !w.named {
+		return ""
+	}
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
 // walkMap checks a map's figures (evidence), by their names, and keeps
 // its keys and text values (labels) to one line.
-func walkMap(v reflect.Value, path string) error {
+func (w walker) walkMap(v reflect.Value, path string) error {
 	if v.Len() == 0 || v.Type().Key().Kind() != reflect.String {
 		return nil
 	}
@@ -153,45 +237,41 @@ func walkMap(v reflect.Value, path string) error {
 	it := v.MapRange()
 	for it.Next() {
 		k := it.Key().String()
-		q, ok := figureOf[k]
-		if !ok {
-			q = units.FigureAny
-		}
-		if err := q.Check(fmt.Sprintf("%s[%s]", path, termtext.Line(k)), it.Value().Float()); err != nil {
-			return err
+		q := evidenceQuantity(k)
+		if x := it.Value().Float(); !q.Known(x) {
+			return q.Check(fmt.Sprintf("%s[%s]", path, termtext.Line(k)), x)
 		}
 	}
 	return nil
+}
+
+// evidenceQuantity is the quantity of an evidence figure: by its name,
+// or by the unit its name ends in (measured_iops, qd1_lat_ns); any
+// finite figure of either sign when neither says.
+func evidenceQuantity(k string) units.Quantity {
+	if q, ok := figureOf[k]; ok {
+		return q
+	}
+	switch {
+	case strings.HasSuffix(k, "_iops"):
+		return units.IOPSFigure
+	case strings.HasSuffix(k, "_bw_bytes"):
+		return units.BandwidthFigure
+	case strings.HasSuffix(k, "_ns"):
+		return units.LatencyNsFigure
+	}
+	return units.FigureAny
 }
 
 // wholeFigure is an integer of no known quantity (an index, a count of
 // jobs, fio's group): never negative.
 var wholeFigure = units.Quantity{Name: "a whole number of no sign", Max: units.FigureAny.Max}
 
-// quantityOf is the quantity of the figure at path, def when its name is
-// not known.
-func quantityOf(path string, def units.Quantity) units.Quantity {
-	if q, ok := figureOf[leaf(path)]; ok {
+// quantityOf is the quantity of the figure named leaf, def when the
+// name is not known.
+func quantityOf(leaf string, def units.Quantity) units.Quantity {
+	if q, ok := figureOf[leaf]; ok {
 		return q
 	}
 	return def
-}
-
-// leaf is the last name of a path: "read.lat.p99_ns" is "p99_ns",
-// "devices[0].samples[3].util_pct" is "util_pct".
-func leaf(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		path = path[i+1:]
-	}
-	if i := strings.IndexByte(path, '['); i >= 0 {
-		path = path[:i]
-	}
-	return path
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }

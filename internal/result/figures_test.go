@@ -60,6 +60,8 @@ func TestRecordFigures(t *testing.T) {
 		{"a queue of 1e300", `"aqu_sz":7.5`, `"aqu_sz":1e300`, "devices[0].samples[0].aqu_sz"},
 		{"iowait of -5 %", `"iowait_pct":3.25`, `"iowait_pct":-5`, "system[0].iowait_pct"},
 		{"an evidence figure of 1e300", `"measured_iops":12345.5`, `"measured_iops":1e300`, "findings[0].evidence[measured_iops]"},
+		{"a negative measured rate in evidence", `"measured_iops":12345.5`, `"measured_iops":-1`, "findings[0].evidence[measured_iops]"},
+		{"a p99 of 1e308 (held at the max before)", `"p99_ns":2003`, `"p99_ns":1e308`, "read.lat.p99_ns"},
 		{"a finding's start of 1e300 s", `"start_s":4.5`, `"start_s":1e300`, "findings[0].start_s"},
 	} {
 		bad := strings.Replace(good, c.from, c.to, 1)

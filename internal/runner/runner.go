@@ -20,6 +20,7 @@ import (
 	"github.com/iolens/iolens/internal/diskstats"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/kernlog"
 	"github.com/iolens/iolens/internal/nfsstats"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -90,9 +91,10 @@ type Config struct {
 	// quarter of the runtime).
 	BoundMargin time.Duration
 
-	// ProcRoot and SysRoot are for tests (default /proc and /sys).
-	ProcRoot, SysRoot string
-	IolensVersion     string
+	// ProcRoot, SysRoot and DevRoot are for tests (default /proc, /sys
+	// and /dev).
+	ProcRoot, SysRoot, DevRoot string
+	IolensVersion              string
 }
 
 // Status is what a running test has done so far, at each sample.
@@ -318,6 +320,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
 					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
 			}
+			if n := r.bufferedWrites(); n > 0 && cfg.WritebackCap > 0 {
+				msg += fmt.Sprintf("; after each of the %d buffered write tests, up to %s watching the writeback (--writeback-cap)",
+					n, units.FormatSeconds(cfg.WritebackCap.Seconds()))
+			}
 			progress(Event{Kind: EventInfo, Message: msg})
 		}
 		if r.sharedFile != "" && !cfg.NoPrecondition {
@@ -352,10 +358,50 @@ func (s *Session) Test(ctx context.Context, spec result.TestSpec, o TestOptions)
 		res.End = res.Start
 	} else {
 		spec = r.effective(spec)
+		since, counts := kernlog.Now(), r.ioErrCounts()
 		res = r.runTest(ctx, spec, o.Index, max(o.Repeat, 1), o.N, o.Total, o.Stop)
+		if res.IOFailed() {
+			res.Notes = append(res.Notes, r.kernelRecord(since, counts)...)
+		}
 	}
 	r.progress(Event{Kind: EventTestEnd, Index: o.N, Total: o.Total, Repeat: o.Repeat, Test: spec, Elapsed: time.Since(r.start), Result: &res})
 	return res
+}
+
+// ioErrCounts are the SCSI error counts of the target's devices that
+// have one.
+func (r *runner) ioErrCounts() map[string]uint64 {
+	fs := kernlog.FS{Sys: r.cfg.SysRoot}
+	out := map[string]uint64{}
+	for _, d := range r.target.Devices {
+		if n, ok := fs.IOErrCount(d); ok {
+			out[d] = n
+		}
+	}
+	return out
+}
+
+// kernelRecord is the kernel's own record of a test's IO errors, as
+// result notes: its log's lines on the target's devices since the test
+// began, and the SCSI error counts that grew. Nothing where the host
+// does not show them.
+func (r *runner) kernelRecord(since uint64, before map[string]uint64) []string {
+	var notes []string
+	if l, err := (kernlog.FS{Dev: r.cfg.DevRoot, Sys: r.cfg.SysRoot}).Errors(r.target.Devices, since); err == nil {
+		for _, line := range l.Lines {
+			notes = append(notes, result.NoteKernel+line)
+		}
+		if l.Count > len(l.Lines) {
+			notes = append(notes, fmt.Sprintf("%s%d more lines on %s in the kernel log", result.NoteKernel, l.Count-len(l.Lines), strings.Join(r.target.Devices, ", ")))
+		}
+	}
+	after := r.ioErrCounts()
+	for _, d := range r.target.Devices {
+		if n, b := after[d], before[d]; n > b {
+			notes = append(notes, fmt.Sprintf("%s%s counted %d failed commands during the test (ioerr_cnt %d)", result.NoteKernel, d, n-b, n))
+		}
+	}
+	return notes
 }
 
 // Target describes what the session measures.
@@ -479,6 +525,19 @@ func checkConfig(c Config) error {
 		return &units.ValueError{Kind: "count", Value: strconv.Itoa(c.Repeat), Why: "out of range", Want: "a whole number from 1 to 10000"}
 	}
 	return nil
+}
+
+// bufferedWrites counts the suite's tests after which the writeback is
+// watched (runTest's buffered).
+func (r *runner) bufferedWrites() int {
+	n := 0
+	for _, s := range r.cfg.Suite.Tests {
+		s = r.effective(s)
+		if !s.Direct && s.Writes() && s.Fdatasync == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // plan is the run's duration at most, for the announcement and the ETA:
@@ -1081,6 +1140,11 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 	if didNoIO(&res) {
 		return fail(&NoIOError{Test: s.Name, Stderr: stderrTail(res.FioStderr)})
 	}
+	// fio counts the IO of the ramp but measures none of it: a test that
+	// was done before its ramp ended has bytes and no measurement.
+	if s.RampS > 0 && allInRamp(&res) {
+		return fail(&RampError{Test: s.Name, RampS: s.RampS})
+	}
 	measureStart := time.UnixMilli(run.Final.TimestampMs - maxRuntimeMs(run.Final))
 	res.Devices, res.System = r.deviceSeries(ticks[:tailFrom], measureStart)
 	res.Tail, _ = r.deviceSeries(ticks[tailFrom:], measureStart)
@@ -1232,6 +1296,37 @@ func (e *NoIOError) Error() string {
 // Hint says where to look.
 func (e *NoIOError) Hint() string {
 	return "fio's messages (in the result's fio_stderr) say why; check the test's size, offsets and rate limits"
+}
+
+// RampError is a test whose IO all fell within its ramp_time: fio
+// measured none of it.
+type RampError struct {
+	Test  string
+	RampS float64
+}
+
+func (e *RampError) Error() string {
+	return fmt.Sprintf("test %s did all its IO within its %s ramp_time: fio measured none of it, so there is nothing to report",
+		e.Test, units.FormatSeconds(e.RampS))
+}
+
+// Hint says what to change.
+func (e *RampError) Hint() string {
+	return "lower ramp_time (--ramp), or give the test more to do after it: a larger size, or time_based with a runtime"
+}
+
+// allInRamp reports whether fio did IO in the test but measured none:
+// not one latency sample in any direction (fio still reports the ramp's
+// bytes, and a rate from them over a few milliseconds).
+func allInRamp(res *result.Result) bool {
+	var ios, measured int64
+	for _, d := range []*result.DirResult{res.Read, res.Write, res.Sync} {
+		if d != nil {
+			ios += d.TotalIOs
+			measured += int64(d.Lat.N)
+		}
+	}
+	return ios > 0 && measured == 0
 }
 
 func didNoIO(res *result.Result) bool {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iolens/iolens/internal/result"
 )
@@ -104,6 +105,7 @@ func TestAnnouncedDuration(t *testing.T) {
 		{"size-bound", "[a]\nsize=16m\n", 0, "1 tests x 1, each stopping at its size, within 60 min"},
 		{"mixed", "[a]\nsize=16m\n[b]\nruntime=3\ntime_based\n", 0, "2 tests x 1: about 4s of IO after the test file is written, and 1 stopping at its size within 60 min"},
 		{"size-bound under --runtime", "[a]\nsize=16m\nstartdelay=1\n[b]\nsize=16m\n", 5, "2 tests x 1: about 12s of IO"},
+		{"buffered writes", "[a]\nrw=write\nsize=16m\nruntime=2\n", 0, "1 tests x 1: about 3s of IO after the test file is written; after each of the 1 buffered write tests, up to 1 s watching the writeback (--writeback-cap)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			suite, err := SuiteFromJobFile("t.fio", c.job)
@@ -112,7 +114,7 @@ func TestAnnouncedDuration(t *testing.T) {
 			}
 			var announced string
 			err = Run(context.Background(), Config{Suite: suite, Dir: t.TempDir(), RuntimeS: c.runtime, NoPrecondition: true, SizeBytes: 64 << 20,
-				FioBinary: printingFio(t)}, func(result.Result) error { return nil },
+				FioBinary: printingFio(t), WritebackCap: time.Second}, func(result.Result) error { return nil },
 				func(e Event) {
 					if e.Kind == EventInfo && strings.Contains(e.Message, " tests x ") {
 						announced = e.Message
@@ -123,6 +125,57 @@ func TestAnnouncedDuration(t *testing.T) {
 			}
 			if !strings.Contains(announced, c.want) {
 				t.Errorf("announced %q, want %q", announced, c.want)
+			}
+		})
+	}
+}
+
+// fioPrinting writes a stand-in for fio that prints fixture for any job.
+func fioPrinting(t *testing.T, fixture string) string {
+	t.Helper()
+	abs, err := filepath.Abs(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "fio")
+	script := "#!/bin/sh\ncase \"$1\" in\n--version) echo fio-3.33; exit 0;;\n--enghelp=*) exit 0;;\nesac\ncat '" + abs + "'\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Issue 34.5: a test whose IO all fell within its ramp (ramp_time=300
+// with a size done in milliseconds) was reported with fio's rate over
+// those milliseconds and a mean latency of 0. It is an error now. The
+// fixture is fio 3.33's output of such a job (4 MiB of 4 KiB random
+// reads on tmpfs, ramp_time=300, runtime=2): 1,024 IOs, no latency
+// sample.
+func TestAllIOInRampIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		name, fixture string
+		wantErr       bool
+	}{
+		{"all in the ramp", filepath.Join("testdata", "ramp_all_io_fio-3.33.jsonplus.json"), true},
+		{"measured after the ramp", filepath.Join("..", "fio", "testdata", "randread_4k_qd8.jsonplus.json"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			suite, err := SuiteFromJobFile("t.fio", "[rampall]\nrw=randread\nsize=4m\nramp_time=300\nruntime=2\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []result.Result
+			err = Run(context.Background(), Config{Suite: suite, Dir: t.TempDir(), NoPrecondition: true, SizeBytes: 64 << 20,
+				FioBinary: fioPrinting(t, c.fixture)}, func(r result.Result) error { got = append(got, r); return nil }, nil)
+			if len(got) != 1 {
+				t.Fatalf("%d results: %v", len(got), err)
+			}
+			failed := got[0].Status == "failed" && strings.Contains(got[0].Error, "within its") && strings.Contains(got[0].Error, "ramp_time")
+			if failed != c.wantErr {
+				t.Errorf("status %s, error %q; want an all-in-the-ramp error: %v", got[0].Status, got[0].Error, c.wantErr)
+			}
+			if c.wantErr && !errors.Is(err, ErrTestsFailed) {
+				t.Errorf("run error %v", err)
 			}
 		})
 	}

@@ -24,13 +24,13 @@ var notFormatters = map[string]string{
 	"internal/runner/options.go:unitName":            "the word for fio's time unit",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
 	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
+	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since and --step read",
 	"benchmarks/headroom/server.go:inst":             "a generated node exporter instance name",
 	"benchmarks/headroom/server.go:dev":              "a generated device name",
 	"internal/runner/runner.go:note":                 "a sentence on writeback",
 	"internal/report/html.go:color":                  "a chart colour",
 	"internal/etcdmetrics/hist.go:formatLe":          "a Prometheus le label value",
 	"internal/limits/price.go:above":                 "a price band's words",
-	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since reads",
 }
 
 // numberFormatters returns the unexported functions in src that take a

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 )
 
 // ClusterState is what the watch pods of a cluster reported: the latest
@@ -56,7 +56,9 @@ func (c *ClusterState) Reported() int {
 	return len(c.samples)
 }
 
-// ReadStream decodes NDJSON watch records, skipping other lines.
+// ReadStream decodes NDJSON watch records, skipping other lines and
+// records with a figure no device gives (result.DecodeWatch checks them,
+// and keeps their text to one line).
 func ReadStream(r io.Reader, fn func(result.WatchRecord)) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -65,8 +67,8 @@ func ReadStream(r io.Reader, fn func(result.WatchRecord)) {
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var rec result.WatchRecord
-		if json.Unmarshal(line, &rec) != nil || !result.IsWatch(rec.Schema) {
+		rec, err := result.DecodeWatch(line)
+		if err != nil || !result.IsWatch(rec.Schema) {
 			continue
 		}
 		fn(rec)
@@ -104,7 +106,7 @@ func WriteCluster(w io.Writer, st *ClusterState, redraw bool) {
 		}
 	}
 	for _, node := range sortedKeys(st.errs) {
-		fmt.Fprintf(tw, "%s\t-\tno data\t\t\t\t\t\t\t%s\n", node, st.errs[node])
+		fmt.Fprintf(tw, "%s\t-\tno data\t\t\t\t\t\t\t%s\n", termtext.Line(node), termtext.Line(st.errs[node]))
 	}
 	tw.Flush()
 	if len(st.findings) > 0 {

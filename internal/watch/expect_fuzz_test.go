@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FuzzParseExpect: --expect, and the iolens.dev/expect annotation that
@@ -42,6 +44,8 @@ func FuzzReadStream(f *testing.F) {
 		`{"schema":"iolens.result/v2"}` + "\n" + "not json\n{\n",
 		`{"schema":"iolens.watch/v1","devices":null}`,
 		strings.Repeat("{", 1000),
+		`{"schema":"iolens.watch/v1","type":"sample","time":"2026-01-01T00:00:00Z","t_s":1,"devices":[{"device":"vdb\nFORGED","state":"ok","util_pct":1e308,"r_s":-1}]}` + "\n",
+		`{"schema":"iolens.watch/v1","type":"sample","time":"2026-01-01T00:00:00Z","t_s":1,"devices":[{"device":"vdb\u2028FORGED","state":"ok\rFORGED","util_pct":50}]}` + "\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -51,6 +55,13 @@ func FuzzReadStream(f *testing.F) {
 			n++
 			if !result.IsWatch(r.Schema) {
 				t.Fatalf("a record of schema %q came through", r.Schema)
+			}
+			// Every figure a pod sends is one a device gives, and no name
+			// starts a line of the cluster view (issue 34.3, 34.6).
+			for _, d := range r.Devices {
+				if !units.PercentFigure.Known(d.UtilPct) || !units.IOPSFigure.Known(d.ReadIOPS) || termtext.HasBreak(d.Device) || termtext.HasBreak(d.State) {
+					t.Fatalf("a row no device gives came through: %+v", d)
+				}
 			}
 		})
 		if n > bytes.Count(b, []byte("\n"))+1 {

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/iolens/iolens/internal/coldread"
+	"github.com/iolens/iolens/internal/termtext"
+	"github.com/iolens/iolens/internal/units"
+	"github.com/spf13/cobra"
+)
+
+// runExisting is 'diagnose --existing DIR': existing data sampled with
+// direct reads, nothing written (no test file, no history).
+func (o *diagnoseOptions) runExisting(cmd *cobra.Command, streams IOStreams, dir string) error {
+	if dir == "" {
+		return &UsageError{Err: fmt.Errorf("--existing needs DIR, the directory that holds the data"), Help: "e.g. iolens diagnose --existing /var/lib/data --max-read 256MiB"}
+	}
+	for _, f := range []string{"device", "create", "destructive", "emulated", "size", "out", "html", "label", "expect", "budget", "precision", "sustained"} {
+		if cmd.Flags().Changed(f) {
+			return &UsageError{Err: fmt.Errorf("--%s does not apply with --existing: it reads the data there and writes nothing", f),
+				Help: "--existing takes --max-read and -o text|json"}
+		}
+	}
+	if o.output != "text" && o.output != "json" {
+		return &UsageError{Err: fmt.Errorf("-o %s: --existing writes text or json", o.output), Help: "use -o text or -o json"}
+	}
+	if !o.quiet {
+		fmt.Fprintf(termtext.NewWriter(streams.ErrOut), "iolens diagnose --existing %s: reading at most %s with direct reads, writing nothing\n", dir, units.HumanBytes(float64(o.maxRead)))
+	}
+	r, err := coldread.Sample(cmd.Context(), dir, coldread.Options{MaxBytes: int64(o.maxRead)})
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	w := termtext.NewWriter(streams.Out)
+	for _, l := range r.Verdict {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "\nsampled %d blocks of %s in %s files (%s of data, %s read)\n", r.QD1.First.N+r.Deep.First.N, units.HumanBytes(float64(r.BlockBytes)),
+		units.Commas(int64(r.Files)), units.HumanBytes(float64(r.DataBytes)), units.HumanBytes(float64(r.ReadBytes)))
+	for _, p := range []coldread.Phase{r.QD1, r.Deep} {
+		fmt.Fprintf(w, "QD%-3d first touch: %s IOPS, median %s, p99 %s; second touch: %s IOPS, median %s, p99 %s\n", p.QD,
+			units.Figure(p.First.IOPS), units.Latency(p.First.MedianNs), units.Latency(p.First.P99Ns),
+			units.Figure(p.Second.IOPS), units.Latency(p.Second.MedianNs), units.Latency(p.Second.P99Ns))
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(w, "%d files could not be opened for direct reads and were left out\n", r.Skipped)
+	}
+	return nil
+}
