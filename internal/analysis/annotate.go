@@ -127,8 +127,11 @@ type Session struct {
 	tests   []result.TestSpec
 	repeats int
 	done    []result.Result
-	// facts are the limit inference's view of every result so far.
-	facts []dirFacts
+	// facts are the limit inference's view of every result so far, by
+	// the scope of the curves they can be on (modelScope): a result's
+	// limits read only its own scope's, so a run over many targets or
+	// nodes does not refit every other one's curves at each result.
+	facts map[[2]string][]dirFacts
 	// closing names groups whose next result is their last (a plan that
 	// decides as it goes says so; a suite's order says it otherwise).
 	closing map[string]bool
@@ -173,7 +176,7 @@ func (s *Session) Add(r *result.Result) {
 	if s.ends == nil || closes {
 		// A replay's limits are all read again at its end (Revise): only
 		// the sweep it closes needs the curve so far.
-		lim, curves := limitFindings(r, s.facts)
+		lim, curves := limitFindings(r, s.facts[modelScope(r)])
 		if s.ends == nil {
 			r.Findings = append(r.Findings, lim...)
 			for _, c := range curves {
@@ -203,7 +206,11 @@ func (s *Session) Add(r *result.Result) {
 	for _, f := range allFacts(r) {
 		lr := &result.Result{RunID: r.RunID, Suite: r.Suite, Status: r.Status, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
 		f.r = lr
-		s.facts = append(s.facts, f)
+		if s.facts == nil {
+			s.facts = map[[2]string][]dirFacts{}
+		}
+		sc := modelScope(r)
+		s.facts[sc] = append(s.facts[sc], f)
 	}
 
 	if r.Repeat < repeats || r.Status != "ok" {

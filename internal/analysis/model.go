@@ -309,6 +309,15 @@ func curveKey(r *result.Result, dir string) (CurveKey, bool) {
 	return CurveKey{RunID: run, Target: target, Dir: dir, BlockSize: bs, Random: random, Buffered: t.Buffered()}, true
 }
 
+// modelScope is the run and target whose curves r's can be: curveKey's,
+// and crossSizes compares curves within one only.
+func modelScope(r *result.Result) [2]string {
+	if r.Suite == "fio" {
+		return [2]string{"fio", ""}
+	}
+	return [2]string{r.RunID, targetKey(r)}
+}
+
 // FitModel fits a curve per direction and IO shape over rs. Results of
 // several runs or targets give curves of their own.
 func FitModel(rs []*result.Result) Model {

@@ -45,6 +45,31 @@ func TestAnalysisLinear(t *testing.T) {
 	}
 }
 
+// TestSessionLinear: a run's results analysed as they come (a Kubernetes
+// run over many nodes: six depths on each node's volume) take about 10
+// times the work for 10 times the nodes.
+func TestSessionLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyses thousands of results several times (seconds on a busy machine); skipped under -short")
+	}
+	nodes := func(n int) []result.Result {
+		rs := manyResults(n, 1)
+		for i := range rs {
+			rs[i].Suite, rs[i].RunID = "basic", "run"
+			rs[i].Target.Path = fmt.Sprintf("node-%d:/data", i/6)
+			rs[i].Test.Name = fmt.Sprintf("randread-qd%d", rs[i].Test.IODepth)
+		}
+		return rs
+	}
+	scaletest.Linear(t, "Session", 120, func(n int) {
+		s := NewPlanSession()
+		rs := nodes(n)
+		for i := range rs {
+			s.Add(&rs[i])
+		}
+	})
+}
+
 // BenchmarkRevise reads the limits of 32 results (a run of a large
 // suite) again, and of 10, 100 and 1,000 times as many.
 func BenchmarkRevise(b *testing.B) {

@@ -99,6 +99,15 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 			}
 		}
 	}
+	// The tests some operand ran outside diagnose's plan, found once.
+	unplanned := map[string]bool{}
+	for _, op := range ops {
+		for j := range op.Results {
+			if r := &op.Results[j]; r.Suite != plan {
+				unplanned[r.Test.Name] = true
+			}
+		}
+	}
 	for _, k := range order {
 		if tests[k.test] {
 			continue
@@ -113,14 +122,7 @@ func mismatches(ops []Operand, order []key) []Mismatch {
 		if ran >= 2 {
 			shared++
 		}
-		planned := true
-		for _, op := range ops {
-			for j := range op.Results {
-				if r := &op.Results[j]; r.Test.Name == k.test && r.Suite != plan {
-					planned = false
-				}
-			}
-		}
+		planned := !unplanned[k.test]
 		for _, p := range params {
 			if p.byDesign && planned {
 				continue

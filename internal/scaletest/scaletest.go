@@ -70,18 +70,22 @@ func cpuTime() time.Duration {
 
 // Bench runs one sub-benchmark per scale of a normal input of base items:
 // setup builds the input of n items outside the timer and returns the
-// work to time. Each reports its time per item, which stays flat when
-// the work is linear.
+// work to time. Each reports its time per item, wall and CPU (the CPU
+// time is what a shared machine's other work does not move), which stay
+// flat when the work is linear.
 func Bench(b *testing.B, base int, unit string, setup func(n int) func()) {
 	for _, k := range Scales {
 		n := base * k
 		run := setup(n)
 		b.Run(fmt.Sprintf("x%d", k), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				run()
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/"+unit)
+			per := float64(b.N) * float64(n)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/"+unit)
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/per, "cpu-ns/"+unit)
 		})
 	}
 }
