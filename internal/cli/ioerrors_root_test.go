@@ -82,7 +82,10 @@ func TestDiagnoseReadErrors(t *testing.T) {
 	reads := 0
 	for _, f := range dg.IOErrors.Failed {
 		for _, o := range f.Ops {
-			if o.Op != "read" {
+			// fdatasync's own file is new: its blocks and the file
+			// system's metadata it makes the kernel read back may lie in
+			// the unreadable range, so its write can fail too.
+			if o.Op != "read" && f.Test != "fdatasync-2300" {
 				t.Errorf("%s: a failed %s on a disk whose writes pass", f.Test, o.Op)
 			}
 			reads++
