@@ -105,34 +105,18 @@ var CurrentVersion = migrations[len(migrations)-1].Version
 // backfillV2 indexes the labels of results stored under schema 1 and
 // computes the headline columns of every run.
 func backfillV2(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
-	if err != nil {
-		return err
-	}
 	type lab struct {
 		id   int64
 		k, v string
 	}
 	var ls []lab
-	for rows.Next() {
-		var id int64
-		var gz []byte
-		if err := rows.Scan(&id, &gz); err != nil {
-			rows.Close()
-			return err
-		}
-		left := int64(result.MaxReadBytes) // one record at a time
-		r, err := decodeRecord(gz, &left)
-		if err != nil {
-			rows.Close()
-			return fmt.Errorf("result %d: %w", id, err)
-		}
+	err := eachRecord(ctx, tx, func(id int64, r *result.Result) error {
 		for k, v := range r.Target.Labels {
 			ls = append(ls, lab{id, k, v})
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, l := range ls {
@@ -235,32 +219,16 @@ func formatLabelSet(m map[string]map[string]bool) string {
 // 3 (each record is decoded once, here), the distinct labels of every run,
 // and recomputes every run's summary from the new columns.
 func backfillV3(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
-	if err != nil {
-		return err
-	}
 	type row struct {
 		id int64
 		h  headline
 	}
 	var hs []row
-	for rows.Next() {
-		var id int64
-		var gz []byte
-		if err := rows.Scan(&id, &gz); err != nil {
-			rows.Close()
-			return err
-		}
-		left := int64(result.MaxReadBytes) // one record at a time
-		r, err := decodeRecord(gz, &left)
-		if err != nil {
-			rows.Close()
-			return fmt.Errorf("result %d: %w", id, err)
-		}
-		hs = append(hs, row{id, headlineOf(&r)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	err := eachRecord(ctx, tx, func(id int64, r *result.Result) error {
+		hs = append(hs, row{id, headlineOf(r)})
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, h := range hs {
@@ -284,30 +252,14 @@ func backfillV3(ctx context.Context, tx *sql.Tx) error {
 // backfillV4 marks the stored results of interrupted runs (each record is
 // decoded once, here) and counts them per run.
 func backfillV4(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
-	if err != nil {
-		return err
-	}
 	var marked []int64
-	for rows.Next() {
-		var id int64
-		var gz []byte
-		if err := rows.Scan(&id, &gz); err != nil {
-			rows.Close()
-			return err
-		}
-		left := int64(result.MaxReadBytes) // one record at a time
-		r, err := decodeRecord(gz, &left)
-		if err != nil {
-			rows.Close()
-			return fmt.Errorf("result %d: %w", id, err)
-		}
+	err := eachRecord(ctx, tx, func(id int64, r *result.Result) error {
 		if r.Interrupted() {
 			marked = append(marked, id)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, id := range marked {
@@ -330,6 +282,32 @@ func backfillV4(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+// eachRecord decodes every stored record once, in id order of the
+// table's scan, and hands it to fn: the backfills' one walk.
+func eachRecord(ctx context.Context, tx *sql.Tx, fn func(id int64, r *result.Result) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, record_gz FROM results`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var gz []byte
+		if err := rows.Scan(&id, &gz); err != nil {
+			return err
+		}
+		left := int64(result.MaxReadBytes) // one record at a time
+		r, err := decodeRecord(gz, &left)
+		if err != nil {
+			return fmt.Errorf("result %d: %w", id, err)
+		}
+		if err := fn(id, &r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
