@@ -74,14 +74,20 @@ dashboards people already use.`
 		cloudFlags, vendorFlags)
 }
 
+// promAuthFlags are the flags that reach a Prometheus: basic auth, a
+// bearer token, TLS (analyze --prometheus and headroom share them).
+func promAuthFlags(f *pflag.FlagSet, a *promhist.Auth) {
+	f.StringVar(&a.User, "prometheus-user", "", "basic auth user for --prometheus (with --prometheus-password-file)")
+	f.StringVar(&a.PasswordFile, "prometheus-password-file", "", "file holding the basic auth password")
+	f.StringVar(&a.TokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus")
+	f.StringVar(&a.CAFile, "prometheus-ca", "", "CA certificate (PEM) that signed the Prometheus server's certificate")
+	f.StringVar(&a.CertFile, "prometheus-cert", "", "client certificate (PEM) for --prometheus")
+	f.StringVar(&a.KeyFile, "prometheus-key", "", "client certificate's key (PEM)")
+}
+
 func (p *promOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&p.url, "prometheus", "", "read a node's disk history from this Prometheus (node exporter series) instead of FILEs, e.g. http://prometheus:9090")
-	f.StringVar(&p.auth.User, "prometheus-user", "", "basic auth user for --prometheus (with --prometheus-password-file)")
-	f.StringVar(&p.auth.PasswordFile, "prometheus-password-file", "", "file holding the basic auth password")
-	f.StringVar(&p.auth.TokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus")
-	f.StringVar(&p.auth.CAFile, "prometheus-ca", "", "CA certificate (PEM) that signed the Prometheus server's certificate")
-	f.StringVar(&p.auth.CertFile, "prometheus-cert", "", "client certificate (PEM) for --prometheus")
-	f.StringVar(&p.auth.KeyFile, "prometheus-key", "", "client certificate's key (PEM)")
+	promAuthFlags(f, &p.auth)
 	f.StringArrayVar(&p.devices, "device", nil, "with --prometheus: a device to analyse, as the node exporter names it (sda, nvme0n1; repeatable; default: every device)")
 	f.StringVar(&p.instance, "instance", "", "with --prometheus: the node exporter's instance label, e.g. node-1:9100")
 	f.StringVar(&p.match, "match", "", `with --prometheus: a label selector for the node exporter's series, e.g. '{node="worker-3"}'`)

@@ -80,12 +80,7 @@ sum of a node's devices is judged against.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.url, "prometheus", "", "the Prometheus to read (node exporter series), e.g. http://prometheus:9090")
-	f.StringVar(&o.auth.User, "prometheus-user", "", "basic auth user (with --prometheus-password-file)")
-	f.StringVar(&o.auth.PasswordFile, "prometheus-password-file", "", "file holding the basic auth password")
-	f.StringVar(&o.auth.TokenFile, "prometheus-token-file", "", "file holding a bearer token")
-	f.StringVar(&o.auth.CAFile, "prometheus-ca", "", "CA certificate (PEM) that signed the Prometheus server's certificate")
-	f.StringVar(&o.auth.CertFile, "prometheus-cert", "", "client certificate (PEM)")
-	f.StringVar(&o.auth.KeyFile, "prometheus-key", "", "client certificate's key (PEM)")
+	promAuthFlags(f, &o.auth)
 	f.StringVar(&o.match, "match", "", `a label selector for the node exporters' series, e.g. '{job="node-exporter"}' (default: every one)`)
 	f.Var(&o.since, "since", "the range ends now and starts this long ago, e.g. 14d or 6h (default 14d)")
 	f.StringVar(&o.from, "from", "", "start of the range, RFC 3339 (2026-03-01T00:00:00Z) or Unix seconds")
