@@ -668,6 +668,11 @@ func Dollars(v float64) string {
 // LatencyBand prints a range of latencies given in ns in one unit: "2-3
 // ms", "250-500 µs".
 func LatencyBand(lo, hi float64) string {
+	// No latency lasts longer than LatencyNsFigure allows: beyond it the
+	// band is unknown, never a 16-digit figure.
+	if !printable(lo) || !printable(hi) || lo < 0 || hi < 0 || hi > LatencyNsFigure.Max || lo > LatencyNsFigure.Max {
+		return "-"
+	}
 	if hi < 1e6 {
 		return Trim(lo/1e3, 2) + "-" + Trim(hi/1e3, 2) + " µs"
 	}
