@@ -95,15 +95,35 @@ func TestEmulatedAtCap(t *testing.T) {
 	// and ends in are partly idle, so below 95%: up to two scrape
 	// intervals are not counted, and a third for scrape jitter on a
 	// loaded machine; none may be counted beyond the runtime but one.
-	if step := r.ScrapeIntervalS; v.AtCapS < 30-3*step || v.AtCapS > 30+step {
-		t.Errorf("at the cap %.1f s, fio wrote for 30 s: want from %.0f to %.0f s", v.AtCapS, 30-3*step, 30+step)
+	// A scrape Prometheus missed while fio wrote (a loaded machine does
+	// miss some) is time no one can judge: it counts as neither.
+	missed := 0.0
+	for _, g := range v.Gaps {
+		lo, hi := g.From, g.To
+		if lo.Before(began) {
+			lo = began
+		}
+		if end := began.Add(ran); hi.After(end) {
+			hi = end
+		}
+		if hi.After(lo) {
+			missed += hi.Sub(lo).Seconds()
+		}
+	}
+	if step := r.ScrapeIntervalS; v.AtCapS+missed < 30-3*step || v.AtCapS > 30+step {
+		t.Errorf("at the cap %.1f s (and %.1f s without samples), fio wrote for 30 s: want from %.0f to %.0f s", v.AtCapS, missed, 30-3*step, 30+step)
 	}
 	if v.AtCapFirst == nil || v.AtCapFirst.Before(from.Add(9*time.Second)) {
 		t.Errorf("at the cap from %v, while it was idle (from %v)", v.AtCapFirst, from)
 	}
 	// A scrape's time is when it began, not when the node exporter read
-	// the counters: at 1 s steps a step's rate moves by a few percent.
-	if math.Abs(v.BWBytes.Max/capBPS-1) > 0.1 {
+	// the counters: at 1 s steps one step's rate moves by a few percent,
+	// and by more when a loaded machine delays a read. The median step
+	// is the cap's; the highest within a quarter of it.
+	if math.Abs(v.BWBytes.P50/capBPS-1) > 0.05 {
+		t.Errorf("median step %.0f B/s, the cap is %.0f", v.BWBytes.P50, capBPS)
+	}
+	if math.Abs(v.BWBytes.Max/capBPS-1) > 0.25 {
 		t.Errorf("highest step %.0f B/s, the cap is %.0f", v.BWBytes.Max, capBPS)
 	}
 }
