@@ -200,15 +200,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	finishRun(ctx, streams.ErrOut, keeper)
 	results := outcome.Results
 	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
+	if outcome.Diagnosis() != nil {
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, outcome) }))
 		// The report comes whatever became of the files.
-		if o.files.stdout() && o.verbose && o.output == "text" {
-			if err := report.DiagnosisText(reportOut(streams.Out, o.output), results, *d, true); err != nil {
-				return err
-			}
-		} else if o.files.stdout() {
-			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results); err != nil {
+		if o.files.stdout() {
+			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, outcome, o.verbose); err != nil {
 				return err
 			}
 		}
@@ -216,10 +212,10 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	switch {
 	case outErr != nil:
 		return keptAs(outErr, keeper, cfg.RunID, planErr)
-	case outcome.Diagnosis != nil && outcome.Diagnosis.IOErrors != nil:
+	case outcome.Diagnosis() != nil && outcome.Diagnosis().IOErrors != nil:
 		// A disk that returned IO errors fails the check, whatever else
 		// the run found.
-		e := outcome.Diagnosis.IOErrors
+		e := outcome.Diagnosis().IOErrors
 		return &hint.Error{Err: checkFailed(fmt.Sprintf("the disk returned IO errors in %d of %d tests", e.Tests, e.Of)),
 			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
 	case planErr != nil && ctx.Err() != nil:

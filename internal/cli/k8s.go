@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -192,7 +191,7 @@ type k8sRunOptions struct {
 	agentSA     string
 	rampSet     bool
 	// render, if set, writes the report instead of the -o renderer.
-	render func(io.Writer, []result.Result) error
+	render report.Renderer
 	save   runSaveOptions
 	expect expectOptions
 	push   string
@@ -468,7 +467,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		runErr = errors.Join(runErr, err)
 	}
 	if !stream && len(results) > 0 {
-		if err := render(reportOut(streams.Out, output), results); err != nil {
+		if err := render(reportOut(streams.Out, output), outcome); err != nil {
 			return err
 		}
 	}

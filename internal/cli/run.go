@@ -242,11 +242,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
 	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
-		cfg.MaxRuntimeS = seconds(o.maxRuntime)
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(seconds(o.minRuntime))
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
+		pipeline.UntilSteady(&cfg, seconds(o.minRuntime), seconds(o.maxRuntime))
 	}
 	prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
 	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
@@ -270,11 +266,11 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	prog.Done()
 	finishRun(ctx, streams.ErrOut, keeper)
 	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
+	if outcome.Diagnosis() != nil {
+		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.HTML(w, outcome) }))
 		// The report comes whatever became of the files.
 		if !stream && o.files.stdout() {
-			if err := render(reportOut(streams.Out, o.output), results); err != nil {
+			if err := render(reportOut(streams.Out, o.output), outcome); err != nil {
 				return err
 			}
 		}
