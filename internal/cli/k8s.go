@@ -338,22 +338,22 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 		return k8s.Config{}, err
 	}
 	if o.runID != "" {
-		if err := checkRunID("--run-id", o.runID); err != nil {
+		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
 			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
 		}
 	}
-	for _, check := range []error{checkServiceAccount(o.agentSA), checkTimeouts(o.timeouts)} {
+	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
 		if check != nil {
 			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
 		}
 	}
-	tol, err := parseTolerations(o.tolerate)
+	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
-	pull, err := parsePullPolicy(o.pullPolicy)
+	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
 	if err == nil {
-		err = checkImage(o.image, DefaultImage())
+		err = k8s.CheckImage(o.image, DefaultImage())
 	}
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
@@ -576,7 +576,7 @@ lists what it would delete and asks for --yes.`,
 				return k8sUsage("cleanup", "give either --run ID or --all")
 			}
 			if runID != "" {
-				if err := checkRunID("--run", runID); err != nil {
+				if err := k8s.CheckRunID("--run", runID); err != nil {
 					return &UsageError{Err: err, Help: hint.Of(err)}
 				}
 			}
