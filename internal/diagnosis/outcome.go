@@ -31,7 +31,7 @@ func (o *Outcome) For(g []result.Result) *Diagnosis {
 	if len(g) == 0 {
 		return nil
 	}
-	k := GroupKey(&g[0])
+	k := groupKey(&g[0])
 	for i := range o.Diagnoses {
 		d := &o.Diagnoses[i]
 		if d.RunID+"\x00"+d.Target.Kind+"\x00"+d.Target.Path == k {
@@ -41,9 +41,9 @@ func (o *Outcome) For(g []result.Result) *Diagnosis {
 	return nil
 }
 
-// GroupKey names the run and target r belongs to: the results one
+// groupKey names the run and target r belongs to: the results one
 // diagnosis is built from.
-func GroupKey(r *result.Result) string {
+func groupKey(r *result.Result) string {
 	return r.RunID + "\x00" + r.Target.Kind + "\x00" + r.Target.Path
 }
 
@@ -52,7 +52,7 @@ func Groups(rs []result.Result) [][]result.Result {
 	var keys []string
 	m := map[string][]result.Result{}
 	for i := range rs {
-		k := GroupKey(&rs[i])
+		k := groupKey(&rs[i])
 		if _, ok := m[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -65,15 +65,12 @@ func Groups(rs []result.Result) [][]result.Result {
 	return out
 }
 
-// Builder builds one diagnosis (Of; a test counts its calls).
-type Builder func(rs []result.Result, unknown []string) Diagnosis
-
 // Replay is the outcome of saved results, as the run that made them
 // left it: each run's findings read again over the whole run, and the
 // diagnosis of each run and target (watch logs keep their own findings
 // and have none).
 func Replay(rs []result.Result) Outcome {
-	return ReplayWith(rs, func(g []result.Result, _ []string) Diagnosis { return Saved(g) })
+	return replayWith(rs, func(g []result.Result, _ []string) Diagnosis { return Saved(g) })
 }
 
 // Saved is the diagnosis of saved results (one run and target's, or a
@@ -85,8 +82,8 @@ func Saved(rs []result.Result) Diagnosis {
 	return Of(rs, nil)
 }
 
-// ReplayWith is Replay building each diagnosis with build.
-func ReplayWith(rs []result.Result, build Builder) Outcome {
+// replayWith is Replay building each diagnosis with build.
+func replayWith(rs []result.Result, build func(rs []result.Result, unknown []string) Diagnosis) Outcome {
 	out := Outcome{}
 	groups := Groups(rs)
 	for _, g := range groups {
@@ -98,10 +95,10 @@ func ReplayWith(rs []result.Result, build Builder) Outcome {
 	out.Results = make([]result.Result, 0, len(rs))
 	byKey := map[string][]result.Result{}
 	for _, g := range groups {
-		byKey[GroupKey(&g[0])] = g
+		byKey[groupKey(&g[0])] = g
 	}
 	for i := range rs {
-		k := GroupKey(&rs[i])
+		k := groupKey(&rs[i])
 		out.Results = append(out.Results, byKey[k][0])
 		byKey[k] = byKey[k][1:]
 	}

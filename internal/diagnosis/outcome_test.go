@@ -22,7 +22,7 @@ func TestReplay(t *testing.T) {
 	rs := append([]result.Result{quick[0], watch}, other...)
 	rs = append(rs, quick[1:]...)
 	var built []string
-	out := ReplayWith(rs, func(g []result.Result, unknown []string) Diagnosis {
+	out := replayWith(rs, func(g []result.Result, unknown []string) Diagnosis {
 		built = append(built, g[0].Target.Path)
 		return Saved(g)
 	})
@@ -49,6 +49,6 @@ func TestReplay(t *testing.T) {
 		t.Errorf("verdict %v, alone %v", got, alone.Verdict)
 	}
 	if got := Replay(rs); len(got.Diagnoses) != 2 || !slices.Equal(got.Diagnoses[1].Verdict, out.Diagnoses[1].Verdict) {
-		t.Errorf("Replay differs from ReplayWith Saved")
+		t.Errorf("Replay differs from replayWith Saved")
 	}
 }

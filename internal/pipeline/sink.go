@@ -42,7 +42,7 @@ type Sink struct {
 	// Diagnose builds the diagnosis of each run and target at the end
 	// (diagnosis.Of; nil: none, as the agent, whose reports are drawn
 	// where its results land).
-	Diagnose diagnosis.Builder
+	Diagnose func(rs []result.Result, unknown []string) diagnosis.Diagnosis
 
 	results []result.Result
 }
