@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,5 +36,29 @@ func TestK8sRunHTMLChecked(t *testing.T) {
 	_, stderr, code := execute(t, "k8s", "--kubeconfig", filepath.Join(dir, "kubeconfig"), "run", "--storage-class", "fast", "--job", job, "--html", job)
 	if code != 2 || !strings.Contains(stderr, "--html") || strings.Contains(stderr, "unknown flag") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A run's diagnosis is built once, by its pipeline: the commands that
+// run tests, and the recipe that writes their reports, revise nothing
+// and build no diagnosis of their own (the reports build none either:
+// report's TestReportsBuildNothing).
+func TestRunsDiagnoseOnce(t *testing.T) {
+	for _, f := range []string{"run.go", "diagnose.go", "recipe.go", "k8s.go", "k8s_diagnose.go"} {
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok {
+					switch name := x.Name + "." + sel.Sel.Name; name {
+					case "analysis.Revise", "analysis.Annotate", "diagnosis.Of", "diagnosis.Saved", "diagnosis.Replay", "diagnosis.Build":
+						t.Errorf("%s calls %s: the pipeline built the run's diagnosis", f, name)
+					}
+				}
+			}
+			return true
+		})
 	}
 }
