@@ -144,7 +144,7 @@ ceilings; cloud disks get faster as they get larger).`,
 				if len(cls) == 0 {
 					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 				}
-				return writeClasses(streams.Out, cls, size.String())
+				return k8s.WriteClasses(streams.Out, cls, size.String())
 			})
 		},
 	}
@@ -617,7 +617,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 			fmt.Fprintln(streams.Out, "nothing left")
 			return nil
 		}
-		writeLeftovers(streams.Out, l)
+		l.WriteText(streams.Out)
 		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
 			l.Objects(), strings.Join(l.Namespaces(), ", "))
 	}
