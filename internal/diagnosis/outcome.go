@@ -12,7 +12,8 @@ import (
 type Outcome struct {
 	Results []result.Result
 	// Diagnoses holds one diagnosis per run and target of Results, in the
-	// order each first appears; a watch log has none.
+	// order each first appears (a watch log's says what it can: a watch
+	// measured no curve).
 	Diagnoses []Diagnosis
 }
 
@@ -67,8 +68,7 @@ func Groups(rs []result.Result) [][]result.Result {
 
 // Replay is the outcome of saved results, as the run that made them
 // left it: each run's findings read again over the whole run, and the
-// diagnosis of each run and target (watch logs keep their own findings
-// and have none).
+// diagnosis of each run and target.
 func Replay(rs []result.Result) Outcome {
 	return replayWith(rs, func(g []result.Result, _ []string) Diagnosis { return Saved(g) })
 }
@@ -87,9 +87,7 @@ func replayWith(rs []result.Result, build func(rs []result.Result, unknown []str
 	out := Outcome{}
 	groups := Groups(rs)
 	for _, g := range groups {
-		if g[0].Suite != "watch" {
-			out.Diagnoses = append(out.Diagnoses, build(g, nil))
-		}
+		out.Diagnoses = append(out.Diagnoses, build(g, nil))
 	}
 	// The revised copies, in the results' own order.
 	out.Results = make([]result.Result, 0, len(rs))

@@ -8,8 +8,9 @@ import (
 )
 
 // Saved results replay to one diagnosis per run and target, built once
-// each, in the order each first appears; a watch log has none. The
-// results keep their order, their limits read over their whole run.
+// each, in the order each first appears, a watch log's too (the HTML page
+// shows each set's). The results keep their order, their limits read
+// over their whole run.
 func TestReplay(t *testing.T) {
 	quick := readFixture(t, "quick-3000iops-80MBps.ndjson")
 	other := slices.Clone(quick)
@@ -26,10 +27,10 @@ func TestReplay(t *testing.T) {
 		built = append(built, g[0].Target.Path)
 		return Saved(g)
 	})
-	if want := []string{quick[0].Target.Path, "/other"}; !slices.Equal(built, want) {
+	if want := []string{quick[0].Target.Path, "/w", "/other"}; !slices.Equal(built, want) {
 		t.Fatalf("built %v, want %v", built, want)
 	}
-	if len(out.Diagnoses) != 2 || out.Diagnosis() != &out.Diagnoses[0] {
+	if len(out.Diagnoses) != 3 || out.Diagnosis() != &out.Diagnoses[0] {
 		t.Fatalf("%d diagnoses", len(out.Diagnoses))
 	}
 	for i := range rs {
@@ -40,15 +41,15 @@ func TestReplay(t *testing.T) {
 	if d := out.For(other); d == nil || d.Target.Path != "/other" || len(d.Verdict) == 0 {
 		t.Errorf("the second target's diagnosis: %+v", d)
 	}
-	if d := out.For([]result.Result{watch}); d != nil {
-		t.Errorf("a watch log has a diagnosis: %+v", d)
+	if d := out.For([]result.Result{watch}); d == nil || d.RunID != "w" {
+		t.Errorf("the watch log's diagnosis: %+v", d)
 	}
 	// The same verdict as one diagnosis of the first target alone.
 	alone := Saved(slices.Clone(quick))
 	if got := out.For(quick); got == nil || !slices.Equal(got.Verdict, alone.Verdict) {
 		t.Errorf("verdict %v, alone %v", got, alone.Verdict)
 	}
-	if got := Replay(rs); len(got.Diagnoses) != 2 || !slices.Equal(got.Diagnoses[1].Verdict, out.Diagnoses[1].Verdict) {
+	if got := Replay(rs); len(got.Diagnoses) != 3 || !slices.Equal(got.Diagnoses[2].Verdict, out.Diagnoses[2].Verdict) {
 		t.Errorf("Replay differs from replayWith Saved")
 	}
 }

@@ -62,9 +62,7 @@ func (s *Sink) outcome(ctx context.Context, unknown []string) diagnosis.Outcome 
 		return o
 	}
 	for _, g := range diagnosis.Groups(o.Results) {
-		if g[0].Suite != "watch" {
-			o.Diagnoses = append(o.Diagnoses, s.Diagnose(g, unknown))
-		}
+		o.Diagnoses = append(o.Diagnoses, s.Diagnose(g, unknown))
 	}
 	return o
 }
