@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -39,7 +40,7 @@ each result is also compared with what that disk should deliver.`,
 			if prom.url != "" {
 				return prom.run(cmd, streams, output, failOn, &files, &expect)
 			}
-			render := report.FindingsText
+			render := func(w io.Writer, out diagnosis.Outcome) error { return report.FindingsText(w, out.Results) }
 			if output != "text" && output != "" {
 				r, err := report.RendererFor(output)
 				if err != nil {
@@ -64,14 +65,15 @@ each result is also compared with what that disk should deliver.`,
 					diag(&rs[i])
 				}
 			}
-			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+			out := diagnosis.Replay(rs)
+			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, out) }); err != nil {
 				return err
 			}
 			if err := files.writeCopy(rs); err != nil {
 				return err
 			}
 			if files.stdout() {
-				if err := render(reportOut(streams.Out, output), rs); err != nil {
+				if err := render(reportOut(streams.Out, output), out); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
@@ -275,10 +276,11 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 		}
 		return err
 	}
+	out := diagnosis.Replay(rs)
 	if ro.out == "" || ro.out == "-" {
-		return render(reportOut(streams.Out, ro.output), rs)
+		return render(reportOut(streams.Out, ro.output), out)
 	}
-	return userfile.Write(ro.out, func(w io.Writer) error { return render(w, rs) })
+	return userfile.Write(ro.out, func(w io.Writer) error { return render(w, out) })
 }
 
 // runSaveOptions are the flags of 'run' that keep results: the history

@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +43,8 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+			out := diagnosis.Replay(rs)
+			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, out) }); err != nil {
 				return err
 			}
 			if err := files.writeCopy(rs); err != nil {
@@ -54,7 +56,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if verbose && output == "text" {
 				render = report.TextVerbose
 			}
-			return render(reportOut(streams.Out, output), rs)
+			return render(reportOut(streams.Out, output), out)
 		},
 	}
 	outputFlag(cmd.Flags(), &output, report.Results, "format: ")

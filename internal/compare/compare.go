@@ -142,7 +142,8 @@ func Compare(ops []Operand) Comparison {
 	}
 	c.Costs = costs(ops, &c)
 	for i, op := range ops {
-		d := report.Diagnose(op.Results, nil)
+		d := diagnosis.Saved(op.Results)
+		c.Diagnoses = append(c.Diagnoses, d)
 		c.Verdicts = append(c.Verdicts, Verdict{Lines: d.Verdict, ToChange: d.ToChange, Figures: figures(&d)})
 		for _, s := range report.Stories(op.Results, &d) {
 			c.Findings = append(c.Findings, Finding{Operand: i, Severity: s.Severity, Subject: s.Subject, Summary: s.Summary})

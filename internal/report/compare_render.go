@@ -408,7 +408,11 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 	}
 	p := Page{Title: "iolens compare " + strings.Join(titles, " vs ")}
 	for i, op := range ops {
-		p.Sets = append(p.Sets, Set{Name: Letter(i) + ": " + op.Title(), Results: op.Results})
+		s := Set{Name: Letter(i) + ": " + op.Title(), Results: op.Results}
+		if i < len(c.Diagnoses) {
+			s.Diagnosis = &c.Diagnoses[i]
+		}
+		p.Sets = append(p.Sets, s)
 	}
 	if len(c.Mismatches) > 0 {
 		p.WarningTitle = "Warning: " + MismatchHeadline

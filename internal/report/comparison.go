@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -47,6 +48,8 @@ type Comparison struct {
 	Costs []*Cost `json:"costs"`
 	// Verdicts are each operand's diagnosis, side by side.
 	Verdicts []CompareVerdict `json:"verdicts"`
+	// Diagnoses are each operand's diagnosis whole, for the page.
+	Diagnoses []diagnosis.Diagnosis `json:"-"`
 	// Findings are every operand's findings once per story, worst first
 	// across operands.
 	Findings []CompareFinding `json:"findings"`
