@@ -54,9 +54,6 @@ const (
 	// alert's expression holds only after about 57 s of the drive, and
 	// it must then hold for the shortened 'for' below before it fires.
 	hrDrive = 120 * time.Second
-	// hrStartDelay holds fio back until the throttles are on the
-	// containers' cgroups (they exist only once the containers run).
-	hrStartDelay = 10 * time.Second
 	// hrFor replaces the rules' 'for' (10 and 5 minutes, longer than
 	// the drive) in the copy Prometheus loads: the expression, not the
 	// policy's patience, is what is tested.
@@ -201,14 +198,16 @@ func TestHeadroom(t *testing.T) {
 
 	// The claims and the pods that drive them.
 	e.hrVolumes(t, disks)
-	fioArgs := func(args ...string) []string {
-		return append([]string{"fio", "--output-format=json", "--direct=1", "--ioengine=libaio", "--time_based",
-			fmt.Sprintf("--runtime=%d", int(hrDrive.Seconds())), fmt.Sprintf("--startdelay=%d", int(hrStartDelay.Seconds()))}, args...)
+	// fio waits for a file the test writes once the throttles are on
+	// the containers' cgroups (which exist only once the containers run).
+	fioArgs := func(gate string, args ...string) []string {
+		return []string{"sh", "-c", "while [ ! -e /v/" + gate + "/go ]; do sleep 0.1; done; exec fio --output-format=json --direct=1 --ioengine=libaio --time_based " +
+			fmt.Sprintf("--runtime=%d ", int(hrDrive.Seconds())) + strings.Join(args, " ")}
 	}
 	podA := e.hrPod(t, "hr-drive-capped", node, []*hrDisk{capped, idle},
-		fioArgs("--name=capped", "--filename=/v/capped/fio.dat", "--rw=randwrite", "--bs=4k", "--iodepth=16", "--size=32m"))
+		fioArgs(capped.name, "--name=capped", "--filename=/v/capped/fio.dat", "--rw=randwrite", "--bs=4k", "--iodepth=16", "--size=32m"))
 	podB := e.hrPod(t, "hr-drive-vm", node2, []*hrDisk{busyA, busyB},
-		fioArgs("--name=vm", "--filename=/v/busy-a/fio.dat:/v/busy-b/fio.dat", "--rw=write", "--bs=128k", "--iodepth=4", "--size=64m",
+		fioArgs(busyA.name, "--name=vm", "--filename=/v/busy-a/fio.dat:/v/busy-b/fio.dat", "--rw=write", "--bs=128k", "--iodepth=4", "--size=64m",
 			fmt.Sprintf("--rate=%d", hrVMBW)))
 	created := time.Now()
 	throttles := map[*hrDisk][2]float64{capped: {hrCapIOPS, 0}, idle: {hrIO1IOPS, 0}, busyA: {hrP30IOPS, hrP30BW}, busyB: {hrP30IOPS, hrP30BW}}
@@ -227,13 +226,18 @@ func TestHeadroom(t *testing.T) {
 		}
 	}
 	throttled := time.Now()
-	t.Logf("pods running and throttled %.1fs after they were created (fio starts %s after its container)", throttled.Sub(created).Seconds(), hrStartDelay)
+	for _, d := range []*hrDisk{capped, busyA} {
+		if err := os.WriteFile(filepath.Join(d.mnt, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("pods running and throttled %.1fs after they were created", throttled.Sub(created).Seconds())
 	ebs.vm(hrM5IOPS, hrM5BW, []*hrDisk{capped, idle})
 
-	runA := e.fioOf(t, podA, hrDrive+hrStartDelay+90*time.Second)
+	runA := e.fioOf(t, podA, hrDrive+90*time.Second)
 	runB := e.fioOf(t, podB, 60*time.Second)
 	if runA.start.Before(throttled) || runB.start.Before(throttled) {
-		t.Fatalf("fio started at %s and %s, before the throttles were on (%s): the machine was too slow for the start delay",
+		t.Fatalf("fio started at %s and %s, before the throttles were on (%s)",
 			runA.start.Format(time.StampMilli), runB.start.Format(time.StampMilli), throttled.Format(time.StampMilli))
 	}
 	t.Logf("capped: fio wrote %.0f IOPS for %.1fs from %s; vm: %.2f MB/s for %.1fs from %s",
