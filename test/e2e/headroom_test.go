@@ -276,15 +276,25 @@ func TestHeadroom(t *testing.T) {
 
 	// The capped volume: at its cap for fio's runtime. The steps fio's
 	// start and end fall in are partly idle and so under 95%: up to two
-	// steps are lost there, and one more to a scrape a loaded machine
-	// delayed; a step Prometheus missed is time nobody can judge.
+	// steps are lost there. A step's rate is its counters' increase over
+	// the time between the scrapes' timestamps, while the node exporter
+	// reads the counters a little later than that, by more on a loaded
+	// machine: at 1 s steps the rates of a steady 300 IOPS spread from
+	// about 90% to 110% (measured: p99 110%), so a step now and then
+	// falls under 95%. The allowance for that is a tenth of the drive
+	// (measured: 6 s of 120 on a loaded 2-core machine); the median
+	// step must be the cap's, within 5%. A step Prometheus missed is
+	// time nobody can judge.
 	v := vol[capped.kernel]
 	missed := missedIn(v.Gaps, runA.start, runA.start.Add(runA.ran))
-	lo, hi := runA.ran.Seconds()-3*step-missed, runA.ran.Seconds()+step
+	lo, hi := hrLow(runA.ran, step, missed), runA.ran.Seconds()+step
 	t.Logf("capped: %s, at the cap %.0fs (%.0fs without samples in the drive), fio drove it %.1fs; want %.0f to %.0f s; p50 %.0f IOPS of %d",
 		v.Status, v.AtCapS, missed, runA.ran.Seconds(), lo, hi, v.IOPS.P50, hrCapIOPS)
 	if v.Status != headroom.StatusAtCap || v.AtCapS < lo || v.AtCapS > hi {
 		t.Errorf("capped: %s, at the cap %.0fs; want at-cap for %.0f to %.0f s", v.Status, v.AtCapS, lo, hi)
+	}
+	if math.Abs(v.IOPS.P50/hrCapIOPS-1) > 0.05 {
+		t.Errorf("capped: median step %.0f IOPS, the cap is %d", v.IOPS.P50, hrCapIOPS)
 	}
 	if v.AtCapFirst == nil || v.AtCapFirst.Before(runA.start.Add(-time.Duration(step*float64(time.Second)))) {
 		t.Errorf("capped: at the cap from %v, before fio started (%s)", v.AtCapFirst, runA.start)
@@ -316,8 +326,8 @@ func TestHeadroom(t *testing.T) {
 		if v.Rec.DeltaUSD == nil || *v.Rec.DeltaUSD >= 0 {
 			t.Errorf("idle: no saving in the recommendation: %+v", v.Rec)
 		}
-		if !strings.Contains(text.stdout, v.Rec.Proposed) {
-			t.Errorf("the text report does not name the proposed %s", v.Rec.Proposed)
+		if row := lineWith(text.stdout, nsPriv+"/"+idle.claim+" "); !strings.HasPrefix(row, "idle") || !strings.Contains(row, "smaller aws:") {
+			t.Errorf("the text report's row of the idle volume: %q", row)
 		}
 	}
 	if v.AtCapS != 0 || v.Provider == nil || v.Provider.ExceededIOPSS != 0 || v.Provider.EC2ExceededIOPSS != 0 || !v.Provider.Agrees {
@@ -336,7 +346,7 @@ func TestHeadroom(t *testing.T) {
 		t.Fatalf("no node %s in the report", ne2.Addr)
 	}
 	missed = missedIn(vol[busyA.kernel].Gaps, runB.start, runB.start.Add(runB.ran))
-	lo, hi = runB.ran.Seconds()-3*step-missed, runB.ran.Seconds()+step
+	lo, hi = hrLow(runB.ran, step, missed), runB.ran.Seconds()+step
 	t.Logf("%s: binds %q for %.0fs (throughput %.0fs), fio ran %.1fs at %.2f MB/s; want %.0f to %.0f s; p50 of the VM's cap %.1f%%",
 		node2, n2.Binds, n2.AtCapS, n2.AtCapBWS, runB.ran.Seconds(), runB.bw/1e6, lo, hi, n2.CapPct.P50)
 	if n2.AtCapBWS < lo || n2.AtCapBWS > hi || !strings.Contains(n2.Binds, "throughput") {
@@ -669,6 +679,23 @@ func (e *env) headroom(t *testing.T, args ...string) cmdResult {
 	}
 	t.Logf("iolens headroom %s: exit %d in %.1fs", strings.Join(args, " "), r.code, r.took.Seconds())
 	return r
+}
+
+// hrLow is the least time at a cap a drive of d must show: d less the
+// two steps its start and end fall in, the time without samples, and a
+// tenth of it for the steps the scrapes' jitter put under 95%.
+func hrLow(d time.Duration, step, missed float64) float64 {
+	return d.Seconds() - 2*step - missed - 0.1*d.Seconds()
+}
+
+// lineWith is the first line of s that holds sub.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 // missedIn is the time of a volume's gaps inside [from, to].
