@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/realio"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
 )
@@ -279,7 +279,7 @@ func TestModelServerSlowsWithQueue(t *testing.T) {
 // "flat IOPS cap" or "a larger disk" in its verdict or advice.
 func noCap(t *testing.T, rs []result.Result) {
 	t.Helper()
-	d := report.Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	all := strings.Join(append(append([]string{}, d.Verdict...), d.ToChange...), "\n")
 	t.Logf("verdict:\n%s", all)
 	if len(d.CatalogMatch) > 0 {
