@@ -19,26 +19,13 @@ import (
 )
 
 type diagnoseOptions struct {
-	device      string
-	create      bool
-	destructive bool
-	force       bool
-	emulated    string
-	budget      units.Duration
-	precision   string
-	size        units.Size
-	output      string
-	files       outputFiles
-	labels      []string
-	quiet       bool
-	verbose     bool
-	fioBinary   string
-	noMetadata  bool
-	keep        runSaveOptions
-	expect      expectOptions
-	existing    bool
-	maxRead     units.Size
-	sustained   bool
+	localFlags
+	budget    units.Duration
+	precision string
+	verbose   bool
+	existing  bool
+	maxRead   units.Size
+	sustained bool
 }
 
 func newDiagnoseCommand(streams IOStreams) *cobra.Command {
@@ -93,26 +80,15 @@ with (--no-metadata skips it; --expect overrides it).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.device, "device", "", "diagnose a raw block device instead of a directory (writes it: needs --destructive)")
-	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
-	f.BoolVar(&o.destructive, "destructive", false, "allow writing --device (destroys its data)")
-	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
-	f.StringVar(&o.emulated, "emulated", "", "diagnose emulated disk NAME ('iolens emulate create')")
+	o.add(cmd, report.Diagnoses, "diagnose a raw block device instead of a directory (writes it: needs --destructive)",
+		"diagnose emulated disk NAME ('iolens emulate create')",
+		"test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
 	f.Var(&o.budget, "budget", "time for the whole plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
-	f.Var(&o.size, "size", "test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
-	outputFlag(f, &o.output, report.Diagnoses, "report format: ")
-	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
-	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
-	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.BoolVar(&o.sustained, "sustained", false, "run the burst check to its end: write until burst credits or a write cache run out, for what --budget leaves after the other tests")
-	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	f.BoolVar(&o.existing, "existing", false, "sample the files already in DIR with direct reads and write nothing: first read against second (a restored volume is cold)")
 	f.Var(&o.maxRead, "max-read", "with --existing, the most it reads (first and second reads together)")
-	o.keep.addFlags(f)
-	o.expect.addFlags(cmd)
 	groupFlags(cmd, flagGroup{Title: "Flags"}, outputFlags, cloudFlags, vendorFlags)
 	return cmd
 }
@@ -125,9 +101,8 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if cmd.Flags().Changed("max-read") {
 		return &UsageError{Err: fmt.Errorf("--max-read applies with --existing only"), Help: "see 'iolens diagnose --help'"}
 	}
-	rc := &recipe{output: o.output, formats: report.Diagnoses, files: &o.files, save: &o.keep, reads: reads{db: o.keep.db},
-		verbose: o.verbose, ioErrorsFail: true}
-	if err := rc.checkFormat(); err != nil {
+	prog := newProgress(streams.ErrOut, o.quiet)
+	if err := (&recipe{formats: report.Diagnoses, output: o.output}).checkFormat(); err != nil {
 		return err
 	}
 	precision, err := units.ParsePrecision(o.precision)
@@ -139,38 +114,23 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return &UsageError{Err: fmt.Errorf("--budget %s is outside %s to 24h", budget, least),
 			Help: fmt.Sprintf("the plan's core tests and fsync need at least %s; 3m (the default) also fits the burst check and the QD curves", least)}
 	}
-	if dir != "" && o.device != "" {
-		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}
-	}
-	if o.create && o.device != "" {
-		return &UsageError{Err: fmt.Errorf("--create applies to DIR only"), Help: "see 'iolens diagnose --help'"}
+	t, err := o.target(cmd, streams, "iolens diagnose", dir)
+	if err != nil {
+		return err
 	}
 	if o.device != "" && !o.destructive {
 		return &UsageError{Err: fmt.Errorf("diagnose writes the device: --device %s needs --destructive", o.device),
 			Help: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
 	}
-	var prefix []string
-	if o.emulated != "" {
-		if dir, prefix, err = emulatedTarget(streams.ErrOut, "iolens diagnose", o.emulated, dir, o.device); err != nil {
-			return err
-		}
-	}
-	labels, err := parseLabels(o.labels)
-	if err != nil {
-		return err
-	}
-	if rc.expect, err = o.expect.diagnoser(cmd); err != nil {
-		return err
-	}
 	suite := plan.Suite()
-	cfg := runner.Config{Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
-		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
-	prog := newProgress(streams.ErrOut, o.quiet)
-	rc.defaultExpect = metadataDefault(ctx, prog, o.noMetadata)
+	cfg := runner.Config{Suite: suite, Dir: t.dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: int64(o.size), Labels: t.labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
+		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: t.prefix, RunID: runner.NewRunID()}
+	rc := o.recipe(ctx, prog, report.Diagnoses, t.expect)
+	rc.verbose, rc.ioErrorsFail = o.verbose, true
 	var closeErr error
-	out, planErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, labels, func() {
-		prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
+	out, planErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, t.labels, func() {
+		prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(t.dir, o.device))
 	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
 		s, err := runner.Open(ctx, cfg, prog.Event)
 		if err != nil {

@@ -21,33 +21,19 @@ import (
 )
 
 type runOptions struct {
+	localFlags
 	suite          string
 	tests          []string
 	jobFile        string
-	device         string
-	create         bool
-	destructive    bool
-	force          bool
 	runtime        units.Duration
 	ramp           units.Duration
-	size           units.Size
 	writebackCap   units.Duration
 	repeat         int
-	output         string
-	files          outputFiles
-	quiet          bool
-	fioBinary      string
-	labels         []string
 	noPrecondition bool
 	incompressible bool
-	keep           runSaveOptions
 	untilSteady    bool
 	minRuntime     units.Duration
 	maxRuntime     units.Duration
-	emulated       string
-	noMetadata     bool
-	expect         expectOptions
-	diag           func(*result.Result)
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -75,12 +61,7 @@ behind the target. With --device, every test runs on the device itself.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			diag, err := o.expect.diagnoser(cmd)
-			if err != nil {
-				return err
-			}
-			o.diag = diag
-			return o.run(cmd.Context(), streams, dir, cmd.Flags().Changed("ramp"))
+			return o.run(cmd, streams, dir)
 		},
 	}
 	f := cmd.Flags()
@@ -88,29 +69,18 @@ behind the target. With --device, every test runs on the device itself.`,
 	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
 	markInput(f, "job")
-	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
-	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
-	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
-	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
+	o.add(cmd, report.Results, "test a raw block device instead of a directory",
+		"run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount",
+		"test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
 	f.Var(&o.runtime, "runtime", "time per test, e.g. 30s, 2m or plain seconds (default: each suite's own)")
 	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 5s (default: each suite's own)")
-	f.Var(&o.size, "size", "test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
 	f.Var(&o.writebackCap, "writeback-cap", "after a buffered test, watch the writeback for at most this long (0: not at all)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
-	outputFlag(f, &o.output, report.Results, "report format: ")
-	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
-	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
 	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
-	o.keep.addFlags(f)
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
 	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: how long each test runs at least")
-	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
 	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: how long each test runs at most (default: the test's runtime)")
-	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
-	o.expect.addFlags(cmd)
 	return cmd
 }
 
@@ -184,9 +154,10 @@ func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suit
 	return s, text, err
 }
 
-func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
-	rc := o.recipe()
-	if err := rc.checkFormat(); err != nil {
+func (o *runOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
+	ctx := cmd.Context()
+	prog := newProgress(streams.ErrOut, o.quiet)
+	if err := (&recipe{formats: report.Results, output: o.output}).checkFormat(); err != nil {
 		return err
 	}
 	if o.repeat < 1 {
@@ -195,23 +166,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.untilSteady && o.maxRuntime > 0 && o.maxRuntime < o.minRuntime {
 		return usageErr("--max-runtime (%s) is below --min-runtime (%s)", o.maxRuntime.String(), o.minRuntime.String())
 	}
-	if dir != "" && o.device != "" {
-		return usageErr("give either DIR or --device, not both")
-	}
-	var emulatedPrefix []string
-	var err error
-	if o.emulated != "" {
-		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, "iolens run", o.emulated, dir, o.device); err != nil {
-			return err
-		}
-	}
-	if (o.destructive || o.force) && o.device == "" {
-		return usageErr("--destructive and --force apply to --device only")
-	}
-	if o.create && o.device != "" {
-		return usageErr("--create applies to DIR only")
-	}
-	labels, err := parseLabels(o.labels)
+	t, err := o.target(cmd, streams, "iolens run", dir)
 	if err != nil {
 		return err
 	}
@@ -223,27 +178,20 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
 	}
 	cfg := runner.Config{
-		Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat,
-		WritebackCap: writebackCap(o.writebackCap), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition,
-		Incompressible: o.incompressible, IolensVersion: Version, Emulated: o.emulated, CommandPrefix: emulatedPrefix, RunID: runner.NewRunID(),
+		Suite: suite, Dir: t.dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: cmd.Flags().Changed("ramp"), Repeat: o.repeat,
+		WritebackCap: writebackCap(o.writebackCap), Labels: t.labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition,
+		Incompressible: o.incompressible, IolensVersion: Version, Emulated: o.emulated, CommandPrefix: t.prefix, RunID: runner.NewRunID(),
 	}
 	if o.untilSteady {
 		pipeline.UntilSteady(&cfg, seconds(o.minRuntime), seconds(o.maxRuntime))
 	}
-	prog := newProgress(streams.ErrOut, o.quiet)
-	rc.reads.inputs = []string{o.jobFile}
-	rc.defaultExpect = metadataDefault(ctx, prog, o.noMetadata)
-	out, runErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, labels, func() {
-		prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
+	rc := o.recipe(ctx, prog, report.Results, t.expect)
+	rc.untilSteady, rc.reads.inputs = o.untilSteady, []string{o.jobFile}
+	out, runErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, t.labels, func() {
+		prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(t.dir, o.device))
 	}, func(snk *pipeline.Sink, keeper *pipeline.Run) (diagnosis.Outcome, error) {
 		return pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
 	})
 	return localStatus(ctx, out, runErr, err)
-}
-
-// recipe is run's share of the flags every run has.
-func (o *runOptions) recipe() *recipe {
-	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.keep, reads: reads{db: o.keep.db},
-		untilSteady: o.untilSteady, expect: o.diag}
 }
