@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,7 @@ each result is also compared with what that disk should deliver.`,
 			if output != "text" && output != "" {
 				r, err := report.RendererFor(output)
 				if err != nil {
-					return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+					return &UsageError{Err: err, Help: hint.Of(err)}
 				}
 				render = r
 			}

@@ -48,9 +48,7 @@ IOPS of each second of it (fio's per-window series).`,
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:
-				return &UsageError{Err: oe.Err, Help: oe.Hint()}
-			case errors.As(err, &oe):
-				return &hint.Error{Err: oe.Err, Advice: oe.Hint()}
+				return &UsageError{Err: oe.Err, Help: hint.Of(err)}
 			case err != nil:
 				return err
 			}

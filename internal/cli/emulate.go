@@ -218,7 +218,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	s, err := o.SpecOptions.Spec(name, stateDir)
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {
-		return s, &UsageError{Err: oe.Err, Help: oe.Help}
+		return s, &UsageError{Err: oe.Err, Help: hint.Of(err)}
 	}
 	if err != nil {
 		return s, err
@@ -513,7 +513,7 @@ func emulatedTarget(w io.Writer, command, name, dir, device string) (string, []s
 	}
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {
-		return "", nil, &UsageError{Err: oe.Err, Help: oe.Help}
+		return "", nil, &UsageError{Err: oe.Err, Help: hint.Of(err)}
 	}
 	if err == nil && unix.Access(dir, unix.W_OK) != nil {
 		// Tests write there and fio joins the disk's cgroup: both are

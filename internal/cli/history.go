@@ -47,7 +47,7 @@ func lookupErr(err error) error {
 	case errors.Is(err, store.ErrEmptyID):
 		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
-		return &UsageError{Err: err, Help: amb.Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	return err
 }
@@ -271,7 +271,7 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 	if err != nil {
 		var uf *report.UnknownFormatError
 		if errors.As(err, &uf) {
-			return &UsageError{Err: err, Help: uf.Hint()}
+			return &UsageError{Err: err, Help: hint.Of(err)}
 		}
 		return err
 	}
@@ -322,7 +322,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 			k.Close()
 			var le *metrics.ListenError
 			if errors.As(err, &le) {
-				return nil, &UsageError{Err: err, Help: le.Hint()}
+				return nil, &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			return nil, err
 		}

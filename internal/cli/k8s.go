@@ -51,7 +51,7 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
 	var ke *k8s.KubeconfigError
 	if errors.As(err, &ke) {
-		return nil, "", "", &hint.Error{Err: ke, Advice: ke.Hint()}
+		return nil, "", "", ke
 	}
 	return c, ns, ctxName, err
 }
@@ -531,7 +531,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
 			}
 			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if _, err := report.RendererFor(o.output); err != nil {
 				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}

@@ -59,7 +59,7 @@ func (e *expectFlags) siblings(disk string) []string {
 func specError(err error) error {
 	var se *limits.SpecError
 	if errors.As(err, &se) {
-		return &UsageError{Err: se, Help: se.Hint()}
+		return &UsageError{Err: se, Help: hint.Of(se)}
 	}
 	return err
 }
@@ -213,7 +213,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 func priceError(err error) error {
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return &UsageError{Err: pe, Help: pe.Hint()}
+		return &UsageError{Err: pe, Help: hint.Of(pe)}
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +25,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			render, err := report.RendererFor(output)
 			if err != nil {
-				return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args}); err != nil {
 				return err

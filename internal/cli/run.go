@@ -139,7 +139,7 @@ func parseLabels(in []string) (map[string]string, error) {
 	for _, l := range in {
 		k, v, err := units.ParseLabel(l)
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: err.(*units.ValueError).Hint()}
+			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
 		}
 		m[k] = v
 	}
@@ -189,7 +189,7 @@ func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suit
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
 	render, err := report.RendererFor(o.output)
 	if err != nil {
-		return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	if o.repeat < 1 {
 		return usageErr("--repeat must be at least 1")
@@ -221,7 +221,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 	if suite, err = runner.SelectTests(suite, o.tests); err != nil {
-		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 
 	// Every file the run writes is checked, and --out opened, before the

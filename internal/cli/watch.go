@@ -235,7 +235,7 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 	c, err := watch.ParseExpect(spec, vm)
 	var ee *watch.ExpectError
 	if errors.As(err, &ee) {
-		return nil, &UsageError{Err: ee.Err, Help: ee.Help}
+		return nil, &UsageError{Err: ee.Err, Help: hint.Of(err)}
 	}
 	if err != nil {
 		return nil, specError(err)
