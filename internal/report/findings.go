@@ -51,12 +51,12 @@ func findingsResultLine(r *result.Result) string {
 	}
 	var parts []string
 	for name, d := range r.Dirs() {
-		s := fmt.Sprintf("%s %.0f IOPS", name, d.IOPS)
+		s := name + " " + units.IOPS(d.IOPS)
 		if name != "sync" {
-			s += fmt.Sprintf(" %.1f MB/s", d.BWBytes/1e6)
+			s += " " + units.MBps(d.BWBytes)
 		}
 		if d.Lat.P99Ns > 0 {
-			s += fmt.Sprintf(" p99 %.3g ms", d.Lat.P99Ns/1e6)
+			s += " p99 " + units.Latency(d.Lat.P99Ns)
 		}
 		parts = append(parts, s)
 	}
