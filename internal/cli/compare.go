@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,9 @@ IOPS of each second of it (fio's per-window series).`,
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db}); err != nil {
 				return err
 			}
-			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) }, warnSkipped(streams.ErrOut))
+			reader := report.FileReader{Stdin: streams.In, Skipped: warnSkipped(streams.ErrOut)}
+			read := func(ctx context.Context, path string) ([]result.Result, error) { return reader.Read(ctx, path) }
+			ops, err := compare.Resolve(cmd.Context(), args, read, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:
@@ -54,6 +57,10 @@ IOPS of each second of it (fio's per-window series).`,
 			}
 			if err := partialOperands(ops, allowPartial); err != nil {
 				return err
+			}
+			for i := range ops {
+				d := report.Diagnose(ops[i].Results, nil)
+				ops[i].Diagnosis, ops[i].Stories = &d, report.Stories(ops[i].Results, &d)
 			}
 			c := compare.Compare(ops)
 			in := report.Input{Comparison: &c, Operands: ops}

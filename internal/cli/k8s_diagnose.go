@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
@@ -85,7 +86,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	// layout and the pod's start and end.
 	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
 	r.render = func(w io.Writer, rs []result.Result) error {
-		n := compare.NodeDiagnoses(rs)
+		n := compare.OfNodes(rs, func(rs []result.Result) diagnosis.Diagnosis { return report.Diagnose(rs, nil) })
 		return format.Write(w, report.Input{Results: rs, Nodes: &n})
 	}
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1

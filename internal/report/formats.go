@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -21,10 +22,10 @@ type Input struct {
 	// Verbose adds every test's findings to text.
 	Verbose bool
 	// Comparison and Operands are compare's (Comparisons).
-	Comparison *Comparison
-	Operands   []CompareOperand
+	Comparison *compare.Comparison
+	Operands   []compare.Operand
 	// Nodes are k8s diagnose's (NodeReports).
-	Nodes *NodeDiagnoses
+	Nodes *compare.NodeDiagnoses
 	// History is analyze --prometheus's (Histories).
 	History History
 	// Headroom is headroom's (Headrooms).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 )
 
@@ -23,8 +24,8 @@ func (historyFake) WriteFormat(w io.Writer, format string) error {
 func TestRegistriesWrite(t *testing.T) {
 	rs := fixed(t)
 	d := Diagnose(rs, nil)
-	c := Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
-	nodes := NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
+	c := compare.Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
+	nodes := compare.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
 	in := Input{Results: rs, Diagnosis: &d, Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}}
 	if len(Registries()) != 6 {
 		t.Fatalf("%d registries", len(Registries()))
