@@ -127,12 +127,12 @@ Run ids may be shortened to any unique prefix.`,
 			if runs == nil {
 				runs = []store.Run{}
 			}
-			return output.print(streams.Out, runs, func() error { return store.WriteRunList(streams.Out, runs) })
+			return output.print(streams.Out, runs, func(w io.Writer) error { return store.WriteRunList(w, runs) })
 		},
 	}
 	f := cmd.PersistentFlags()
 	dbFlag(f, &db)
-	output = formatFlag(cmd.Flags(), "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "only runs with results matching this label selector")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show only the newest N runs")
 	cmd.AddCommand(newHistoryShowCommand(streams, &db), newHistoryRmCommand(streams, &db),

@@ -141,15 +141,15 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			return output.print(streams.Out, cls, func() error {
+			return output.print(streams.Out, cls, func(w io.Writer) error {
 				if len(cls) == 0 {
 					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 				}
-				return writeClasses(streams.Out, cls, size.String())
+				return writeClasses(w, cls, size.String())
 			})
 		},
 	}
-	output = formatFlag(cmd.Flags(), "table", "table or json")
+	output = formatFlag(cmd.Flags(), report.Tables, "format: ")
 	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
 	// The old name, kept for scripts: it sized the volume here and the
 	// test file in 'iolens run'.

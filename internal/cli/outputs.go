@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
@@ -251,35 +252,46 @@ func copyWriter(f *userfile.AppendFile) io.Writer {
 	return f
 }
 
-// format is -o of the commands that print text (or a table) or JSON,
-// checked as the flag is parsed.
+// format is -o of a command that lists or shows what is drawn above
+// report (a report.Listing): its formats are reg's, checked as the flag
+// is parsed; the first is the default.
 type format struct {
-	v, text string // the value, and the name of the text form
+	v   string
+	reg report.Registry
 }
 
-func formatFlag(f *pflag.FlagSet, text, usage string) *format {
-	o := &format{v: text, text: text}
-	f.VarP(o, "output", "o", usage)
+func formatFlag(f *pflag.FlagSet, reg report.Registry, usage string) *format {
+	o := &format{v: reg.Formats[0].Name, reg: reg}
+	f.VarP(o, "output", "o", usage+strings.Join(reg.Names(), ", "))
+	_ = f.SetAnnotation("output", formatsAnnotation, []string{reg.Kind})
 	return o
 }
 
 func (o *format) Set(s string) error {
-	if s != o.text && s != "json" {
-		return hint.Wrap(fmt.Errorf("want %s or json", o.text), "valid formats: "+o.text+", json")
+	f, err := o.reg.Lookup(s)
+	if err != nil {
+		return err
 	}
-	o.v = s
+	o.v = f.Name
 	return nil
 }
 
 func (o *format) String() string { return o.v }
 func (o *format) Type() string   { return "format" }
 
-// print writes v as indented JSON with -o json, and calls text otherwise.
-func (o *format) print(w io.Writer, v any, text func() error) error {
-	if o.v == "json" {
-		return writeJSON(w, v)
+// print writes v in the format chosen: the registry's JSON encodes v,
+// and its first format (text, or a table) is text.
+func (o *format) print(w io.Writer, v any, text func(io.Writer) error) error {
+	return o.write(w, report.Listing{Value: v, Forms: map[string]func(io.Writer) error{o.reg.Formats[0].Name: text}})
+}
+
+// write writes l in the format chosen.
+func (o *format) write(w io.Writer, l report.Listing) error {
+	f, err := o.reg.Lookup(o.v)
+	if err != nil {
+		return err
 	}
-	return text()
+	return f.Write(reportOut(w, f.Name), report.Input{Listing: l})
 }
 
 func writeJSON(w io.Writer, v any) error {

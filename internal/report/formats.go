@@ -30,6 +30,9 @@ type Input struct {
 	History History
 	// Headroom is headroom's (Headrooms).
 	Headroom History
+	// Listing is what a command lists or shows (Listings, Tables,
+	// LimitSheets, Watches, EventLogs).
+	Listing Listing
 }
 
 // History is a disk history read back from Prometheus (analyze
@@ -93,7 +96,13 @@ type UnknownFormatError struct {
 	Valid  []string
 }
 
-func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
+func (e *UnknownFormatError) Error() string {
+	want := e.Valid
+	if n := len(want); n > 1 {
+		want = append(append([]string(nil), want[:n-2]...), want[n-2]+" or "+want[n-1])
+	}
+	return fmt.Sprintf("unknown output format %q: want %s", e.Format, strings.Join(want, ", "))
+}
 
 // Hint lists the valid formats.
 func (e *UnknownFormatError) Hint() string {
@@ -179,5 +188,5 @@ var (
 
 // Registries lists every registry.
 func Registries() []Registry {
-	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories, Headrooms}
+	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories, Headrooms, Listings, Tables, LimitSheets, Watches, EventLogs}
 }
