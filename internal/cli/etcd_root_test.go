@@ -191,6 +191,7 @@ func TestEtcdInRAM(t *testing.T) {
 // etcd with client-certificate authentication: iolens etcd works with the
 // right flags, and without them says which flag to set.
 func TestEtcdTLS(t *testing.T) {
+	realio.Long(t, "starts a real etcd")
 	needEtcd(t)
 	certs := etcdtest.NewCerts(t)
 	e := etcdtest.Start(t, etcdtest.Options{TLS: certs})
@@ -239,6 +240,7 @@ func TestEtcdTLS(t *testing.T) {
 // A member restarted between the two scrapes: iolens etcd says so and
 // judges the time since the restart.
 func TestEtcdRestartBetweenScrapes(t *testing.T) {
+	realio.Long(t, "starts a real etcd")
 	needEtcd(t)
 	e := etcdtest.Start(t, etcdtest.Options{})
 	for i := range 20 {

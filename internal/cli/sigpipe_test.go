@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/iolens/iolens/internal/realio"
 )
 
 // Issue 34.4: piped to a reader that goes away (iolens run | head), run
@@ -19,9 +21,7 @@ import (
 // 141 as for a process SIGPIPE ended. fio is a stand-in that prints a
 // real output, so no IO is done.
 func TestBrokenPipeCleansUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs iolens as a process")
-	}
+	realio.Long(t, "runs iolens as a process")
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
 	fio := stubFio(t, "echo x >> '"+calls+"'; sleep 0.3")
@@ -84,9 +84,7 @@ func TestBrokenPipeCleansUp(t *testing.T) {
 // A terminal that closes (SIGHUP) ended run and diagnose at once and
 // left their scratch directory; it now stops them as Ctrl-C does.
 func TestHangupCleansUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs iolens as a process")
-	}
+	realio.Long(t, "runs iolens as a process")
 	dir := t.TempDir()
 	job := filepath.Join(dir, "j.fio")
 	os.WriteFile(job, []byte("[a]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n[b]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n"), 0o644)

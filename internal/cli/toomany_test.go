@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/realio"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -14,9 +15,7 @@ import (
 // result.MaxResults results in one go, over every file they are given,
 // with exit 1 and a hint that says how to read less at once.
 func TestTooManyResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 100,000 records (seconds); skipped under -short")
-	}
+	realio.Long(t, "reads 100,000 records (seconds)")
 	dir := t.TempDir()
 	line := []byte(`{"schema":"iolens.result/v3","run_id":"r","suite":"s","test":{"name":"t"},"status":"ok"}` + "\n")
 	half := filepath.Join(dir, "half.ndjson")

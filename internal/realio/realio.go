@@ -109,6 +109,18 @@ func sharedOn(t testing.TB, path, slotName string, slots int) {
 	}
 }
 
+// Long marks a test that -short skips but that measures nothing on the
+// machine (a large input, a real etcd, iolens as a process with a stub
+// fio): it runs in the shared pass only, so a package with tests in both
+// passes runs it once, not twice. why says what makes it long.
+func Long(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+	inPass(t, PassShared)
+}
+
 // inPass skips t when PassEnv names the other pass.
 func inPass(t testing.TB, pass string) {
 	t.Helper()
