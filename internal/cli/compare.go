@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/hint"
@@ -64,8 +63,7 @@ IOPS of each second of it (fio's per-window series).`,
 			}
 			c := compare.Compare(ops)
 			in := report.Input{Comparison: &c, Operands: ops}
-			page := func(w io.Writer) error { return report.WriteHTML(w, report.ComparePage(ops, c)) }
-			if err := files.writeHTML(page); err != nil {
+			if err := files.writeHTML(report.Comparisons, in); err != nil {
 				return err
 			}
 			var all []result.Result
@@ -78,7 +76,7 @@ IOPS of each second of it (fio's per-window series).`,
 			if !files.stdout() {
 				return nil
 			}
-			return format.Write(reportOut(streams.Out, output), in)
+			return writeReport(streams.Out, format, in)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

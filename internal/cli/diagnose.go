@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
@@ -201,14 +200,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	results := outcome.Results
 	outErr := out.Close()
 	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
+		in := report.Input{Results: results, Diagnosis: d, Verbose: o.verbose}
+		outErr = errors.Join(outErr, o.files.writeHTML(report.Diagnoses, in))
 		// The report comes whatever became of the files.
-		if o.files.stdout() && o.verbose && o.output == "text" {
-			if err := report.DiagnosisText(reportOut(streams.Out, o.output), results, *d, true); err != nil {
-				return err
-			}
-		} else if o.files.stdout() {
-			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results); err != nil {
+		if format, err := report.Diagnoses.Lookup(o.output); err == nil && o.files.stdout() {
+			if err := writeReport(streams.Out, format, in); err != nil {
 				return err
 			}
 		}

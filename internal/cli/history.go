@@ -14,7 +14,6 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -207,7 +206,15 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeTo(dataOut(streams.Out), out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+			ndjson, err := report.Results.Lookup("ndjson")
+			if err != nil {
+				return err
+			}
+			in := report.Input{Results: rs}
+			if out == "" || out == "-" {
+				return writeReport(streams.Out, ndjson, in)
+			}
+			return writeFile(out, report.Results, "ndjson", in)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
@@ -267,18 +274,15 @@ func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
 }
 
 func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
-	render, err := report.RendererFor(ro.output)
+	format, err := report.Results.Lookup(ro.output)
 	if err != nil {
-		var uf *report.UnknownFormatError
-		if errors.As(err, &uf) {
-			return &UsageError{Err: err, Help: hint.Of(err)}
-		}
-		return err
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
+	in := report.Input{Results: rs}
 	if ro.out == "" || ro.out == "-" {
-		return render(reportOut(streams.Out, ro.output), rs)
+		return writeReport(streams.Out, format, in)
 	}
-	return userfile.Write(ro.out, func(w io.Writer) error { return render(w, rs) })
+	return writeFile(ro.out, report.Results, format.Name, in)
 }
 
 // runSaveOptions are the flags of 'run' that keep results: the history

@@ -420,7 +420,8 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
 		}
 	}
-	render, _ := report.RendererFor(output)
+	format, _ := report.Results.Lookup(output)
+	render := func(w io.Writer, rs []result.Result) error { return writeReport(w, format, report.Input{Results: rs}) }
 	if o.render != nil {
 		render = o.render
 	}
@@ -450,7 +451,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	}
 	snk := keeper.Sink(expect, copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
+		snk.Out = append(snk.Out, result.NewEncoder(reportOut(streams.Out, format)))
 	}
 	var sum k8s.Summary
 	outcome, runErr := pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
@@ -468,7 +469,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		runErr = errors.Join(runErr, err)
 	}
 	if !stream && len(results) > 0 {
-		if err := render(reportOut(streams.Out, output), results); err != nil {
+		if err := render(streams.Out, results); err != nil {
 			return err
 		}
 	}

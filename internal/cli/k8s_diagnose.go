@@ -87,7 +87,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
 	r.render = func(w io.Writer, rs []result.Result) error {
 		n := compare.OfNodes(rs, func(rs []result.Result) diagnosis.Diagnosis { return report.Diagnose(rs, nil) })
-		return format.Write(w, report.Input{Results: rs, Nodes: &n})
+		return writeReport(w, format, report.Input{Results: rs, Nodes: &n})
 	}
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1
 	if o.class != "" {

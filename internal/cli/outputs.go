@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -70,28 +68,38 @@ func (o *outputFiles) openCopy(format string, errOut io.Writer, r reads) (*userf
 // stdout reports whether the report still goes to standard output.
 func (o *outputFiles) stdout() bool { return !o.pageOnly }
 
-// writeHTML writes the page to --html, if given.
-func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
+// writeHTML writes in to --html, if given, as reg's html format.
+func (o *outputFiles) writeHTML(reg report.Registry, in report.Input) error {
 	if o.html == "" {
 		return nil
 	}
-	if err := userfile.Write(o.html, func(w io.Writer) error { return write(termtext.NewHTMLWriter(w)) }); err != nil {
+	if err := writeFile(o.html, reg, "html", in); err != nil {
 		return fmt.Errorf("%s: %w", o.htmlFlag, err)
 	}
 	return nil
 }
 
-// writeCopy writes rs to --out as NDJSON, if given, replacing the file
-// (commands that re-read saved results; run and diagnose append as each
-// result completes).
+// writeCopy writes rs to --out as the results' NDJSON, if given,
+// replacing the file (commands that re-read saved results; run and
+// diagnose append as each result completes).
 func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	if err := userfile.Write(o.out, func(w io.Writer) error { return report.NDJSON(w, rs) }); err != nil {
+	if err := writeFile(o.out, report.Results, "ndjson", report.Input{Results: rs}); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
+}
+
+// writeFile writes in to the file path as reg's format, through the
+// format's own escaping, replacing the file.
+func writeFile(path string, reg report.Registry, format string, in report.Input) error {
+	f, err := reg.Lookup(format)
+	if err != nil {
+		return err
+	}
+	return userfile.Write(path, func(w io.Writer) error { return f.Write(f.To(w, false), in) })
 }
 
 // reads are the files a command reads, which none of its outputs may be.
@@ -291,13 +299,7 @@ func (o *format) write(w io.Writer, l report.Listing) error {
 	if err != nil {
 		return err
 	}
-	return f.Write(reportOut(w, f.Name), report.Input{Listing: l})
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(dataOut(w))
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return writeReport(w, f, report.Input{Listing: l})
 }
 
 // warnSkipped says which lines of an input were passed over, and why.

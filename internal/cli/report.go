@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"io"
-
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
@@ -23,7 +21,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
   iolens report results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			render, err := report.RendererFor(output)
+			format, err := report.Results.Lookup(output)
 			if err != nil {
 				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
@@ -43,7 +41,8 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+			in := report.Input{Results: rs, Verbose: verbose}
+			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}
 			if err := files.writeCopy(rs); err != nil {
@@ -52,10 +51,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if !files.stdout() {
 				return nil
 			}
-			if verbose && output == "text" {
-				render = report.TextVerbose
-			}
-			return render(reportOut(streams.Out, output), rs)
+			return writeReport(streams.Out, format, in)
 		},
 	}
 	outputFlag(cmd.Flags(), &output, report.Results, "format: ")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -187,7 +186,7 @@ func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suit
 }
 
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
-	render, err := report.RendererFor(o.output)
+	format, err := report.Results.Lookup(o.output)
 	if err != nil {
 		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
@@ -260,7 +259,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	}
 	snk := keeper.Sink(o.diag, copyWriter(out))
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
+		snk.Out = append(snk.Out, result.NewEncoder(reportOut(streams.Out, format)))
 	}
 	outcome, runErr := pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
 	results := outcome.Results
@@ -271,10 +270,11 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	finishRun(ctx, streams.ErrOut, keeper)
 	outErr := out.Close()
 	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
+		in := report.Input{Results: results, Diagnosis: d}
+		outErr = errors.Join(outErr, o.files.writeHTML(report.Diagnoses, in))
 		// The report comes whatever became of the files.
 		if !stream && o.files.stdout() {
-			if err := render(reportOut(streams.Out, o.output), results); err != nil {
+			if err := writeReport(streams.Out, format, in); err != nil {
 				return err
 			}
 		}

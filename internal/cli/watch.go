@@ -205,7 +205,11 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	switch mode {
 	case "ndjson":
-		enc := json.NewEncoder(dataOut(streams.Out))
+		ndjson, err := report.Watches.Lookup("ndjson")
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(reportOut(streams.Out, ndjson))
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))

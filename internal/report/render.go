@@ -196,26 +196,7 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 			continue
 		}
 		d := diagnosisOf(g, len(groups), built)
-		fmt.Fprintln(w, "Verdict")
-		for _, l := range d.Verdict {
-			for _, t := range termLines(l, TermWidth) {
-				fmt.Fprintf(w, "  %s\n", t)
-			}
-		}
-		if len(d.ToChange) > 0 {
-			fmt.Fprintln(w, "\nTo change")
-			for _, a := range d.ToChange {
-				for _, t := range termLines(a, TermWidth) {
-					fmt.Fprintf(w, "  %s\n", t)
-				}
-			}
-		}
-		if len(d.Unknown) > 0 {
-			fmt.Fprintln(w, "\nNot established")
-			for _, u := range d.Unknown {
-				fmt.Fprintf(w, "  %s\n", u)
-			}
-		}
+		writeVerdict(w, &d)
 		if fl := stories(g, &d); len(fl) > 0 {
 			fmt.Fprintln(w, "\nFindings (worst first; --verbose lists them per test)")
 			for _, f := range fl {
@@ -258,6 +239,31 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 		}
 	}
 	return nil
+}
+
+// writeVerdict writes d's verdict, what to change and what it did not
+// establish, as the text reports open with them.
+func writeVerdict(w io.Writer, d *diagnosis.Diagnosis) {
+	fmt.Fprintln(w, "Verdict")
+	for _, l := range d.Verdict {
+		for _, t := range termLines(l, TermWidth) {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+	}
+	if len(d.ToChange) > 0 {
+		fmt.Fprintln(w, "\nTo change")
+		for _, a := range d.ToChange {
+			for _, t := range termLines(a, TermWidth) {
+				fmt.Fprintf(w, "  %s\n", t)
+			}
+		}
+	}
+	if len(d.Unknown) > 0 {
+		fmt.Fprintln(w, "\nNot established")
+		for _, u := range d.Unknown {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 }
 
 // writeClipped names the rows whose histogram put a percentile above the
