@@ -1,7 +1,21 @@
 // Command headroom measures iolens headroom over a fleet: the time and
 // peak memory (the process's RSS high-water mark) of judging V volumes
 // on V/5 nodes over D days at a 1 minute scrape interval, for V from 50
-// to 500 and D from 1 to 30. The Prometheus API is served by a child
+// to 500 and D from 1 to 30.
+//
+// With -tsdb DIR -iolens BIN, the history is real TSDB blocks: the node
+// exporter series of 500 volumes on 100 nodes over 30 days at 1 minute
+// (about 151 million samples), written 2 hours at a time as OpenMetrics
+// text and turned into blocks by promtool tsdb create-blocks-from
+// openmetrics (kept in DIR for the next run), served by a real
+// Prometheus once its compactions have settled, and the iolens binary
+// is timed over it as a user runs it: for the first V volumes (their
+// nodes by --match) and the first D days.
+//
+//	go build -o /tmp/iolens ./cmd/iolens
+//	flock / go run ./benchmarks/headroom -tsdb /var/tmp/iolens-bench-headroom -iolens /tmp/iolens
+//
+// Without -tsdb, the Prometheus API is served by a child
 // process that computes each node exporter counter in closed form (a
 // steady rate, five times higher for 30 minutes a day, at a time that
 // differs by volume), so that the server's own work and memory are not
@@ -41,8 +55,20 @@ func main() {
 	measure := flag.String("measure", "", "(child) judge the fleet served at this URL")
 	vols := flag.Int("volumes", 500, "volumes (five a node)")
 	days := flag.Int("days", 30, "days of history")
+	tsdb := flag.String("tsdb", "", "build the history as TSDB blocks in this directory (kept for the next run) and serve it with Prometheus")
+	iolens := flag.String("iolens", "", "with -tsdb: the iolens binary to time")
 	flag.Parse()
 	switch {
+	case *tsdb != "":
+		if *iolens == "" {
+			fmt.Fprintln(os.Stderr, "-tsdb needs -iolens BINARY (go build -o /tmp/iolens ./cmd/iolens)")
+			os.Exit(2)
+		}
+		if err := realRun(*tsdb, *iolens, *vols, *days); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	case *serve != "":
 		f := fleet{vols: *vols, days: *days}
 		if err := http.ListenAndServe(*serve, f); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
@@ -62,7 +63,7 @@ each result is also compared with what that disk should deliver.`,
 			}
 			// The text opens with each run's diagnosis, then lists every
 			// test's figures and findings.
-			in := report.Input{Results: rs, PerTest: true}
+			in := report.Input{Outcome: diagnosis.Replay(rs), PerTest: true}
 			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}

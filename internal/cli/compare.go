@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -58,7 +59,7 @@ IOPS of each second of it (fio's per-window series).`,
 				return err
 			}
 			for i := range ops {
-				d := report.Diagnose(ops[i].Results, nil)
+				d := diagnosis.Saved(ops[i].Results)
 				ops[i].Diagnosis, ops[i].Stories = &d, report.Stories(ops[i].Results, &d)
 			}
 			c := compare.Compare(ops)

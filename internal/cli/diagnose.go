@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/iolens/iolens/internal/cloudmeta"
-	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
@@ -126,8 +125,10 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if cmd.Flags().Changed("max-read") {
 		return &UsageError{Err: fmt.Errorf("--max-read applies with --existing only"), Help: "see 'iolens diagnose --help'"}
 	}
-	if _, err := report.Diagnoses.Lookup(o.output); err != nil {
-		return &UsageError{Err: err, Help: hint.Of(err)}
+	rc := &recipe{output: o.output, formats: report.Diagnoses, files: &o.files, save: &o.keep, reads: reads{db: o.keep.db},
+		verbose: o.verbose, ioErrorsFail: true}
+	if err := rc.checkFormat(); err != nil {
+		return err
 	}
 	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
@@ -158,70 +159,32 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if err != nil {
 		return err
 	}
-	expect, err := o.expect.diagnoser(cmd)
-	if err != nil {
+	if rc.expect, err = o.expect.diagnoser(cmd); err != nil {
 		return err
 	}
-	// Every file the run writes is checked, --out opened and the history
-	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-
-	prog := newProgress(streams.ErrOut, o.quiet)
-	defer prog.Done()
 	suite := plan.Suite()
 	cfg := runner.Config{Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
 		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
-	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
-	prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
-	s, err := runner.Open(ctx, cfg, prog.Event)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = s.Close(ctx) }()
-	if expect == nil && !o.noMetadata {
-		expect = metadataExpect(ctx, prog)
-	}
-	snk := keeper.Sink(expect, copyWriter(out))
-	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
-		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
-	})
-	closeErr := s.Close(ctx)
-	prog.Done()
-	finishRun(ctx, streams.ErrOut, keeper)
-	results := outcome.Results
-	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		in := report.Input{Results: results, Diagnosis: d, Verbose: o.verbose}
-		outErr = errors.Join(outErr, o.files.writeHTML(report.Diagnoses, in))
-		// The report comes whatever became of the files.
-		if format, err := report.Diagnoses.Lookup(o.output); err == nil && o.files.stdout() {
-			if err := writeReport(streams.Out, format, in); err != nil {
-				return err
-			}
+	prog := newProgress(streams.ErrOut, o.quiet)
+	rc.defaultExpect = metadataDefault(ctx, prog, o.noMetadata)
+	var closeErr error
+	out, planErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, labels, func() {
+		prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
+	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
+		s, err := runner.Open(ctx, cfg, prog.Event)
+		if err != nil {
+			return diagnosis.Outcome{}, err
 		}
-	}
-	switch {
-	case outErr != nil:
-		return keptAs(outErr, keeper, cfg.RunID, planErr)
-	case outcome.Diagnosis != nil && outcome.Diagnosis.IOErrors != nil:
-		// A disk that returned IO errors fails the check, whatever else
-		// the run found.
-		e := outcome.Diagnosis.IOErrors
-		return &hint.Error{Err: checkFailed(fmt.Sprintf("the disk returned IO errors in %d of %d tests", e.Tests, e.Of)),
-			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
-	case planErr != nil && ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
-	case planErr != nil:
-		return planErr
+		defer func() { _ = s.Close(ctx) }()
+		out, err := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
+			prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
+		})
+		closeErr = s.Close(ctx)
+		return out, err
+	})
+	if err := localStatus(ctx, out, planErr, err); err != nil {
+		return err
 	}
 	return closeErr
 }
@@ -248,6 +211,15 @@ func rootDiskWords(dir, device string) string {
 // EnvNoMetadata, when set to anything, turns the cloud metadata lookup off
 // as --no-metadata does.
 const EnvNoMetadata = "IOLENS_NO_METADATA"
+
+// metadataDefault is the expectation a run without --expect takes from
+// the cloud metadata, asked when the run starts (nil with --no-metadata).
+func metadataDefault(ctx context.Context, prog *Progress, off bool) func() func(*result.Result) {
+	if off {
+		return nil
+	}
+	return func() func(*result.Result) { return metadataExpect(ctx, prog) }
+}
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.

@@ -214,16 +214,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 		if err != nil {
 			return err
 		}
-		// --expect and the mapping file come first; capOf ranks by source.
-		ho.Rules = append(ho.Rules, inv.Rules...)
-		if ho.VMs == nil {
-			ho.VMs = map[string]string{}
-		}
-		for inst, vm := range inv.VMs {
-			if _, ok := ho.VMs[inst]; !ok {
-				ho.VMs[inst] = vm
-			}
-		}
+		ho.Add(inv)
 		clusterNotes = inv.Notes
 	}
 	rep, err := headroom.Run(ctx, c, ho)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
@@ -210,7 +211,8 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := report.Input{Results: rs}
+			// The records only: NDJSON carries no diagnosis.
+			in := report.Input{Outcome: diagnosis.Outcome{Results: rs}}
 			if out == "" || out == "-" {
 				return writeReport(streams.Out, ndjson, in)
 			}
@@ -278,7 +280,7 @@ func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
 	if err != nil {
 		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
-	in := report.Input{Results: rs}
+	in := report.Input{Outcome: diagnosis.Replay(rs)}
 	if ro.out == "" || ro.out == "-" {
 		return writeReport(streams.Out, format, in)
 	}

@@ -123,3 +123,6 @@ func (p *progressLog) Summary(s k8s.Summary) {
 			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
 	}
 }
+
+// Done ends the progress: lines stay as written.
+func (p *progressLog) Done() {}

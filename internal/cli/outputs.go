@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -86,7 +87,7 @@ func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	if err := writeFile(o.out, report.Results, "ndjson", report.Input{Results: rs}); err != nil {
+	if err := writeFile(o.out, report.Results, "ndjson", report.Input{Outcome: diagnosis.Outcome{Results: rs}}); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			in := report.Input{Results: rs, Verbose: verbose}
+			in := report.Input{Outcome: diagnosis.Replay(rs), Verbose: verbose}
 			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}

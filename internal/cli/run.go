@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
@@ -186,9 +185,9 @@ func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suit
 }
 
 func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
-	format, err := report.Results.Lookup(o.output)
-	if err != nil {
-		return &UsageError{Err: err, Help: hint.Of(err)}
+	rc := o.recipe()
+	if err := rc.checkFormat(); err != nil {
+		return err
 	}
 	if o.repeat < 1 {
 		return usageErr("--repeat must be at least 1")
@@ -200,6 +199,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return usageErr("give either DIR or --device, not both")
 	}
 	var emulatedPrefix []string
+	var err error
 	if o.emulated != "" {
 		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, "iolens run", o.emulated, dir, o.device); err != nil {
 			return err
@@ -222,81 +222,28 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if suite, err = runner.SelectTests(suite, o.tests); err != nil {
 		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
-
-	// Every file the run writes is checked, and --out opened, before the
-	// first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db})
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	prog := newProgress(streams.ErrOut, o.quiet)
-	defer prog.Done()
 	cfg := runner.Config{
 		Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
 		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat,
-		WritebackCap: writebackCap(o.writebackCap),
-		Labels:       labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
+		WritebackCap: writebackCap(o.writebackCap), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition,
+		Incompressible: o.incompressible, IolensVersion: Version, Emulated: o.emulated, CommandPrefix: emulatedPrefix, RunID: runner.NewRunID(),
 	}
-	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
-	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
-		cfg.MaxRuntimeS = seconds(o.maxRuntime)
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(seconds(o.minRuntime))
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
+		pipeline.UntilSteady(&cfg, seconds(o.minRuntime), seconds(o.maxRuntime))
 	}
-	prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
-	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
-	stream := o.output == "ndjson"
-	if o.diag == nil && !o.noMetadata {
-		o.diag = metadataExpect(ctx, prog)
-	}
-	snk := keeper.Sink(o.diag, copyWriter(out))
-	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(reportOut(streams.Out, format)))
-	}
-	outcome, runErr := pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
-	results := outcome.Results
-	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
-		prog.Line("%s", note)
-	}
-	prog.Done()
-	finishRun(ctx, streams.ErrOut, keeper)
-	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		in := report.Input{Results: results, Diagnosis: d}
-		outErr = errors.Join(outErr, o.files.writeHTML(report.Diagnoses, in))
-		// The report comes whatever became of the files.
-		if !stream && o.files.stdout() {
-			if err := writeReport(streams.Out, format, in); err != nil {
-				return err
-			}
-		}
-	}
-	switch {
-	case outErr != nil:
-		return keptAs(outErr, keeper, cfg.RunID, runErr)
-	case runErr == nil:
-		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
-	}
-	return runErr
+	prog := newProgress(streams.ErrOut, o.quiet)
+	rc.reads.inputs = []string{o.jobFile}
+	rc.defaultExpect = metadataDefault(ctx, prog, o.noMetadata)
+	out, runErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, labels, func() {
+		prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
+	}, func(snk *pipeline.Sink, keeper *pipeline.Run) (diagnosis.Outcome, error) {
+		return pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
+	})
+	return localStatus(ctx, out, runErr, err)
 }
 
-// keptAs is an output file that failed after the run: the error names
-// where the results still are (the run id in the history), and keeps the
-// run's own error, if any.
-func keptAs(outErr error, keeper *pipeline.Run, runID string, runErr error) error {
-	advice := "the report above has the figures; run again with a file you can write, or without --no-save to keep them"
-	if keeper.Store != nil {
-		advice = fmt.Sprintf("the results are saved as run %s: 'iolens history show %s --html FILE' or 'iolens history export %s --out FILE' writes them again", runID, runID, runID)
-	}
-	return &hint.Error{Err: errors.Join(outErr, runErr), Advice: advice}
+// recipe is run's share of the flags every run has.
+func (o *runOptions) recipe() *recipe {
+	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.keep, reads: reads{db: o.keep.db},
+		untilSteady: o.untilSteady, expect: o.diag}
 }

@@ -18,17 +18,22 @@ type NodeDiagnoses struct {
 	Comparison NodeComparison                 `json:"comparison"`
 }
 
-// OfNodes takes each node's results of rs (by their k8s.node label) to
-// diagnose, which builds the node's diagnosis, and compares the nodes.
-func OfNodes(rs []result.Result, diagnose func([]result.Result) diagnosis.Diagnosis) NodeDiagnoses {
+// OfNodes compares the nodes of an outcome by their diagnoses, built
+// with it: each node's volume is one target. A node with several is
+// diagnosed here over all of them, as one disk.
+func OfNodes(out diagnosis.Outcome) NodeDiagnoses {
 	byNode := map[string][]result.Result{}
-	for _, r := range rs {
+	for _, r := range out.Results {
 		n := r.Target.Labels["k8s.node"]
 		byNode[n] = append(byNode[n], r)
 	}
 	models := map[string]diagnosis.Diagnosis{}
 	for n, nrs := range byNode {
-		models[n] = diagnose(nrs)
+		if d := out.For(nrs); d != nil && len(diagnosis.Groups(nrs)) == 1 {
+			models[n] = *d
+		} else {
+			models[n] = diagnosis.Saved(nrs)
+		}
 	}
 	return NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: Nodes(models, outlierThreshold)}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/report"
 )
 
@@ -12,7 +13,7 @@ import (
 // reports list them.
 func compareTold(ops []compare.Operand) compare.Comparison {
 	for i := range ops {
-		d := report.Diagnose(ops[i].Results, nil)
+		d := diagnosis.Saved(ops[i].Results)
 		ops[i].Diagnosis, ops[i].Stories = &d, report.Stories(ops[i].Results, &d)
 	}
 	return compare.Compare(ops)

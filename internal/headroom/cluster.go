@@ -27,6 +27,21 @@ type Inventory struct {
 	Notes []string
 }
 
+// Add puts what the cluster says into o, after what the user said:
+// --expect and the mapping file's rules come first (capOf ranks rules by
+// source), and a VM size given for an instance stands.
+func (o *Options) Add(inv *Inventory) {
+	o.Rules = append(o.Rules, inv.Rules...)
+	if o.VMs == nil {
+		o.VMs = map[string]string{}
+	}
+	for inst, vm := range inv.VMs {
+		if _, ok := o.VMs[inst]; !ok {
+			o.VMs[inst] = vm
+		}
+	}
+}
+
 // FromCluster takes every bound claim pick selects and
 // resolves each as analyze --pvc does (its node in the range, that
 // node's exporter, its device), and its cap from its storage class's

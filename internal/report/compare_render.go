@@ -381,7 +381,7 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 	}
 	p := Page{Title: "iolens compare " + strings.Join(titles, " vs ")}
 	for i, op := range ops {
-		p.Sets = append(p.Sets, Set{Name: compare.Letter(i) + ": " + op.Title(), Results: op.Results})
+		p.Sets = append(p.Sets, Set{Name: compare.Letter(i) + ": " + op.Title(), Results: op.Results, Diagnosis: op.Diagnosis})
 	}
 	if len(c.Mismatches) > 0 {
 		p.WarningTitle = "Warning: " + MismatchHeadline

@@ -29,11 +29,11 @@ func FindingsText(w io.Writer, rs []result.Result) error {
 	return RepeatsText(w, rs)
 }
 
-// perTestText is analyze's text: each run and target's header, its
-// diagnosis (built, when set, is the one target's, built once), then
-// every test's figures and findings, then the statistics of repeated
-// tests.
-func perTestText(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error {
+// perTestText is analyze's text of out: each run and target's header,
+// its diagnosis (built once, before any report), then every test's
+// figures and findings, then the statistics of repeated tests.
+func perTestText(w io.Writer, out diagnosis.Outcome) error {
+	rs := out.Results
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -45,7 +45,7 @@ func perTestText(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) er
 		}
 		writeHeader(w, g[0])
 		if !isWatch(g) {
-			d := diagnosisOf(g, len(groups), built)
+			d := diagnosisOf(&out, g)
 			writeVerdict(w, &d)
 		}
 		for i := range g {

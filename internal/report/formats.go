@@ -12,13 +12,11 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// Input is what a format writes: the results, the diagnosis built once
-// from them, and what a command computed beside them.
+// Input is what a format writes: the outcome of a run or of saved
+// results replayed (the results and the diagnosis of each run and target,
+// built once before any report), and what a command computed beside them.
 type Input struct {
-	Results []result.Result
-	// Diagnosis is the diagnosis of Results, built once by the command;
-	// nil lets a results report build its own.
-	Diagnosis *diagnosis.Diagnosis
+	diagnosis.Outcome
 	// Verbose adds every test's findings to text.
 	Verbose bool
 	// PerTest is analyze's text: after each diagnosis, every test's
@@ -114,13 +112,14 @@ func (e *UnknownFormatError) Hint() string {
 	return "valid formats: " + strings.Join(e.Valid, ", ")
 }
 
-// diagnosisOfInput is the diagnosis the command built, else one built
-// here from the results.
-func diagnosisOfInput(in Input) diagnosis.Diagnosis {
-	if in.Diagnosis != nil {
-		return *in.Diagnosis
+// diagnosisOf is the diagnosis the outcome holds of g, one run and
+// target's results (empty when it holds none: reports draw what they are
+// given and build nothing).
+func diagnosisOf(out *diagnosis.Outcome, g []result.Result) diagnosis.Diagnosis {
+	if d := out.For(g); d != nil {
+		return *d
 	}
-	return Diagnose(in.Results, nil)
+	return diagnosis.Diagnosis{}
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -138,32 +137,27 @@ var (
 	Results = Registry{Kind: "results", Formats: []Format{
 		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error {
 			if in.PerTest {
-				return perTestText(w, in.Results, in.Diagnosis)
+				return perTestText(w, in.Outcome)
 			}
-			return text(w, in.Results, in.Verbose, in.Diagnosis)
+			return text(w, in.Outcome, in.Verbose)
 		}},
 		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
 		{Name: "ndjson", Escape: DataOut, Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
 		{Name: "csv", Write: func(w io.Writer, in Input) error { return CSV(w, in.Results) }},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return markdown(w, in.Results, in.Diagnosis) }},
-		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Results) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
+		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Diagnoses are diagnose's reports: the diagnosis first, then the
 	// results it was built from.
 	Diagnoses = Registry{Kind: "diagnosis", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error {
-			return DiagnosisText(w, in.Results, diagnosisOfInput(in), in.Verbose)
-		}},
+		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return text(w, in.Outcome, in.Verbose) }},
 		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error {
-			d := diagnosisOfInput(in)
+			d := diagnosisOf(&in.Outcome, in.Results)
 			d.Results = in.Results
 			return writeJSON(w, d)
 		}},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error {
-			d := diagnosisOfInput(in)
-			return markdown(w, in.Results, &d)
-		}},
-		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return DiagnosisHTML(w, in.Results, diagnosisOfInput(in)) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
+		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Comparisons are compare's reports of its Comparison.
 	Comparisons = Registry{Kind: "comparison", Formats: []Format{

@@ -23,13 +23,13 @@ func (historyFake) WriteFormat(w io.Writer, format string) error {
 // other name) is taken twice within a registry.
 func TestRegistriesWrite(t *testing.T) {
 	rs := fixed(t)
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	c := compare.Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
 	nodes := compare.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
 	form := func(w io.Writer) error { _, err := io.WriteString(w, "a form\n"); return err }
 	listing := Listing{Value: []string{"a"}, Forms: map[string]func(io.Writer) error{"text": form, "table": form, "wide": form, "csv": form,
 		"auto": form, "tty": form, "ndjson": form}}
-	in := Input{Results: rs, Diagnosis: &d, Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}, Listing: listing}
+	in := Input{Outcome: given(rs, d), Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}, Listing: listing}
 	if len(Registries()) != 11 {
 		t.Fatalf("%d registries", len(Registries()))
 	}
@@ -66,7 +66,7 @@ func TestRegistriesWrite(t *testing.T) {
 // the diagnosis beside them.
 func TestHumanReportsOpenWithTheDiagnosis(t *testing.T) {
 	rs := fixed(t)
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	if len(d.Verdict) == 0 {
 		t.Fatal("no verdict to look for")
 	}
@@ -77,7 +77,7 @@ func TestHumanReportsOpenWithTheDiagnosis(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := f.Write(&buf, Input{Results: rs}); err != nil {
+			if err := f.Write(&buf, Input{Outcome: diagnosis.Replay(rs)}); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -149,21 +150,22 @@ type NodeExporter struct {
 
 // StartNodeExporter runs the node exporter on a loopback port with the
 // collectors iolens reads only, and the disk statistics of the devices
-// matching deviceRE only.
-func StartNodeExporter(t testing.TB, deviceRE string) *NodeExporter {
+// matching deviceRE only; extra flags (another collector) follow them.
+func StartNodeExporter(t testing.TB, deviceRE string, extra ...string) *NodeExporter {
 	t.Helper()
 	if why := Unavailable(); why != "" {
 		t.Skip(why)
 	}
 	args := []string{"--collector.disable-defaults", "--collector.diskstats", "--collector.diskstats.device-include=" + deviceRE,
 		"--collector.cpu", "--collector.meminfo", "--collector.pressure", "--collector.uname"}
+	args = append(args, extra...)
 	// Version 1.5 counts its default device-exclude as given and refuses
 	// it beside device-include unless it is cleared; later versions may
 	// refuse the cleared one instead.
 	var err error
-	for _, extra := range [][]string{{"--collector.diskstats.device-exclude="}, nil} {
+	for _, clear := range [][]string{{"--collector.diskstats.device-exclude="}, nil} {
 		addr := FreeAddr(t)
-		p := start(t, NodeExporterBinary, append(append([]string{"--web.listen-address=" + addr}, extra...), args...)...)
+		p := start(t, NodeExporterBinary, append(append([]string{"--web.listen-address=" + addr}, clear...), args...)...)
 		if err = readyHTTP(p, http.DefaultClient, "http://"+addr+"/metrics"); err == nil {
 			return &NodeExporter{Addr: addr}
 		}
@@ -193,6 +195,20 @@ type Options struct {
 	TLS *tls.Config
 	// Header is added to the readiness check (basic auth).
 	Header http.Header
+	// Scrape are more targets, each group with its job and the labels
+	// its series get (the job's name may repeat: one job, several
+	// groups).
+	Scrape []Targets
+	// RuleFiles are rule files (globs) to evaluate every second; one
+	// that does not exist yet is read at Reload.
+	RuleFiles []string
+}
+
+// Targets are a group of scrape targets.
+type Targets struct {
+	Job    string
+	Addrs  []string
+	Labels map[string]string
 }
 
 // Prometheus is a running server.
@@ -213,14 +229,47 @@ func StartPrometheus(t testing.TB, o Options) *Prometheus {
 		o.DataDir = filepath.Join(dir, "data")
 	}
 	var cfg strings.Builder
-	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [")
-	for i, tg := range o.Targets {
-		if i > 0 {
-			cfg.WriteString(", ")
+	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n")
+	if len(o.RuleFiles) > 0 {
+		cfg.WriteString("rule_files:\n")
+		for _, f := range o.RuleFiles {
+			fmt.Fprintf(&cfg, "  - %q\n", f)
 		}
-		fmt.Fprintf(&cfg, "%q", tg)
 	}
-	cfg.WriteString("]\n")
+	groups := append([]Targets{{Job: "node", Addrs: o.Targets}}, o.Scrape...)
+	var jobs []string
+	byJob := map[string][]Targets{}
+	for _, g := range groups {
+		if _, ok := byJob[g.Job]; !ok {
+			jobs = append(jobs, g.Job)
+		}
+		byJob[g.Job] = append(byJob[g.Job], g)
+	}
+	cfg.WriteString("scrape_configs:\n")
+	for _, j := range jobs {
+		fmt.Fprintf(&cfg, "  - job_name: %q\n    static_configs:\n", j)
+		for _, g := range byJob[j] {
+			cfg.WriteString("      - targets: [")
+			for i, tg := range g.Addrs {
+				if i > 0 {
+					cfg.WriteString(", ")
+				}
+				fmt.Fprintf(&cfg, "%q", tg)
+			}
+			cfg.WriteString("]\n")
+			if len(g.Labels) > 0 {
+				keys := make([]string, 0, len(g.Labels))
+				for k := range g.Labels {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				cfg.WriteString("        labels:\n")
+				for _, k := range keys {
+					fmt.Fprintf(&cfg, "          %s: %q\n", k, g.Labels[k])
+				}
+			}
+		}
+	}
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -257,6 +306,12 @@ func StartPrometheus(t testing.TB, o Options) *Prometheus {
 	client.Transport = headerRT{rt, o.Header}
 	waitHTTP(t, p, client, url+"/-/ready", "Prometheus")
 	return &Prometheus{URL: url, p: p}
+}
+
+// Reload makes Prometheus read its configuration and rule files again
+// (SIGHUP), as after a rule file is written.
+func (p *Prometheus) Reload() error {
+	return p.p.cmd.Process.Signal(syscall.SIGHUP)
 }
 
 type headerRT struct {
