@@ -227,11 +227,11 @@ func SweepFinding(sw Sweep) result.Finding {
 	} else {
 		fmt.Fprintf(&b, "no knee up to QD %d; ", sw.Points[len(sw.Points)-1].Outstanding)
 	}
-	fmt.Fprintf(&b, "max %.0f IOPS at QD %d with mean latency %s ms (p99 %s ms)",
-		sw.Max.IOPS, sw.Max.Outstanding, units.Millis(sw.Max.LatMeanNs), units.Millis(sw.Max.P99Ns))
+	fmt.Fprintf(&b, "max %s at QD %d with mean latency %s ms (p99 %s ms)",
+		units.IOPS(sw.Max.IOPS), sw.Max.Outstanding, units.Millis(sw.Max.LatMeanNs), units.Millis(sw.Max.P99Ns))
 	q1 := sw.Points[0]
 	if q1.Outstanding == 1 && q1.LatMeanNs > 0 {
-		fmt.Fprintf(&b, "; QD1 gives %.0f IOPS at %s ms, the most a client with one IO at a time can get", q1.IOPS, units.Millis(q1.LatMeanNs))
+		fmt.Fprintf(&b, "; QD1 gives %s at %s ms, the most a client with one IO at a time can get", units.IOPS(q1.IOPS), units.Millis(q1.LatMeanNs))
 	}
 	sev := SevInfo
 	switch {

@@ -264,7 +264,8 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		loc = time.Local
 	}
 	rs := a.Results(loc)
-	if err := files.writeHTML(func(w io.Writer) error { return promhist.HTML(w, a, loc) }); err != nil {
+	in := report.Input{History: promhist.Report{A: a, Loc: loc}}
+	if err := files.writeHTML(report.Histories, in); err != nil {
 		return err
 	}
 	if err := files.writeCopy(rs); err != nil {
@@ -277,7 +278,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		}
 	}
 	if files.stdout() {
-		if err := format.Write(reportOut(streams.Out, output), report.Input{History: promhist.Report{A: a, Loc: loc}}); err != nil {
+		if err := writeReport(streams.Out, format, in); err != nil {
 			return err
 		}
 	}

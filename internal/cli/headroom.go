@@ -14,7 +14,6 @@ import (
 	"github.com/iolens/iolens/internal/promhist"
 	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/report"
-	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -232,11 +231,11 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 			return fmt.Errorf("--rules: %w", err)
 		}
 	}
-	page := headroom.Page{R: rep, Loc: time.Local}
+	in := report.Input{Headroom: headroom.Page{R: rep, Loc: time.Local}}
 	if o.html != "" {
-		if err := userfile.Write(o.html, func(w io.Writer) error { return page.WriteFormat(termtext.NewHTMLWriter(w), "html") }); err != nil {
+		if err := writeFile(o.html, report.Headrooms, "html", in); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
-	return format.Write(reportOut(streams.Out, o.output), report.Input{Headroom: page})
+	return writeReport(streams.Out, format, in)
 }

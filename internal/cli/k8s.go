@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
 	var ke *k8s.KubeconfigError
 	if errors.As(err, &ke) {
-		return nil, "", "", &hint.Error{Err: ke, Advice: ke.Hint()}
+		return nil, "", "", ke
 	}
 	return c, ns, ctxName, err
 }
@@ -140,15 +141,15 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			return output.print(streams.Out, cls, func() error {
+			return output.print(streams.Out, cls, func(w io.Writer) error {
 				if len(cls) == 0 {
 					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 				}
-				return k8s.WriteClasses(streams.Out, cls, size.String())
+				return k8s.WriteClasses(w, cls, size.String())
 			})
 		},
 	}
-	output = formatFlag(cmd.Flags(), "table", "table or json")
+	output = formatFlag(cmd.Flags(), report.Tables, "format: ")
 	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
 	// The old name, kept for scripts: it sized the volume here and the
 	// test file in 'iolens run'.
@@ -505,7 +506,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
 			}
 			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if err := o.recipe().checkFormat(); err != nil {
 				return err

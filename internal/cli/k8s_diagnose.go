@@ -85,7 +85,7 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	// layout and the pod's start and end.
 	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
 	r.render = func(w io.Writer, out diagnosis.Outcome) error {
-		n := compare.NodeDiagnoses(out)
+		n := compare.OfNodes(out)
 		return format.Write(w, report.Input{Outcome: out, Nodes: &n})
 	}
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1

@@ -81,7 +81,11 @@ func (rc *recipe) run(ctx context.Context, streams IOStreams, prog progressLine,
 	snk := keeper.Sink(expect, copyWriter(out))
 	stream := rc.output == "ndjson"
 	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
+		ndjson, err := report.Results.Lookup("ndjson")
+		if err != nil {
+			return diagnosis.Outcome{}, nil, err
+		}
+		snk.Out = append(snk.Out, result.NewEncoder(reportOut(streams.Out, ndjson)))
 	}
 	outcome, runErr := drive(snk, keeper)
 	if note := analysis.UntilSteadyNote(outcome.Results); rc.untilSteady && note != "" {
@@ -91,10 +95,10 @@ func (rc *recipe) run(ctx context.Context, streams IOStreams, prog progressLine,
 	finishRun(ctx, streams.ErrOut, keeper)
 	outErr := out.Close()
 	if len(outcome.Results) > 0 {
-		outErr = errors.Join(outErr, rc.files.writeHTML(func(w io.Writer) error { return report.HTML(w, outcome) }))
+		outErr = errors.Join(outErr, rc.files.writeHTML(report.Results, report.Input{Outcome: outcome}))
 		// The report comes whatever became of the files.
 		if !stream && rc.files.stdout() {
-			if err := rc.write(reportOut(streams.Out, rc.output), outcome); err != nil {
+			if err := rc.write(streams.Out, outcome); err != nil {
 				return outcome, runErr, err
 			}
 		}
@@ -111,16 +115,17 @@ func (rc *recipe) run(ctx context.Context, streams IOStreams, prog progressLine,
 	return outcome, runErr, nil
 }
 
-// write writes the report of out in rc's format.
+// write writes the report of out on w in rc's format, through the
+// format's own escaping.
 func (rc *recipe) write(w io.Writer, out diagnosis.Outcome) error {
-	if rc.render != nil {
-		return rc.render(w, out)
-	}
 	f, err := rc.formats.Lookup(rc.output)
 	if err != nil {
 		return err
 	}
-	return f.Write(w, report.Input{Outcome: out, Verbose: rc.verbose})
+	if rc.render != nil {
+		return rc.render(reportOut(w, f), out)
+	}
+	return writeReport(w, f, report.Input{Outcome: out, Verbose: rc.verbose})
 }
 
 // localStatus is the exit status of a run on this machine: its

@@ -107,7 +107,7 @@ func parseLabels(in []string) (map[string]string, error) {
 	for _, l := range in {
 		k, v, err := units.ParseLabel(l)
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: err.(*units.ValueError).Hint()}
+			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
 		}
 		m[k] = v
 	}
@@ -175,7 +175,7 @@ func (o *runOptions) run(cmd *cobra.Command, streams IOStreams, dir string) erro
 		return err
 	}
 	if suite, err = runner.SelectTests(suite, o.tests); err != nil {
-		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	cfg := runner.Config{
 		Suite: suite, Dir: t.dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -11,10 +10,18 @@ import (
 // above what identical cloud disks differ by from run to run.
 const outlierThreshold = 0.15
 
-// NodeDiagnoses compares the nodes of an outcome by their diagnoses,
-// built with it: each node's volume is one target. A node with several
-// is diagnosed here over all of them, as one disk.
-func NodeDiagnoses(out diagnosis.Outcome) report.NodeDiagnoses {
+// NodeDiagnoses is k8s diagnose's report: each node's disk model and the
+// comparison of the nodes.
+type NodeDiagnoses struct {
+	Schema     string                         `json:"schema"`
+	Nodes      map[string]diagnosis.Diagnosis `json:"nodes"`
+	Comparison NodeComparison                 `json:"comparison"`
+}
+
+// OfNodes compares the nodes of an outcome by their diagnoses, built
+// with it: each node's volume is one target. A node with several is
+// diagnosed here over all of them, as one disk.
+func OfNodes(out diagnosis.Outcome) NodeDiagnoses {
 	byNode := map[string][]result.Result{}
 	for _, r := range out.Results {
 		n := r.Target.Labels["k8s.node"]
@@ -28,5 +35,5 @@ func NodeDiagnoses(out diagnosis.Outcome) report.NodeDiagnoses {
 			models[n] = diagnosis.Saved(nrs)
 		}
 	}
-	return report.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: Nodes(models, outlierThreshold)}
+	return NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: Nodes(models, outlierThreshold)}
 }

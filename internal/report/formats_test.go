@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 )
 
@@ -23,10 +24,13 @@ func (historyFake) WriteFormat(w io.Writer, format string) error {
 func TestRegistriesWrite(t *testing.T) {
 	rs := fixed(t)
 	d := diagnosis.Saved(rs)
-	c := Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
-	nodes := NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
-	in := Input{Outcome: given(rs, d), Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}}
-	if len(Registries()) != 6 {
+	c := compare.Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
+	nodes := compare.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
+	form := func(w io.Writer) error { _, err := io.WriteString(w, "a form\n"); return err }
+	listing := Listing{Value: []string{"a"}, Forms: map[string]func(io.Writer) error{"text": form, "table": form, "wide": form, "csv": form,
+		"auto": form, "tty": form, "ndjson": form}}
+	in := Input{Outcome: given(rs, d), Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}, Listing: listing}
+	if len(Registries()) != 11 {
 		t.Fatalf("%d registries", len(Registries()))
 	}
 	for _, reg := range Registries() {

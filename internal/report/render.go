@@ -198,26 +198,7 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 			continue
 		}
 		d := diagnosisOf(&out, g)
-		fmt.Fprintln(w, "Verdict")
-		for _, l := range d.Verdict {
-			for _, t := range termLines(l, TermWidth) {
-				fmt.Fprintf(w, "  %s\n", t)
-			}
-		}
-		if len(d.ToChange) > 0 {
-			fmt.Fprintln(w, "\nTo change")
-			for _, a := range d.ToChange {
-				for _, t := range termLines(a, TermWidth) {
-					fmt.Fprintf(w, "  %s\n", t)
-				}
-			}
-		}
-		if len(d.Unknown) > 0 {
-			fmt.Fprintln(w, "\nNot established")
-			for _, u := range d.Unknown {
-				fmt.Fprintf(w, "  %s\n", u)
-			}
-		}
+		writeVerdict(w, &d)
 		if fl := stories(g, &d); len(fl) > 0 {
 			fmt.Fprintln(w, "\nFindings (worst first; --verbose lists them per test)")
 			for _, f := range fl {
@@ -260,6 +241,31 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 		}
 	}
 	return nil
+}
+
+// writeVerdict writes d's verdict, what to change and what it did not
+// establish, as the text reports open with them.
+func writeVerdict(w io.Writer, d *diagnosis.Diagnosis) {
+	fmt.Fprintln(w, "Verdict")
+	for _, l := range d.Verdict {
+		for _, t := range termLines(l, TermWidth) {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+	}
+	if len(d.ToChange) > 0 {
+		fmt.Fprintln(w, "\nTo change")
+		for _, a := range d.ToChange {
+			for _, t := range termLines(a, TermWidth) {
+				fmt.Fprintf(w, "  %s\n", t)
+			}
+		}
+	}
+	if len(d.Unknown) > 0 {
+		fmt.Fprintln(w, "\nNot established")
+		for _, u := range d.Unknown {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 }
 
 // writeClipped names the rows whose histogram put a percentile above the

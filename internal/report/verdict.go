@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
@@ -31,18 +32,12 @@ type findingLine struct {
 	F                       *result.Finding
 }
 
-// Story is one line of a report's findings: a curve, a test's stalls,
-// the etcd verdict, or one finding however many tests drew it.
-type Story struct {
-	Severity, Subject, Summary string
-}
-
 // Stories lists the findings of rs (whose diagnosis is d) once per
 // story, worst first, as every report shows them.
-func Stories(rs []result.Result, d *diagnosis.Diagnosis) []Story {
-	var out []Story
+func Stories(rs []result.Result, d *diagnosis.Diagnosis) []compare.Story {
+	var out []compare.Story
 	for _, fl := range stories(rs, d) {
-		out = append(out, Story{fl.Severity, fl.Test, fl.Summary})
+		out = append(out, compare.Story{Severity: fl.Severity, Subject: fl.Test, Summary: fl.Summary})
 	}
 	return out
 }
