@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/headroom"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
@@ -14,6 +15,8 @@ import (
 	"github.com/iolens/iolens/internal/promhist"
 	"github.com/iolens/iolens/internal/promhist/promql"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/store"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -42,6 +45,7 @@ type headroomOptions struct {
 	kubeCtx  string
 	selector string
 	pvc      string
+	db       string
 }
 
 // maxMappingFile bounds a mapping file.
@@ -95,6 +99,7 @@ sum of a node's devices is judged against.`,
 	f.StringVar(&o.pvc, "pvc", "", "with --cluster: one claim, NAMESPACE/NAME")
 	f.StringVar(&o.kubecfg, "kubeconfig", "", "with --cluster: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&o.kubeCtx, "context", "", "with --cluster: kubeconfig context (default: the current one)")
+	dbFlag(f, &o.db)
 	outputFlag(f, &o.output, report.Headrooms, "format: ")
 	f.StringVar(&o.html, "html", "", htmlFlagHelp)
 	f.StringVar(&o.rules, "rules", "", "also write Prometheus rules to this file: each volume's caps recorded, alerts at the cap for 10 minutes, burst credit running out within 15, the VM's cap binding")
@@ -102,7 +107,7 @@ sum of a node's devices is judged against.`,
 	markOutput(f, "html", "rules")
 	markInput(f, "mapping", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key", "kubeconfig")
 	groupFlags(cmd, flagGroup{Title: "Flags"},
-		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "selector", "pvc", "kubeconfig", "context"}},
+		flagGroup{"The volumes of a cluster", []string{"cluster", "namespace", "selector", "pvc", "kubeconfig", "context", "db"}},
 		flagGroup{"Reaching Prometheus", []string{"prometheus-user", "prometheus-password-file", "prometheus-token-file", "prometheus-ca", "prometheus-cert", "prometheus-key"}})
 	return cmd
 }
@@ -129,7 +134,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	if o.rulesFmt != headroom.RulesPlain && o.rulesFmt != headroom.RulesOperator {
 		return &UsageError{Err: fmt.Errorf("--rules-format %q", o.rulesFmt), Help: "plain or operator"}
 	}
-	for _, n := range []string{"namespace", "selector", "pvc", "kubeconfig", "context"} {
+	for _, n := range []string{"namespace", "selector", "pvc", "kubeconfig", "context", "db"} {
 		if cmd.Flags().Changed(n) && !o.cluster {
 			return &UsageError{Err: fmt.Errorf("--%s needs --cluster", n), Help: "e.g. --cluster --namespace databases"}
 		}
@@ -199,6 +204,23 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 		if err != nil {
 			return err
 		}
+		// The classes iolens measured (k8s diagnose) give their caps
+		// before the catalog does; without a history there are none.
+		st, err := openStore(ctx, o.db)
+		switch {
+		case err == nil:
+			defer st.Close()
+			ho.Measured = headroom.MeasuredCaps(func(ctx context.Context, class string) ([]result.Result, error) {
+				sel, err := store.ParseSelector("k8s.storage-class=" + class)
+				if err != nil {
+					return nil, err
+				}
+				return st.Select(ctx, sel)
+			}, func(rs []result.Result) diagnosis.Diagnosis { return diagnosis.Saved(rs) })
+		case errors.Is(err, store.ErrNoDatabase):
+		default:
+			clusterNotes = append(clusterNotes, "the history database could not be read ("+err.Error()+"): no class's measured caps are used")
+		}
 		pick := headroom.Claims{Namespace: o.ns, Selector: o.selector}
 		if o.pvc != "" {
 			ns, name, err := promhist.ParsePVC(o.pvc)
@@ -215,7 +237,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 			return err
 		}
 		ho.Add(inv)
-		clusterNotes = inv.Notes
+		clusterNotes = append(clusterNotes, inv.Notes...)
 	}
 	rep, err := headroom.Run(ctx, c, ho)
 	if err != nil {

@@ -42,12 +42,6 @@ func (o *Options) Add(inv *Inventory) {
 	}
 }
 
-// FromCluster takes every bound claim pick selects and
-// resolves each as analyze --pvc does (its node in the range, that
-// node's exporter, its device), and its cap from its storage class's
-// provisioner, parameters and size (the CSI drivers' documented
-// defaults where a parameter is missing); the nodes' instance-type
-// labels give their VM sizes.
 // Claims picks the claims of a cluster: a namespace ("" for all), a
 // label selector, one claim's name.
 type Claims struct {
@@ -56,6 +50,13 @@ type Claims struct {
 	Name      string
 }
 
+// FromCluster takes every bound claim pick selects and
+// resolves each as analyze --pvc does (its node in the range, that
+// node's exporter, its device), and its cap from its storage class: as
+// iolens measured the class (o.Measured), else from the class's
+// provisioner, parameters and size through the catalog (the CSI
+// drivers' documented defaults where a parameter is missing); the
+// nodes' instance-type labels give their VM sizes.
 func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Client, cat *limits.Catalog, pick Claims, o Options) (*Inventory, error) {
 	inv := &Inventory{VMs: map[string]string{}}
 	pvcs, err := cs.CoreV1().PersistentVolumeClaims(pick.Namespace).List(ctx, metav1.ListOptions{Limit: MaxClaims + 1, LabelSelector: pick.Selector})
@@ -148,14 +149,38 @@ func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Clien
 					ci.err = err.Error()
 				}
 			}
+			if ci.name != "" && ci.err == "" && o.Measured != nil {
+				m, err := o.Measured(ctx, ci.name)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					inv.Notes = append(inv.Notes, fmt.Sprintf("class %s: the history database could not be read (%v): its measured caps are not used", ci.name, err))
+				}
+				ci.measured = m
+			}
 			classes[ci.name] = ci
 		}
 		size := pv.Spec.Capacity.Storage().Value()
-		switch spec, ok := limits.FromStorageClass(ci.provisioner, ci.params, size); {
+		spec, ok := limits.FromStorageClass(ci.provisioner, ci.params, size)
+		switch {
 		case ci.name == "":
 			r.Unknown = "no storage class: measure it with iolens k8s diagnose, or give --expect"
 		case ci.err != "":
 			r.Unknown = "storage class " + ci.name + " could not be read (" + ci.err + ")"
+		case ci.measured != nil:
+			// What iolens measured of the class comes before the
+			// catalog's figures; the catalog disk the class maps to, if
+			// any, still gives the price and the provider's IO counting.
+			cp := *ci.measured
+			cp.Source = SourceHistory
+			cp.Name += " (class " + ci.name + ")"
+			if ok {
+				if dc, err := ParseCap(spec, SourceCatalog, cat); err == nil {
+					cp.Disk, cp.IOUnitBytes = dc.Disk, dc.IOUnitBytes
+				}
+			}
+			r.Cap = &cp
 		case !ok:
 			r.Unknown = fmt.Sprintf("class %s (%s): no catalog entry; measure it with iolens k8s diagnose --storage-class %s, or give --expect", ci.name, ci.provisioner, ci.name)
 		default:
@@ -176,4 +201,5 @@ type classInfo struct {
 	name, provisioner string
 	params            map[string]string
 	err               string
+	measured          *Cap
 }

@@ -1,6 +1,8 @@
 package headroom_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +110,46 @@ func TestFromCluster(t *testing.T) {
 	none, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Selector: "app=none"}, o)
 	if err != nil || len(none.Rules) != 0 {
 		t.Errorf("a selector no claim matches: %v, %d rules", err, len(none.Rules))
+	}
+	// A class iolens measured: its caps come before the catalog's, and
+	// the catalog disk the class maps to still gives the price; a class
+	// not measured keeps the catalog's; a history that cannot be read is
+	// noted, and the catalog stands.
+	o.Measured = func(_ context.Context, class string) (*headroom.Cap, error) {
+		switch class {
+		case "local-path":
+			return &headroom.Cap{Name: "measured by run r1 on 2026-11-01", IOPS: 1234, BWBytes: 50e6}, nil
+		case "premium":
+			return &headroom.Cap{Name: "measured by run r2 on 2026-11-02", IOPS: 4800, BWBytes: 190e6}, nil
+		}
+		return nil, nil
+	}
+	inv, err = headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Namespace: "db"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Rules = inv.Rules
+	r, err = headroom.Run(t.Context(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache := byName(t, r, "node-1:9100", "sdb"); cache.Cap == nil || cache.Cap.Source != headroom.SourceHistory || cache.Cap.IOPS != 1234 ||
+		cache.Cap.Name != "measured by run r1 on 2026-11-01 (class local-path)" || cache.Cap.Disk != nil {
+		t.Errorf("cache-0 on a measured class: %+v", cache.Cap)
+	}
+	if data := byName(t, r, "node-1:9100", "sdc"); data.Cap == nil || data.Cap.Source != headroom.SourceHistory || data.Cap.IOPS != 4800 ||
+		data.Cap.Disk == nil || data.Rec == nil || data.Rec.CurrentUSD == nil {
+		t.Errorf("data-0 on a measured class the catalog knows: cap %+v, recommendation %+v", data.Cap, data.Rec)
+	}
+	o.Measured = func(context.Context, string) (*headroom.Cap, error) { return nil, errors.New("database is locked") }
+	inv, err = headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{Namespace: "db"}, o)
+	if err != nil || !strings.Contains(strings.Join(inv.Notes, "\n"), "the history database could not be read (database is locked)") {
+		t.Errorf("an unreadable history: %v, notes %q", err, inv.Notes)
+	}
+	for _, ru := range inv.Rules {
+		if ru.Claim == "db/data-0" && (ru.Cap == nil || ru.Cap.Source != headroom.SourceCatalog) {
+			t.Errorf("data-0 without the history: %+v", ru.Cap)
+		}
 	}
 	var n1 *headroom.Node
 	for _, n := range r.Nodes {

@@ -1,6 +1,7 @@
 package headroom
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -121,6 +122,10 @@ type Options struct {
 	// CreditStart is the share of a burst bucket assumed held when the
 	// range starts (default 1: full, the state of a disk idle before).
 	CreditStart float64
+	// Measured, for FromCluster, gives a storage class's caps as iolens
+	// measured them (iolens k8s diagnose of the class, in the history
+	// database): nil, or a nil cap, when it was not measured.
+	Measured func(ctx context.Context, class string) (*Cap, error)
 	// Progress, when set, is told how far the reading is.
 	Progress func(string)
 	// Bounds; zero takes the defaults.
