@@ -139,8 +139,103 @@ type Session struct {
 	// run's repeats, when the results are known beforehand (Annotate).
 	ends       map[*result.Result]bool
 	runRepeats map[string]int
-	// byTest indexes done by run and test, for the repeats of a test.
-	byTest map[[2]string][]int
+	// byTest indexes done by run and test, for the repeats of a test;
+	// bySweep by sweep, for the members of the sweep a result closes.
+	byTest  map[[2]string][]int
+	bySweep map[sweepKey][]int
+	// replay holds a replay's facts by scope, each curve fitted when a
+	// sweep needs it and kept until a new fact is on it: a replay of many
+	// shapes fits each once, not every curve again at every sweep.
+	replay map[[2]string]*replayScope
+}
+
+// replayScope is one scope's facts and curves in a replay, the curves in
+// the order their first facts came (fitFacts's order).
+type replayScope struct {
+	keys   []CurveKey
+	facts  map[CurveKey][]dirFacts
+	fitted map[CurveKey]*Curve
+	// capped are the curves fitted capped, which crossSizes compares.
+	capped map[CurveKey]bool
+	dirty  []CurveKey
+}
+
+// replayFact adds f to its scope and marks its curve to be fitted again.
+func (s *Session) replayFact(sc [2]string, f dirFacts) {
+	k, ok := curveKey(f.r, f.dir)
+	if !ok || f.r.Test.IOEngine == "null" {
+		return // on no curve (fitFacts leaves it off)
+	}
+	if s.replay == nil {
+		s.replay = map[[2]string]*replayScope{}
+	}
+	rp := s.replay[sc]
+	if rp == nil {
+		rp = &replayScope{facts: map[CurveKey][]dirFacts{}, fitted: map[CurveKey]*Curve{}, capped: map[CurveKey]bool{}}
+		s.replay[sc] = rp
+	}
+	if _, seen := rp.facts[k]; !seen {
+		rp.keys = append(rp.keys, k)
+	}
+	rp.facts[k] = append(rp.facts[k], f)
+	if rp.fitted[k] != nil || len(rp.facts[k]) == 1 {
+		rp.dirty = append(rp.dirty, k)
+		delete(rp.fitted, k)
+	}
+}
+
+// replayCurve is the curve of the first of own's directions that is on
+// one, as fitFacts over the scope's facts so far would give it: the
+// curves with new facts fitted again, the others as they were, and its
+// kind compared across block sizes (crossSizes).
+func (s *Session) replayCurve(sc [2]string, own []*result.Result) *Curve {
+	rp := s.replay[sc]
+	if rp == nil {
+		return nil
+	}
+	for _, k := range rp.dirty {
+		if rp.fitted[k] != nil {
+			continue
+		}
+		c := fitCurve(k, rp.facts[k])
+		rp.fitted[k] = &c
+		rp.capped[k] = isCapped(&c)
+	}
+	rp.dirty = rp.dirty[:0]
+	for _, lr := range own {
+		for _, dir := range []string{"read", "write"} {
+			k, ok := curveKey(lr, dir)
+			if !ok || lr.Test.IOEngine == "null" || rp.fitted[k] == nil || !holds(rp.fitted[k], lr, dir) {
+				continue
+			}
+			c := *rp.fitted[k]
+			if isCapped(&c) {
+				var others []*Curve
+				for _, o := range rp.keys {
+					if rp.capped[o] && o != k {
+						others = append(others, rp.fitted[o])
+					}
+				}
+				crossOne(&c, others)
+			}
+			return &c
+		}
+	}
+	return nil
+}
+
+// holds says whether one of c's points took or keeps r's direction dir.
+func holds(c *Curve, r *result.Result, dir string) bool {
+	for _, p := range c.Points {
+		for _, fs := range [][]dirFacts{p.facts, p.alt} {
+			for _, f := range fs {
+				if f.r == r && f.dir == dir {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // LastOfGroup says that the next result of group ends it: a plan that
@@ -173,15 +268,11 @@ func (s *Session) Add(r *result.Result) {
 	key, inSweep := sweepOf(r, s.ends != nil)
 	closes := inSweep && r.Repeat >= repeats && r.Status == "ok" && s.closes(r, key.group)
 	var sweepCurve *Curve
-	if s.ends == nil || closes {
-		// A replay's limits are all read again at its end (Revise): only
-		// the sweep it closes needs the curve so far.
+	if s.ends == nil {
 		lim, curves := limitFindings(r, s.facts[modelScope(r)])
-		if s.ends == nil {
-			r.Findings = append(r.Findings, lim...)
-			for _, c := range curves {
-				r.Findings = append(r.Findings, ModelFinding(c))
-			}
+		r.Findings = append(r.Findings, lim...)
+		for _, c := range curves {
+			r.Findings = append(r.Findings, ModelFinding(c))
 		}
 		if len(curves) > 0 {
 			sweepCurve = curves[0]
@@ -198,19 +289,33 @@ func (s *Session) Add(r *result.Result) {
 		}
 	}
 	if s.byTest == nil {
-		s.byTest = map[[2]string][]int{}
+		s.byTest, s.bySweep = map[[2]string][]int{}, map[sweepKey][]int{}
 	}
 	tk := [2]string{r.RunID, r.Test.Name}
 	s.byTest[tk] = append(s.byTest[tk], len(s.done))
+	if inSweep {
+		s.bySweep[key] = append(s.bySweep[key], len(s.done))
+	}
 	s.done = append(s.done, light)
+	var own []*result.Result
 	for _, f := range allFacts(r) {
 		lr := &result.Result{RunID: r.RunID, Suite: r.Suite, Status: r.Status, Test: r.Test, Target: r.Target} // the facts keep the full result alive otherwise
 		f.r = lr
+		sc := modelScope(r)
+		if s.ends != nil {
+			s.replayFact(sc, f)
+			own = append(own, lr)
+			continue
+		}
 		if s.facts == nil {
 			s.facts = map[[2]string][]dirFacts{}
 		}
-		sc := modelScope(r)
 		s.facts[sc] = append(s.facts[sc], f)
+	}
+	if closes && s.ends != nil {
+		// A replay's limits are all read again at its end (Revise): only
+		// the sweep it closes needs the curve so far.
+		sweepCurve = s.replayCurve(modelScope(r), own)
 	}
 
 	if r.Repeat < repeats || r.Status != "ok" {
@@ -219,15 +324,22 @@ func (s *Session) Add(r *result.Result) {
 	if closes {
 		delete(s.closing, key.group)
 		var members, others []*result.Result
-		for i := range s.done {
-			d := &s.done[i]
-			dk, ok := sweepOf(d, s.ends != nil)
-			switch {
-			case ok && dk == key:
-				members = append(members, d)
-			case key.scope == "fio" && d.Suite == "fio",
-				key.scope != "fio" && d.RunID == r.RunID && targetKey(d) == targetKey(r):
-				others = append(others, d)
+		inGroup := map[int]bool{}
+		for _, i := range s.bySweep[key] {
+			members = append(members, &s.done[i])
+			inGroup[i] = true
+		}
+		if sweepCurve == nil {
+			// Only a sweep with no curve of its own fits one over the
+			// results beside it.
+			for i := range s.done {
+				d := &s.done[i]
+				switch {
+				case inGroup[i]:
+				case key.scope == "fio" && d.Suite == "fio",
+					key.scope != "fio" && d.RunID == r.RunID && targetKey(d) == targetKey(r):
+					others = append(others, d)
+				}
 			}
 		}
 		if sw, ok := analyzeSweep(strings.TrimPrefix(key.group, SweepPrefix), members, others, sweepCurve); ok {

@@ -915,26 +915,42 @@ func crossSizes(m *Model) {
 	}
 	for i := range m.Curves {
 		a := &m.Curves[i]
-		if a.Kind != result.CodeIOPSCap && a.Kind != result.CodeBandwidthCap {
+		if !isCapped(a) {
 			continue
 		}
+		var others []*Curve
 		for _, j := range capped[scope{a.Key.RunID, a.Key.Target, a.Key.Dir}] {
-			b := &m.Curves[j]
-			if i == j || b.Key.RunID != a.Key.RunID || b.Key.Target != a.Key.Target || b.Key.Dir != a.Key.Dir || b.Key.BlockSize == a.Key.BlockSize ||
-				b.Kind != result.CodeIOPSCap && b.Kind != result.CodeBandwidthCap {
-				continue
+			if i != j {
+				others = append(others, &m.Curves[j])
 			}
-			switch {
-			case a.LevelBW > 0 && b.LevelBW > 0 && math.Min(a.LevelBW, b.LevelBW) >= (1-bwTolerance)*math.Max(a.LevelBW, b.LevelBW):
-				// Small blocks at the MB/s of large ones: IOPS caps give
-				// small blocks far fewer bytes.
-				if a.Kind != result.CodeBandwidthCap {
-					a.Kind, a.Why = result.CodeBandwidthCap, a.Why+fmt.Sprintf("; %s moves the same %s MB/s: the cap is on bandwidth", b.Key, units.Figure(b.LevelBW/1e6))
-				}
-			case sameLevel(a.Level, b.Level):
-				if a.Kind != result.CodeIOPSCap {
-					a.Kind, a.Why = result.CodeIOPSCap, a.Why+fmt.Sprintf("; %s runs at the same %s IOPS: the cap is on IOPS", b.Key, units.Figure(b.Level))
-				}
+		}
+		crossOne(a, others)
+	}
+}
+
+// isCapped says whether c's kind is a cap, which crossSizes compares
+// across block sizes.
+func isCapped(c *Curve) bool { return c.Kind == result.CodeIOPSCap || c.Kind == result.CodeBandwidthCap }
+
+// crossOne is crossSizes for the one capped curve a against the other
+// capped curves, in the model's order. It reads only what crossSizes
+// leaves as it is (their keys, levels and that they are capped), so a
+// curve's answer does not depend on which were compared before it.
+func crossOne(a *Curve, others []*Curve) {
+	for _, b := range others {
+		if b.Key.RunID != a.Key.RunID || b.Key.Target != a.Key.Target || b.Key.Dir != a.Key.Dir || b.Key.BlockSize == a.Key.BlockSize || !isCapped(b) {
+			continue
+		}
+		switch {
+		case a.LevelBW > 0 && b.LevelBW > 0 && math.Min(a.LevelBW, b.LevelBW) >= (1-bwTolerance)*math.Max(a.LevelBW, b.LevelBW):
+			// Small blocks at the MB/s of large ones: IOPS caps give
+			// small blocks far fewer bytes.
+			if a.Kind != result.CodeBandwidthCap {
+				a.Kind, a.Why = result.CodeBandwidthCap, a.Why+fmt.Sprintf("; %s moves the same %s MB/s: the cap is on bandwidth", b.Key, units.Figure(b.LevelBW/1e6))
+			}
+		case sameLevel(a.Level, b.Level):
+			if a.Kind != result.CodeIOPSCap {
+				a.Kind, a.Why = result.CodeIOPSCap, a.Why+fmt.Sprintf("; %s runs at the same %s IOPS: the cap is on IOPS", b.Key, units.Figure(b.Level))
 			}
 		}
 	}

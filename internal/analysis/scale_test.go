@@ -27,6 +27,19 @@ func manyResults(n, shapes int) []result.Result {
 	return rs
 }
 
+// manyShapes makes n results of plain fio output over n/6 IO shapes, each
+// its own block size at six depths: every shape is its own curve and
+// implicit sweep, closed at its deepest result.
+func manyShapes(n int) []result.Result {
+	rs := manyResults(n, 1)
+	for i := range rs {
+		bs := int64(4096 * (1 + i/6))
+		rs[i].Test.BlockSize = bs
+		rs[i].Read.BWBytes = rs[i].Read.IOPS * float64(bs)
+	}
+	return rs
+}
+
 // TestAnalysisLinear: the analysis of many results (the model refitted
 // over a run, a replay of saved results) takes work in proportion to
 // them: 10 times the results, not 100 times the work.
@@ -34,13 +47,21 @@ func TestAnalysisLinear(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		shapes int
+		n      int
 		f      func([]result.Result)
 	}{
-		{"Revise", 1, Revise},
-		{"Annotate", 1, Annotate},
+		{"Revise", 1, 600, Revise},
+		{"Annotate", 1, 600, Annotate},
+		// Many distinct shapes: each sweep's close reads its own curve,
+		// not every curve so far again.
+		{"Annotate shapes", 0, 120, Annotate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			scaletest.Linear(t, tc.name, 600, func(n int) { tc.f(manyResults(n, tc.shapes)) })
+			in := func(n int) []result.Result { return manyResults(n, tc.shapes) }
+			if tc.shapes == 0 {
+				in = manyShapes
+			}
+			scaletest.Linear(t, tc.name, tc.n, func(n int) { tc.f(in(n)) })
 		})
 	}
 }
