@@ -930,7 +930,9 @@ func crossSizes(m *Model) {
 
 // isCapped says whether c's kind is a cap, which crossSizes compares
 // across block sizes.
-func isCapped(c *Curve) bool { return c.Kind == result.CodeIOPSCap || c.Kind == result.CodeBandwidthCap }
+func isCapped(c *Curve) bool {
+	return c.Kind == result.CodeIOPSCap || c.Kind == result.CodeBandwidthCap
+}
 
 // crossOne is crossSizes for the one capped curve a against the other
 // capped curves, in the model's order. It reads only what crossSizes
