@@ -900,34 +900,6 @@ func kindOf(f dirFacts, c *Curve) (string, string) {
 		f.qd, units.Latency(f.latNs))
 }
 
-// crossSizes tells bandwidth caps from IOPS caps across block sizes: two
-// capped curves of one direction at the same MB/s are one bandwidth cap;
-// at the same IOPS, one IOPS cap.
-func crossSizes(m *Model) {
-	// Only the capped curves of one run, target and direction are
-	// compared: grouped first, so many runs stay linear.
-	type scope struct{ run, target, dir string }
-	capped := map[scope][]int{}
-	for i := range m.Curves {
-		if k := m.Curves[i].Key; m.Curves[i].Kind == result.CodeIOPSCap || m.Curves[i].Kind == result.CodeBandwidthCap {
-			capped[scope{k.RunID, k.Target, k.Dir}] = append(capped[scope{k.RunID, k.Target, k.Dir}], i)
-		}
-	}
-	for i := range m.Curves {
-		a := &m.Curves[i]
-		if !isCapped(a) {
-			continue
-		}
-		var others []*Curve
-		for _, j := range capped[scope{a.Key.RunID, a.Key.Target, a.Key.Dir}] {
-			if i != j {
-				others = append(others, &m.Curves[j])
-			}
-		}
-		crossOne(a, others)
-	}
-}
-
 // isCapped says whether c's kind is a cap, which crossSizes compares
 // across block sizes.
 func isCapped(c *Curve) bool {
