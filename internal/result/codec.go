@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/hint"
@@ -209,6 +210,9 @@ func badFloat(v reflect.Value, path string) string {
 func Unmarshal(b []byte) (Result, error) {
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
+		if fe := integerRange(err); fe != nil {
+			return Result{}, fmt.Errorf("result %s: %w", termtext.Line(r.Test.Name), fe)
+		}
 		return Result{}, err
 	}
 	switch r.Schema {
@@ -772,6 +776,54 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 // isFigureError reports whether err is a figure no measurement gives: the
 // record cannot be trusted, and the read stops there rather than pass
 // over it (which would drop a test from the verdict unseen).
+// integerRange is the figure error for a number JSON could not put in an
+// integer field because it lies outside what the field holds (1e19 bytes,
+// a count of -1): refused naming the field, as a figure out of its range
+// is, not passed over as a line that is not a record. nil for any other
+// error (a fraction or a string where a whole number goes).
+func integerRange(err error) *units.FigureError {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil || te.Field == "" {
+		return nil
+	}
+	num, ok := strings.CutPrefix(te.Value, "number ")
+	if !ok {
+		return nil
+	}
+	v, perr := strconv.ParseFloat(num, 64)
+	if perr != nil && !errors.Is(perr, strconv.ErrRange) {
+		return nil
+	}
+	var lo, hi float64
+	switch k := te.Type.Kind(); k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := float64(te.Type.Bits())
+		lo, hi = -math.Exp2(bits-1), math.Exp2(bits-1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		lo, hi = 0, math.Exp2(float64(te.Type.Bits()))
+	default:
+		return nil
+	}
+	if v >= lo && v < hi {
+		return nil // in range: a fraction, not a figure too large
+	}
+	// JSON names the field by its path of JSON names, with the Go name
+	// of an embedded struct among them (devices.DeviceSample.in_flight):
+	// those are left out, as the record has no such key.
+	var path []string
+	for _, p := range strings.Split(te.Field, ".") {
+		if p != "" && (p[0] < 'A' || p[0] > 'Z') {
+			path = append(path, p)
+		}
+	}
+	if len(path) == 0 {
+		return nil
+	}
+	q := quantityOf(path[len(path)-1], wholeFigure)
+	q.Max = math.Min(q.Max, math.Nextafter(hi, 0)) // no more than the field holds
+	return &units.FigureError{Field: strings.Join(path, "."), Value: v, Quantity: q}
+}
+
 func isFigureError(err error) bool {
 	var fe *units.FigureError
 	return errors.As(err, &fe)

@@ -63,6 +63,12 @@ func TestRecordFigures(t *testing.T) {
 		{"a negative measured rate in evidence", `"measured_iops":12345.5`, `"measured_iops":-1`, "findings[0].evidence[measured_iops]"},
 		{"a p99 of 1e308 (held at the max before)", `"p99_ns":2003`, `"p99_ns":1e308`, "read.lat.p99_ns"},
 		{"a finding's start of 1e300 s", `"start_s":4.5`, `"start_s":1e300`, "findings[0].start_s"},
+		// Past what the integer field holds: JSON's own error, once
+		// passed over as a line that is no record.
+		{"io_bytes of 1e19 (past int64)", `"io_bytes":1011322880`, `"io_bytes":1e19`, "read.io_bytes"},
+		{"an IO count of 1e20 (past uint64)", `"n":246905`, `"n":1e20`, "read.lat.n"},
+		{"an IO count of -1 (unsigned)", `"n":246905`, `"n":-1`, "read.lat.n"},
+		{"an iodepth of 1e300", `"iodepth":8`, `"iodepth":1e300`, "test.iodepth"},
 	} {
 		bad := strings.Replace(good, c.from, c.to, 1)
 		if bad == good {
@@ -103,6 +109,7 @@ func TestWatchFigures(t *testing.T) {
 		{`"io_pressure_pct":-1`, `"io_pressure_pct":-7`, "io_pressure_pct"},
 		{`"iowait_pct":1`, `"iowait_pct":1e308`, "system.iowait_pct"},
 		{`"interval_s":1`, `"interval_s":-1`, "start.interval_s"},
+		{`"in_flight":1`, `"in_flight":2e19`, "devices.in_flight"}, // past uint64
 	} {
 		in := strings.Replace(start+"\n"+sample+"\n", c.from, c.to, 1)
 		_, err := NewDecoder(strings.NewReader(in), "w.ndjson", Formats{}).ReadAll()

@@ -196,6 +196,9 @@ func (w *watchStream) end() ([]Result, error) {
 func DecodeWatch(line []byte) (WatchRecord, error) {
 	var r WatchRecord
 	if err := json.Unmarshal(line, &r); err != nil {
+		if fe := integerRange(err); fe != nil {
+			return WatchRecord{}, fmt.Errorf("watch record at %.0f s: %w", units.TimeOffsetFigure.Or(r.T), fe)
+		}
 		return r, err
 	}
 	if err := checkRecord(&r); err != nil {
