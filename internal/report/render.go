@@ -13,6 +13,7 @@ import (
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -209,18 +210,20 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 			writeVerbose(w, g, &d)
 		}
 		fmt.Fprintln(w)
+		// Each cell one line without tabs (termtext.Line): a tab in a name
+		// read back would move every figure after it to another column.
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "test\tdir\tIOPS\tMB/s\tlat mean\tp50\tp99\tp99.9\tmax\t")
 		for _, x := range tableRows(g) {
 			if x.d == nil {
-				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", rowLabel(x, rep), strings.ToUpper(x.r.Status))
+				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", termtext.Line(rowLabel(x, rep)), termtext.Line(strings.ToUpper(x.r.Status)))
 				continue
 			}
 			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, units.Whole(x.d.IOPS), mb,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termtext.Line(rowLabel(x, rep)), x.dir, units.Whole(x.d.IOPS), mb,
 				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		if err := tw.Flush(); err != nil {

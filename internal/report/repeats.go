@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -56,7 +57,11 @@ func writeRepeatsText(w io.Writer, rs []result.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  "+strings.Join(repeatHeader, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = termtext.Line(c) // a tab in a name is not a column
+		}
+		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
