@@ -8,7 +8,6 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
-	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -59,7 +58,7 @@ func writeRepeatsText(w io.Writer, rs []result.Result) error {
 	for _, r := range rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
-			cells[i] = termtext.Line(c) // a tab in a name is not a column
+			cells[i] = cell(c) // a tab in a name is not a column, a huge one is clipped
 		}
 		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
 	}
