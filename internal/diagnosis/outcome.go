@@ -1,6 +1,8 @@
 package diagnosis
 
 import (
+	"slices"
+
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -84,21 +86,47 @@ func Saved(rs []result.Result) Diagnosis {
 
 // replayWith is Replay building each diagnosis with build.
 func replayWith(rs []result.Result, build func(rs []result.Result, unknown []string) Diagnosis) Outcome {
-	out := Outcome{}
-	groups := Groups(rs)
-	for _, g := range groups {
-		out.Diagnoses = append(out.Diagnoses, build(g, nil))
+	out := Outcome{Results: slices.Clone(rs)}
+	// Each run and target's results lie together, as a run and a file
+	// keep them: each is revised in place, in the results' own order.
+	if spans, ok := contiguous(out.Results); ok {
+		for _, sp := range spans {
+			out.Diagnoses = append(out.Diagnoses, build(out.Results[sp[0]:sp[1]], nil))
+		}
+		return out
 	}
-	// The revised copies, in the results' own order.
-	out.Results = make([]result.Result, 0, len(rs))
+	// Interleaved (files of several runs read together): each group
+	// revised apart, then put back in the results' order.
+	groups := Groups(rs)
 	byKey := map[string][]result.Result{}
 	for _, g := range groups {
+		out.Diagnoses = append(out.Diagnoses, build(g, nil))
 		byKey[groupKey(&g[0])] = g
 	}
-	for i := range rs {
-		k := groupKey(&rs[i])
-		out.Results = append(out.Results, byKey[k][0])
+	for i := range out.Results {
+		k := groupKey(&out.Results[i])
+		out.Results[i] = byKey[k][0]
 		byKey[k] = byKey[k][1:]
 	}
 	return out
+}
+
+// contiguous splits rs into the spans of its runs and targets, when each
+// lies in one piece.
+func contiguous(rs []result.Result) ([][2]int, bool) {
+	var spans [][2]int
+	seen := map[string]bool{}
+	for i := range rs {
+		if i > 0 && groupKey(&rs[i]) == groupKey(&rs[i-1]) {
+			spans[len(spans)-1][1] = i + 1
+			continue
+		}
+		k := groupKey(&rs[i])
+		if seen[k] {
+			return nil, false
+		}
+		seen[k] = true
+		spans = append(spans, [2]int{i, i + 1})
+	}
+	return spans, true
 }

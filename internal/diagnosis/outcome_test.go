@@ -49,6 +49,16 @@ func TestReplay(t *testing.T) {
 	if got := out.For(quick); got == nil || !slices.Equal(got.Verdict, alone.Verdict) {
 		t.Errorf("verdict %v, alone %v", got, alone.Verdict)
 	}
+	// Each target's results in one piece, the common case, replay alike.
+	whole := Replay(append(slices.Clone(quick), other...))
+	if len(whole.Diagnoses) != 2 || !slices.Equal(whole.Diagnoses[0].Verdict, alone.Verdict) || whole.Diagnoses[1].Target.Path != "/other" {
+		t.Errorf("in one piece: %d diagnoses, verdict %v", len(whole.Diagnoses), whole.Diagnosis().Verdict)
+	}
+	for i := range quick {
+		if a, b := whole.Results[i], out.Results[slices.IndexFunc(rs, func(r result.Result) bool { return r.Target.Path == quick[i].Target.Path && r.Test.Name == quick[i].Test.Name && r.Repeat == quick[i].Repeat })]; len(a.Findings) != len(b.Findings) || a.Test.Name != b.Test.Name {
+			t.Errorf("%s: %d findings in one piece, %d interleaved", a.Test.Name, len(a.Findings), len(b.Findings))
+		}
+	}
 	if got := Replay(rs); len(got.Diagnoses) != 3 || !slices.Equal(got.Diagnoses[2].Verdict, out.Diagnoses[2].Verdict) {
 		t.Errorf("Replay differs from replayWith Saved")
 	}

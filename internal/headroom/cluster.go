@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/limits"
@@ -194,7 +196,114 @@ func FromCluster(ctx context.Context, cs kubernetes.Interface, c *promhist.Clien
 		}
 		inv.Rules = append(inv.Rules, r)
 	}
+	// The nodes' OS disks: of every node when the whole cluster is
+	// judged, else of the claims' nodes; none for one claim (--pvc).
+	var nodes []string
+	switch {
+	case pick.Name != "":
+	case pick.Namespace == "" && pick.Selector == "":
+		l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: MaxClaims})
+		if err != nil {
+			return nil, hint.Wrap(fmt.Errorf("listing nodes: %w", err), "check that you may list nodes")
+		}
+		for _, n := range l.Items {
+			nodes = append(nodes, n.Name)
+		}
+	default:
+		for n := range nodeVM {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		if err := osDisk(ctx, cs, c, cat, n, o, inv); err != nil {
+			return nil, err
+		}
+	}
 	return inv, nil
+}
+
+// osDisk adds a node's OS disk (AKS #1311: its own cap can bind before
+// the VM's or any volume's) to the inventory: the device of the root
+// file system its node exporter saw. Its cap is in no label: unknown
+// unless --expect or the mapping file gives it. The node's instance type
+// gives its VM size, as for the claims' nodes.
+func osDisk(ctx context.Context, cs kubernetes.Interface, c *promhist.Client, cat *limits.Catalog, node string, o Options, inv *Inventory) error {
+	sel, err := c.NodeSelector(ctx, cs, node, o.From, o.To)
+	var pe *promhist.PVCError
+	if errors.As(err, &pe) {
+		inv.Notes = append(inv.Notes, fmt.Sprintf("node %s: its OS disk is not judged: %s", node, pe.Why))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	inst := ""
+	for _, m := range sel {
+		if m.Name == "instance" && m.Op == "=" {
+			inst = m.Value
+		}
+	}
+	if inst == "" {
+		return nil
+	}
+	itype := ""
+	if n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err == nil {
+		itype = n.Labels[corev1.LabelInstanceTypeStable]
+		if vm := cat.VM(itype); vm != nil {
+			if _, ok := inv.VMs[inst]; !ok {
+				inv.VMs[inst] = vm.ID
+			}
+		}
+	}
+	disks, err := c.SeriesLabels(ctx, sel.Of(mIOTime), o.From, o.To, 256)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, l := range disks {
+		known[l["device"]] = true
+	}
+	roots, err := c.SeriesLabels(ctx, sel.With("mountpoint", "=", "/").Of("node_filesystem_size_bytes"), o.From, o.To, 16)
+	if err != nil {
+		return err
+	}
+	dev := ""
+	for _, l := range roots {
+		if d := kernelName(l["device"], known); d != "" {
+			dev = d
+			break
+		}
+	}
+	if dev == "" {
+		inv.Notes = append(inv.Notes, fmt.Sprintf("node %s: no root file system on a disk its node exporter counts (enable its filesystem collector): its OS disk is not judged", node))
+		return nil
+	}
+	why := fmt.Sprintf("the OS disk of node %s", node)
+	if itype != "" {
+		why += " (a " + itype + ")"
+	}
+	why += ": no label gives its disk type or size; give it with --expect " + inst + "/" + dev + "=SPEC (on AKS, the node pool's OS disk, e.g. azure:P10)"
+	inv.Rules = append(inv.Rules, Rule{Instance: inst, Device: dev, OSDiskOf: node, Unknown: why})
+	return nil
+}
+
+// partition matches a partition's kernel name and its disk's.
+var partition = []*regexp.Regexp{regexp.MustCompile(`^(nvme\d+n\d+)p\d+$`), regexp.MustCompile(`^((?:[shv]|xv)d[a-z]+)\d+$`), regexp.MustCompile(`^(mmcblk\d+)p\d+$`)}
+
+// kernelName is the disk statistics' name of a file system's device: the
+// device itself, or the disk a partition is on.
+func kernelName(fsdev string, known map[string]bool) string {
+	d := strings.TrimPrefix(fsdev, "/dev/")
+	if known[d] {
+		return d
+	}
+	for _, re := range partition {
+		if m := re.FindStringSubmatch(d); m != nil && known[m[1]] {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 type classInfo struct {

@@ -38,7 +38,8 @@ func TestFromCluster(t *testing.T) {
 		series(f, "kubelet_volume_stats_capacity_bytes", "namespace", "db", "persistentvolumeclaim", "data-0", "node", "node-1"),
 		series(f, "kubelet_volume_stats_capacity_bytes", "namespace", "db", "persistentvolumeclaim", "cache-0", "node", "node-1"),
 		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sdc", "mountpoint", mount("pv-data")),
-		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sdb", "mountpoint", mount("pv-cache")))
+		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sdb", "mountpoint", mount("pv-cache")),
+		series(f, "node_filesystem_size_bytes", "instance", "node-1:9100", "device", "/dev/sda1", "mountpoint", "/"))
 	_, c := fakeClient(t, ss)
 	gi := func(n int64) corev1.ResourceList {
 		return corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(n<<30, resource.BinarySI)}
@@ -150,6 +151,42 @@ func TestFromCluster(t *testing.T) {
 		if ru.Claim == "db/data-0" && (ru.Cap == nil || ru.Cap.Source != headroom.SourceCatalog) {
 			t.Errorf("data-0 without the history: %+v", ru.Cap)
 		}
+	}
+	// The node's OS disk: the disk under its root file system, named as
+	// such, its cap unknown and what to give; --expect gives it.
+	o.Measured = nil
+	whole, err := headroom.FromCluster(t.Context(), cs, c, cat, headroom.Claims{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Rules = whole.Rules
+	r2, err := headroom.Run(t.Context(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	osd := byName(t, r2, "node-1:9100", "sda")
+	if osd.OSDiskOf != "node-1" || osd.Cap != nil || !strings.Contains(osd.CapUnknown, "the OS disk of node node-1 (a Standard_D4s_v3)") ||
+		!strings.Contains(osd.CapUnknown, "--expect node-1:9100/sda=SPEC") {
+		t.Errorf("the OS disk: of %q, cap %v, why %q", osd.OSDiskOf, osd.Cap, osd.CapUnknown)
+	}
+	if d := byName(t, r2, "node-1:9100", "sdc"); d.OSDiskOf != "" || d.Claim != "db/data-0" {
+		t.Errorf("data-0 named the OS disk: %+v", d)
+	}
+	var txt strings.Builder
+	headroom.Text(&txt, r2, time.UTC)
+	if !strings.Contains(txt.String(), "OS disk of node-1 (sda)") {
+		t.Errorf("the text does not name the OS disk:\n%s", txt.String())
+	}
+	x, err = headroom.ParseRule("node-1:9100/sda=azure:P10", headroom.SourceExpect, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Rules = append(whole.Rules, x)
+	if r2, err = headroom.Run(t.Context(), c, o); err != nil {
+		t.Fatal(err)
+	}
+	if osd := byName(t, r2, "node-1:9100", "sda"); osd.OSDiskOf != "node-1" || osd.Cap == nil || osd.Cap.IOPS != 500 {
+		t.Errorf("the OS disk with --expect: of %q, cap %+v", osd.OSDiskOf, osd.Cap)
 	}
 	var n1 *headroom.Node
 	for _, n := range r.Nodes {

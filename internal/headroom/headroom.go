@@ -64,6 +64,8 @@ type Rule struct {
 	// VolumeID is the provider's id of the volume (an EBS vol-...), for
 	// its own counters.
 	VolumeID string
+	// OSDiskOf names the node whose OS disk the device is.
+	OSDiskOf string
 }
 
 // rank orders where caps come from: --expect, then a mapping file, then
@@ -196,6 +198,16 @@ func (o Options) capOf(inst, dev string) (c *Cap, claim, unknown, volumeID strin
 	return c, claim, unknown, volumeID
 }
 
+// osDiskOf names the node whose OS disk a device is, if a rule says so.
+func (o Options) osDiskOf(inst, dev string) string {
+	for _, r := range o.Rules {
+		if r.OSDiskOf != "" && r.Instance == inst && r.Device == dev {
+			return r.OSDiskOf
+		}
+	}
+	return ""
+}
+
 // Report is the whole judgement.
 type Report struct {
 	Schema     string    `json:"schema"`
@@ -242,6 +254,8 @@ type Volume struct {
 	Instance string `json:"instance"`
 	Device   string `json:"device"`
 	Claim    string `json:"claim,omitempty"`
+	// OSDiskOf names the node whose OS disk this is (with a cluster).
+	OSDiskOf string `json:"os_disk_of,omitempty"`
 	VolumeID string `json:"volume_id,omitempty"`
 	// Status: at-cap, near, ok, idle, no-data or unknown-cap.
 	Status string `json:"status"`

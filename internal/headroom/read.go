@@ -111,7 +111,7 @@ func (r *reader) discover(ctx context.Context) error {
 			continue
 		}
 		cp, claim, unknown, volID := o.capOf(inst, dev)
-		v := &Volume{Instance: inst, Device: dev, Claim: claim, VolumeID: volID, Cap: cp, Gaps: []Gap{}, Band: []BandPoint{}}
+		v := &Volume{Instance: inst, Device: dev, Claim: claim, OSDiskOf: o.osDiskOf(inst, dev), VolumeID: volID, Cap: cp, Gaps: []Gap{}, Band: []BandPoint{}}
 		if cp == nil {
 			v.CapUnknown = unknown
 		}

@@ -92,8 +92,13 @@ func at(t time.Time, loc *time.Location) string { return t.In(loc).Format("Jan 0
 
 // name is how a volume is named: its claim, else instance and device.
 func (v *Volume) name() string {
-	if v.Claim != "" {
+	switch {
+	case v.Claim != "" && v.OSDiskOf != "":
+		return v.Claim + " (" + v.Device + ", the OS disk of " + v.OSDiskOf + ")"
+	case v.Claim != "":
 		return v.Claim + " (" + v.Device + ")"
+	case v.OSDiskOf != "":
+		return "OS disk of " + v.OSDiskOf + " (" + v.Device + ")"
 	}
 	inst := v.Instance
 	if inst == "" {

@@ -203,6 +203,12 @@ func clusterNode(ctx context.Context, cs kubernetes.Interface, pv *corev1.Persis
 	return "", "", nil
 }
 
+// NodeSelector finds the node exporter of a cluster node in Prometheus,
+// as ResolvePVC does for a claim's node.
+func (c *Client) NodeSelector(ctx context.Context, cs kubernetes.Interface, node string, from, to time.Time) (promql.Selector, error) {
+	return c.nodeSelector(ctx, cs, node, from, to)
+}
+
 // nodeSelector finds the node exporter of a node in Prometheus: the
 // instance whose uname reports the node's host name, or a label that
 // holds the node's name or address.

@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -149,6 +151,22 @@ func rowLabel(x row, repeats bool) string {
 	return testLabel(x.r, repeats)
 }
 
+// maxCell is the most characters a name takes in a text table's cell: a
+// table pads every row to its widest name, so one huge name read back
+// would pad every row to its size. The data formats keep it whole.
+const maxCell = 80
+
+// cell is s as one cell of a text table: one line, no tabs (termtext.Line),
+// at most maxCell characters, an ellipsis ending one clipped.
+func cell(s string) string {
+	s = termtext.Line(s)
+	if utf8.RuneCountInString(s) <= maxCell {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxCell-1]) + "…"
+}
+
 // testLabel names a result's row: the test, and the repeat when there are
 // several.
 func testLabel(r *result.Result, repeats bool) string {
@@ -209,18 +227,20 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 			writeVerbose(w, g, &d)
 		}
 		fmt.Fprintln(w)
+		// Each name one line without tabs, and clipped (cell): a tab in a
+		// name read back would move every figure after it to another column.
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "test\tdir\tIOPS\tMB/s\tlat mean\tp50\tp99\tp99.9\tmax\t")
 		for _, x := range tableRows(g) {
 			if x.d == nil {
-				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", rowLabel(x, rep), strings.ToUpper(x.r.Status))
+				fmt.Fprintf(tw, "%s\t-\t%s\t\t\t\t\t\t\t\n", cell(rowLabel(x, rep)), termtext.Line(strings.ToUpper(x.r.Status)))
 				continue
 			}
 			mb := units.MB(x.d.BWBytes)
 			if x.dir == "sync" {
 				mb = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowLabel(x, rep), x.dir, units.Whole(x.d.IOPS), mb,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", cell(rowLabel(x, rep)), x.dir, units.Whole(x.d.IOPS), mb,
 				units.Millis(x.d.Lat.MeanNs), units.PercentileMillis(x.d.Lat.P50Ns), units.PercentileMillis(x.d.Lat.P99Ns), units.PercentileMillis(x.d.Lat.P999Ns), units.Millis(x.d.Lat.MaxNs))
 		}
 		if err := tw.Flush(); err != nil {

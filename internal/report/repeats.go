@@ -56,7 +56,11 @@ func writeRepeatsText(w io.Writer, rs []result.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  "+strings.Join(repeatHeader, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = cell(c) // a tab in a name is not a column, a huge one is clipped
+		}
+		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }

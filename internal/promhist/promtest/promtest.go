@@ -202,6 +202,8 @@ type Options struct {
 	// RuleFiles are rule files (globs) to evaluate every second; one
 	// that does not exist yet is read at Reload.
 	RuleFiles []string
+	// ScrapeInterval is every target's (default 1 s).
+	ScrapeInterval time.Duration
 }
 
 // Targets are a group of scrape targets.
@@ -229,7 +231,11 @@ func StartPrometheus(t testing.TB, o Options) *Prometheus {
 		o.DataDir = filepath.Join(dir, "data")
 	}
 	var cfg strings.Builder
-	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n")
+	iv := o.ScrapeInterval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	fmt.Fprintf(&cfg, "global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\n  evaluation_interval: 1s\n", iv.Milliseconds(), (iv * 9 / 10).Milliseconds())
 	if len(o.RuleFiles) > 0 {
 		cfg.WriteString("rule_files:\n")
 		for _, f := range o.RuleFiles {
