@@ -166,18 +166,24 @@ func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 // UntilSteady sums what --until-steady did over a run: how many
 // time-based tests ended early at steady state, and the seconds they
 // measured against the seconds they were allowed (the test's runtime,
-// which is --max-runtime under --until-steady).
+// which is --max-runtime under --until-steady, less fio's startdelay and
+// thinktime, which fio spends outside the runtime it measures).
 func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float64) {
 	for i := range rs {
 		r := &rs[i]
 		if r.Status != "ok" || r.Test.RuntimeS <= 0 {
 			continue
 		}
+		think, delay := r.Test.Waits()
+		allowed := r.Test.RuntimeS - (think + delay).Seconds()
+		if allowed <= 0 {
+			allowed = r.Test.RuntimeS // waits a run would have refused
+		}
 		tests++
 		m := r.RuntimeS()
 		measuredS += m
-		limitS += r.Test.RuntimeS
-		if m < r.Test.RuntimeS-1 {
+		limitS += allowed
+		if m < allowed-1 {
 			ended++
 		}
 	}

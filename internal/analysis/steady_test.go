@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"math"
 	"testing"
+
+	"github.com/iolens/iolens/internal/result"
 )
 
 func TestSteadyWindowCriteria(t *testing.T) {
@@ -59,6 +62,37 @@ func TestSteadyStop(t *testing.T) {
 	for i := 1; i <= 60; i++ {
 		if ok, _ := ramp(float64(i), float64(100*i)); ok {
 			t.Fatalf("a ramp stopped at %d s", i)
+		}
+	}
+}
+
+// TestUntilSteadyWaits: fio spends startdelay and thinktime outside the
+// runtime it measures, so a test with them that ran its course measures
+// less than its runtime and did not end early; the seconds allowed are
+// the runtime less those waits.
+func TestUntilSteadyWaits(t *testing.T) {
+	test := func(runtimeS, measuredS float64, opts ...result.Option) result.Result {
+		return result.Result{Status: "ok", Test: result.TestSpec{Name: "t", RuntimeS: runtimeS, Options: opts},
+			Read: &result.DirResult{IOPS: 1, RuntimeMs: int64(measuredS * 1000)}}
+	}
+	delay := result.Option{Key: "startdelay", Value: "5"}
+	think := result.Option{Key: "thinktime", Value: "2s"}
+	for _, c := range []struct {
+		name                string
+		r                   result.Result
+		ended               int
+		measuredS, allowedS float64
+	}{
+		{"ran its course", test(60, 59.6), 0, 59.6, 60},
+		{"ended at steady state", test(60, 20), 1, 20, 60},
+		{"startdelay 5 s, ran its course", test(60, 54.8, delay), 0, 54.8, 55},
+		{"thinktime 2 s, ran its course", test(60, 57.5, think), 0, 57.5, 58},
+		{"both, ran its course", test(60, 52.9, delay, think), 0, 52.9, 53},
+		{"both, ended at steady state", test(60, 30, delay, think), 1, 30, 53},
+	} {
+		ended, n, m, allowed := UntilSteady([]result.Result{c.r})
+		if ended != c.ended || n != 1 || math.Abs(m-c.measuredS) > 1e-9 || math.Abs(allowed-c.allowedS) > 1e-9 {
+			t.Errorf("%s: ended %d of %d, %.1f s of %.1f s; want ended %d of 1, %.1f s of %.1f s", c.name, ended, n, m, allowed, c.ended, c.measuredS, c.allowedS)
 		}
 	}
 }

@@ -69,6 +69,24 @@ func (t TestSpec) TimeBased() bool { return t.RuntimeS > 0 && !t.StopAtSize }
 // Runtime is the test's time-based duration.
 func (t TestSpec) Runtime() time.Duration { return secs(t.RuntimeS) }
 
+// Waits are the times fio spends outside the runtime it measures:
+// thinktime (with its spin) after each IO or batch, and startdelay before
+// the job. A value fio would not read counts as no wait (the runner
+// refuses it before fio runs).
+func (t TestSpec) Waits() (think, delay time.Duration) {
+	const most = 7 * 24 * time.Hour
+	for _, o := range t.Options {
+		switch o.Key {
+		case "thinktime", "thinktime_spin":
+			d, _ := units.ParseFioTime(o.Value, time.Microsecond, most)
+			think += d
+		case "startdelay":
+			delay, _ = units.ParseFioTime(o.Value, time.Second, most)
+		}
+	}
+	return think, delay
+}
+
 // Ramp is the warm-up excluded from the statistics.
 func (t TestSpec) Ramp() time.Duration { return secs(t.RampS) }
 

@@ -377,19 +377,7 @@ func fioRuntime(s result.TestSpec) time.Duration {
 // waits are the times fio spends outside the runtime's IO: startdelay
 // before the job, and thinktime (with its spin) after each IO or batch,
 // which fio checks the runtime only after.
-func waits(s result.TestSpec) (think, delay time.Duration) {
-	for _, o := range s.Options {
-		var d time.Duration
-		switch o.Key {
-		case "thinktime", "thinktime_spin":
-			d, _ = parseFioTime(o.Value, time.Microsecond)
-			think += d
-		case "startdelay":
-			delay, _ = parseFioTime(o.Value, time.Second)
-		}
-	}
-	return think, delay
-}
+func waits(s result.TestSpec) (think, delay time.Duration) { return s.Waits() }
 
 // checkWaits keeps fio's waits within the test's runtime: a thinktime
 // longer than the runtime makes one IO, then waits past the end.
