@@ -21,7 +21,6 @@ var notFormatters = map[string]string{
 	"internal/watch/cgroup.go:procCgroup":            "a process's cgroup path",
 	"internal/promhist/promtest/promtest.go:tail":    "the last lines of a log",
 	"internal/etcdmetrics/etcdtest/etcdtest.go:tail": "the last lines of a log",
-	"internal/runner/options.go:unitName":            "the word for fio's time unit",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
 	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
 	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since and --step read",
