@@ -9,19 +9,36 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// encodeRecord is the one place a record is turned into what the results
-// table keeps: the gzip of its JSON, as the record codec writes it.
+// encodeRecord is encode with a writer of its own, for one record.
 func encodeRecord(r *result.Result) ([]byte, error) {
+	var e recordEncoder
+	return e.encode(r)
+}
+
+// recordEncoder is the one place a record is turned into what the results
+// table keeps: the gzip of its JSON, as the record codec writes it. It
+// keeps one gzip writer, reset for each record: a new writer allocates
+// its tables (about a megabyte) each time. A save, an import and a
+// Keeper each own one; it is not for use by two at once.
+type recordEncoder struct {
+	zw *gzip.Writer
+}
+
+func (e *recordEncoder) encode(r *result.Result) ([]byte, error) {
 	b, err := result.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if _, err := zw.Write(b); err != nil {
+	if e.zw == nil {
+		e.zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	} else {
+		e.zw.Reset(&buf)
+	}
+	if _, err := e.zw.Write(b); err != nil {
 		return nil, err
 	}
-	if err := zw.Close(); err != nil {
+	if err := e.zw.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

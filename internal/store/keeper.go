@@ -32,7 +32,10 @@ type Keeper struct {
 	s *Store
 	o KeeperOptions
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// enc encodes every record the Keeper saves (under mu), with one
+	// gzip writer for the run.
+	enc     recordEncoder
 	pending []result.Result
 	lost    []Lost
 	saved   int
@@ -110,7 +113,7 @@ func (k *Keeper) Add(ctx context.Context, r result.Result) error {
 func (k *Keeper) flush(ctx context.Context) error {
 	for len(k.pending) > 0 {
 		r := k.pending[0]
-		_, err := k.s.Save(ctx, []result.Result{r})
+		_, err := k.s.save(ctx, []result.Result{r}, true, &k.enc)
 		var re *RecordError
 		switch {
 		case err == nil:

@@ -45,13 +45,15 @@ type SaveStats struct {
 // Save stores results in one transaction: all of them or none. A result
 // already stored (same run, target, position and start) is replaced.
 func (s *Store) Save(ctx context.Context, rs []result.Result) (SaveStats, error) {
-	return s.save(ctx, rs, true)
+	var enc recordEncoder
+	return s.save(ctx, rs, true, &enc)
 }
 
 // Import stores results in one transaction, keeping any result already
 // stored as it is, so importing the same file twice changes nothing.
 func (s *Store) Import(ctx context.Context, rs []result.Result) (SaveStats, error) {
-	return s.save(ctx, rs, false)
+	var enc recordEncoder
+	return s.save(ctx, rs, false, &enc)
 }
 
 // headline is what the results table keeps of a record beside the record
@@ -128,7 +130,8 @@ const runLabels = `UPDATE runs SET labels = coalesce((
 		FROM run_labels WHERE run_id = ?1 GROUP BY key)), '')
 	WHERE id = ?1`
 
-func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (SaveStats, error) {
+// save stores rs, encoding each record with enc.
+func (s *Store) save(ctx context.Context, rs []result.Result, replace bool, enc *recordEncoder) (SaveStats, error) {
 	var st SaveStats
 	if len(rs) == 0 {
 		return st, nil
@@ -144,7 +147,7 @@ func (s *Store) save(ctx context.Context, rs []result.Result, replace bool) (Sav
 		if r.RunID == "" {
 			return st, &RecordError{Position: i + 1, Test: r.Test.Name, Err: errors.New("no run id")}
 		}
-		gz, err := encodeRecord(r)
+		gz, err := enc.encode(r)
 		if err != nil {
 			return st, &RecordError{Position: i + 1, Test: r.Test.Name, Err: err}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/iolens/iolens/internal/result"
@@ -85,4 +86,58 @@ func BenchmarkImport(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRecordEncode encodes 100 results as a save does: with a gzip
+// writer made for each record, as an import once did, and with one
+// writer reset for each (a save's, an import's and a Keeper's own). The
+// bytes allocated per result are the difference.
+func BenchmarkRecordEncode(b *testing.B) {
+	rs := manyOf("20240501-120000-enc00", 100)
+	for _, c := range []struct {
+		name string
+		enc  func() *recordEncoder
+	}{
+		{"writer per record", func() *recordEncoder { return &recordEncoder{} }},
+		{"one writer", func() func() *recordEncoder {
+			var e recordEncoder
+			return func() *recordEncoder { return &e }
+		}()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range rs {
+					if _, err := c.enc().encode(&rs[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/result")
+		})
+	}
+}
+
+// TestEncoderKeepsItsWriter: a save's records share one gzip writer, so
+// encoding a record allocates about its own size, not a writer's tables
+// (over a megabyte) each time.
+func TestEncoderKeepsItsWriter(t *testing.T) {
+	rs := manyOf("20240501-120000-enc01", 50)
+	var e recordEncoder
+	if _, err := e.encode(&rs[0]); err != nil { // the writer, once
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range rs {
+		if _, err := e.encode(&rs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(rs))
+	if per > 256<<10 {
+		t.Errorf("encoding a record allocates %.0f KiB: a gzip writer per record?", per/1024)
+	}
+	t.Logf("%.1f KiB allocated per record", per/1024)
 }
