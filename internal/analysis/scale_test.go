@@ -106,3 +106,17 @@ func BenchmarkAnnotate(b *testing.B) {
 		return func() { Annotate(manyResults(n, 1)) }
 	})
 }
+
+// BenchmarkAnnotateShapes replays 32 saved results over distinct IO
+// shapes (six depths each), and 10 and 100 times as many.
+func BenchmarkAnnotateShapes(b *testing.B) {
+	for _, n := range []int{36, 360, 3600} {
+		b.Run(fmt.Sprintf("results=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Annotate(manyShapes(n))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/result")
+		})
+	}
+}
