@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
@@ -188,7 +189,7 @@ func htmlBench(dir string, tests, secs, reps int) {
 		var out []byte
 		d := median(reps, func() {
 			var b bytes.Buffer
-			page := report.ResultsPage(rs)
+			page := report.ResultsPage(diagnosis.Replay(rs))
 			page.Points = points
 			check(report.WriteHTML(&b, page))
 			out = b.Bytes()

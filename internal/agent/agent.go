@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/pipeline"
@@ -109,12 +108,7 @@ func (o *Agent) bench(ctx context.Context, fw *k8s.FrameWriter) error {
 		// the test's (preconditioning) with the start of the first test.
 		Labels: map[string]string{"k8s.agent-started": started.UTC().Format(time.RFC3339Nano)}}
 	if o.UntilSteady {
-		// The same rule as 'iolens run --until-steady'.
-		cfg.MaxRuntimeS = o.MaxRuntimeS
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(o.MinRuntimeS)
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
+		pipeline.UntilSteady(&cfg, o.MinRuntimeS, o.MaxRuntimeS)
 	}
 	if o.Device != "" {
 		// The volume was provisioned for this run and is deleted after

@@ -43,13 +43,17 @@ type SweepPoint struct {
 type Sweep struct {
 	Name   string
 	Points []SweepPoint
-	// Knee is the smallest depth reaching 90% of the maximum IOPS, 0
-	// when IOPS still grow at the deepest point.
-	Knee      int
-	Max       SweepPoint
-	Regime    string
-	LittleMin float64
-	LittleMax float64
+	// Knee is the shallowest depth measured at the plateau's level (the
+	// curve's Curve.KneeBracket), KneeBelow the deepest measured short of
+	// it and KneeBelowShare its share of the level (0: none below): the
+	// knee lies between the two. Knee is 0 with no plateau.
+	Knee           int
+	KneeBelow      int
+	KneeBelowShare float64
+	Max            SweepPoint
+	Regime         string
+	LittleMin      float64
+	LittleMax      float64
 }
 
 // gainPerDoubling is the relative IOPS gain from a to b scaled to one
@@ -198,10 +202,18 @@ func (sw *Sweep) setRegime(c *Curve) {
 		sw.Regime, sw.Knee = RegimeLatencyBound, 0
 		return
 	}
-	for _, p := range sw.Points {
-		if p.IOPS >= 0.9*sw.Max.IOPS {
-			sw.Knee = p.Outstanding
-			break
+	// The knee as the advice says it, in measured depths.
+	if below, reached := c.KneeBracket(); reached != nil {
+		sw.Knee = reached.QD
+		if below != nil && c.Level > 0 {
+			sw.KneeBelow, sw.KneeBelowShare = below.QD, below.IOPS/c.Level
+		}
+	} else {
+		for _, p := range sw.Points {
+			if p.IOPS >= 0.9*sw.Max.IOPS {
+				sw.Knee = p.Outstanding
+				break
+			}
 		}
 	}
 	switch c.Kind {
@@ -222,16 +234,19 @@ func (sw *Sweep) setRegime(c *Curve) {
 func SweepFinding(sw Sweep) result.Finding {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s; ", sw.Name, sw.Regime)
-	if sw.Knee > 0 {
-		fmt.Fprintf(&b, "knee at QD %d; ", sw.Knee)
-	} else {
-		fmt.Fprintf(&b, "no knee up to QD %d; ", sw.Points[len(sw.Points)-1].Outstanding)
+	switch {
+	case sw.Knee > 0 && sw.KneeBelow > 0:
+		fmt.Fprintf(&b, "knee between QD %d and QD %d (QD %d reaches the plateau, QD %d gets %.0f%% of it); ", sw.KneeBelow, sw.Knee, sw.Knee, sw.KneeBelow, 100*sw.KneeBelowShare)
+	case sw.Knee > 0:
+		fmt.Fprintf(&b, "QD %d reaches the plateau; ", sw.Knee)
+	default:
+		fmt.Fprintf(&b, "no plateau up to QD %d; ", sw.Points[len(sw.Points)-1].Outstanding)
 	}
-	fmt.Fprintf(&b, "max %.0f IOPS at QD %d with mean latency %s ms (p99 %s ms)",
-		sw.Max.IOPS, sw.Max.Outstanding, units.Millis(sw.Max.LatMeanNs), units.Millis(sw.Max.P99Ns))
+	fmt.Fprintf(&b, "max %s at QD %d with mean latency %s ms (p99 %s ms)",
+		units.IOPS(sw.Max.IOPS), sw.Max.Outstanding, units.Millis(sw.Max.LatMeanNs), units.Millis(sw.Max.P99Ns))
 	q1 := sw.Points[0]
 	if q1.Outstanding == 1 && q1.LatMeanNs > 0 {
-		fmt.Fprintf(&b, "; QD1 gives %.0f IOPS at %s ms, the most a client with one IO at a time can get", q1.IOPS, units.Millis(q1.LatMeanNs))
+		fmt.Fprintf(&b, "; QD1 gives %s at %s ms, the most a client with one IO at a time can get", units.IOPS(q1.IOPS), units.Millis(q1.LatMeanNs))
 	}
 	sev := SevInfo
 	switch {
@@ -248,7 +263,7 @@ func SweepFinding(sw Sweep) result.Finding {
 	default:
 		fmt.Fprintf(&b, "; Little's law holds (%.2f..%.2f)", sw.LittleMin, sw.LittleMax)
 	}
-	ev := map[string]float64{"knee_qd": float64(sw.Knee), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
+	ev := map[string]float64{"knee_qd": float64(sw.Knee), "knee_below_qd": float64(sw.KneeBelow), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
 		"max_iops_lat_mean_ns": sw.Max.LatMeanNs, "max_iops_p99_ns": sw.Max.P99Ns, "little_min": sw.LittleMin, "little_max": sw.LittleMax,
 		"qd1_iops": q1.IOPS, "qd1_lat_mean_ns": q1.LatMeanNs}
 	return result.Finding{Kind: KindQD, Code: sw.code(), Severity: sev, Summary: b.String(), Evidence: ev}

@@ -145,8 +145,8 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 	case SteadyYes:
 		f.Code = result.CodeSteady
 		f.StartS = f64(st.FromS)
-		f.Summary += fmt.Sprintf(" (%s window: %.0f IOPS, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
-			units.FormatSeconds(win), st.Mean, st.RangeFrac*100, st.SlopeFrac*100)
+		f.Summary += fmt.Sprintf(" (%s window: %s, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
+			units.FormatSeconds(win), units.IOPS(st.Mean), st.RangeFrac*100, st.SlopeFrac*100)
 	case SteadyNever:
 		f.Code = result.CodeNotSteady
 		f.Summary += fmt.Sprintf(": no %s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",

@@ -269,3 +269,28 @@ func TestQDSweepRegimes(t *testing.T) {
 		}
 	}
 }
+
+// The sweep's finding says the knee as the advice does: the bracket of
+// measured depths it lies in, with the share the shallower one gets
+// (issue 36), never a depth no test ran; a curve with no plateau has no
+// knee to name.
+func TestSweepKneeInMeasuredDepths(t *testing.T) {
+	sw, ok := AnalyzeSweep("x", cappedSweep(3000, 4096), nil)
+	if !ok {
+		t.Fatal("no sweep")
+	}
+	// QD1 gets 2,000 IOPS (0.5 ms each), QD2 the 3,000 cap.
+	if got, want := SweepFinding(sw).Summary, "knee between QD 1 and QD 2 (QD 2 reaches the plateau, QD 1 gets 67% of it)"; !strings.Contains(got, want) {
+		t.Errorf("capped sweep says %q, want %q", got, want)
+	}
+	var members []*result.Result
+	for _, q := range []int{1, 2, 4, 8, 16, 32, 64} {
+		r := loadFio(t, fmt.Sprintf("qd%d.json", q))
+		r.Test.Group = SweepPrefix + "randread-4k"
+		members = append(members, &r)
+	}
+	sw, _ = AnalyzeSweep("randread-4k", members, nil)
+	if got := SweepFinding(sw).Summary; !strings.Contains(got, "no plateau up to QD 64") || strings.Contains(got, "knee") {
+		t.Errorf("still rising at QD64, the sweep says %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -157,8 +158,8 @@ func unstableFindings(tr TestRepeats) []result.Finding {
 			continue
 		}
 		out = append(out, result.Finding{Kind: KindUnstable, Code: result.CodeUnstable, Severity: SevWarn, Dir: d.Dir,
-			Summary: fmt.Sprintf("%s is unstable over %d repeats: %s; mean %.0f IOPS, 95%% CI %.0f..%.0f; run more repeats or find the noise",
-				d.Dir, d.IOPS.N, d.Why, d.IOPS.Mean, d.IOPS.CILow, d.IOPS.CIHigh),
+			Summary: fmt.Sprintf("%s is unstable over %d repeats: %s; mean %s, 95%% CI %s..%s; run more repeats or find the noise",
+				d.Dir, d.IOPS.N, d.Why, units.IOPS(d.IOPS.Mean), units.Figure(d.IOPS.CILow), units.Figure(d.IOPS.CIHigh)),
 			Evidence: map[string]float64{"iops_mean": d.IOPS.Mean, "iops_sd": d.IOPS.SD, "iops_cv": d.IOPS.CV,
 				"iops_min": d.IOPS.Min, "iops_max": d.IOPS.Max, "outlier_repeat": float64(d.Outlier), "repeats": float64(d.IOPS.N)}})
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // DirSummary is one test's direction over the results that ran it: the
@@ -146,7 +147,7 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 	if len(idx) >= 2 {
 		if o := Outlier(s.IOPSValues); o >= 0 {
 			s.Unstable, s.Outlier = true, s.Repeats[o]
-			s.Why = fmt.Sprintf("repeat %d is an outlier (%.0f IOPS against a mean of %.0f)", s.Repeats[o], s.IOPSValues[o], s.IOPS.Mean)
+			s.Why = fmt.Sprintf("repeat %d is an outlier (%s against a mean of %s)", s.Repeats[o], units.IOPS(s.IOPSValues[o]), units.Figure(s.IOPS.Mean))
 		} else if s.IOPS.CV > UnstableCV {
 			s.Unstable = true
 			s.Why = fmt.Sprintf("IOPS vary by %.0f%% (CV) over %d repeats", s.IOPS.CV*100, len(idx))

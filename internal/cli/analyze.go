@@ -2,9 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -39,13 +40,9 @@ each result is also compared with what that disk should deliver.`,
 			if prom.url != "" {
 				return prom.run(cmd, streams, output, failOn, &files, &expect)
 			}
-			render := report.FindingsText
-			if output != "text" && output != "" {
-				r, err := report.RendererFor(output)
-				if err != nil {
-					return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
-				}
-				render = r
+			format, err := report.Results.Lookup(output)
+			if err != nil {
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if err := files.resolve(output, streams.ErrOut, false, reads{inputs: args}); err != nil {
 				return err
@@ -64,14 +61,17 @@ each result is also compared with what that disk should deliver.`,
 					diag(&rs[i])
 				}
 			}
-			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+			// The text opens with each run's diagnosis, then lists every
+			// test's figures and findings.
+			in := report.Input{Outcome: diagnosis.Replay(rs), PerTest: true}
+			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}
 			if err := files.writeCopy(rs); err != nil {
 				return err
 			}
 			if files.stdout() {
-				if err := render(reportOut(streams.Out, output), rs); err != nil {
+				if err := writeReport(streams.Out, format, in); err != nil {
 					return err
 				}
 			}

@@ -219,17 +219,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		return &UsageError{Err: errors.New("--vm needs --expect"), Help: "say which disk: --expect azure:P15 --vm Standard_DS2_v2"}
 	}
 	if cat, err := limits.Default(); err == nil {
-		o.Catalog = func(iops, bw float64) []promhist.Fit {
-			var out []promhist.Fit
-			for _, f := range cat.Fits(iops, bw, 3) {
-				name := f.Disk
-				if name == "" {
-					name = "VM " + f.VM
-				}
-				out = append(out, promhist.Fit{Name: name, IOPS: f.IOPS, BWBytes: f.BWBytes, Distance: f.Distance})
-			}
-			return out
-		}
+		o.Catalog = promhist.CatalogFits(cat)
 	}
 	c, err := promhist.NewClient(p.url, p.auth, promhist.Limits{})
 	if err != nil {
@@ -274,7 +264,8 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		loc = time.Local
 	}
 	rs := a.Results(loc)
-	if err := files.writeHTML(func(w io.Writer) error { return promhist.HTML(w, a, loc) }); err != nil {
+	in := report.Input{History: promhist.Report{A: a, Loc: loc}}
+	if err := files.writeHTML(report.Histories, in); err != nil {
 		return err
 	}
 	if err := files.writeCopy(rs); err != nil {
@@ -287,7 +278,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		}
 	}
 	if files.stdout() {
-		if err := format.Write(reportOut(streams.Out, output), report.Input{History: promhist.Report{A: a, Loc: loc}}); err != nil {
+		if err := writeReport(streams.Out, format, in); err != nil {
 			return err
 		}
 	}

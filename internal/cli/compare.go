@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -44,23 +45,26 @@ IOPS of each second of it (fio's per-window series).`,
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args, db: db}); err != nil {
 				return err
 			}
-			ops, err := compare.Resolve(cmd.Context(), args, streams.In, func() (*store.Store, error) { return openStore(cmd.Context(), db) }, warnSkipped(streams.ErrOut))
+			reader := report.FileReader{Stdin: streams.In, Skipped: warnSkipped(streams.ErrOut)}
+			read := func(ctx context.Context, path string) ([]result.Result, error) { return reader.Read(ctx, path) }
+			ops, err := compare.Resolve(cmd.Context(), args, read, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:
-				return &UsageError{Err: oe.Err, Help: oe.Hint()}
-			case errors.As(err, &oe):
-				return &hint.Error{Err: oe.Err, Advice: oe.Hint()}
+				return &UsageError{Err: oe.Err, Help: hint.Of(err)}
 			case err != nil:
 				return err
 			}
 			if err := partialOperands(ops, allowPartial); err != nil {
 				return err
 			}
+			for i := range ops {
+				d := diagnosis.Saved(ops[i].Results)
+				ops[i].Diagnosis, ops[i].Stories = &d, report.Stories(ops[i].Results, &d)
+			}
 			c := compare.Compare(ops)
 			in := report.Input{Comparison: &c, Operands: ops}
-			page := func(w io.Writer) error { return report.WriteHTML(w, report.ComparePage(ops, c)) }
-			if err := files.writeHTML(page); err != nil {
+			if err := files.writeHTML(report.Comparisons, in); err != nil {
 				return err
 			}
 			var all []result.Result
@@ -73,7 +77,7 @@ IOPS of each second of it (fio's per-window series).`,
 			if !files.stdout() {
 				return nil
 			}
-			return format.Write(reportOut(streams.Out, output), in)
+			return writeReport(streams.Out, format, in)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)

@@ -31,8 +31,6 @@ func completeValues(root *cobra.Command) {
 			var formats []string
 			if reg, ok := registryOf(fl); ok {
 				formats = reg.Names()
-			} else if fv, ok := fl.Value.(*format); ok {
-				formats = []string{fv.text, "json"}
 			}
 			if formats != nil {
 				_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))

@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/iolens/iolens/internal/cloudmeta"
-	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
@@ -21,26 +19,13 @@ import (
 )
 
 type diagnoseOptions struct {
-	device      string
-	create      bool
-	destructive bool
-	force       bool
-	emulated    string
-	budget      units.Duration
-	precision   string
-	size        units.Size
-	output      string
-	files       outputFiles
-	labels      []string
-	quiet       bool
-	verbose     bool
-	fioBinary   string
-	noMetadata  bool
-	keep        runSaveOptions
-	expect      expectOptions
-	existing    bool
-	maxRead     units.Size
-	sustained   bool
+	localFlags
+	budget    units.Duration
+	precision string
+	verbose   bool
+	existing  bool
+	maxRead   units.Size
+	sustained bool
 }
 
 func newDiagnoseCommand(streams IOStreams) *cobra.Command {
@@ -95,26 +80,15 @@ with (--no-metadata skips it; --expect overrides it).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.device, "device", "", "diagnose a raw block device instead of a directory (writes it: needs --destructive)")
-	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
-	f.BoolVar(&o.destructive, "destructive", false, "allow writing --device (destroys its data)")
-	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
-	f.StringVar(&o.emulated, "emulated", "", "diagnose emulated disk NAME ('iolens emulate create')")
+	o.add(cmd, report.Diagnoses, "diagnose a raw block device instead of a directory (writes it: needs --destructive)",
+		"diagnose emulated disk NAME ('iolens emulate create')",
+		"test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
 	f.Var(&o.budget, "budget", "time for the whole plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
-	f.Var(&o.size, "size", "test file size (default: 1 GiB or a tenth of the free space; laid out within the budget)")
-	outputFlag(f, &o.output, report.Diagnoses, "report format: ")
-	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
-	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "text: every finding of every test, with fio's details and the evidence")
-	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
 	f.BoolVar(&o.sustained, "sustained", false, "run the burst check to its end: write until burst credits or a write cache run out, for what --budget leaves after the other tests")
-	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
 	f.BoolVar(&o.existing, "existing", false, "sample the files already in DIR with direct reads and write nothing: first read against second (a restored volume is cold)")
 	f.Var(&o.maxRead, "max-read", "with --existing, the most it reads (first and second reads together)")
-	o.keep.addFlags(f)
-	o.expect.addFlags(cmd)
 	groupFlags(cmd, flagGroup{Title: "Flags"}, outputFlags, cloudFlags, vendorFlags)
 	return cmd
 }
@@ -127,8 +101,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 	if cmd.Flags().Changed("max-read") {
 		return &UsageError{Err: fmt.Errorf("--max-read applies with --existing only"), Help: "see 'iolens diagnose --help'"}
 	}
-	if _, err := report.Diagnoses.Lookup(o.output); err != nil {
-		return &UsageError{Err: err, Help: hint.Of(err)}
+	prog := newProgress(streams.ErrOut, o.quiet)
+	if err := (&recipe{formats: report.Diagnoses, output: o.output}).checkFormat(); err != nil {
+		return err
 	}
 	precision, err := units.ParsePrecision(o.precision)
 	if err != nil {
@@ -139,93 +114,37 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, streams IOStreams, dir string)
 		return &UsageError{Err: fmt.Errorf("--budget %s is outside %s to 24h", budget, least),
 			Help: fmt.Sprintf("the plan's core tests and fsync need at least %s; 3m (the default) also fits the burst check and the QD curves", least)}
 	}
-	if dir != "" && o.device != "" {
-		return &UsageError{Err: fmt.Errorf("give either DIR or --device, not both"), Help: "see 'iolens diagnose --help'"}
-	}
-	if o.create && o.device != "" {
-		return &UsageError{Err: fmt.Errorf("--create applies to DIR only"), Help: "see 'iolens diagnose --help'"}
+	t, err := o.target(cmd, streams, "iolens diagnose", dir)
+	if err != nil {
+		return err
 	}
 	if o.device != "" && !o.destructive {
 		return &UsageError{Err: fmt.Errorf("diagnose writes the device: --device %s needs --destructive", o.device),
 			Help: "add --destructive if nothing on it matters, or give a directory on a file system of that device"}
 	}
-	var prefix []string
-	if o.emulated != "" {
-		if dir, prefix, err = emulatedTarget(streams.ErrOut, "iolens diagnose", o.emulated, dir, o.device); err != nil {
-			return err
-		}
-	}
-	labels, err := parseLabels(o.labels)
-	if err != nil {
-		return err
-	}
-	expect, err := o.expect.diagnoser(cmd)
-	if err != nil {
-		return err
-	}
-	// Every file the run writes is checked, --out opened and the history
-	// opened before the first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{db: o.keep.db})
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-
-	prog := newProgress(streams.ErrOut, o.quiet)
-	defer prog.Done()
 	suite := plan.Suite()
-	cfg := runner.Config{Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: int64(o.size), Labels: labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
-		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: prefix, RunID: runner.NewRunID()}
-	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
-	prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(dir, o.device))
-	s, err := runner.Open(ctx, cfg, prog.Event)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = s.Close(ctx) }()
-	if expect == nil && !o.noMetadata {
-		expect = metadataExpect(ctx, prog)
-	}
-	snk := keeper.Sink(expect, copyWriter(out))
-	outcome, planErr := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
-		prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
-	})
-	closeErr := s.Close(ctx)
-	prog.Done()
-	finishRun(ctx, streams.ErrOut, keeper)
-	results := outcome.Results
-	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
-		// The report comes whatever became of the files.
-		if o.files.stdout() && o.verbose && o.output == "text" {
-			if err := report.DiagnosisText(reportOut(streams.Out, o.output), results, *d, true); err != nil {
-				return err
-			}
-		} else if o.files.stdout() {
-			if err := report.WriteDiagnosis(reportOut(streams.Out, o.output), o.output, *d, results); err != nil {
-				return err
-			}
+	cfg := runner.Config{Suite: suite, Dir: t.dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: int64(o.size), Labels: t.labels, FioBinary: o.fioBinary, NoPrecondition: true, Plan: true,
+		IolensVersion: Version, Emulated: o.emulated, CommandPrefix: t.prefix, RunID: runner.NewRunID()}
+	rc := o.recipe(ctx, prog, report.Diagnoses, t.expect)
+	rc.verbose, rc.ioErrorsFail = o.verbose, true
+	var closeErr error
+	out, planErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, t.labels, func() {
+		prog.Header("iolens diagnose %s: budget %s, precision %s%s", cfg.RunID, budget, strconv.FormatFloat(precision*100, 'g', 3, 64)+"%", rootDiskWords(t.dir, o.device))
+	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
+		s, err := runner.Open(ctx, cfg, prog.Event)
+		if err != nil {
+			return diagnosis.Outcome{}, err
 		}
-	}
-	switch {
-	case outErr != nil:
-		return keptAs(outErr, keeper, cfg.RunID, planErr)
-	case outcome.Diagnosis != nil && outcome.Diagnosis.IOErrors != nil:
-		// A disk that returned IO errors fails the check, whatever else
-		// the run found.
-		e := outcome.Diagnosis.IOErrors
-		return &hint.Error{Err: checkFailed(fmt.Sprintf("the disk returned IO errors in %d of %d tests", e.Tests, e.Of)),
-			Advice: "the verdict names the tests and offsets; the kernel log (dmesg) says which device and sectors"}
-	case planErr != nil && ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
-	case planErr != nil:
-		return planErr
+		defer func() { _ = s.Close(ctx) }()
+		out, err := pipeline.Plan(ctx, s, plan.Options{Budget: budget, Precision: precision, Sustained: o.sustained}, snk, func(e plan.Event) {
+			prog.Line("diagnose: %s (%s of the budget left)", e.Message, units.Clock(e.Left))
+		})
+		closeErr = s.Close(ctx)
+		return out, err
+	})
+	if err := localStatus(ctx, out, planErr, err); err != nil {
+		return err
 	}
 	return closeErr
 }
@@ -252,6 +171,15 @@ func rootDiskWords(dir, device string) string {
 // EnvNoMetadata, when set to anything, turns the cloud metadata lookup off
 // as --no-metadata does.
 const EnvNoMetadata = "IOLENS_NO_METADATA"
+
+// metadataDefault is the expectation a run without --expect takes from
+// the cloud metadata, asked when the run starts (nil with --no-metadata).
+func metadataDefault(ctx context.Context, prog *Progress, off bool) func() func(*result.Result) {
+	if off {
+		return nil
+	}
+	return func() func(*result.Result) { return metadataExpect(ctx, prog) }
+}
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.

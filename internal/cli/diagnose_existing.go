@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/iolens/iolens/internal/coldread"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
@@ -22,7 +23,8 @@ func (o *diagnoseOptions) runExisting(cmd *cobra.Command, streams IOStreams, dir
 				Help: "--existing takes --max-read and -o text|json"}
 		}
 	}
-	if o.output != "text" && o.output != "json" {
+	format, err := report.Listings.Lookup(o.output)
+	if err != nil {
 		return &UsageError{Err: fmt.Errorf("-o %s: --existing writes text or json", o.output), Help: "use -o text or -o json"}
 	}
 	if !o.quiet {
@@ -32,12 +34,13 @@ func (o *diagnoseOptions) runExisting(cmd *cobra.Command, streams IOStreams, dir
 	if err != nil {
 		return err
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	w := termtext.NewWriter(streams.Out)
+	return writeReport(streams.Out, format, report.Input{Listing: report.Listing{Value: r, Forms: map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error { return existingText(w, r) }}}})
+}
+
+// existingText is the text of a sample of existing data: the verdict,
+// then each depth's first and second touch.
+func existingText(w io.Writer, r *coldread.Report) error {
 	for _, l := range r.Verdict {
 		fmt.Fprintln(w, l)
 	}

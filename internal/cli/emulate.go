@@ -15,6 +15,7 @@ import (
 
 	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -191,7 +192,7 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 	f.StringVar(&o.CacheBW, "cache-bw", "128MB/s", "cache bandwidth (default: Azure Standard_D8s_v3 cached limit)")
 	numberVar(f, &o.Scale, "scale", 1, 0, 1e6, "time scale: bucket and cache sizes are divided by it")
 	f.StringVar(&o.Cgroup, "cgroup", "auto", "cgroup interface: auto, v1 or v2")
-	o.output = formatFlag(f, "text", "text or json")
+	o.output = formatFlag(f, report.Listings, "format: ")
 	f.StringVar(&o.Latency, "latency", "", "least time of every read, write and flush: 2ms, 2ms±0.5ms or p50=1ms,p99=4ms")
 	f.StringVar(&o.ReadLatency, "read-latency", "", "read latency (overrides --latency)")
 	f.StringVar(&o.WriteLatency, "write-latency", "", "write latency (overrides --latency)")
@@ -218,7 +219,7 @@ func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (em
 	s, err := o.SpecOptions.Spec(name, stateDir)
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {
-		return s, &UsageError{Err: oe.Err, Help: oe.Help}
+		return s, &UsageError{Err: oe.Err, Help: hint.Of(err)}
 	}
 	if err != nil {
 		return s, err
@@ -260,9 +261,9 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 	// The whole output goes in one write: the disk is kept only if its
 	// description reached the reader.
 	var out bytes.Buffer
-	err = o.output.print(&out, d, func() error {
-		emulate.WriteDisk(&out, d)
-		_, err := fmt.Fprintf(&out, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
+	err = o.output.print(&out, d, func(w io.Writer) error {
+		emulate.WriteDisk(w, d)
+		_, err := fmt.Fprintf(w, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
 		return err
 	})
 	if err == nil {
@@ -307,7 +308,7 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 				for _, d := range disks {
 					st = append(st, d.Status())
 				}
-				if jerr := writeJSON(streams.Out, st); jerr != nil {
+				if jerr := output.print(streams.Out, st, nil); jerr != nil {
 					return jerr
 				}
 				return err
@@ -320,7 +321,7 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 			return err
 		},
 	}
-	output = formatFlag(cmd.Flags(), "text", "text or json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	return cmd
 }
 
@@ -359,10 +360,10 @@ func newEmulateStatusCommand(streams IOStreams, stateDir func() string) *cobra.C
 				return err
 			}
 			st := d.Status()
-			return output.print(streams.Out, st, func() error { emulate.WriteStatus(streams.Out, d, st); return nil })
+			return output.print(streams.Out, st, func(w io.Writer) error { emulate.WriteStatus(w, d, st); return nil })
 		},
 	}
-	output = formatFlag(cmd.Flags(), "text", "text or json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	return cmd
 }
 
@@ -435,7 +436,7 @@ processes still run in a disk's cgroup unless --force, which kills them.`,
 }
 
 func newEmulateEventsCommand(streams IOStreams, stateDir func() string) *cobra.Command {
-	var output string
+	var output *format
 	cmd := &cobra.Command{
 		Use:   "events NAME",
 		Short: "Print an emulated disk's controller event log",
@@ -445,23 +446,27 @@ func newEmulateEventsCommand(streams IOStreams, stateDir func() string) *cobra.C
 			if err != nil {
 				return err
 			}
-			if output == "ndjson" {
-				f, err := os.Open(d.EventLog)
-				if err != nil {
+			return output.write(streams.Out, report.Listing{Forms: map[string]func(io.Writer) error{
+				"ndjson": func(w io.Writer) error {
+					f, err := os.Open(d.EventLog)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					_, err = io.Copy(w, f)
 					return err
-				}
-				defer f.Close()
-				_, err = io.Copy(streams.Out, f)
-				return err
-			}
-			evs, err := d.Events()
-			if err != nil {
-				return err
-			}
-			return emulate.WriteEvents(streams.Out, evs)
+				},
+				"text": func(w io.Writer) error {
+					evs, err := d.Events()
+					if err != nil {
+						return err
+					}
+					return emulate.WriteEvents(w, evs)
+				},
+			}})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or ndjson")
+	output = formatFlag(cmd.Flags(), report.EventLogs, "format: ")
 	return cmd
 }
 
@@ -513,7 +518,7 @@ func emulatedTarget(w io.Writer, command, name, dir, device string) (string, []s
 	}
 	var oe *emulate.OptionError
 	if errors.As(err, &oe) {
-		return "", nil, &UsageError{Err: oe.Err, Help: oe.Help}
+		return "", nil, &UsageError{Err: oe.Err, Help: hint.Of(err)}
 	}
 	if err == nil && unix.Access(dir, unix.W_OK) != nil {
 		// Tests write there and fio joins the disk's cgroup: both are

@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/etcdmetrics"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -108,7 +110,7 @@ also fails on warn and undecided) or a member could not be read, as
 			if err != nil {
 				return err
 			}
-			if err := output.print(streams.Out, rep, func() error { return etcdmetrics.WriteText(streams.Out, rep) }); err != nil {
+			if err := output.print(streams.Out, rep, func(w io.Writer) error { return etcdmetrics.WriteText(w, rep) }); err != nil {
 				return err
 			}
 			return etcdExit(rep, failOn)
@@ -118,7 +120,7 @@ also fails on warn and undecided) or a member could not be read, as
 	f.Var(&interval, "interval", "scrape twice this far apart and judge only what happened in between (e.g. 30s); 0 judges since each member started")
 	f.Var(&timeout, "timeout", "bound on each scrape")
 	tlsOpts.addFlags(f, "")
-	output = formatFlag(f, "text", "text or json (a verdict per member and overall)")
+	output = formatFlag(f, report.Listings, "a verdict per member and overall: ")
 	f.StringVar(&failOn, "fail-on", "fail", "exit 1 when the verdict is this severe: none, info (any), warn (warn, undecided, no data), fail")
 	return cmd
 }

@@ -49,7 +49,7 @@ rename), as the collector requires.`,
 			ids, err := s.RunIDs(cmd.Context(), args, last)
 			var se *store.SelectorError
 			if errors.As(err, &se) {
-				return &UsageError{Err: se.Err, Help: se.Hint()}
+				return &UsageError{Err: se.Err, Help: hint.Of(err)}
 			}
 			if err != nil {
 				return err

@@ -17,7 +17,6 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -217,7 +216,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 					return nil, err
 				}
 				return st.Select(ctx, sel)
-			}, func(rs []result.Result) diagnosis.Diagnosis { return report.Diagnose(rs, nil) })
+			}, func(rs []result.Result) diagnosis.Diagnosis { return diagnosis.Saved(rs) })
 		case errors.Is(err, store.ErrNoDatabase):
 		default:
 			clusterNotes = append(clusterNotes, "the history database could not be read ("+err.Error()+"): no class's measured caps are used")
@@ -237,16 +236,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 		if err != nil {
 			return err
 		}
-		// --expect and the mapping file come first; capOf ranks by source.
-		ho.Rules = append(ho.Rules, inv.Rules...)
-		if ho.VMs == nil {
-			ho.VMs = map[string]string{}
-		}
-		for inst, vm := range inv.VMs {
-			if _, ok := ho.VMs[inst]; !ok {
-				ho.VMs[inst] = vm
-			}
-		}
+		ho.Add(inv)
 		clusterNotes = append(clusterNotes, inv.Notes...)
 	}
 	rep, err := headroom.Run(ctx, c, ho)
@@ -263,11 +253,11 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 			return fmt.Errorf("--rules: %w", err)
 		}
 	}
-	page := headroom.Page{R: rep, Loc: time.Local}
+	in := report.Input{Headroom: headroom.Page{R: rep, Loc: time.Local}}
 	if o.html != "" {
-		if err := userfile.Write(o.html, func(w io.Writer) error { return page.WriteFormat(termtext.NewHTMLWriter(w), "html") }); err != nil {
+		if err := writeFile(o.html, report.Headrooms, "html", in); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
-	return format.Write(reportOut(streams.Out, o.output), report.Input{Headroom: page})
+	return writeReport(streams.Out, format, in)
 }

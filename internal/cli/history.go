@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -47,7 +47,7 @@ func lookupErr(err error) error {
 	case errors.Is(err, store.ErrEmptyID):
 		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
 	case errors.As(err, &amb):
-		return &UsageError{Err: err, Help: amb.Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	return err
 }
@@ -127,12 +127,12 @@ Run ids may be shortened to any unique prefix.`,
 			if runs == nil {
 				runs = []store.Run{}
 			}
-			return output.print(streams.Out, runs, func() error { return store.WriteRunList(streams.Out, runs) })
+			return output.print(streams.Out, runs, func(w io.Writer) error { return store.WriteRunList(w, runs) })
 		},
 	}
 	f := cmd.PersistentFlags()
 	dbFlag(f, &db)
-	output = formatFlag(cmd.Flags(), "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "only runs with results matching this label selector")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show only the newest N runs")
 	cmd.AddCommand(newHistoryShowCommand(streams, &db), newHistoryRmCommand(streams, &db),
@@ -207,7 +207,16 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeTo(dataOut(streams.Out), out, func(w io.Writer) error { return report.NDJSON(w, rs) })
+			ndjson, err := report.Results.Lookup("ndjson")
+			if err != nil {
+				return err
+			}
+			// The records only: NDJSON carries no diagnosis.
+			in := report.Input{Outcome: diagnosis.Outcome{Results: rs}}
+			if out == "" || out == "-" {
+				return writeReport(streams.Out, ndjson, in)
+			}
+			return writeFile(out, report.Results, "ndjson", in)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
@@ -267,18 +276,15 @@ func (ro *renderOptions) addFlags(f *pflag.FlagSet) {
 }
 
 func (ro *renderOptions) render(streams IOStreams, rs []result.Result) error {
-	render, err := report.RendererFor(ro.output)
+	format, err := report.Results.Lookup(ro.output)
 	if err != nil {
-		var uf *report.UnknownFormatError
-		if errors.As(err, &uf) {
-			return &UsageError{Err: err, Help: uf.Hint()}
-		}
-		return err
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
+	in := report.Input{Outcome: diagnosis.Replay(rs)}
 	if ro.out == "" || ro.out == "-" {
-		return render(reportOut(streams.Out, ro.output), rs)
+		return writeReport(streams.Out, format, in)
 	}
-	return userfile.Write(ro.out, func(w io.Writer) error { return render(w, rs) })
+	return writeFile(ro.out, report.Results, format.Name, in)
 }
 
 // runSaveOptions are the flags of 'run' that keep results: the history
@@ -322,7 +328,7 @@ func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, su
 			k.Close()
 			var le *metrics.ListenError
 			if errors.As(err, &le) {
-				return nil, &UsageError{Err: err, Help: le.Hint()}
+				return nil, &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			return nil, err
 		}

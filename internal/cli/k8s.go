@@ -18,7 +18,7 @@ import (
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/agent"
-	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/report"
@@ -51,7 +51,7 @@ func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
 	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
 	var ke *k8s.KubeconfigError
 	if errors.As(err, &ke) {
-		return nil, "", "", &hint.Error{Err: ke, Advice: ke.Hint()}
+		return nil, "", "", ke
 	}
 	return c, ns, ctxName, err
 }
@@ -141,15 +141,15 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			return output.print(streams.Out, cls, func() error {
+			return output.print(streams.Out, cls, func(w io.Writer) error {
 				if len(cls) == 0 {
 					fmt.Fprintln(streams.ErrOut, "no storage classes: the cluster has no dynamic provisioning")
 				}
-				return writeClasses(streams.Out, cls, size.String())
+				return k8s.WriteClasses(w, cls, size.String())
 			})
 		},
 	}
-	output = formatFlag(cmd.Flags(), "table", "table or json")
+	output = formatFlag(cmd.Flags(), report.Tables, "format: ")
 	cmd.Flags().StringVar(&sizeFlag, "pvc-size", "100Gi", "volume size for the catalog disk column (the SKU depends on it)")
 	// The old name, kept for scripts: it sized the volume here and the
 	// test file in 'iolens run'.
@@ -185,14 +185,14 @@ type k8sRunOptions struct {
 	keep        bool
 	timeouts    k8s.Timeouts
 	output      string
-	out         string
+	files       outputFiles
 	quiet       bool
 	runAsUser   int64
 	runID       string
 	agentSA     string
 	rampSet     bool
 	// render, if set, writes the report instead of the -o renderer.
-	render func(io.Writer, []result.Result) error
+	render report.Renderer
 	save   runSaveOptions
 	expect expectOptions
 	push   string
@@ -236,8 +236,7 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.Var((*units.Duration)(&o.timeouts.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
 	o.timeouts.Cleanup = d.Cleanup
 	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
-	f.StringVar(&o.out, "out", "", "also append every result to this NDJSON file as it arrives")
-	markOutput(f, "out")
+	o.files.addFlags(f, "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.Var(runIDValue{"--run-id", &o.runID}, "run-id", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
@@ -336,26 +335,26 @@ func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suite
 func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	// Everything the run writes and every id it sends is checked before
 	// the first call to the API.
-	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.out}); err != nil {
+	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.files.out}, [2]string{"--html", o.files.html}); err != nil {
 		return k8s.Config{}, err
 	}
 	if o.runID != "" {
-		if err := checkRunID("--run-id", o.runID); err != nil {
+		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
 			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
 		}
 	}
-	for _, check := range []error{checkServiceAccount(o.agentSA), checkTimeouts(o.timeouts)} {
+	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
 		if check != nil {
 			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
 		}
 	}
-	tol, err := parseTolerations(o.tolerate)
+	tol, err := k8s.ParseTolerations(o.tolerate)
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
 	}
-	pull, err := parsePullPolicy(o.pullPolicy)
+	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
 	if err == nil {
-		err = checkImage(o.image, DefaultImage())
+		err = k8s.CheckImage(o.image, DefaultImage())
 	}
 	if err != nil {
 		return k8s.Config{}, k8sUsage(cmd, "%v", err)
@@ -369,8 +368,8 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 }
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
-	if _, err := report.RendererFor(o.output); err != nil {
-		return &UsageError{Err: err, Help: "see 'iolens k8s run --help'"}
+	if err := o.recipe().checkFormat(); err != nil {
+		return err
 	}
 	cfg, err := o.baseConfig(ctx, streams, suiteSet)
 	if err != nil {
@@ -410,68 +409,42 @@ func requestErr(help string, err error) error {
 	return &UsageError{Err: err, Help: help}
 }
 
+// recipe is a Kubernetes run's share of the flags every run has. The
+// agents analysed each result in their pods; here each is compared with
+// what its disk should deliver: --expect, or the catalog disk the class
+// provisions.
+func (o *k8sRunOptions) recipe() *recipe {
+	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.save,
+		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.untilSteady, expect: o.diag,
+		defaultExpect: func() func(*result.Result) { return limits.CatalogCeiling }, render: o.render}
+}
+
 // runTargets runs targets, draws progress, writes results and turns the
 // outcome into the exit status. after, if set, sees the results at the end.
 func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
 	o *k8sRunOptions, after func([]result.Result)) error {
-	output, quiet := o.output, o.quiet
 	if o.push != "" {
 		if err := metrics.CheckPushURL(o.push); err != nil {
 			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
 		}
 	}
-	render, _ := report.RendererFor(output)
-	if o.render != nil {
-		render = o.render
-	}
-	out, err := openOut(o.out)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	keeper, err := o.save.start(ctx, streams, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID})
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
-	prog := &progressLog{W: streams.ErrOut, Quiet: quiet, Start: time.Now()}
+	prog := &progressLog{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
 	mode := "one group at a time"
 	if cfg.Parallel {
 		mode = "all at once"
 	}
-	prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
-	stream := output == "ndjson"
-	// The agent analysed each result in its pod; here they are compared
-	// with what their disk should deliver: --expect, or the catalog disk
-	// the class provisions.
-	expect := o.diag
-	if expect == nil {
-		expect = limits.CatalogCeiling
-	}
-	snk := keeper.Sink(expect, copyWriter(out))
-	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
-	}
 	var sum k8s.Summary
-	outcome, runErr := pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
-		r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
-		var err error
-		sum, err = r.Run(ctx, targets)
-		return err
-	})
-	results := outcome.Results
-	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
-		prog.Line("%s", note)
-	}
-	finishRun(ctx, streams.ErrOut, keeper)
-	if err := out.Close(); err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	if !stream && len(results) > 0 {
-		if err := render(reportOut(streams.Out, output), results); err != nil {
+	out, runErr, err := o.recipe().run(ctx, streams, prog, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID}, func() {
+		prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
+	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
+		return pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
+			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
+			var err error
+			sum, err = r.Run(ctx, targets)
 			return err
-		}
-	}
+		})
+	})
+	results := out.Results
 	if after != nil {
 		after(results)
 	}
@@ -482,6 +455,8 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	}
 	var cnf *k8s.ClassNotFoundError
 	switch {
+	case err != nil:
+		return err
 	case runErr == nil:
 		return pushErr
 	case errors.As(runErr, &cnf):
@@ -531,10 +506,10 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
 			}
 			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Help: err.(*k8s.HostPathError).Hint()}
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
-			if _, err := report.RendererFor(o.output); err != nil {
-				return &UsageError{Err: err, Help: "see 'iolens k8s node-check --help'"}
+			if err := o.recipe().checkFormat(); err != nil {
+				return err
 			}
 			var err error
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
@@ -602,7 +577,7 @@ lists what it would delete and asks for --yes.`,
 				return k8sUsage("cleanup", "give either --run ID or --all")
 			}
 			if runID != "" {
-				if err := checkRunID("--run", runID); err != nil {
+				if err := k8s.CheckRunID("--run", runID); err != nil {
 					return &UsageError{Err: err, Help: hint.Of(err)}
 				}
 			}
@@ -643,7 +618,7 @@ func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID
 			fmt.Fprintln(streams.Out, "nothing left")
 			return nil
 		}
-		writeLeftovers(streams.Out, l)
+		l.WriteText(streams.Out)
 		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
 			l.Objects(), strings.Join(l.Namespaces(), ", "))
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/plan"
 	"github.com/iolens/iolens/internal/report"
-	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -84,9 +84,9 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	// The plan replaces the suite; the run may take its budget, the
 	// layout and the pod's start and end.
 	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
-	r.render = func(w io.Writer, rs []result.Result) error {
-		n := compare.NodeDiagnoses(rs)
-		return format.Write(w, report.Input{Results: rs, Nodes: &n})
+	r.render = func(w io.Writer, out diagnosis.Outcome) error {
+		n := compare.OfNodes(out)
+		return format.Write(w, report.Input{Outcome: out, Nodes: &n})
 	}
 	r.req.Classes, r.req.Sizes, r.req.SizesGiven, r.req.VolumesPerNode = nil, []string{o.pvcSize}, true, 1
 	if o.class != "" {

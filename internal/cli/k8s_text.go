@@ -4,46 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/units"
 )
-
-// writeClasses writes the storage classes as a table, the last column
-// the catalog disk each provisions at size (the volume size as given).
-func writeClasses(w io.Writer, cls []k8s.ClassInfo, size string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tPROVISIONER\tDEFAULT\tBINDING\tRECLAIM\tEXPANSION\tPARAMETERS\tDISK AT %s\n", size)
-	for _, c := range cls {
-		var ps []string
-		for k, v := range c.Important {
-			ps = append(ps, k+"="+v)
-		}
-		sort.Strings(ps)
-		def := ""
-		if c.Default {
-			def = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.Name, c.Provisioner, units.OrDash(def), c.VolumeBindingMode,
-			c.ReclaimPolicy, c.AllowExpansion, units.OrDash(strings.Join(ps, ",")), units.OrDash(c.SKU))
-	}
-	return tw.Flush()
-}
-
-// writeLeftovers writes the objects k8s.Cleanup would delete, one namespace/name
-// a line: jobs, pods, PVCs, then ConfigMaps.
-func writeLeftovers(w io.Writer, l k8s.Leftovers) {
-	for _, list := range [][]string{l.Jobs, l.Pods, l.PVCs, l.ConfigMaps} {
-		for _, o := range list {
-			fmt.Fprintln(w, o)
-		}
-	}
-}
 
 // progressLog writes a run's progress, one line per target event, each
 // stamped with the time since Start. Quiet writes nothing.
@@ -123,3 +90,6 @@ func (p *progressLog) Summary(s k8s.Summary) {
 			s.FirstResult.Sub(s.Started).Seconds(), s.CleanedUp.Sub(s.LastResult).Seconds())
 	}
 }
+
+// Done ends the progress: lines stay as written.
+func (p *progressLog) Done() {}

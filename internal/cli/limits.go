@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/limits"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
@@ -59,7 +60,7 @@ func (e *expectFlags) siblings(disk string) []string {
 func specError(err error) error {
 	var se *limits.SpecError
 	if errors.As(err, &se) {
-		return &UsageError{Err: se, Help: se.Hint()}
+		return &UsageError{Err: se, Help: hint.Of(se)}
 	}
 	return err
 }
@@ -67,7 +68,7 @@ func specError(err error) error {
 type limitsOptions struct {
 	expectFlags
 	ioSizes      []string
-	output       *limitsFormat
+	output       *format
 	targetIOPS   float64
 	targetMBps   float64
 	targetIOSize units.Size
@@ -158,11 +159,7 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 	f := cmd.Flags()
 	f.Var(&o.volumes, "volumes-per-node", "volumes like DISK tested at the same time on the VM: they share its caps, and IBM splits its volume bandwidth over them")
 	f.StringSliceVar(&o.ioSizes, "io-size", []string{"4k", "16k", "256k", "1m"}, "IO sizes to show")
-	o.output = &limitsFormat{v: "text"}
-	f.VarP(o.output, "output", "o", "format: text, json, wide (one record per disk), csv; several disks print as one table")
-	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"text", "json", "wide", "csv"}, cobra.ShellCompDirectiveNoFileComp
-	})
+	o.output = formatFlag(f, report.LimitSheets, "format (wide is one record per disk, and several disks print as one table): ")
 	numberVar(f, &o.targetIOPS, "target-iops", 0, 0, 1e9, "find the smallest disk that sustains this many IOPS, reads and writes each")
 	numberVar(f, &o.targetMBps, "target-mbps", 0, 0, 1e9, "find the smallest disk that sustains this many MB/s (10^6 B/s), reads and writes each")
 	o.targetIOSize = units.Size(limits.DefaultTargetIOSize)
@@ -213,7 +210,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 func priceError(err error) error {
 	var pe *limits.PriceError
 	if errors.As(err, &pe) {
-		return &UsageError{Err: pe, Help: pe.Hint()}
+		return &UsageError{Err: pe, Help: hint.Of(pe)}
 	}
 	return err
 }
@@ -241,7 +238,7 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		}
 	}
 	rep := c.NewReport(x, sizes, o.priceAsOf)
-	return o.output.print(w, rep, func() error { return rep.WriteText(w) })
+	return o.output.print(w, rep, rep.WriteText)
 }
 
 func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
@@ -260,13 +257,11 @@ func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	if err != nil {
 		return specError(err)
 	}
-	switch o.output.v {
-	case "wide":
-		return c.SizingTable(sz).WriteWide(w)
-	case "csv":
-		return c.SizingTable(sz).WriteCSV(w)
-	}
-	return o.output.print(w, sz, func() error { return limits.WriteSizingText(w, sz) })
+	return o.output.write(w, report.Listing{Value: sz, Forms: map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error { return limits.WriteSizingText(w, sz) },
+		"wide": func(w io.Writer) error { return c.SizingTable(sz).WriteWide(w) },
+		"csv":  func(w io.Writer) error { return c.SizingTable(sz).WriteCSV(w) },
+	}})
 }
 
 // table compares several disks on one VM: a row per disk.
@@ -281,37 +276,7 @@ func (o *limitsOptions) table(w io.Writer, c *limits.Catalog, disks []string, si
 		xs = append(xs, x)
 	}
 	t := c.NewDiskTable(xs, size, o.priceAsOf)
-	switch o.output.v {
-	case "wide":
-		return t.WriteWide(w)
-	case "csv":
-		return t.WriteCSV(w)
-	}
-	return o.output.print(w, t, func() error { return t.WriteText(w) })
-}
-
-// limitsFormat is -o for limits: text, json, and per-disk records (wide,
-// csv).
-type limitsFormat struct{ v string }
-
-func (f *limitsFormat) Set(s string) error {
-	switch s {
-	case "text", "json", "wide", "csv":
-		f.v = s
-		return nil
-	}
-	return hint.Wrap(fmt.Errorf("want text, json, wide or csv"), "valid formats: text, json, wide, csv")
-}
-
-func (f *limitsFormat) String() string { return f.v }
-func (f *limitsFormat) Type() string   { return "format" }
-
-// print writes v as indented JSON with -o json, and calls text otherwise.
-func (f *limitsFormat) print(w io.Writer, v any, text func() error) error {
-	if f.v == "json" {
-		return writeJSON(w, v)
-	}
-	return text()
+	return o.output.write(w, report.Listing{Value: t, Forms: map[string]func(io.Writer) error{"text": t.WriteText, "wide": t.WriteWide, "csv": t.WriteCSV}})
 }
 
 func newCatalogCommand(streams IOStreams) *cobra.Command {
@@ -331,18 +296,18 @@ func newCatalogCommand(streams IOStreams) *cobra.Command {
 			}
 			switch {
 			case len(args) == 0 || args[0] == "list":
-				return output.print(streams.Out, c, func() error { return c.WriteCatalogList(streams.Out) })
+				return output.print(streams.Out, c, func(w io.Writer) error { return c.WriteCatalogList(w) })
 			case args[0] == "show" && len(args) == 2:
 				ce := c.Entry(args[1])
 				if ce == nil {
 					return &UsageError{Err: fmt.Errorf("no catalog entry %q", args[1]), Help: "'iolens catalog list' shows the ids"}
 				}
-				return output.print(streams.Out, ce, func() error { return ce.WriteText(streams.Out) })
+				return output.print(streams.Out, ce, func(w io.Writer) error { return ce.WriteText(w) })
 			}
 			return &UsageError{Err: fmt.Errorf("unknown catalog command %q", strings.Join(args, " ")), Help: "iolens catalog list | iolens catalog show ID"}
 		},
 	}
-	output = formatFlag(cmd.Flags(), "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	return cmd
 }
 

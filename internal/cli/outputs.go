@@ -1,17 +1,17 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/termtext"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
@@ -69,28 +69,38 @@ func (o *outputFiles) openCopy(format string, errOut io.Writer, r reads) (*userf
 // stdout reports whether the report still goes to standard output.
 func (o *outputFiles) stdout() bool { return !o.pageOnly }
 
-// writeHTML writes the page to --html, if given.
-func (o *outputFiles) writeHTML(write func(io.Writer) error) error {
+// writeHTML writes in to --html, if given, as reg's html format.
+func (o *outputFiles) writeHTML(reg report.Registry, in report.Input) error {
 	if o.html == "" {
 		return nil
 	}
-	if err := userfile.Write(o.html, func(w io.Writer) error { return write(termtext.NewHTMLWriter(w)) }); err != nil {
+	if err := writeFile(o.html, reg, "html", in); err != nil {
 		return fmt.Errorf("%s: %w", o.htmlFlag, err)
 	}
 	return nil
 }
 
-// writeCopy writes rs to --out as NDJSON, if given, replacing the file
-// (commands that re-read saved results; run and diagnose append as each
-// result completes).
+// writeCopy writes rs to --out as the results' NDJSON, if given,
+// replacing the file (commands that re-read saved results; run and
+// diagnose append as each result completes).
 func (o *outputFiles) writeCopy(rs []result.Result) error {
 	if o.out == "" {
 		return nil
 	}
-	if err := userfile.Write(o.out, func(w io.Writer) error { return report.NDJSON(w, rs) }); err != nil {
+	if err := writeFile(o.out, report.Results, "ndjson", report.Input{Outcome: diagnosis.Outcome{Results: rs}}); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
+}
+
+// writeFile writes in to the file path as reg's format, through the
+// format's own escaping, replacing the file.
+func writeFile(path string, reg report.Registry, format string, in report.Input) error {
+	f, err := reg.Lookup(format)
+	if err != nil {
+		return err
+	}
+	return userfile.Write(path, func(w io.Writer) error { return f.Write(f.To(w, false), in) })
 }
 
 // reads are the files a command reads, which none of its outputs may be.
@@ -251,41 +261,46 @@ func copyWriter(f *userfile.AppendFile) io.Writer {
 	return f
 }
 
-// format is -o of the commands that print text (or a table) or JSON,
-// checked as the flag is parsed.
+// format is -o of a command that lists or shows what is drawn above
+// report (a report.Listing): its formats are reg's, checked as the flag
+// is parsed; the first is the default.
 type format struct {
-	v, text string // the value, and the name of the text form
+	v   string
+	reg report.Registry
 }
 
-func formatFlag(f *pflag.FlagSet, text, usage string) *format {
-	o := &format{v: text, text: text}
-	f.VarP(o, "output", "o", usage)
+func formatFlag(f *pflag.FlagSet, reg report.Registry, usage string) *format {
+	o := &format{v: reg.Formats[0].Name, reg: reg}
+	f.VarP(o, "output", "o", usage+strings.Join(reg.Names(), ", "))
+	_ = f.SetAnnotation("output", formatsAnnotation, []string{reg.Kind})
 	return o
 }
 
 func (o *format) Set(s string) error {
-	if s != o.text && s != "json" {
-		return hint.Wrap(fmt.Errorf("want %s or json", o.text), "valid formats: "+o.text+", json")
+	f, err := o.reg.Lookup(s)
+	if err != nil {
+		return err
 	}
-	o.v = s
+	o.v = f.Name
 	return nil
 }
 
 func (o *format) String() string { return o.v }
 func (o *format) Type() string   { return "format" }
 
-// print writes v as indented JSON with -o json, and calls text otherwise.
-func (o *format) print(w io.Writer, v any, text func() error) error {
-	if o.v == "json" {
-		return writeJSON(w, v)
-	}
-	return text()
+// print writes v in the format chosen: the registry's JSON encodes v,
+// and its first format (text, or a table) is text.
+func (o *format) print(w io.Writer, v any, text func(io.Writer) error) error {
+	return o.write(w, report.Listing{Value: v, Forms: map[string]func(io.Writer) error{o.reg.Formats[0].Name: text}})
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(dataOut(w))
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// write writes l in the format chosen.
+func (o *format) write(w io.Writer, l report.Listing) error {
+	f, err := o.reg.Lookup(o.v)
+	if err != nil {
+		return err
+	}
+	return writeReport(w, f, report.Input{Listing: l})
 }
 
 // warnSkipped says which lines of an input were passed over, and why.

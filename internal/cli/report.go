@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"io"
-
+	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -22,9 +22,9 @@ func newReportCommand(streams IOStreams) *cobra.Command {
   iolens report results.ndjson --expect azure:P15 --vm Standard_DS2_v2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			render, err := report.RendererFor(output)
+			format, err := report.Results.Lookup(output)
 			if err != nil {
-				return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+				return &UsageError{Err: err, Help: hint.Of(err)}
 			}
 			if err := files.resolve(output, streams.ErrOut, true, reads{inputs: args}); err != nil {
 				return err
@@ -42,7 +42,8 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 					diag(&rs[i])
 				}
 			}
-			if err := files.writeHTML(func(w io.Writer) error { return report.HTML(w, rs) }); err != nil {
+			in := report.Input{Outcome: diagnosis.Replay(rs), Verbose: verbose}
+			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}
 			if err := files.writeCopy(rs); err != nil {
@@ -51,10 +52,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if !files.stdout() {
 				return nil
 			}
-			if verbose && output == "text" {
-				render = report.TextVerbose
-			}
-			return render(reportOut(streams.Out, output), rs)
+			return writeReport(streams.Out, format, in)
 		},
 	}
 	outputFlag(cmd.Flags(), &output, report.Results, "format: ")

@@ -12,9 +12,10 @@ import (
 const formatsAnnotation = "iolens/report-formats"
 
 // outputFlag is -o of a command that writes a report: its formats, its
-// help and its completion are the registry's.
+// help, its completion and what it accepts are the registry's.
 func outputFlag(f *pflag.FlagSet, p *string, reg report.Registry, usage string) {
-	f.StringVarP(p, "output", "o", "text", usage+strings.Join(reg.Names(), ", "))
+	*p = "text"
+	f.VarP(&reportFormat{p: p, regs: []report.Registry{reg}}, "output", "o", usage+strings.Join(reg.Names(), ", "))
 	_ = f.SetAnnotation("output", formatsAnnotation, []string{reg.Kind})
 }
 
@@ -24,7 +25,35 @@ func alsoFormats(f *pflag.FlagSet, reg report.Registry, when string) {
 	fl := f.Lookup("output")
 	fl.Usage += "; " + when + ": " + strings.Join(reg.Names(), ", ")
 	_ = f.SetAnnotation("output", formatsAnnotation, append(fl.Annotations[formatsAnnotation], reg.Kind))
+	if v, ok := fl.Value.(*reportFormat); ok {
+		v.regs = append(v.regs, reg)
+	}
 }
+
+// reportFormat is the value of an outputFlag: a format of one of its
+// registries (by any of its names), checked as the flag is parsed.
+type reportFormat struct {
+	p    *string
+	regs []report.Registry
+}
+
+func (v *reportFormat) Set(s string) error {
+	var first error
+	for _, reg := range v.regs {
+		_, err := reg.Lookup(s)
+		if err == nil {
+			*v.p = s
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (v *reportFormat) String() string { return *v.p }
+func (v *reportFormat) Type() string   { return "format" }
 
 // registriesOf are the report registries an -o flag offers, the main one
 // first.

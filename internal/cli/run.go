@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
@@ -23,33 +21,19 @@ import (
 )
 
 type runOptions struct {
+	localFlags
 	suite          string
 	tests          []string
 	jobFile        string
-	device         string
-	create         bool
-	destructive    bool
-	force          bool
 	runtime        units.Duration
 	ramp           units.Duration
-	size           units.Size
 	writebackCap   units.Duration
 	repeat         int
-	output         string
-	files          outputFiles
-	quiet          bool
-	fioBinary      string
-	labels         []string
 	noPrecondition bool
 	incompressible bool
-	keep           runSaveOptions
 	untilSteady    bool
 	minRuntime     units.Duration
 	maxRuntime     units.Duration
-	emulated       string
-	noMetadata     bool
-	expect         expectOptions
-	diag           func(*result.Result)
 }
 
 func newRunCommand(streams IOStreams) *cobra.Command {
@@ -77,12 +61,7 @@ behind the target. With --device, every test runs on the device itself.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			diag, err := o.expect.diagnoser(cmd)
-			if err != nil {
-				return err
-			}
-			o.diag = diag
-			return o.run(cmd.Context(), streams, dir, cmd.Flags().Changed("ramp"))
+			return o.run(cmd, streams, dir)
 		},
 	}
 	f := cmd.Flags()
@@ -90,29 +69,18 @@ behind the target. With --device, every test runs on the device itself.`,
 	f.StringArrayVar(&o.tests, "test", nil, "run only this test of the suite (repeatable; 'iolens suites' lists the tests)")
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite, one test per section")
 	markInput(f, "job")
-	f.StringVar(&o.device, "device", "", "test a raw block device instead of a directory")
-	f.BoolVar(&o.create, "create", false, "create DIR when it does not exist (and remove it afterwards)")
-	f.BoolVar(&o.destructive, "destructive", false, "allow write tests on --device (destroys its data)")
-	f.BoolVar(&o.force, "force", false, "with --destructive, write even to a device that carries a file system or partition table")
+	o.add(cmd, report.Results, "test a raw block device instead of a directory",
+		"run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount",
+		"test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
 	f.Var(&o.runtime, "runtime", "time per test, e.g. 30s, 2m or plain seconds (default: each suite's own)")
 	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 5s (default: each suite's own)")
-	f.Var(&o.size, "size", "test file size, e.g. 4G; scales down tests that set a larger size, saying so (default: the suite's size, or 1 GiB or a tenth of the free space)")
 	f.Var(&o.writebackCap, "writeback-cap", "after a buffered test, watch the writeback for at most this long (0: not at all)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
-	outputFlag(f, &o.output, report.Results, "report format: ")
-	o.files.addFlags(f, "also append every result to this NDJSON file as it completes")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&o.fioBinary, "fio", "fio", "fio binary to run")
-	f.StringArrayVar(&o.labels, "label", nil, "key=value label recorded with the results (repeatable)")
 	f.BoolVar(&o.noPrecondition, "no-precondition", false, "do not write the test file once before the tests")
 	f.BoolVar(&o.incompressible, "incompressible", false, "fresh random data for every write, for storage that compresses (costs fio CPU)")
-	o.keep.addFlags(f)
 	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
 	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: how long each test runs at least")
-	f.StringVar(&o.emulated, "emulated", "", "run on emulated disk NAME ('iolens emulate create'): fio runs in its throttled cgroup, DIR defaults to its mount")
 	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: how long each test runs at most (default: the test's runtime)")
-	f.BoolVar(&o.noMetadata, "no-metadata", false, "do not ask a cloud VM's metadata service which disk and VM size this is")
-	o.expect.addFlags(cmd)
 	return cmd
 }
 
@@ -139,7 +107,7 @@ func parseLabels(in []string) (map[string]string, error) {
 	for _, l := range in {
 		k, v, err := units.ParseLabel(l)
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: err.(*units.ValueError).Hint()}
+			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
 		}
 		m[k] = v
 	}
@@ -186,10 +154,11 @@ func suiteFor(ctx context.Context, streams IOStreams, name, jobFile string, suit
 	return s, text, err
 }
 
-func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, rampSet bool) error {
-	render, err := report.RendererFor(o.output)
-	if err != nil {
-		return &UsageError{Err: err, Help: err.(*report.UnknownFormatError).Hint()}
+func (o *runOptions) run(cmd *cobra.Command, streams IOStreams, dir string) error {
+	ctx := cmd.Context()
+	prog := newProgress(streams.ErrOut, o.quiet)
+	if err := (&recipe{formats: report.Results, output: o.output}).checkFormat(); err != nil {
+		return err
 	}
 	if o.repeat < 1 {
 		return usageErr("--repeat must be at least 1")
@@ -197,22 +166,7 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 	if o.untilSteady && o.maxRuntime > 0 && o.maxRuntime < o.minRuntime {
 		return usageErr("--max-runtime (%s) is below --min-runtime (%s)", o.maxRuntime.String(), o.minRuntime.String())
 	}
-	if dir != "" && o.device != "" {
-		return usageErr("give either DIR or --device, not both")
-	}
-	var emulatedPrefix []string
-	if o.emulated != "" {
-		if dir, emulatedPrefix, err = emulatedTarget(streams.ErrOut, "iolens run", o.emulated, dir, o.device); err != nil {
-			return err
-		}
-	}
-	if (o.destructive || o.force) && o.device == "" {
-		return usageErr("--destructive and --force apply to --device only")
-	}
-	if o.create && o.device != "" {
-		return usageErr("--create applies to DIR only")
-	}
-	labels, err := parseLabels(o.labels)
+	t, err := o.target(cmd, streams, "iolens run", dir)
 	if err != nil {
 		return err
 	}
@@ -221,82 +175,23 @@ func (o *runOptions) run(ctx context.Context, streams IOStreams, dir string, ram
 		return err
 	}
 	if suite, err = runner.SelectTests(suite, o.tests); err != nil {
-		return &UsageError{Err: err, Help: err.(*runner.UnknownTestError).Hint()}
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
-
-	// Every file the run writes is checked, and --out opened, before the
-	// first IO: a mistyped path must not cost the run.
-	out, err := o.files.openCopy(o.output, streams.ErrOut, reads{inputs: []string{o.jobFile}, db: o.keep.db})
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	prog := newProgress(streams.ErrOut, o.quiet)
-	defer prog.Done()
 	cfg := runner.Config{
-		Suite: suite, Dir: dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
-		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: rampSet, Repeat: o.repeat,
-		WritebackCap: writebackCap(o.writebackCap),
-		Labels:       labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition, Incompressible: o.incompressible, IolensVersion: Version,
+		Suite: suite, Dir: t.dir, Create: o.create, Device: o.device, Destructive: o.destructive, Force: o.force,
+		SizeBytes: int64(o.size), RuntimeS: seconds(o.runtime), RampS: seconds(o.ramp), RampSet: cmd.Flags().Changed("ramp"), Repeat: o.repeat,
+		WritebackCap: writebackCap(o.writebackCap), Labels: t.labels, FioBinary: o.fioBinary, NoPrecondition: o.noPrecondition,
+		Incompressible: o.incompressible, IolensVersion: Version, Emulated: o.emulated, CommandPrefix: t.prefix, RunID: runner.NewRunID(),
 	}
-	cfg.Emulated, cfg.CommandPrefix = o.emulated, emulatedPrefix
-	cfg.RunID = runner.NewRunID()
 	if o.untilSteady {
-		cfg.MaxRuntimeS = seconds(o.maxRuntime)
-		cfg.Stop = func(result.TestSpec) runner.StopRule {
-			steady := analysis.SteadyStop(seconds(o.minRuntime))
-			return func(st runner.Status) (bool, string) { return steady(st.Elapsed, st.IOPS) }
-		}
+		pipeline.UntilSteady(&cfg, seconds(o.minRuntime), seconds(o.maxRuntime))
 	}
-	prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(dir, o.device))
-	keeper, err := o.keep.start(ctx, streams, cfg.RunID, suite.Name, labels)
-	if err != nil {
-		return err
-	}
-	defer keeper.Close()
-	stream := o.output == "ndjson"
-	if o.diag == nil && !o.noMetadata {
-		o.diag = metadataExpect(ctx, prog)
-	}
-	snk := keeper.Sink(o.diag, copyWriter(out))
-	if stream {
-		snk.Out = append(snk.Out, result.NewEncoder(dataOut(streams.Out)))
-	}
-	outcome, runErr := pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
-	results := outcome.Results
-	if note := analysis.UntilSteadyNote(results); o.untilSteady && note != "" {
-		prog.Line("%s", note)
-	}
-	prog.Done()
-	finishRun(ctx, streams.ErrOut, keeper)
-	outErr := out.Close()
-	if d := outcome.Diagnosis; d != nil {
-		outErr = errors.Join(outErr, o.files.writeHTML(func(w io.Writer) error { return report.DiagnosisHTML(w, results, *d) }))
-		// The report comes whatever became of the files.
-		if !stream && o.files.stdout() {
-			if err := render(reportOut(streams.Out, o.output), results); err != nil {
-				return err
-			}
-		}
-	}
-	switch {
-	case outErr != nil:
-		return keptAs(outErr, keeper, cfg.RunID, runErr)
-	case runErr == nil:
-		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %d results kept, test files removed", len(results))
-	}
-	return runErr
-}
-
-// keptAs is an output file that failed after the run: the error names
-// where the results still are (the run id in the history), and keeps the
-// run's own error, if any.
-func keptAs(outErr error, keeper *pipeline.Run, runID string, runErr error) error {
-	advice := "the report above has the figures; run again with a file you can write, or without --no-save to keep them"
-	if keeper.Store != nil {
-		advice = fmt.Sprintf("the results are saved as run %s: 'iolens history show %s --html FILE' or 'iolens history export %s --out FILE' writes them again", runID, runID, runID)
-	}
-	return &hint.Error{Err: errors.Join(outErr, runErr), Advice: advice}
+	rc := o.recipe(ctx, prog, report.Results, t.expect)
+	rc.untilSteady, rc.reads.inputs = o.untilSteady, []string{o.jobFile}
+	out, runErr, err := rc.run(ctx, streams, prog, cfg.RunID, suite.Name, t.labels, func() {
+		prog.Header("iolens run %s: suite %s, %d tests x %d%s", cfg.RunID, suite.Name, len(suite.Tests), o.repeat, rootDiskWords(t.dir, o.device))
+	}, func(snk *pipeline.Sink, keeper *pipeline.Run) (diagnosis.Outcome, error) {
+		return pipeline.Suite(ctx, cfg, snk, keeper.Events(prog.Event))
+	})
+	return localStatus(ctx, out, runErr, err)
 }

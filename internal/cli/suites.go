@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
 	"github.com/spf13/cobra"
@@ -25,10 +26,10 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 				}
 				suites = []result.Suite{s}
 			}
-			return output.print(streams.Out, runner.SuiteViews(suites), func() error { return writeSuites(streams.Out, suites) })
+			return output.print(streams.Out, runner.SuiteViews(suites), func(w io.Writer) error { return writeSuites(w, suites) })
 		},
 	}
-	output = formatFlag(cmd.Flags(), "text", "text or json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	return cmd
 }
 

@@ -60,11 +60,6 @@ func (r *rawWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// dataOut is where JSON and NDJSON go on standard output: past the
-// filter, with what a terminal would obey and JSON leaves raw escaped
-// (termtext.JSONWriter), so the data reads back the same.
-func dataOut(w io.Writer) io.Writer { return termtext.NewJSONWriter(rawOf(w)) }
-
 // rawFile is the *os.File under w, if w is one (a terminal to draw on,
 // a command's own standard stream).
 func rawFile(w io.Writer) (*os.File, bool) {
@@ -116,13 +111,18 @@ func terminal(w io.Writer) (bool, int) {
 	return true, wd
 }
 
-// reportOut is where a report in format goes: coloured on a terminal,
-// unless NO_COLOR (https://no-color.org) or TERM=dumb says otherwise.
-// Text formats pass the terminal filter (report.Out), data formats go
-// raw.
-func reportOut(w io.Writer, format string) io.Writer {
+// reportOut is where a report in format f goes on w (a command's
+// standard output): past the screen's filter, through f's own escaping
+// (report.Format.To), coloured on a terminal unless NO_COLOR
+// (https://no-color.org) or TERM=dumb says otherwise.
+func reportOut(w io.Writer, f report.Format) io.Writer {
 	tty, _ := terminal(w)
-	return report.Out(rawOf(w), format, tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb")
+	return f.To(rawOf(w), tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb")
+}
+
+// writeReport writes in as f on w, through f's own escaping.
+func writeReport(w io.Writer, f report.Format, in report.Input) error {
+	return f.Write(reportOut(w, f), in)
 }
 
 // newProgress draws a run's progress on w (stderr). Progress filters what

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/iolens/iolens/internal/buildinfo"
 	"github.com/iolens/iolens/internal/metrics"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +27,7 @@ missing fio is reported, not an error: iolens itself still has a version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := buildinfo.Read(cmd.Context(), fioBinary)
-			return output.print(streams.Out, v, func() error {
+			return output.print(streams.Out, v, func(w io.Writer) error {
 				commit := v.Commit
 				if commit == "" {
 					commit = "unknown"
@@ -34,12 +36,12 @@ missing fio is reported, not an error: iolens itself still has a version.`,
 				if fv == "" {
 					fv = "not found (" + v.FioError + ")"
 				}
-				_, err := fmt.Fprintf(streams.Out, "iolens  %s\ncommit  %s\ngo      %s %s\nfio     %s\n", v.Version, commit, v.Go, v.Platform, fv)
+				_, err := fmt.Fprintf(w, "iolens  %s\ncommit  %s\ngo      %s %s\nfio     %s\n", v.Version, commit, v.Go, v.Platform, fv)
 				return err
 			})
 		},
 	}
-	output = formatFlag(cmd.Flags(), "text", "format: text, json")
+	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	cmd.Flags().StringVar(&fioBinary, "fio", "fio", "the fio binary to ask")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iolens/iolens/internal/clusterwatch"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
 
 	"github.com/iolens/iolens/internal/metrics"
@@ -22,7 +23,7 @@ import (
 type watchOptions struct {
 	interval    time.Duration
 	duration    units.Duration
-	output      string
+	output      *format
 	out         string
 	top         units.Count
 	expect      string
@@ -80,7 +81,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 	o.interval = time.Second
 	f.Var((*units.Duration)(&o.interval), "interval", "sampling interval")
 	f.Var(&o.duration, "duration", "stop after this long, e.g. 10m (default: until Ctrl-C)")
-	f.StringVarP(&o.output, "output", "o", "auto", "auto (a live view on a terminal, NDJSON otherwise), tty, ndjson or text (one line per finding)")
+	o.output = formatFlag(f, report.Watches, "auto is a live view on a terminal and NDJSON otherwise, text one line per finding: ")
 	f.StringVar(&o.out, "out", "", "also append the NDJSON stream to this file")
 	markOutput(f, "out")
 	o.top = units.Count{N: 5, Min: 0, Max: 1000}
@@ -112,17 +113,15 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	if o.interval < 100*time.Millisecond {
 		return &UsageError{Err: fmt.Errorf("--interval %s is too short", o.interval), Help: "use 100ms or more; 1s matches iostat"}
 	}
-	mode := o.output
+	// -o is one of report.Watches, checked as it was parsed: the records
+	// stream to the sink of the one chosen.
+	mode := o.output.v
 	tty, _ := terminal(streams.Out)
-	switch mode {
-	case "auto":
+	if mode == "auto" {
 		mode = "ndjson"
 		if tty {
 			mode = "tty"
 		}
-	case "tty", "ndjson", "text":
-	default:
-		return &UsageError{Err: fmt.Errorf("unknown output %q", mode), Help: "use -o auto, tty, ndjson or text"}
 	}
 	if mode == "tty" && !tty {
 		return &UsageError{Err: errors.New("-o tty needs a terminal"), Help: "use -o ndjson to stream records"}
@@ -206,7 +205,11 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	switch mode {
 	case "ndjson":
-		enc := json.NewEncoder(dataOut(streams.Out))
+		ndjson, err := report.Watches.Lookup("ndjson")
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(reportOut(streams.Out, ndjson))
 		sinks = append(sinks, func(r result.WatchRecord) error { return enc.Encode(r) })
 	case "text":
 		sinks = append(sinks, watch.TextLog(streams.Out, w, o.interval))
@@ -235,7 +238,7 @@ func parseExpect(spec, vm string) (*watch.Ceiling, error) {
 	c, err := watch.ParseExpect(spec, vm)
 	var ee *watch.ExpectError
 	if errors.As(err, &ee) {
-		return nil, &UsageError{Err: ee.Err, Help: ee.Help}
+		return nil, &UsageError{Err: ee.Err, Help: hint.Of(err)}
 	}
 	if err != nil {
 		return nil, specError(err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -142,9 +141,12 @@ func Compare(ops []Operand) Comparison {
 	}
 	c.Costs = costs(ops, &c)
 	for i, op := range ops {
-		d := report.Diagnose(op.Results, nil)
-		c.Verdicts = append(c.Verdicts, Verdict{Lines: d.Verdict, ToChange: d.ToChange, Figures: figures(&d)})
-		for _, s := range report.Stories(op.Results, &d) {
+		v := Verdict{Figures: map[string]string{}}
+		if d := op.Diagnosis; d != nil {
+			v = Verdict{Lines: d.Verdict, ToChange: d.ToChange, Figures: figures(d)}
+		}
+		c.Verdicts = append(c.Verdicts, v)
+		for _, s := range op.Stories {
 			c.Findings = append(c.Findings, Finding{Operand: i, Severity: s.Severity, Subject: s.Subject, Summary: s.Summary})
 		}
 	}

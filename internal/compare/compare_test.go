@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -34,7 +36,7 @@ func TestWelchKnownAnswers(t *testing.T) {
 		{a: []float64{1000}, b: []float64{1010, 1090}},
 		{a: []float64{5, 5}, b: []float64{5, 5}},
 	} {
-		w := WelchTest(tc.a, tc.b)
+		w := compare.WelchTest(tc.a, tc.b)
 		if w.Enough != tc.data {
 			t.Errorf("%v vs %v: enough %v", tc.a, tc.b, w.Enough)
 			continue
@@ -56,7 +58,7 @@ func res(run, test string, iops float64, hist map[uint64]uint64, p99 float64) re
 		Read: &result.DirResult{IOPS: iops, BWBytes: iops * 4096, Hist: result.HistogramOf(hist), Lat: result.Latency{P99Ns: p99}}}
 }
 
-func operands() []Operand {
+func operands() []compare.Operand {
 	// A: three repeats. The first two have histograms whose merge puts
 	// p99 at 2023424 ns, although one repeat's own p99 is 995328 ns
 	// (averaging percentiles would give something else again).
@@ -76,11 +78,11 @@ func operands() []Operand {
 	failed := res("c", "randread", 1, nil, 0)
 	failed.Status = "failed"
 	c = append(c, failed)
-	return []Operand{{Name: "run a", Results: a}, {Name: "run b <b>", Results: b}, {Name: "c", Results: c}}
+	return []compare.Operand{{Name: "run a", Results: a}, {Name: "run b <b>", Results: b}, {Name: "c", Results: c}}
 }
 
 func TestCompareMaths(t *testing.T) {
-	cmp := Compare(operands())
+	cmp := compareTold(operands())
 	if len(cmp.Rows) != 2 || cmp.Rows[0].Test != "randread" || cmp.Rows[1].Test != "only-in-a" {
 		t.Fatalf("rows %+v", cmp.Rows)
 	}
@@ -110,7 +112,7 @@ func TestCompareMaths(t *testing.T) {
 }
 
 func TestNoHistogramsNoAveragedPercentiles(t *testing.T) {
-	cmp := Compare([]Operand{{Name: "x", Results: []result.Result{res("x", "t", 1, nil, 5e6), res("x", "t", 1, nil, 7e6)}},
+	cmp := compareTold([]compare.Operand{{Name: "x", Results: []result.Result{res("x", "t", 1, nil, 5e6), res("x", "t", 1, nil, 7e6)}},
 		{Name: "y", Results: []result.Result{res("y", "t", 1, nil, 5e6)}}})
 	x, y := cmp.Rows[0].Cells[0], cmp.Rows[0].Cells[1]
 	if !x.NoPercentiles || x.P99Ns != 0 {
@@ -122,10 +124,10 @@ func TestNoHistogramsNoAveragedPercentiles(t *testing.T) {
 }
 
 func TestGolden(t *testing.T) {
-	cmp := Compare(operands())
+	cmp := compareTold(operands())
 	for _, f := range []string{"text", "md", "csv"} {
 		var buf bytes.Buffer
-		if err := Write(&buf, f, cmp); err != nil {
+		if err := writeFormat(&buf, f, cmp); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "compare."+f)
@@ -182,7 +184,7 @@ func TestMismatchedParameters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := []result.Result{specd("a", 1000, nil), specd("a", 1010, nil)}
 			b := []result.Result{specd("b", 1100, tc.b)}
-			c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}, {Name: "c"}})
+			c := compareTold([]compare.Operand{{Name: "a", Results: a}, {Name: "b", Results: b}, {Name: "c"}})
 			if tc.param == "" {
 				if len(c.Mismatches) != 0 {
 					t.Fatalf("mismatches where there are none: %v", c.Mismatches)
@@ -194,8 +196,8 @@ func TestMismatchedParameters(t *testing.T) {
 			}
 			// The warning opens the text and Markdown tables.
 			var txt, md bytes.Buffer
-			Text(&txt, c)
-			Markdown(&md, c)
+			report.CompareText(&txt, c)
+			report.CompareMarkdown(&md, c)
 			if !strings.HasPrefix(txt.String(), "WARNING: ") || !strings.Contains(txt.String(), tc.want) {
 				t.Errorf("text:\n%s", txt.String())
 			}
@@ -206,7 +208,7 @@ func TestMismatchedParameters(t *testing.T) {
 	}
 	// Within one operand, values that vary are listed together.
 	a := []result.Result{specd("a", 1000, nil), specd("a2", 1000, func(r *result.Result) { r.Test.RuntimeS = 30 })}
-	c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: []result.Result{specd("b", 1, nil)}}})
+	c := compareTold([]compare.Operand{{Name: "a", Results: a}, {Name: "b", Results: []result.Result{specd("b", 1, nil)}}})
 	if len(c.Mismatches) != 1 || c.Mismatches[0].Values[0] != "20 s, 30 s" || c.Mismatches[0].Values[1] != "20 s" {
 		t.Errorf("varying within an operand: %+v", c.Mismatches)
 	}
@@ -217,19 +219,19 @@ func TestMismatchedParameters(t *testing.T) {
 		b2 = append(b2, specd("b", 1, func(r *result.Result) { r.Test.Name, r.Test.RuntimeS = name, 60 }))
 	}
 	b2[3].Test.RuntimeS = 20
-	c = Compare([]Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
+	c = compareTold([]compare.Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
 	if len(c.Mismatches) != 1 || c.Mismatches[0].String() != "runtime differs: A 20 s; B 60 s (in t1, t2, t3)" {
 		t.Errorf("grouped: %v", c.Mismatches)
 	}
 	b2[3].Test.RuntimeS = 60
-	c = Compare([]Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
+	c = compareTold([]compare.Operand{{Name: "a", Results: a2}, {Name: "b", Results: b2}})
 	if len(c.Mismatches) != 1 || c.Mismatches[0].String() != "runtime differs: A 20 s; B 60 s (in all 4 tests)" {
 		t.Errorf("everywhere: %v", c.Mismatches)
 	}
 }
 
 func TestBetterAndWorse(t *testing.T) {
-	cmp := Compare(operands())
+	cmp := compareTold(operands())
 	b, c := cmp.Rows[0].Cells[1], cmp.Rows[0].Cells[2]
 	// B: IOPS up 10% with p=7e-5: better. Its p99 fell 75%, but A's
 	// repeats vary too much for that to be significant (p=0.13).
@@ -242,15 +244,15 @@ func TestBetterAndWorse(t *testing.T) {
 	// Worse: the same samples the other way round; for p99 lower is
 	// better, so a higher p99 is worse.
 	lo, hi := []float64{1000, 1010, 990}, []float64{1100, 1120, 1090, 1105}
-	if w := WelchTest(hi, lo); w.Change(true) != "worse" || w.Change(false) != "better" {
+	if w := compare.WelchTest(hi, lo); w.Change(true) != "worse" || w.Change(false) != "better" {
 		t.Errorf("hi to lo: %q (IOPS), %q (p99)", w.Change(true), w.Change(false))
 	}
-	var w *Welch
+	var w *compare.Welch
 	if w.Change(true) != "" {
 		t.Errorf("nil test")
 	}
 	// The HTML page colours exactly the significant cells.
-	p := Page(nil, cmp)
+	p := report.ComparePage(nil, cmp)
 	tb := p.Tables[0]
 	for i, row := range tb.Rows[:3] { // randread: A, B, C
 		cls := tb.Class[i]
@@ -277,7 +279,7 @@ func TestCostPerMeasuredRate(t *testing.T) {
 	}
 	a := []result.Result{mk("a", "rr", 4096, 3000, "aws:gp3:100GiB"), mk("a", "seq", 1<<20, 119.2, "aws:gp3:100GiB")}
 	b := []result.Result{mk("b", "rr", 4096, 3000, "")}
-	c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}})
+	c := compareTold([]compare.Operand{{Name: "a", Results: a}, {Name: "b", Results: b}})
 	x := c.Costs[0]
 	if x == nil || c.Costs[1] != nil {
 		t.Fatalf("costs %+v", c.Costs)
@@ -288,18 +290,18 @@ func TestCostPerMeasuredRate(t *testing.T) {
 		t.Errorf("cost %+v", x)
 	}
 	var txt bytes.Buffer
-	Text(&txt, c)
+	report.CompareText(&txt, c)
 	if !strings.Contains(txt.String(), "[A] aws:gp3:100GiB: $8.00 a month (us-east-1, as of 2025-05); $0.0027 per IOPS (3000 IOPS in rr); $0.064 per MB/s (125.0 MB/s in seq)") {
 		t.Errorf("text:\n%s", txt.String())
 	}
-	if p := Page(nil, c); len(p.Tables) < 2 || p.Tables[1].ID != "cost" || p.Tables[1].Rows[0][4] != "0.0027" {
+	if p := report.ComparePage(nil, c); len(p.Tables) < 2 || p.Tables[1].ID != "cost" || p.Tables[1].Rows[0][4] != "0.0027" {
 		t.Errorf("page tables %+v", p.Tables)
 	}
 	// Disks that disagree within an operand, or that the catalog does
 	// not know, are not priced.
 	a[1].Target.Labels["expect"] = "aws:gp2:100GiB"
 	b[0].Target.Labels = map[string]string{"expect": "nope:x"}
-	if c := Compare([]Operand{{Name: "a", Results: a}, {Name: "b", Results: b}}); c.Costs[0] != nil || c.Costs[1] != nil {
+	if c := compareTold([]compare.Operand{{Name: "a", Results: a}, {Name: "b", Results: b}}); c.Costs[0] != nil || c.Costs[1] != nil {
 		t.Errorf("priced anyway: %+v %+v", c.Costs[0], c.Costs[1])
 	}
 }

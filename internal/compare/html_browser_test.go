@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/browsertest"
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -54,17 +55,17 @@ func run(id, path string, scale float64, runtime float64, disk string) []result.
 func TestComparePageInBrowser(t *testing.T) {
 	d := browsertest.Start(t, 1000, 900)
 	long := "/var/lib/kubelet/pods/0f6a3c1e-8a53-4f43-9e1a-6d1f2b3c4d5e/volumes/kubernetes.io~csi/pvc-3f1e2d4c-5b6a-4789-8c0d-1e2f3a4b5c6d/mount"
-	ops := []Operand{
+	ops := []compare.Operand{
 		{Name: "storage-class=managed-premium,cluster=aks-westeurope-prod", Results: run("20240501-120000-ab12cd", long, 1, 20, "aws:gp3:100GiB")},
 		{Name: "storage-class=managed-csi-premium-v2,cluster=aks-westeurope-prod", Results: run("20240502-093000-ef34ab", long, 1.6, 60, "aws:gp2:1000GiB")},
 		{Name: "before.ndjson", Results: run("20240503-080000-0a1b2c", "/mnt/data", 0.6, 20, "")},
 	}
-	c := Compare(ops)
+	c := compareTold(ops)
 	if len(c.Mismatches) == 0 || c.Costs[0] == nil {
 		t.Fatalf("the fixture should mismatch and be priced: %v %v", c.Mismatches, c.Costs)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, Page(ops, c)); err != nil {
+	if err := report.WriteHTML(&buf, report.ComparePage(ops, c)); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "compare.html")

@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/browsertest"
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -46,8 +47,8 @@ func realRun(t *testing.T, name string) []result.Result {
 // nothing wider than the window. Screenshots are kept as artifacts.
 func TestComparePageForAHuman(t *testing.T) {
 	a, b := realRun(t, "diagnose-emulated-p15.ndjson.gz"), realRun(t, "diagnose-emulated-p30-latency.ndjson.gz")
-	ops := []Operand{{Name: a[0].RunID, Label: RunLabel(a), Results: a}, {Name: b[0].RunID, Label: RunLabel(b), Results: b}}
-	c := Compare(ops)
+	ops := []compare.Operand{{Name: a[0].RunID, Label: compare.RunLabel(a), Results: a}, {Name: b[0].RunID, Label: compare.RunLabel(b), Results: b}}
+	c := compareTold(ops)
 	// Issue 39.2: diagnose varies its runtimes by design: no warning that
 	// the runs were not alike for that; and one run a side judges p99
 	// from each run's histogram.
@@ -69,7 +70,7 @@ func TestComparePageForAHuman(t *testing.T) {
 		t.Errorf("p99 judged from histograms in %d of %d comparable rows", judged, rows)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, Page(ops, c)); err != nil {
+	if err := report.WriteHTML(&buf, report.ComparePage(ops, c)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "p=") && !strings.Contains(buf.String(), `title="p=`) {

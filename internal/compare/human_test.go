@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolens/iolens/internal/compare"
+	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 )
@@ -54,15 +56,15 @@ func TestCompareSingleRuns(t *testing.T) {
 		}
 	}
 	db.Close()
-	ops, err := Resolve(context.Background(), []string{a[0].RunID, b[0].RunID, near[0].RunID}, nil,
-		func() (*store.Store, error) { return store.Open(context.Background(), path) }, nil)
+	ops, err := compare.Resolve(context.Background(), []string{a[0].RunID, b[0].RunID, near[0].RunID}, nil,
+		func() (*store.Store, error) { return store.Open(context.Background(), path) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ops[0].Label != "diagnose of emulated p15, 2026-11-26 17:47" {
 		t.Errorf("label %q", ops[0].Label)
 	}
-	c := Compare(ops)
+	c := compareTold(ops)
 	// Each side's seconds: the mean of its four 250 ms samples (the
 	// spread cancels), 1000 + (s - 10) for s = 0..19, the last second
 	// left out as fio's last window is partial.
@@ -81,7 +83,7 @@ func TestCompareSingleRuns(t *testing.T) {
 		t.Errorf("+0.2%% on one run a side: %+v", small.IOPSTest)
 	}
 	var txt bytes.Buffer
-	if err := Text(&txt, c); err != nil {
+	if err := report.CompareText(&txt, c); err != nil {
 		t.Fatal(err)
 	}
 	out := txt.String()
@@ -105,7 +107,7 @@ func TestCompareSingleRuns(t *testing.T) {
 	}
 	// The page: sets named by label, the side-by-side table, and the
 	// significant cells coloured.
-	p := Page(ops, c)
+	p := report.ComparePage(ops, c)
 	if !strings.HasPrefix(p.Sets[0].Name, "A: diagnose of emulated p15") || !strings.Contains(p.Title, "emulated ultra") {
 		t.Errorf("page names %q, %q", p.Title, p.Sets[0].Name)
 	}

@@ -1,9 +1,10 @@
-package compare
+package compare_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -43,7 +44,7 @@ func TestCompareNodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cmp := Nodes(c.models, 0.15)
+			cmp := compare.Nodes(c.models, 0.15)
 			var got []string
 			for _, o := range cmp.Outliers {
 				var figs []string
@@ -64,12 +65,12 @@ func TestCompareNodes(t *testing.T) {
 		})
 	}
 	// The pair's ratio and the others' median are kept for the report.
-	cmp := Nodes(map[string]diagnosis.Diagnosis{"a": nodeModel(40000, result.CodeDevice, 0), "b": nodeModel(400, result.CodeIOPSCap, 0)}, 0.15)
+	cmp := compare.Nodes(map[string]diagnosis.Diagnosis{"a": nodeModel(40000, result.CodeDevice, 0), "b": nodeModel(400, result.CodeIOPSCap, 0)}, 0.15)
 	f := cmp.Outliers[0].Figures[0]
 	if f.Value != 400 || f.Others != 40000 || f.Ratio != 0.01 || f.Limit != result.CodeIOPSCap || f.OthersLimit != result.CodeDevice {
 		t.Errorf("figure %+v", f)
 	}
-	if FormatFigure(f) != "400 IOPS" || FormatOthers(f) != "40000 IOPS" {
-		t.Errorf("%s against %s", FormatFigure(f), FormatOthers(f))
+	if compare.FormatFigure(f) != "400 IOPS" || compare.FormatOthers(f) != "40000 IOPS" {
+		t.Errorf("%s against %s", compare.FormatFigure(f), compare.FormatOthers(f))
 	}
 }

@@ -1,10 +1,7 @@
 package compare
 
 import (
-	"io"
-
 	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -13,28 +10,30 @@ import (
 // above what identical cloud disks differ by from run to run.
 const outlierThreshold = 0.15
 
-// NodeDiagnoses builds each node's diagnosis from its results and
-// compares the nodes.
-func NodeDiagnoses(rs []result.Result) report.NodeDiagnoses {
+// NodeDiagnoses is k8s diagnose's report: each node's disk model and the
+// comparison of the nodes.
+type NodeDiagnoses struct {
+	Schema     string                         `json:"schema"`
+	Nodes      map[string]diagnosis.Diagnosis `json:"nodes"`
+	Comparison NodeComparison                 `json:"comparison"`
+}
+
+// OfNodes compares the nodes of an outcome by their diagnoses, built
+// with it: each node's volume is one target. A node with several is
+// diagnosed here over all of them, as one disk.
+func OfNodes(out diagnosis.Outcome) NodeDiagnoses {
 	byNode := map[string][]result.Result{}
-	for _, r := range rs {
+	for _, r := range out.Results {
 		n := r.Target.Labels["k8s.node"]
 		byNode[n] = append(byNode[n], r)
 	}
 	models := map[string]diagnosis.Diagnosis{}
 	for n, nrs := range byNode {
-		models[n] = report.Diagnose(nrs, nil)
+		if d := out.For(nrs); d != nil && len(diagnosis.Groups(nrs)) == 1 {
+			models[n] = *d
+		} else {
+			models[n] = diagnosis.Saved(nrs)
+		}
 	}
-	return report.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: Nodes(models, outlierThreshold)}
-}
-
-// WriteNodeDiagnoses writes the nodes' diagnoses of rs as output (text or
-// json).
-func WriteNodeDiagnoses(w io.Writer, output string, rs []result.Result) error {
-	f, err := report.NodeReports.Lookup(output)
-	if err != nil {
-		return err
-	}
-	n := NodeDiagnoses(rs)
-	return f.Write(w, report.Input{Results: rs, Nodes: &n})
+	return NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: models, Comparison: Nodes(models, outlierThreshold)}
 }

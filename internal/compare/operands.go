@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 )
@@ -27,11 +25,10 @@ func (e *OperandError) Unwrap() error { return e.Err }
 // Hint says what to give instead (hint.Of reads it).
 func (e *OperandError) Hint() string { return e.Advice }
 
-// Resolve reads each operand: an existing file (or "-", stdin), a label
-// selector over the history, or a saved run id. open opens the history,
-// once, only when an operand needs it; Resolve closes it. skipped, if
-// set, hears the lines of files passed over.
-func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*store.Store, error), skipped func(error)) ([]Operand, error) {
+// Resolve reads each operand: an existing file (or "-", stdin) through
+// read, a label selector over the history, or a saved run id. open opens
+// the history, once, only when an operand needs it; Resolve closes it.
+func Resolve(ctx context.Context, args []string, read func(ctx context.Context, path string) ([]result.Result, error), open func() (*store.Store, error)) ([]Operand, error) {
 	var s *store.Store
 	defer func() {
 		if s != nil {
@@ -47,12 +44,11 @@ func Resolve(ctx context.Context, args []string, stdin io.Reader, open func() (*
 		return err
 	}
 	var ops []Operand
-	files := report.FileReader{Stdin: stdin, Skipped: skipped}
 	for _, a := range args {
 		var rs []result.Result
 		var err error
 		if _, statErr := os.Stat(a); statErr == nil || a == "-" {
-			rs, err = files.Read(ctx, a)
+			rs, err = read(ctx, a)
 		} else if store.LooksLikeSelector(a) {
 			sel, perr := store.ParseSelector(a)
 			if perr != nil {

@@ -1,9 +1,10 @@
-package compare
+package compare_test
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/scaletest"
 )
@@ -30,8 +31,8 @@ func manyResults(run string, n int, scale float64) []result.Result {
 	return rs
 }
 
-func compareMany(n int) Comparison {
-	return Compare([]Operand{{Name: "a", Results: manyResults("a", n, 1)}, {Name: "b", Results: manyResults("b", n, 0.9)}})
+func compareMany(n int) compare.Comparison {
+	return compareTold([]compare.Operand{{Name: "a", Results: manyResults("a", n, 1)}, {Name: "b", Results: manyResults("b", n, 0.9)}})
 }
 
 // TestCompareLinear: comparing runs of 10 times the tests takes about 10

@@ -4,7 +4,10 @@
 // burst and stalls), the limit of every test, the catalog disks whose
 // published limits fit, and a verdict in a few lines. It only reads the
 // findings the analysis attached to the results, so the verdict can never
-// contradict them. It is pure: results in, a Diagnosis out.
+// contradict them. Build is pure: results in, a Diagnosis out; Of adds
+// the catalog's disks that fit. An Outcome holds a run's results with the
+// diagnosis of each run and target among them, built once, by the run's
+// pipeline or by Replay of saved results; every report reads it.
 package diagnosis
 
 import (

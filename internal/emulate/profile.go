@@ -81,7 +81,7 @@ func LookupProfile(name string) (Profile, error) {
 		IOPS: d.Read.IOPS, BPS: d.Read.BWBytes}
 	var notes []string
 	if d.Write != d.Read {
-		notes = append(notes, fmt.Sprintf("writes are capped like reads (the disk's write limits: %.0f IOPS, %s)", d.Write.IOPS, units.FormatRate(d.Write.BWBytes)))
+		notes = append(notes, fmt.Sprintf("writes are capped like reads (the disk's write limits: %s, %s)", units.FormatIOPS(d.Write.IOPS), units.FormatRate(d.Write.BWBytes)))
 	}
 	if b := d.Burst; b != nil && !b.OptIn {
 		if b.IOPS > p.IOPS {
@@ -98,7 +98,7 @@ func LookupProfile(name string) (Profile, error) {
 		notes = append(notes, "on-demand bursting must be enabled: not emulated")
 	}
 	if d.Edition.IOUnitKiB > 0 {
-		notes = append(notes, fmt.Sprintf("IOs above %g KiB count as several against the IOPS cap in the cloud, not here", d.Edition.IOUnitKiB))
+		notes = append(notes, fmt.Sprintf("IOs above %s count as several against the IOPS cap in the cloud, not here", units.Stated(d.Edition.IOUnitKiB, "KiB")))
 	}
 	p.Note = strings.Join(append(notes, d.Notes...), "; ")
 	p.LatencyNote = "no typical latency published: none emulated (add --latency)"

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // fioLimit is etcd's guidance for a fio test of its disk: WAL fdatasync
@@ -23,8 +24,8 @@ func FioVerdict(rs []result.Result) string {
 		if p99 >= fioLimit {
 			verdict = "TOO SLOW for etcd"
 		}
-		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %.2f ms (limit %d ms), p99.9 %.2f ms, %.0f syncs/s on %s",
-			verdict, float64(p99)/1e6, fioLimit.Milliseconds(), r.Sync.Lat.P999Ns/1e6, r.Sync.IOPS, r.Target.Path)
+		return fmt.Sprintf("etcd verdict: %s: fdatasync p99 %s (limit %d ms), p99.9 %s, %.0f syncs/s on %s",
+			verdict, units.Measure(float64(p99), "ns"), fioLimit.Milliseconds(), units.Measure(r.Sync.Lat.P999Ns, "ns"), r.Sync.IOPS, r.Target.Path)
 	}
 	return ""
 }

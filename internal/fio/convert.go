@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // FillFromFio sets a result's directions and fio's own figures (res.Fio)
@@ -316,8 +317,8 @@ func infoNotes(info *result.FioInfo) []string {
 		out = append(out, fmt.Sprintf("fio's own steady-state check (%s over %g s): %s, measured %s", ss.Criterion, ss.DurationS, verdict, ss.Measured))
 	}
 	if lt := info.LatencyTarget; lt != nil {
-		out = append(out, fmt.Sprintf("fio searched for the queue depth that keeps p%g latency under %s (windows of %g ms): it settled at depth %d",
-			lt.Percentile, strconv.FormatFloat(lt.TargetNs/1e6, 'g', 4, 64)+" ms", lt.WindowUs/1000, lt.Depth))
+		out = append(out, fmt.Sprintf("fio searched for the queue depth that keeps p%g latency under %s (windows of %s): it settled at depth %d",
+			lt.Percentile, units.Ms(lt.TargetNs/1e9, 4), units.Ms(lt.WindowUs/1e6, -1), lt.Depth))
 	}
 	if len(info.Hosts) > 1 {
 		out = append(out, fmt.Sprintf("client/server run: %d hosts (%s) ran it at once; the figures are their sum", len(info.Hosts), strings.Join(info.Hosts, ", ")))

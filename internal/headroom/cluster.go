@@ -29,6 +29,21 @@ type Inventory struct {
 	Notes []string
 }
 
+// Add puts what the cluster says into o, after what the user said:
+// --expect and the mapping file's rules come first (capOf ranks rules by
+// source), and a VM size given for an instance stands.
+func (o *Options) Add(inv *Inventory) {
+	o.Rules = append(o.Rules, inv.Rules...)
+	if o.VMs == nil {
+		o.VMs = map[string]string{}
+	}
+	for inst, vm := range inv.VMs {
+		if _, ok := o.VMs[inst]; !ok {
+			o.VMs[inst] = vm
+		}
+	}
+}
+
 // Claims picks the claims of a cluster: a namespace ("" for all), a
 // label selector, one claim's name.
 type Claims struct {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/headroom"
-	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -47,7 +46,7 @@ func quickCapped(t *testing.T, class, runID, pv string, shift time.Duration) []r
 // measured without a cap, gives none; the history's error is passed on.
 func TestMeasuredCaps(t *testing.T) {
 	ctx := context.Background()
-	diagnose := func(rs []result.Result) diagnosis.Diagnosis { return report.Diagnose(rs, nil) }
+	diagnose := func(rs []result.Result) diagnosis.Diagnosis { return diagnosis.Saved(rs) }
 	history := map[string][]result.Result{
 		"fast": append(quickCapped(t, "fast", "run-new", "pv-1", 0), quickCapped(t, "fast", "run-old", "pv-2", -48*time.Hour)...),
 	}

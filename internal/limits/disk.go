@@ -198,7 +198,7 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 			return nil, &SpecError{spec, "no disk family or tier named " + name + " for " + prov, "valid: " + strings.Join(c.diskNames(prov), ", ")}
 		}
 		if sizeSet && d.SizeGiB > tier.SizeGiB {
-			return nil, &SpecError{spec, fmt.Sprintf("%s holds %g GiB, less than the size given", tier.Name, tier.SizeGiB), "give the family and the size instead, e.g. " + f.ID + ":" + strconv.FormatFloat(d.SizeGiB, 'f', -1, 64) + "GiB"}
+			return nil, &SpecError{spec, fmt.Sprintf("%s holds %s, less than the size given", tier.Name, units.Stated(tier.SizeGiB, "GiB")), "give the family and the size instead, e.g. " + f.ID + ":" + strconv.FormatFloat(d.SizeGiB, 'f', -1, 64) + "GiB"}
 		}
 	}
 	d.Family = f
@@ -220,7 +220,7 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 			return nil, &SpecError{spec, f.ID + " has no tier " + tierPart, "tiers: " + f.tierList(e)}
 		}
 		if sizeSet && d.SizeGiB > tier.SizeGiB {
-			return nil, &SpecError{spec, fmt.Sprintf("%s holds %g GiB, less than the size given", tier.Name, tier.SizeGiB), "give the family and the size instead"}
+			return nil, &SpecError{spec, fmt.Sprintf("%s holds %s, less than the size given", tier.Name, units.Stated(tier.SizeGiB, "GiB")), "give the family and the size instead"}
 		}
 	}
 	if len(e.Tiers) > 0 {
@@ -239,10 +239,10 @@ func (c *Catalog) ParseDisk(spec string) (*Disk, error) {
 			}
 			if tier == nil {
 				last := e.Tiers[len(e.Tiers)-1]
-				return nil, &SpecError{spec, fmt.Sprintf("larger than the largest tier (%s, %g GiB)", last.Name, last.SizeGiB), "tiers: " + f.tierList(e)}
+				return nil, &SpecError{spec, fmt.Sprintf("larger than the largest tier (%s, %s)", last.Name, units.Stated(last.SizeGiB, "GiB")), "tiers: " + f.tierList(e)}
 			}
 			if tier.SizeGiB != d.SizeGiB {
-				d.Notes = append(d.Notes, fmt.Sprintf("%g GiB rounds up to %s (%g GiB)", round(d.SizeGiB, 2), tier.Name, tier.SizeGiB))
+				d.Notes = append(d.Notes, fmt.Sprintf("%s rounds up to %s (%s)", units.Stated(round(d.SizeGiB, 2), "GiB"), tier.Name, units.Stated(tier.SizeGiB, "GiB")))
 			}
 		}
 		d.Tier, d.SizeGiB = tier, tier.SizeGiB
@@ -675,7 +675,7 @@ func (f *Family) sizeUnit() string {
 func (f *Family) tierList(e *Edition) string {
 	var n []string
 	for _, t := range e.Tiers {
-		n = append(n, fmt.Sprintf("%s (%g GiB)", t.Name, t.SizeGiB))
+		n = append(n, fmt.Sprintf("%s (%s)", t.Name, units.Stated(t.SizeGiB, "GiB")))
 	}
 	return strings.Join(n, ", ")
 }

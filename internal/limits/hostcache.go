@@ -147,7 +147,7 @@ func (cf CacheFill) Sentence() string {
 func (cf CacheFill) BacklogNote() string {
 	s := fmt.Sprintf("the %s backlog is fitted to seed 003 (Azure publishes none; its P4 stalled after 20-30 s of writes at about 128 MiB/s, 2.1-3.1 GiB), so seed 003's stall is not a prediction", units.Trim(cf.BacklogBytes/gib, 1)+" GiB")
 	if cf.CacheGiB > 0 {
-		s += fmt.Sprintf("; the VM's %g GiB cache is the whole VM's, for reads and writes", cf.CacheGiB)
+		s += fmt.Sprintf("; the VM's %s cache is the whole VM's, for reads and writes", units.Stated(cf.CacheGiB, "GiB"))
 	}
 	return s
 }

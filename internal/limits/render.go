@@ -127,10 +127,10 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	if e.IOUnitKiB > 0 {
-		fmt.Fprintf(w, "        IOs larger than %g KiB count as several IOs\n", e.IOUnitKiB)
+		fmt.Fprintf(w, "        IOs larger than %s count as several IOs\n", units.Stated(e.IOUnitKiB, "KiB"))
 	}
 	if e.NominalIOKiB > 0 {
-		fmt.Fprintf(w, "        IOPS figure defined at %g KiB IOs\n", e.NominalIOKiB)
+		fmt.Fprintf(w, "        IOPS figure defined at %s IOs\n", units.Stated(e.NominalIOKiB, "KiB"))
 	}
 	if e.SLA != "" {
 		fmt.Fprintf(w, "        %s\n", e.SLA)
@@ -159,7 +159,7 @@ func (rep Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, ": no limits for this disk type in the catalog")
 		}
 		if v.Cached != nil && d.Family.Kind != "file" {
-			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%g GiB cache)", units.Published(math.Round(v.Cached.IOPS)), v.Cached.Tput, v.Unit, v.Cached.CacheGiB)
+			fmt.Fprintf(w, "; cached %s IOPS, %g %s (%s cache)", units.Published(math.Round(v.Cached.IOPS)), v.Cached.Tput, v.Unit, units.Stated(v.Cached.CacheGiB, "GiB"))
 		}
 		fmt.Fprintln(w)
 		if vb != nil && d.Family.Kind != "file" {
@@ -600,7 +600,7 @@ func (ce *CatalogEntry) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "\nedition %s..%s  unit %s", e.From, to, e.Unit)
 			if e.IOUnitKiB > 0 {
-				fmt.Fprintf(w, "  IO counted in %g KiB units", e.IOUnitKiB)
+				fmt.Fprintf(w, "  IO counted in %s units", units.Stated(e.IOUnitKiB, "KiB"))
 			}
 			fmt.Fprintln(w)
 			if e.Note != "" {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -30,8 +31,8 @@ func TestFeed(t *testing.T) {
 		}
 		return runErr
 	})
-	if !errors.Is(err, runErr) || len(out.Results) != 2 || out.Diagnosis != nil {
-		t.Fatalf("err %v, %d results, diagnosis %v", err, len(out.Results), out.Diagnosis)
+	if !errors.Is(err, runErr) || len(out.Results) != 2 || out.Diagnosis() != nil {
+		t.Fatalf("err %v, %d results, diagnosis %v", err, len(out.Results), out.Diagnosis())
 	}
 	// Unanalysed as they came, both have their limits once the run is
 	// read as a whole: each is saved again.
@@ -45,20 +46,63 @@ func TestFeed(t *testing.T) {
 // establish; with nothing collected there is none.
 func TestOutcomeDiagnosis(t *testing.T) {
 	ctx := context.Background()
-	snk := &Sink{Collect: true}
+	built := 0
+	count := func(rs []result.Result, unknown []string) diagnosis.Diagnosis {
+		built++
+		return diagnosis.Of(rs, unknown)
+	}
+	snk := &Sink{Collect: true, Diagnose: count}
 	for _, r := range []result.Result{qdResult(1, 1, 1000), qdResult(2, 8, 8000)} {
 		if err := snk.Add(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out := snk.outcome(ctx, true, []string{"the burst bucket: no time left"})
-	if out.Diagnosis == nil || !slices.Contains(out.Diagnosis.Unknown, "the burst bucket: no time left") || out.Diagnosis.RunID != "r" {
-		t.Fatalf("diagnosis %+v", out.Diagnosis)
+	out := snk.outcome(ctx, []string{"the burst bucket: no time left"})
+	if d := out.Diagnosis(); d == nil || !slices.Contains(d.Unknown, "the burst bucket: no time left") || d.RunID != "r" {
+		t.Fatalf("diagnosis %+v", d)
+	}
+	if built != 1 || len(out.Diagnoses) != 1 {
+		t.Errorf("one run on one target: built %d diagnoses, kept %d, want 1", built, len(out.Diagnoses))
 	}
 	if len(out.Results[1].Findings) == 0 {
 		t.Error("the results were not read again at the end")
 	}
-	if empty := (&Sink{Collect: true}).outcome(ctx, true, nil); empty.Diagnosis != nil || len(empty.Results) != 0 {
+	if empty := (&Sink{Collect: true, Diagnose: count}).outcome(ctx, nil); empty.Diagnosis() != nil || len(empty.Results) != 0 {
 		t.Errorf("nothing collected: %+v", empty)
+	}
+}
+
+// Results fed from several targets (a Kubernetes run) end with one
+// diagnosis of each, each built once, from its own results.
+func TestFeedDiagnosesEachTargetOnce(t *testing.T) {
+	built := map[string]int{}
+	count := func(rs []result.Result, unknown []string) diagnosis.Diagnosis {
+		built[rs[0].Target.Path]++
+		for _, r := range rs[1:] {
+			if r.Target.Path != rs[0].Target.Path {
+				t.Errorf("one diagnosis of %s and %s", rs[0].Target.Path, r.Target.Path)
+			}
+		}
+		return diagnosis.Of(rs, unknown)
+	}
+	snk := &Sink{Collect: true, Diagnose: count}
+	out, err := Feed(context.Background(), snk, func(emit func(result.Result) error) error {
+		for i, path := range []string{"/a", "/b", "/a", "/b"} {
+			r := qdResult(i+1, 1+7*(i/2), 1000+7000*float64(i/2))
+			r.Target.Path = path
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != 2 || built["/a"] != 1 || built["/b"] != 1 || len(out.Diagnoses) != 2 {
+		t.Errorf("built %v, %d diagnoses", built, len(out.Diagnoses))
+	}
+	if d := out.For(out.Results[1:2]); d == nil || d.Target.Path != "/b" {
+		t.Errorf("the diagnosis of /b: %+v", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -36,10 +37,11 @@ func (k *Run) Events(next func(runner.Event)) func(runner.Event) {
 
 // Sink is the run's result sink: expect (may be nil), the history (a failing database does not stop the run, what could not be
 // saved yet is kept and tried again), an NDJSON copy to out (nil: none) and the
-// live metrics. Every result is collected for the report. Suite and Plan
+// live metrics. Every result is collected for the report, and each run
+// and target's diagnosis built at the end. Suite and Plan
 // give it their analysis; results fed to it arrive analysed.
 func (k *Run) Sink(expect func(*result.Result), out io.Writer) *Sink {
-	s := &Sink{Expect: expect, Collect: true}
+	s := &Sink{Expect: expect, Collect: true, Diagnose: diagnosis.Of}
 	if k.Keep != nil {
 		s.Keep = k.Keep
 		s.Warn = k.Warn

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -38,6 +39,10 @@ type Sink struct {
 	Out []Encoder
 	// Collect keeps every result for the report at the end.
 	Collect bool
+	// Diagnose builds the diagnosis of each run and target at the end
+	// (diagnosis.Of; nil: none, as the agent, whose reports are drawn
+	// where its results land).
+	Diagnose func(rs []result.Result, unknown []string) diagnosis.Diagnosis
 
 	results []result.Result
 }

@@ -65,7 +65,7 @@ func diagnoseRuns(t *testing.T, spec emulate.Spec, o plan.Options, n int) ([]res
 		if err != nil {
 			t.Fatal(err)
 		}
-		snk := &pipeline.Sink{Collect: true}
+		snk := &pipeline.Sink{Collect: true, Diagnose: diagnosis.Of}
 		start := time.Now()
 		// As diagnose does: once the plan ends, every finding is read
 		// off the whole curve.
@@ -80,13 +80,17 @@ func diagnoseRuns(t *testing.T, spec emulate.Spec, o plan.Options, n int) ([]res
 		if took > budget+20*time.Second {
 			t.Errorf("the plan took %s of a %s budget", took.Round(time.Second), budget)
 		}
-		if out.Diagnosis != nil {
-			full = append(full, *out.Diagnosis)
-			t.Logf("run %d verdict:\n%s\nto change:\n%s", i+1, strings.Join(out.Diagnosis.Verdict, "\n"), strings.Join(out.Diagnosis.ToChange, "\n"))
+		if d := out.Diagnosis(); d != nil {
+			full = append(full, *d)
+			t.Logf("run %d verdict:\n%s\nto change:\n%s", i+1, strings.Join(d.Verdict, "\n"), strings.Join(d.ToChange, "\n"))
 		}
 		if i == 0 {
 			rs = out.Results
-			dg = diagnosis.Build(rs, diagnosis.Options{Unknown: out.Unknown})
+			var unknown []string
+			if d := out.Diagnosis(); d != nil {
+				unknown = d.Unknown
+			}
+			dg = diagnosis.Build(rs, diagnosis.Options{Unknown: unknown})
 		}
 	}
 	for _, u := range dg.Unknown {

@@ -7,6 +7,7 @@ import (
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
+	"github.com/iolens/iolens/internal/units"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -84,7 +85,7 @@ func QuantileDecided(limitNs, minS float64, minN uint64) runner.StopRule {
 		if above {
 			side = "above"
 		}
-		return true, fmt.Sprintf("p99 %s %.0f ms at 95%% confidence after %d syncs", side, limitNs/1e6, h.Count())
+		return true, fmt.Sprintf("p99 %s %s at 95%% confidence after %d syncs", side, units.Latency(limitNs), h.Count())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/watch"
@@ -305,6 +306,22 @@ type Fit struct {
 	IOPS     float64 `json:"iops"`
 	BWBytes  float64 `json:"bw_bytes"`
 	Distance float64 `json:"distance"`
+}
+
+// CatalogFits names the catalog's disks (or VM sizes, when no disk fits)
+// nearest a flat ceiling, three at most.
+func CatalogFits(c *limits.Catalog) FitFunc {
+	return func(iops, bw float64) []Fit {
+		var out []Fit
+		for _, f := range c.Fits(iops, bw, 3) {
+			name := f.Disk
+			if name == "" {
+				name = "VM " + f.VM
+			}
+			out = append(out, Fit{Name: name, IOPS: f.IOPS, BWBytes: f.BWBytes, Distance: f.Distance})
+		}
+		return out
+	}
 }
 
 // flush closes the open plateaus and returns the device's ceilings:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/termtext"
@@ -142,7 +143,8 @@ func HTML(w io.Writer, a *Analysis, loc *time.Location) error {
 			}
 		}
 		if len(set) > 0 {
-			p.Sets = append(p.Sets, report.Set{Name: n.Instance, Results: set})
+			d := diagnosis.Saved(set)
+			p.Sets = append(p.Sets, report.Set{Name: n.Instance, Results: set, Diagnosis: &d})
 		}
 	}
 	p.Warnings = append(p.Warnings, a.Notes...)

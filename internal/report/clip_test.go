@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,7 +92,7 @@ func TestPercentilesNeverAboveMax(t *testing.T) {
 
 	// The text table: p99.9 and max columns, and the note.
 	buf.Reset()
-	if err := Text(&buf, rs); err != nil {
+	if err := Text(&buf, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	txt := buf.String()

@@ -2,33 +2,15 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/units"
 )
-
-// WriteComparison renders c as text, json, csv or md.
-func WriteComparison(w io.Writer, format string, c Comparison) error {
-	switch format {
-	case "text", "":
-		return CompareText(w, c)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
-	case "csv":
-		return CompareCSV(w, c)
-	case "md", "markdown":
-		return CompareMarkdown(w, c)
-	}
-	return fmt.Errorf("unknown output format %q", format)
-}
 
 // cmpDiff is a difference in percent, or, beyond ±1000%, the ratio it
 // stands for ("81×"): "+8073.5%" is read by nobody.
@@ -53,7 +35,7 @@ func cmpWith(fig string, p *float64) string {
 // changeText words a test's outcome for the tables in words a person
 // reads: "better (clear)", "worse (likely)", "no change (noise)" or "not
 // enough data". The p-value goes in changeTitle.
-func changeText(w *Welch, higherBetter bool) string {
+func changeText(w *compare.Welch, higherBetter bool) string {
 	switch {
 	case w == nil:
 		return ""
@@ -71,7 +53,7 @@ func changeText(w *Welch, higherBetter bool) string {
 
 // changeTitle is the test behind changeText: its p-value and what it was
 // taken over, for a hover title.
-func changeTitle(w *Welch) string {
+func changeTitle(w *compare.Welch) string {
 	if w == nil || !w.Enough {
 		return ""
 	}
@@ -87,7 +69,7 @@ func changeTitle(w *Welch) string {
 // CompareCells formats one cell the way every table shows it: IOPS, MB/s, p50,
 // p99, p99.9 (ms), each with its difference to the first operand, then
 // whether the IOPS and p99 are better or worse, when significant.
-func CompareCells(x *CompareCell, dir string) []string {
+func CompareCells(x *compare.Cell, dir string) []string {
 	if x == nil {
 		return []string{"-", "-", "-", "-", "-", "", ""}
 	}
@@ -109,7 +91,7 @@ func CompareCells(x *CompareCell, dir string) []string {
 var CompareHeader = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
 
 // CompareText prints one block per test and direction, one line per operand.
-func CompareText(w io.Writer, c Comparison) error {
+func CompareText(w io.Writer, c compare.Comparison) error {
 	if len(c.Rows) == 0 {
 		_, err := fmt.Fprintln(w, "nothing to compare: no successful results")
 		return err
@@ -128,7 +110,7 @@ func CompareText(w io.Writer, c Comparison) error {
 		vt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		head := []string{""}
 		for i := range c.Operands {
-			head = append(head, "["+Letter(i)+"]")
+			head = append(head, "["+compare.Letter(i)+"]")
 		}
 		fmt.Fprintln(vt, "  "+strings.Join(head, "\t"))
 		for _, row := range VerdictRows(c) {
@@ -142,7 +124,7 @@ func CompareText(w io.Writer, c Comparison) error {
 		}
 		for i, v := range c.Verdicts {
 			for _, a := range v.ToChange {
-				fmt.Fprintf(w, "  [%s] to change: %s\n", Letter(i), cmpOneLine(a))
+				fmt.Fprintf(w, "  [%s] to change: %s\n", compare.Letter(i), cmpOneLine(a))
 			}
 		}
 		fmt.Fprintln(w)
@@ -159,7 +141,7 @@ func CompareText(w io.Writer, c Comparison) error {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, Letter(i), strings.Join(CompareCells(x, r.Dir), "\t"), n)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, compare.Letter(i), strings.Join(CompareCells(x, r.Dir), "\t"), n)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -168,7 +150,7 @@ func CompareText(w io.Writer, c Comparison) error {
 	if len(c.Findings) > 0 {
 		fmt.Fprintln(w, "\nFindings, worst first across operands")
 		for _, f := range c.Findings {
-			fmt.Fprintf(w, "  [%s] %s%s: %s\n", Letter(f.Operand), cmpSevTag(f.Severity), cmpOneLine(f.Subject), cmpOneLine(f.Summary))
+			fmt.Fprintf(w, "  [%s] %s%s: %s\n", compare.Letter(f.Operand), cmpSevTag(f.Severity), cmpOneLine(f.Subject), cmpOneLine(f.Summary))
 		}
 	}
 	if lines := CostLines(c); len(lines) > 0 {
@@ -186,36 +168,27 @@ func TestNote(alpha float64) string {
 	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series), and for p99 over each run's latency histogram (the 95%% interval of its p99); clear: p below 0.01, likely: below %.2f, noise: above (the p-values are in -o json and csv)", alpha, alpha)
 }
 
-// StatusMark is " [interrupted: why]" after an operand whose runs did not
-// all end complete, and "" otherwise.
-func (c Comparison) StatusMark(i int) string {
-	if i >= len(c.Statuses) || c.Statuses[i].State == "" || c.Statuses[i].State == result.RunComplete {
-		return ""
-	}
-	return " [" + c.Statuses[i].String() + "]"
-}
-
 // writeOperands lists the operands: the letter, the label, and what the
 // user gave when the label differs from it.
-func writeOperands(w io.Writer, c Comparison, esc func(string) string) {
+func writeOperands(w io.Writer, c compare.Comparison, esc func(string) string) {
 	for i, op := range c.Operands {
 		label := op
 		if i < len(c.Labels) && c.Labels[i] != "" {
 			label = c.Labels[i]
 		}
 		if label != op {
-			fmt.Fprintf(w, "[%s] %s (%s)%s\n", Letter(i), esc(label), esc(op), c.StatusMark(i))
+			fmt.Fprintf(w, "[%s] %s (%s)%s\n", compare.Letter(i), esc(label), esc(op), c.StatusMark(i))
 		} else {
-			fmt.Fprintf(w, "[%s] %s%s\n", Letter(i), esc(label), c.StatusMark(i))
+			fmt.Fprintf(w, "[%s] %s%s\n", compare.Letter(i), esc(label), c.StatusMark(i))
 		}
 	}
 }
 
 // VerdictRows are the operands' headline figures side by side: a row
 // per figure any of them measured, its name then one cell per operand.
-func VerdictRows(c Comparison) [][]string {
+func VerdictRows(c compare.Comparison) [][]string {
 	var out [][]string
-	for _, name := range FigureRows {
+	for _, name := range compare.FigureRows {
 		row := []string{name}
 		any := false
 		for _, v := range c.Verdicts {
@@ -253,7 +226,7 @@ func cmpOneLine(s string) string {
 }
 
 // CompareCSV writes one row per test, direction and operand, in raw units.
-func CompareCSV(w io.Writer, c Comparison) error {
+func CompareCSV(w io.Writer, c compare.Comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
 		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis", "operand_status"})
@@ -264,7 +237,7 @@ func CompareCSV(w io.Writer, c Comparison) error {
 		}
 		return strconv.FormatFloat(*p, 'f', 2, 64)
 	}
-	pv := func(t *Welch) string {
+	pv := func(t *compare.Welch) string {
 		if t == nil || !t.Enough {
 			return ""
 		}
@@ -306,7 +279,7 @@ func CompareCSV(w io.Writer, c Comparison) error {
 }
 
 // CompareMarkdown writes one table: a row per test, direction and operand.
-func CompareMarkdown(w io.Writer, c Comparison) error {
+func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 	fmt.Fprintln(w, "## Comparison")
 	fmt.Fprintln(w)
 	if len(c.Mismatches) > 0 {
@@ -321,13 +294,13 @@ func CompareMarkdown(w io.Writer, c Comparison) error {
 		if i < len(c.Labels) && c.Labels[i] != "" && c.Labels[i] != op {
 			label = c.Labels[i] + " (" + op + ")"
 		}
-		fmt.Fprintf(w, "- **%s**: %s\n", Letter(i), cmpMDEscape(label+c.StatusMark(i)))
+		fmt.Fprintf(w, "- **%s**: %s\n", compare.Letter(i), cmpMDEscape(label+c.StatusMark(i)))
 	}
 	fmt.Fprintln(w)
 	if rows := VerdictRows(c); len(rows) > 0 {
 		fmt.Fprintf(w, "### Verdicts side by side\n\n|")
 		for i := range c.Operands {
-			fmt.Fprintf(w, " | %s", Letter(i))
+			fmt.Fprintf(w, " | %s", compare.Letter(i))
 		}
 		fmt.Fprintf(w, " |\n|---%s|\n", strings.Repeat("|---", len(c.Operands)))
 		for _, r := range rows {
@@ -350,7 +323,7 @@ func CompareMarkdown(w io.Writer, c Comparison) error {
 			for j := range cells {
 				cells[j] = cmpMDEscape(cells[j])
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", cmpMDEscape(r.Test), r.Dir, Letter(i), strings.Join(cells, " | "), n)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", cmpMDEscape(r.Test), r.Dir, compare.Letter(i), strings.Join(cells, " | "), n)
 		}
 	}
 	if lines := CostLines(c); len(lines) > 0 {
@@ -362,7 +335,7 @@ func CompareMarkdown(w io.Writer, c Comparison) error {
 	if len(c.Findings) > 0 {
 		fmt.Fprintf(w, "\n### Findings, worst first across operands\n\n")
 		for _, f := range c.Findings {
-			fmt.Fprintf(w, "- **%s** %s %s: %s\n", Letter(f.Operand), f.Severity, cmpMDEscape(f.Subject), cmpMDEscape(f.Summary))
+			fmt.Fprintf(w, "- **%s** %s %s: %s\n", compare.Letter(f.Operand), f.Severity, cmpMDEscape(f.Subject), cmpMDEscape(f.Summary))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; %s.\n", TestNote(c.Alpha))
@@ -378,13 +351,13 @@ const MismatchHeadline = "the operands did not run these tests alike, so their d
 
 // CostLines says, per priced operand, what its disk costs per measured
 // IOPS and MB/s.
-func CostLines(c Comparison) []string {
+func CostLines(c compare.Comparison) []string {
 	var out []string
 	for i, x := range c.Costs {
 		if x == nil {
 			continue
 		}
-		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", Letter(i), x.Disk, units.Dollars(x.USDPerMonth), x.Region, x.AsOf)
+		s := fmt.Sprintf("[%s] %s: $%s a month (%s, as of %s)", compare.Letter(i), x.Disk, units.Dollars(x.USDPerMonth), x.Region, x.AsOf)
 		if x.IOPS > 0 {
 			s += fmt.Sprintf("; $%s per IOPS (%s IOPS in %s)", units.Dollars(x.USDPerIOPS), units.Whole(x.IOPS), x.IOPSTest)
 		}
@@ -401,14 +374,14 @@ func CostLines(c Comparison) []string {
 // Welch's test finds the difference significant), what each disk cost per
 // measured IOPS and MB/s, then each operand's verdict and charts as one
 // set of the
-func ComparePage(ops []CompareOperand, c Comparison) Page {
+func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 	titles := c.Operands
 	if len(c.Labels) == len(c.Operands) {
 		titles = c.Labels
 	}
 	p := Page{Title: "iolens compare " + strings.Join(titles, " vs ")}
 	for i, op := range ops {
-		p.Sets = append(p.Sets, Set{Name: Letter(i) + ": " + op.Title(), Results: op.Results})
+		p.Sets = append(p.Sets, Set{Name: compare.Letter(i) + ": " + op.Title(), Results: op.Results, Diagnosis: op.Diagnosis})
 	}
 	if len(c.Mismatches) > 0 {
 		p.WarningTitle = "Warning: " + MismatchHeadline
@@ -430,7 +403,7 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			t.Rows = append(t.Rows, append([]string{name, Letter(i)}, append(CompareCells(x, r.Dir), n)...))
+			t.Rows = append(t.Rows, append([]string{name, compare.Letter(i)}, append(CompareCells(x, r.Dir), n)...))
 			// Colour follows the tests: IOPS and the IOPS change by the
 			// IOPS test, p99 and the p99 change by the p99 test.
 			ic, pc := x.IOPSChange(), x.P99Change()
@@ -445,7 +418,7 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 	}
 	var ops2 []string
 	for i, op := range c.Operands {
-		ops2 = append(ops2, Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op]+c.StatusMark(i))
+		ops2 = append(ops2, compare.Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op]+c.StatusMark(i))
 	}
 	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where the difference is significant; grey: not significant. %s.",
 		strings.Join(ops2, ", "), TestNote(c.Alpha))
@@ -457,7 +430,7 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 			if x == nil {
 				continue
 			}
-			row := []string{Letter(i), x.Disk, units.Dollars(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
+			row := []string{compare.Letter(i), x.Disk, units.Dollars(x.USDPerMonth), "-", "-", "-", "-", x.Region + ", as of " + x.AsOf + ": " + x.Source}
 			if x.IOPS > 0 {
 				row[3], row[4] = units.Whole(x.IOPS)+" ("+x.IOPSTest+")", units.Dollars(x.USDPerIOPS)
 			}
@@ -472,7 +445,7 @@ func ComparePage(ops []CompareOperand, c Comparison) Page {
 	if rows := VerdictRows(c); len(rows) > 0 {
 		vt := &Table{ID: "verdicts", Title: "Verdicts side by side", Header: []string{""}}
 		for i := range c.Operands {
-			vt.Header = append(vt.Header, Letter(i))
+			vt.Header = append(vt.Header, compare.Letter(i))
 		}
 		vt.Rows = rows
 		vt.Note = "Each operand's headline figures, with how sure each is (the interval of the rate) and what binds it; the full verdicts are above."

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
@@ -16,10 +17,6 @@ func FindingsText(w io.Writer, rs []result.Result) error {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
 	}
-	repeats := false
-	for _, r := range rs {
-		repeats = repeats || r.Repeat > 1
-	}
 	for i, r := range rs {
 		if i == 0 || r.RunID != rs[i-1].RunID || r.Target.Path != rs[i-1].Target.Path {
 			if i > 0 {
@@ -27,19 +24,54 @@ func FindingsText(w io.Writer, rs []result.Result) error {
 			}
 			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, units.OrDash(r.Target.Device))
 		}
-		name := r.Test.Name
-		if repeats {
-			name = fmt.Sprintf("%s #%d", name, r.Repeat)
-		}
-		fmt.Fprintf(w, "\n%s  %s\n", name, findingsResultLine(&r))
-		if len(r.Findings) == 0 && r.Status == "ok" {
-			fmt.Fprintln(w, "  no findings")
-		}
-		for _, f := range r.Findings {
-			fmt.Fprintf(w, "  [%s] %s\n", f.Severity, f.Summary)
-		}
+		writeTestFindings(w, &rs[i], hasRepeats(rs))
 	}
 	return RepeatsText(w, rs)
+}
+
+// perTestText is analyze's text of out: each run and target's header,
+// its diagnosis (built once, before any report), then every test's
+// figures and findings, then the statistics of repeated tests.
+func perTestText(w io.Writer, out diagnosis.Outcome) error {
+	rs := out.Results
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	groups := groupByTarget(rs)
+	for gi, g := range groups {
+		if gi > 0 {
+			fmt.Fprintln(w)
+		}
+		writeHeader(w, g[0])
+		if !isWatch(g) {
+			d := diagnosisOf(&out, g)
+			writeVerdict(w, &d)
+		}
+		for i := range g {
+			writeTestFindings(w, &g[i], hasRepeats(rs))
+		}
+		if err := writeRepeatsText(w, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTestFindings writes a test's figures on one line and its findings
+// under it.
+func writeTestFindings(w io.Writer, r *result.Result, repeats bool) {
+	name := r.Test.Name
+	if repeats {
+		name = fmt.Sprintf("%s #%d", name, r.Repeat)
+	}
+	fmt.Fprintf(w, "\n%s  %s\n", name, findingsResultLine(r))
+	if len(r.Findings) == 0 && r.Status == "ok" {
+		fmt.Fprintln(w, "  no findings")
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(w, "  [%s] %s\n", f.Severity, f.Summary)
+	}
 }
 
 func findingsResultLine(r *result.Result) string {
@@ -51,12 +83,12 @@ func findingsResultLine(r *result.Result) string {
 	}
 	var parts []string
 	for name, d := range r.Dirs() {
-		s := fmt.Sprintf("%s %.0f IOPS", name, d.IOPS)
+		s := name + " " + units.IOPS(d.IOPS)
 		if name != "sync" {
-			s += fmt.Sprintf(" %.1f MB/s", d.BWBytes/1e6)
+			s += " " + units.MBps(d.BWBytes)
 		}
 		if d.Lat.P99Ns > 0 {
-			s += fmt.Sprintf(" p99 %.3g ms", d.Lat.P99Ns/1e6)
+			s += " p99 " + units.Latency(d.Lat.P99Ns)
 		}
 		parts = append(parts, s)
 	}

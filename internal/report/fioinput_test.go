@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestCompactDiagnoseJSONReadsBack(t *testing.T) {
 	rs := fioTestdata(t, "steadystate_iops20pct.json")
 	analysis.Annotate(rs)
 	var buf, compact bytes.Buffer
-	if err := WriteDiagnosis(&buf, "json", Diagnose(rs, nil), rs); err != nil {
+	if err := WriteDiagnosis(&buf, "json", given(rs, diagnosis.Saved(rs)), false); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Compact(&compact, buf.Bytes()); err != nil {
@@ -59,7 +60,7 @@ func TestFioOutputGetsFindings(t *testing.T) {
 		if !etcd || !syncBound {
 			t.Errorf("%s: etcd verdict %v, write bounded by its sync %v; findings %+v", name, etcd, syncBound, rs[0].Findings)
 		}
-		d := Diagnose(rs, nil)
+		d := diagnosis.Saved(rs)
 		if !strings.Contains(strings.Join(d.Verdict, "\n"), "etcd") {
 			t.Errorf("%s: verdict %q has no etcd line", name, d.Verdict)
 		}
@@ -82,7 +83,7 @@ func TestDirectUnknownIsNotBuffered(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := TextVerbose(&out, rs); err != nil {
+		if err := TextVerbose(&out, diagnosis.Replay(rs)); err != nil {
 			t.Fatal(err)
 		}
 		if s := out.String(); strings.Contains(s, "through the page cache") || strings.Contains(s, "buffered") {
@@ -108,7 +109,7 @@ func TestSeed004ReportIsAnalyze(t *testing.T) {
 	if !fail || !bound {
 		t.Errorf("etcd FAIL %v, write bounded by the 4.09 ms sync %v: %+v", fail, bound, rs[0].Findings)
 	}
-	if v := strings.Join(Diagnose(rs, nil).Verdict, "\n"); !strings.Contains(v, "etcd FAIL") {
+	if v := strings.Join(diagnosis.Saved(rs).Verdict, "\n"); !strings.Contains(v, "etcd FAIL") {
 		t.Errorf("verdict %q", v)
 	}
 }

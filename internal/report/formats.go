@@ -7,28 +7,33 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 )
 
-// Input is what a format writes: the results, the diagnosis built once
-// from them, and what a command computed beside them.
+// Input is what a format writes: the outcome of a run or of saved
+// results replayed (the results and the diagnosis of each run and target,
+// built once before any report), and what a command computed beside them.
 type Input struct {
-	Results []result.Result
-	// Diagnosis is the diagnosis of Results, built once by the command;
-	// nil lets a results report build its own.
-	Diagnosis *diagnosis.Diagnosis
+	diagnosis.Outcome
 	// Verbose adds every test's findings to text.
 	Verbose bool
+	// PerTest is analyze's text: after each diagnosis, every test's
+	// figures and findings in place of the stories and the table.
+	PerTest bool
 	// Comparison and Operands are compare's (Comparisons).
-	Comparison *Comparison
-	Operands   []CompareOperand
+	Comparison *compare.Comparison
+	Operands   []compare.Operand
 	// Nodes are k8s diagnose's (NodeReports).
-	Nodes *NodeDiagnoses
+	Nodes *compare.NodeDiagnoses
 	// History is analyze --prometheus's (Histories).
 	History History
 	// Headroom is headroom's (Headrooms).
 	Headroom History
+	// Listing is what a command lists or shows (Listings, Tables,
+	// LimitSheets, Watches, EventLogs).
+	Listing Listing
 }
 
 // History is a disk history read back from Prometheus (analyze
@@ -49,11 +54,13 @@ func headroomFormat(name string) func(io.Writer, Input) error {
 }
 
 // Format is one output format: its name (and the other names -o accepts
-// for it) and how it writes.
+// for it), how it writes, and what its output passes through on its way
+// to a stream (Escape, PlainOut when nil; To applies it).
 type Format struct {
 	Name    string
 	Aliases []string
 	Write   func(io.Writer, Input) error
+	Escape  Escaping
 }
 
 // Registry is the formats of one kind of report, in the order help text
@@ -92,20 +99,27 @@ type UnknownFormatError struct {
 	Valid  []string
 }
 
-func (e *UnknownFormatError) Error() string { return fmt.Sprintf("unknown output format %q", e.Format) }
+func (e *UnknownFormatError) Error() string {
+	want := e.Valid
+	if n := len(want); n > 1 {
+		want = append(append([]string(nil), want[:n-2]...), want[n-2]+" or "+want[n-1])
+	}
+	return fmt.Sprintf("unknown output format %q: want %s", e.Format, strings.Join(want, ", "))
+}
 
 // Hint lists the valid formats.
 func (e *UnknownFormatError) Hint() string {
 	return "valid formats: " + strings.Join(e.Valid, ", ")
 }
 
-// diagnosisOfInput is the diagnosis the command built, else one built
-// here from the results.
-func diagnosisOfInput(in Input) diagnosis.Diagnosis {
-	if in.Diagnosis != nil {
-		return *in.Diagnosis
+// diagnosisOf is the diagnosis the outcome holds of g, one run and
+// target's results (empty when it holds none: reports draw what they are
+// given and build nothing).
+func diagnosisOf(out *diagnosis.Outcome, g []result.Result) diagnosis.Diagnosis {
+	if d := out.For(g); d != nil {
+		return *d
 	}
-	return Diagnose(in.Results, nil)
+	return diagnosis.Diagnosis{}
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -121,62 +135,62 @@ var (
 	// Results are the reports of a set of results: report, run,
 	// analyze, history show, k8s run.
 	Results = Registry{Kind: "results", Formats: []Format{
-		{Name: "text", Write: func(w io.Writer, in Input) error { return text(w, in.Results, in.Verbose, in.Diagnosis) }},
-		{Name: "json", Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
-		{Name: "ndjson", Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
+		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error {
+			if in.PerTest {
+				return perTestText(w, in.Outcome)
+			}
+			return text(w, in.Outcome, in.Verbose)
+		}},
+		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
+		{Name: "ndjson", Escape: DataOut, Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
 		{Name: "csv", Write: func(w io.Writer, in Input) error { return CSV(w, in.Results) }},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return markdown(w, in.Results, in.Diagnosis) }},
-		{Name: "html", Write: func(w io.Writer, in Input) error { return HTML(w, in.Results) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
+		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Diagnoses are diagnose's reports: the diagnosis first, then the
 	// results it was built from.
 	Diagnoses = Registry{Kind: "diagnosis", Formats: []Format{
-		{Name: "text", Write: func(w io.Writer, in Input) error {
-			return DiagnosisText(w, in.Results, diagnosisOfInput(in), in.Verbose)
-		}},
-		{Name: "json", Write: func(w io.Writer, in Input) error {
-			d := diagnosisOfInput(in)
+		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return text(w, in.Outcome, in.Verbose) }},
+		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error {
+			d := diagnosisOf(&in.Outcome, in.Results)
 			d.Results = in.Results
 			return writeJSON(w, d)
 		}},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error {
-			d := diagnosisOfInput(in)
-			return markdown(w, in.Results, &d)
-		}},
-		{Name: "html", Write: func(w io.Writer, in Input) error { return DiagnosisHTML(w, in.Results, diagnosisOfInput(in)) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
+		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Comparisons are compare's reports of its Comparison.
 	Comparisons = Registry{Kind: "comparison", Formats: []Format{
-		{Name: "text", Write: func(w io.Writer, in Input) error { return CompareText(w, *in.Comparison) }},
-		{Name: "json", Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Comparison) }},
+		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return CompareText(w, *in.Comparison) }},
+		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Comparison) }},
 		{Name: "csv", Write: func(w io.Writer, in Input) error { return CompareCSV(w, *in.Comparison) }},
 		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return CompareMarkdown(w, *in.Comparison) }},
-		{Name: "html", Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
+		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
 	}}
 	// Histories are analyze --prometheus's reports of a disk history.
 	Histories = Registry{Kind: "history", Formats: []Format{
-		{Name: "text", Write: historyFormat("text")},
-		{Name: "json", Write: historyFormat("json")},
+		{Name: "text", Escape: TextOut, Write: historyFormat("text")},
+		{Name: "json", Escape: DataOut, Write: historyFormat("json")},
 		{Name: "md", Aliases: []string{"markdown"}, Write: historyFormat("md")},
-		{Name: "html", Write: historyFormat("html")},
+		{Name: "html", Escape: PageOut, Write: historyFormat("html")},
 	}}
 	// Headrooms are headroom's reports of every volume against its caps.
 	Headrooms = Registry{Kind: "headroom", Formats: []Format{
-		{Name: "text", Write: headroomFormat("text")},
-		{Name: "json", Write: headroomFormat("json")},
+		{Name: "text", Escape: TextOut, Write: headroomFormat("text")},
+		{Name: "json", Escape: DataOut, Write: headroomFormat("json")},
 		{Name: "csv", Write: headroomFormat("csv")},
 		{Name: "md", Aliases: []string{"markdown"}, Write: headroomFormat("md")},
-		{Name: "html", Write: headroomFormat("html")},
+		{Name: "html", Escape: PageOut, Write: headroomFormat("html")},
 	}}
 	// NodeReports are k8s diagnose's: each node's diagnosis and the
 	// comparison of the nodes.
 	NodeReports = Registry{Kind: "nodes", Formats: []Format{
-		{Name: "text", Write: func(w io.Writer, in Input) error { return nodesText(w, *in.Nodes) }},
-		{Name: "json", Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Nodes) }},
+		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return nodesText(w, *in.Nodes) }},
+		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Nodes) }},
 	}}
 )
 
 // Registries lists every registry.
 func Registries() []Registry {
-	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories, Headrooms}
+	return []Registry{Results, Diagnoses, Comparisons, NodeReports, Histories, Headrooms, Listings, Tables, LimitSheets, Watches, EventLogs}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 )
 
@@ -22,11 +23,14 @@ func (historyFake) WriteFormat(w io.Writer, format string) error {
 // other name) is taken twice within a registry.
 func TestRegistriesWrite(t *testing.T) {
 	rs := fixed(t)
-	d := Diagnose(rs, nil)
-	c := Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
-	nodes := NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
-	in := Input{Results: rs, Diagnosis: &d, Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}}
-	if len(Registries()) != 6 {
+	d := diagnosis.Saved(rs)
+	c := compare.Comparison{Schema: "iolens.comparison/v1", Operands: []string{"a"}, Labels: []string{"a"}, Alpha: 0.05}
+	nodes := compare.NodeDiagnoses{Schema: "iolens.k8s-diagnosis/v1", Nodes: map[string]diagnosis.Diagnosis{"node-1": d}}
+	form := func(w io.Writer) error { _, err := io.WriteString(w, "a form\n"); return err }
+	listing := Listing{Value: []string{"a"}, Forms: map[string]func(io.Writer) error{"text": form, "table": form, "wide": form, "csv": form,
+		"auto": form, "tty": form, "ndjson": form}}
+	in := Input{Outcome: given(rs, d), Comparison: &c, Nodes: &nodes, History: historyFake{}, Headroom: historyFake{}, Listing: listing}
+	if len(Registries()) != 11 {
 		t.Fatalf("%d registries", len(Registries()))
 	}
 	for _, reg := range Registries() {
@@ -62,7 +66,7 @@ func TestRegistriesWrite(t *testing.T) {
 // the diagnosis beside them.
 func TestHumanReportsOpenWithTheDiagnosis(t *testing.T) {
 	rs := fixed(t)
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	if len(d.Verdict) == 0 {
 		t.Fatal("no verdict to look for")
 	}
@@ -73,7 +77,7 @@ func TestHumanReportsOpenWithTheDiagnosis(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := f.Write(&buf, Input{Results: rs}); err != nil {
+			if err := f.Write(&buf, Input{Outcome: diagnosis.Replay(rs)}); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 )
 
 // Anything at all given to report, analyze or compare either reads as
@@ -65,7 +66,7 @@ func FuzzDecode(f *testing.F) {
 		for _, format := range Formats {
 			r, _ := RendererFor(format)
 			var out bytes.Buffer
-			_ = r(&out, rs)
+			_ = r(&out, diagnosis.Replay(rs))
 			if format != "text" && format != "md" {
 				continue
 			}

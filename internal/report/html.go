@@ -53,7 +53,7 @@ type Page struct {
 	// Ceilings are expected limits drawn on the bar charts.
 	Ceilings []Ceiling
 	// Unknown lists what the run could not establish, beyond what its
-	// results' notes say; it joins every set's verdict.
+	// sets' diagnoses say; it joins every set's verdict.
 	Unknown []string
 	// Generated is the time printed in the header (now when zero).
 	Generated time.Time
@@ -65,17 +65,17 @@ type Page struct {
 type Set struct {
 	Name    string
 	Results []result.Result
-	// Diagnosis is the set's diagnosis when the caller built it (nil:
-	// built from Results).
+	// Diagnosis is the set's diagnosis, built before the page (nil: the
+	// set has none, as a watch's).
 	Diagnosis *diagnosis.Diagnosis
 }
 
-// diagnosis is the set's diagnosis, built here unless given.
-func (s Set) diagnosis(unknown []string) diagnosis.Diagnosis {
+// diagnosis is the set's diagnosis (empty when it has none).
+func (s Set) diagnosis() diagnosis.Diagnosis {
 	if s.Diagnosis != nil {
 		return *s.Diagnosis
 	}
-	return Diagnose(s.Results, unknown)
+	return diagnosis.Diagnosis{}
 }
 
 // Table is a plain table of strings.
@@ -111,12 +111,14 @@ type Ceiling struct {
 	Label             string
 }
 
-// ResultsPage is the page of a report: one set per run and target.
-func ResultsPage(rs []result.Result) Page {
+// ResultsPage is the page of an outcome: one set per run and target,
+// each with its diagnosis.
+func ResultsPage(out diagnosis.Outcome) Page {
 	p := Page{}
+	rs := out.Results
 	for _, g := range groupByTarget(rs) {
 		r := g[0]
-		p.Sets = append(p.Sets, Set{Name: r.Target.Path + " (" + r.RunID + ")", Results: g})
+		p.Sets = append(p.Sets, Set{Name: r.Target.Path + " (" + r.RunID + ")", Results: g, Diagnosis: out.For(g)})
 	}
 	if len(rs) > 0 {
 		p.Title = fmt.Sprintf("iolens report: %s on %s", rs[0].Suite, rs[0].Target.Path)
@@ -131,8 +133,8 @@ func ResultsPage(rs []result.Result) Page {
 
 // HTML renders results as a self-contained page: the verdict of each run
 // and target, the findings worst first, then the tables and charts.
-func HTML(w io.Writer, rs []result.Result) error {
-	return WriteHTML(w, ResultsPage(rs))
+func HTML(w io.Writer, out diagnosis.Outcome) error {
+	return WriteHTML(w, ResultsPage(out))
 }
 
 // palette is shared with page.js (same order).
@@ -302,7 +304,8 @@ func WriteHTML(w io.Writer, p Page) error {
 		data.Sets = append(data.Sets, s.Name)
 		v.Legend = append(v.Legend, legendEntry{s.Name, color(i)})
 		v.NResults += len(s.Results)
-		d := s.diagnosis(p.Unknown)
+		d := s.diagnosis()
+		d.Unknown = append(slices.Clip(p.Unknown), slices.DeleteFunc(slices.Clone(d.Unknown), func(u string) bool { return slices.Contains(p.Unknown, u) })...)
 		vv := verdictOf(s, &d, color(i))
 		for _, m := range modelCharts(&d, fmt.Sprintf("model-%d", i)) {
 			vv.Charts = append(vv.Charts, chartRef{ID: m.ID, Title: m.Title, Sub: m.Sub})
@@ -518,8 +521,8 @@ func limitName(code string) string {
 	return code
 }
 
-// verdictOf builds a set's disk model (report.Diagnose, as the text
-// report opens with it) and lays it out for the page.
+// verdictOf lays a set's diagnosis out for the page, as the text report
+// opens with it.
 func verdictOf(s Set, d *diagnosis.Diagnosis, col string) verdictView {
 	vv := verdictView{Set: s.Name, Color: col, Unknown: d.Unknown, ToChange: d.ToChange}
 	worstStall := ""

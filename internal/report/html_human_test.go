@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func TestHTMLForAHuman(t *testing.T) {
 	rs := p15Run(t)
 	var buf bytes.Buffer
-	p := ResultsPage(rs)
+	p := ResultsPage(diagnosis.Replay(rs))
 	p.Generated = time.Date(2026, 11, 26, 18, 0, 0, 0, time.UTC)
 	if err := WriteHTML(&buf, p); err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestHTMLForAHuman(t *testing.T) {
 func TestHTMLSmoothingToggle(t *testing.T) {
 	rs := p15Run(t)
 	var buf bytes.Buffer
-	if err := HTML(&buf, rs); err != nil {
+	if err := HTML(&buf, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	d := browsertest.Start(t, 1280, 800)

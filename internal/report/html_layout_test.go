@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func TestHTMLOpensWithVerdict(t *testing.T) {
 		t.Fatal(`no element id="verdict"`)
 	}
 	txt := textOf(verdict)
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	if len(d.Verdict) < 3 {
 		t.Fatalf("verdict too short to test: %q", d.Verdict)
 	}
@@ -166,7 +167,7 @@ func TestHTMLOpensWithVerdict(t *testing.T) {
 		t.Errorf("the failing fsync line is not marked fail")
 	}
 	// A page's own Unknown joins the verdict too.
-	p := ResultsPage(rs)
+	p := ResultsPage(diagnosis.Replay(rs))
 	p.Unknown = []string{"the burst: the sustained write was cut short"}
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, p); err != nil {
@@ -193,7 +194,7 @@ func TestHTMLFindingsWorstFirstFolded(t *testing.T) {
 	// fail (etcd), warn (writeback), then the infos: as the text report.
 	var want []string
 	rs := diskResults()
-	d := Diagnose(rs, nil) // the limits read off the model, as the page does
+	d := diagnosis.Saved(rs) // the limits read off the model, as the page does
 	for _, fl := range stories(rs, &d) {
 		want = append(want, fl.Severity)
 	}
@@ -226,7 +227,7 @@ func TestIntervalsNeverNegative(t *testing.T) {
 	rs := repeated()
 	for _, r := range []Renderer{Text, Markdown, HTML} {
 		var b bytes.Buffer
-		if err := r(&b, rs); err != nil {
+		if err := r(&b, diagnosis.Replay(rs)); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"math"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func TestModelChartDrawsTheFit(t *testing.T) {
 	for _, fixture := range []func(*testing.T) []result.Result{p15Run, func(t *testing.T) []result.Result { return realP30(t) }} {
 		rs := fixture(t)
-		d := Diagnose(rs, nil)
+		d := diagnosis.Saved(rs)
 		ptrs := make([]*result.Result, len(rs))
 		for i := range rs {
 			ptrs[i] = &rs[i]

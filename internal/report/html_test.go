@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"io"
 	"math"
 	"os"
@@ -60,7 +61,7 @@ func synth(n, secs int, labels map[string]string) []result.Result {
 
 func render(t testing.TB, rs []result.Result) []byte {
 	var buf bytes.Buffer
-	if err := HTML(&buf, rs); err != nil {
+	if err := HTML(&buf, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -310,7 +311,7 @@ func TestHTMLRendererAndArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := r(&buf, synth(3, 120, nil)); err != nil {
+	if err := r(&buf, diagnosis.Replay(synth(3, 120, nil))); err != nil {
 		t.Fatal(err)
 	}
 	if dir := os.Getenv("IOLENS_ARTIFACTS"); dir != "" {

@@ -6,19 +6,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iolens/iolens/internal/diagnosis"
+	"github.com/iolens/iolens/internal/compare"
 )
 
-// NodeDiagnoses is k8s diagnose's report: each node's disk model and the
-// comparison of the nodes.
-type NodeDiagnoses struct {
-	Schema     string                         `json:"schema"`
-	Nodes      map[string]diagnosis.Diagnosis `json:"nodes"`
-	Comparison NodeComparison                 `json:"comparison"`
-}
-
 // nodesText writes each node's verdict, then the nodes that differ.
-func nodesText(w io.Writer, nd NodeDiagnoses) error {
+func nodesText(w io.Writer, nd compare.NodeDiagnoses) error {
 	models, cmp := nd.Nodes, nd.Comparison
 	var names []string
 	for n := range models {
@@ -60,7 +52,7 @@ func nodesText(w io.Writer, nd NodeDiagnoses) error {
 	for _, o := range cmp.Outliers {
 		var figs []string
 		for _, f := range o.Figures {
-			figs = append(figs, fmt.Sprintf("%s %s against %s (%.2fx)", f.Name, FormatFigure(f), FormatOthers(f), f.Ratio))
+			figs = append(figs, fmt.Sprintf("%s %s against %s (%.2fx)", f.Name, compare.FormatFigure(f), compare.FormatOthers(f), f.Ratio))
 		}
 		fmt.Fprintf(w, "OUTLIER: node %s: %s; %s\n", o.Node, strings.Join(figs, ", "), o.Why)
 	}

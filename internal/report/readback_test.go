@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestDiagnoseJSONReadsBack(t *testing.T) {
 	rs := fioTestdata(t, "steadystate_iops20pct.json")
 	analysis.Annotate(rs)
 	var buf bytes.Buffer
-	if err := WriteDiagnosis(&buf, "json", Diagnose(rs, nil), rs); err != nil {
+	if err := WriteDiagnosis(&buf, "json", given(rs, diagnosis.Saved(rs)), false); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadResults(&buf, "d.json")
@@ -50,10 +51,10 @@ func TestDiagnoseJSONReadsBack(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := Text(&out, back); err != nil {
+	if err := Text(&out, diagnosis.Replay(back)); err != nil {
 		t.Fatal(err)
 	}
-	if want := Diagnose(rs, nil).Verdict; len(want) == 0 || !strings.Contains(out.String(), termLines(want[0], TermWidth)[0]) {
+	if want := diagnosis.Saved(rs).Verdict; len(want) == 0 || !strings.Contains(out.String(), termLines(want[0], TermWidth)[0]) {
 		t.Errorf("the report of the read-back diagnosis lacks its verdict %q:\n%s", want, out.String())
 	}
 }
@@ -70,10 +71,10 @@ func TestHistoryExportReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
-	if err := Text(&a, rs); err != nil {
+	if err := Text(&a, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Text(&b, back); err != nil {
+	if err := Text(&b, diagnosis.Replay(back)); err != nil {
 		t.Fatal(err)
 	}
 	if a.String() != b.String() {
@@ -100,7 +101,7 @@ func TestWatchLogReport(t *testing.T) {
 	}
 	analysis.Annotate(rs) // analyze keeps the watch's own findings
 	var out bytes.Buffer
-	if err := Text(&out, rs); err != nil {
+	if err := Text(&out, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()

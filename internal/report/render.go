@@ -19,8 +19,9 @@ import (
 // Formats lists the formats of a results report (Results' names).
 var Formats = Results.Names()
 
-// Renderer writes a set of results in one format.
-type Renderer func(w io.Writer, rs []result.Result) error
+// Renderer writes an outcome's results, with their diagnoses, in one
+// format.
+type Renderer func(w io.Writer, out diagnosis.Outcome) error
 
 // RendererFor returns the renderer of a results report's format.
 func RendererFor(format string) (Renderer, error) {
@@ -28,7 +29,7 @@ func RendererFor(format string) (Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(w io.Writer, rs []result.Result) error { return f.Write(w, Input{Results: rs}) }, nil
+	return func(w io.Writer, out diagnosis.Outcome) error { return f.Write(w, Input{Outcome: out}) }, nil
 }
 
 // JSON writes the results as one indented array.
@@ -169,15 +170,16 @@ func hasRepeats(rs []result.Result) bool {
 // Text writes the human report: a header per target, the verdict, what to
 // change, the findings once per story, one row per test and direction,
 // and notes.
-func Text(w io.Writer, rs []result.Result) error { return text(w, rs, false, nil) }
+func Text(w io.Writer, out diagnosis.Outcome) error { return text(w, out, false) }
 
 // TextVerbose is Text with every finding of every test, with the details
 // only fio's own output explains, and each curve's evidence.
-func TextVerbose(w io.Writer, rs []result.Result) error { return text(w, rs, true, nil) }
+func TextVerbose(w io.Writer, out diagnosis.Outcome) error { return text(w, out, true) }
 
-// text writes the text report; built, when set, is the diagnosis of rs
-// already built (one target).
-func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagnosis) error {
+// text writes the text report of out, each run and target opening with
+// its diagnosis.
+func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
+	rs := out.Results
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -195,27 +197,8 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 			}
 			continue
 		}
-		d := diagnosisOf(g, len(groups), built)
-		fmt.Fprintln(w, "Verdict")
-		for _, l := range d.Verdict {
-			for _, t := range termLines(l, TermWidth) {
-				fmt.Fprintf(w, "  %s\n", t)
-			}
-		}
-		if len(d.ToChange) > 0 {
-			fmt.Fprintln(w, "\nTo change")
-			for _, a := range d.ToChange {
-				for _, t := range termLines(a, TermWidth) {
-					fmt.Fprintf(w, "  %s\n", t)
-				}
-			}
-		}
-		if len(d.Unknown) > 0 {
-			fmt.Fprintln(w, "\nNot established")
-			for _, u := range d.Unknown {
-				fmt.Fprintf(w, "  %s\n", u)
-			}
-		}
+		d := diagnosisOf(&out, g)
+		writeVerdict(w, &d)
 		if fl := stories(g, &d); len(fl) > 0 {
 			fmt.Fprintln(w, "\nFindings (worst first; --verbose lists them per test)")
 			for _, f := range fl {
@@ -258,6 +241,31 @@ func text(w io.Writer, rs []result.Result, verbose bool, built *diagnosis.Diagno
 		}
 	}
 	return nil
+}
+
+// writeVerdict writes d's verdict, what to change and what it did not
+// establish, as the text reports open with them.
+func writeVerdict(w io.Writer, d *diagnosis.Diagnosis) {
+	fmt.Fprintln(w, "Verdict")
+	for _, l := range d.Verdict {
+		for _, t := range termLines(l, TermWidth) {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+	}
+	if len(d.ToChange) > 0 {
+		fmt.Fprintln(w, "\nTo change")
+		for _, a := range d.ToChange {
+			for _, t := range termLines(a, TermWidth) {
+				fmt.Fprintf(w, "  %s\n", t)
+			}
+		}
+	}
+	if len(d.Unknown) > 0 {
+		fmt.Fprintln(w, "\nNot established")
+		for _, u := range d.Unknown {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 }
 
 // writeClipped names the rows whose histogram put a percentile above the
@@ -326,22 +334,8 @@ func evidenceText(ev map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func groupByTarget(rs []result.Result) [][]result.Result {
-	var keys []string
-	m := map[string][]result.Result{}
-	for _, r := range rs {
-		k := r.RunID + "\x00" + r.Target.Kind + "\x00" + r.Target.Path
-		if _, ok := m[k]; !ok {
-			keys = append(keys, k)
-		}
-		m[k] = append(m[k], r)
-	}
-	out := make([][]result.Result, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, m[k])
-	}
-	return out
-}
+// groupByTarget splits rs by run and target, as the diagnoses are built.
+func groupByTarget(rs []result.Result) [][]result.Result { return diagnosis.Groups(rs) }
 
 func writeHeader(w io.Writer, r result.Result) {
 	t := r.Target
@@ -497,11 +491,8 @@ func CSV(w io.Writer, rs []result.Result) error {
 }
 
 // Markdown writes the report as GitHub-flavoured Markdown tables.
-func Markdown(w io.Writer, rs []result.Result) error { return markdown(w, rs, nil) }
-
-// markdown writes the Markdown report; built, when set, is the diagnosis
-// of rs already built (one target).
-func markdown(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error {
+func Markdown(w io.Writer, out diagnosis.Outcome) error {
+	rs := out.Results
 	rep := hasRepeats(rs)
 	groups := groupByTarget(rs)
 	for gi, g := range groups {
@@ -528,7 +519,7 @@ func markdown(w io.Writer, rs []result.Result, built *diagnosis.Diagnosis) error
 			}
 			continue
 		}
-		d := diagnosisOf(g, len(groups), built)
+		d := diagnosisOf(&out, g)
 		fmt.Fprintf(w, "### Verdict\n\n")
 		for _, l := range d.Verdict {
 			fmt.Fprintf(w, "- %s\n", mdEscape(l))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestRepeatsSection(t *testing.T) {
 	}
 	for _, render := range []Renderer{Text, Markdown} {
 		var b bytes.Buffer
-		if err := render(&b, rs); err != nil {
+		if err := render(&b, diagnosis.Replay(rs)); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := r(&buf, rs); err != nil {
+			if err := r(&buf, diagnosis.Replay(rs)); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "golden."+format, buf.Bytes())

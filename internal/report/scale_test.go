@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"io"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestReportLinear(t *testing.T) {
 		t.Skip("reads inputs of thousands of items several times to compare the work (seconds on a busy machine); skipped under -short")
 	}
 	scaletest.Linear(t, "text report", 1000, func(n int) {
-		if err := Text(io.Discard, manyResults(n)); err != nil {
+		if err := Text(io.Discard, diagnosis.Replay(manyResults(n))); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -61,7 +62,7 @@ func BenchmarkTextReport(b *testing.B) {
 	scaletest.Bench(b, 32, "result", func(n int) func() {
 		rs := manyResults(n)
 		return func() {
-			if err := Text(io.Discard, rs); err != nil {
+			if err := Text(io.Discard, diagnosis.Replay(rs)); err != nil {
 				b.Fatal(err)
 			}
 		}

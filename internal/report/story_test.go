@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/iolens/iolens/internal/diagnosis"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func section(txt, title string) []string {
 func TestTextReadInTenSeconds(t *testing.T) {
 	rs := p15Run(t)
 	var buf bytes.Buffer
-	if err := Text(&buf, rs); err != nil {
+	if err := Text(&buf, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	txt := buf.String()
@@ -125,7 +126,7 @@ func TestTextReadInTenSeconds(t *testing.T) {
 		}
 	}
 	findings := section(txt, "Findings")
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	seen := map[string]bool{}
 	for _, l := range findings {
 		story, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(l, "WARN "), "FAIL "), ": ")
@@ -145,7 +146,7 @@ func TestTextReadInTenSeconds(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := TextVerbose(&buf, rs); err != nil {
+	if err := TextVerbose(&buf, diagnosis.Replay(rs)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"total_ios=0", "fit residual", "Findings per test"} {
@@ -164,7 +165,7 @@ func TestTextReadInTenSeconds(t *testing.T) {
 // its sustained ceiling make one line, not one each.
 func TestBurstByName(t *testing.T) {
 	rs := p15Run(t)
-	d := Diagnose(rs, nil)
+	d := diagnosis.Saved(rs)
 	all := strings.Join(append(d.Verdict, d.ToChange...), "\n")
 	if d.Disk.AtBurst == nil || !containsStr(append(d.Disk.AtBurstAlso, d.Disk.AtBurst.Disk), "azure:P15") {
 		t.Fatalf("no burst named, or not P15's among them: %+v %v\n%s", d.Disk.AtBurst, d.Disk.AtBurstAlso, all)
@@ -187,7 +188,7 @@ func TestBurstByName(t *testing.T) {
 	for i := range rs {
 		limits.Apply(&rs[i], x)
 	}
-	d = Diagnose(rs, nil)
+	d = diagnosis.Saved(rs)
 	all = strings.Join(append(d.Verdict, d.ToChange...), "\n")
 	b := d.Disk.AtBurst
 	if b == nil || b.Disk != "azure:P15" || len(d.Disk.AtBurstAlso) != 0 {
@@ -205,7 +206,7 @@ func TestBurstByName(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteDiagnosis(&buf, "text", d, rs); err != nil {
+	if err := WriteDiagnosis(&buf, "text", given(rs, d), false); err != nil {
 		t.Fatal(err)
 	}
 	txt := buf.String()

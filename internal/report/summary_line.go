@@ -1,10 +1,10 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 )
 
 // ResultSummary is a result on one line, as progress shows it when its
@@ -25,10 +25,10 @@ func ResultSummary(r *result.Result) string {
 			continue
 		}
 		if x.n == "fdatasync" {
-			parts = append(parts, fmt.Sprintf("fdatasync p99 %.2f ms", x.d.Lat.P99Ns/1e6))
+			parts = append(parts, "fdatasync p99 "+units.Measure(x.d.Lat.P99Ns, "ns"))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %.0f IOPS %.1f MB/s p99 %.2f ms", x.n, x.d.IOPS, x.d.BWBytes/1e6, x.d.Lat.P99Ns/1e6))
+		parts = append(parts, x.n+" "+units.IOPS(x.d.IOPS)+" "+units.MBps(x.d.BWBytes)+" p99 "+units.Measure(x.d.Lat.P99Ns, "ns"))
 	}
 	return strings.Join(parts, ", ")
 }

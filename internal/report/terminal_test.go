@@ -3,9 +3,20 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
+
+// Out is where the results report in format goes on w: through the
+// format's own escaping, as the command line writes it.
+func Out(w io.Writer, format string, color bool) io.Writer {
+	f, err := Results.Lookup(format)
+	if err != nil {
+		panic(err)
+	}
+	return f.To(w, color)
+}
 
 func TestOutColors(t *testing.T) {
 	line := "  [fail] t: etcd FAIL\n  [warn] u: x\n  [info] v: PASS\n"

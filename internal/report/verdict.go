@@ -7,127 +7,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/compare"
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
-
-// Diagnose builds the disk model of one run's results, as every report
-// opens with it: the catalog disks that fit the measured ceilings, and the
-// disk the results were compared with (the expect labels --expect, a
-// storage class or cloud metadata put on them).
-func Diagnose(rs []result.Result, unknown []string) diagnosis.Diagnosis {
-	// The limits of every test and the curves, read off the model of
-	// each whole run (results analysed as they came were each read
-	// against the results before them).
-	analysis.Revise(rs)
-	o := diagnosis.Options{Unknown: unknown}
-	if c, err := limits.Default(); err == nil {
-		o.Match = func(iops, bw float64) []diagnosis.Match {
-			var out []diagnosis.Match
-			for _, f := range c.Fits(iops, bw, 5) {
-				out = append(out, diagnosis.Match{Disk: f.Disk, VM: f.VM, IOPS: f.IOPS, BWBytes: f.BWBytes, Distance: f.Distance})
-			}
-			return out
-		}
-	}
-	for _, r := range rs {
-		if l := r.Target.Labels; l["expect"] != "" {
-			src := l["expect_source"]
-			if src == "" {
-				src = "--expect"
-			}
-			o.Expected = &diagnosis.Expected{Disk: l["expect"], VM: l["expect_vm"], Source: src}
-			break
-		}
-	}
-	if c, err := limits.Default(); err == nil {
-		expected := ""
-		if o.Expected != nil {
-			expected = o.Expected.Disk
-		}
-		o.MatchBurst = func(iops, bw float64) []diagnosis.BurstMatch { return burstFits(c, expected, iops, bw) }
-	}
-	return diagnosis.Build(rs, o)
-}
-
-// burstWithin is the largest gap between a flat level and a burst rate
-// that names it.
-const burstWithin = 0.05
-
-// burstFits lists the catalog's current tiered disks (the expected one
-// first) whose credit burst rates fit the flat levels measured (iops and
-// bwBytes, 0 when that figure is not flat), nearest first: a level that
-// is a burst rate says what the disk does while its credits last, not
-// what it holds.
-func burstFits(c *limits.Catalog, expected string, iops, bw float64) []diagnosis.BurstMatch {
-	if iops <= 0 && bw <= 0 {
-		return nil
-	}
-	gap := func(got, rate float64) float64 {
-		switch {
-		case got <= 0:
-			return 0
-		case rate <= 0:
-			return math.Inf(1)
-		}
-		return math.Abs(got-rate) / rate
-	}
-	var specs []string
-	if expected != "" {
-		specs = append(specs, expected)
-	}
-	for _, f := range c.Families {
-		if f.Kind == "file" || len(f.Editions) == 0 {
-			continue
-		}
-		for _, t := range f.Editions[0].Tiers {
-			if t.Burst != nil {
-				specs = append(specs, f.ID+":"+t.Name)
-			}
-		}
-	}
-	var out []diagnosis.BurstMatch
-	seen := map[string]bool{}
-	for _, spec := range specs {
-		d, err := c.ParseDisk(spec)
-		if err != nil || d.Burst == nil || d.Burst.OptIn || seen[d.Spec] {
-			continue
-		}
-		seen[d.Spec] = true
-		b := d.Burst
-		dist := math.Max(gap(iops, b.IOPS), gap(bw, b.BWBytes))
-		if dist > burstWithin {
-			continue
-		}
-		m := diagnosis.BurstMatch{Disk: d.Spec, BurstIOPS: b.IOPS, BurstBWBytes: b.BWBytes, BaseIOPS: b.BaselineIOPS, BaseBWBytes: b.BaselineBWBytes,
-			BucketIOs: b.BucketIOs, BucketBytes: b.BucketBytes, Distance: dist}
-		// How long a full bucket lasts at the rate measured: the
-		// shorter of the IO and the byte bucket's.
-		ios, bytes := b.Buckets(1)
-		for _, x := range []struct {
-			k    *limits.Bucket
-			rate float64
-		}{{ios, iops}, {bytes, bw}} {
-			if x.k == nil || x.rate <= 0 {
-				continue
-			}
-			if left := x.k.LeftS(x.rate); left > 0 && (m.LastsS == 0 || left < m.LastsS) {
-				m.LastsS = left
-			}
-		}
-		out = append(out, m)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].Disk == expected) != (out[j].Disk == expected) {
-			return out[i].Disk == expected
-		}
-		return out[i].Distance < out[j].Distance
-	})
-	return out
-}
 
 // sevRank orders severities, worst first.
 func sevRank(s string) int {
@@ -147,18 +32,12 @@ type findingLine struct {
 	F                       *result.Finding
 }
 
-// Story is one line of a report's findings: a curve, a test's stalls,
-// the etcd verdict, or one finding however many tests drew it.
-type Story struct {
-	Severity, Subject, Summary string
-}
-
 // Stories lists the findings of rs (whose diagnosis is d) once per
 // story, worst first, as every report shows them.
-func Stories(rs []result.Result, d *diagnosis.Diagnosis) []Story {
-	var out []Story
+func Stories(rs []result.Result, d *diagnosis.Diagnosis) []compare.Story {
+	var out []compare.Story
 	for _, fl := range stories(rs, d) {
-		out = append(out, Story{fl.Severity, fl.Test, fl.Summary})
+		out = append(out, compare.Story{Severity: fl.Severity, Subject: fl.Test, Summary: fl.Summary})
 	}
 	return out
 }
@@ -410,40 +289,14 @@ func uniq(s []string) []string {
 	return out
 }
 
-// diagnosisOf is the diagnosis of g, one of groups targets' results:
-// built when the caller built it for the one target there is, else
-// built here.
-func diagnosisOf(g []result.Result, groups int, built *diagnosis.Diagnosis) diagnosis.Diagnosis {
-	if built != nil && groups == 1 {
-		return *built
-	}
-	return Diagnose(g, nil)
-}
-
-// DiagnosisHTML is the HTML report of diagnosis d of rs: the results'
-// page, with what the plan had no time to establish.
-func DiagnosisHTML(w io.Writer, rs []result.Result, d diagnosis.Diagnosis) error {
-	p := ResultsPage(rs)
-	p.Unknown = d.Unknown
-	if len(p.Sets) == 1 {
-		p.Sets[0].Diagnosis = &d
-	}
-	return WriteHTML(w, p)
-}
-
-// DiagnosisText is the text report of diagnosis d of rs (verbose: with
-// every finding of every test, as TextVerbose).
-func DiagnosisText(w io.Writer, rs []result.Result, d diagnosis.Diagnosis, verbose bool) error {
-	return text(w, rs, verbose, &d)
-}
-
-// WriteDiagnosis writes diagnose's report d of rs in format: text, json
-// (d with the results), md (or markdown) or html. Every format reads d:
-// the diagnosis is built once.
-func WriteDiagnosis(w io.Writer, format string, d diagnosis.Diagnosis, rs []result.Result) error {
+// WriteDiagnosis writes diagnose's report of out in format: text
+// (verbose: with every finding of every test), json (the diagnosis with
+// the results), md (or markdown) or html. Every format reads the
+// diagnosis out holds: it is built once, before any report.
+func WriteDiagnosis(w io.Writer, format string, out diagnosis.Outcome, verbose bool) error {
 	f, err := Diagnoses.Lookup(format)
 	if err != nil {
 		f = Diagnoses.Formats[0]
 	}
-	return f.Write(w, Input{Results: rs, Diagnosis: &d})
+	return f.Write(w, Input{Outcome: out, Verbose: verbose})
 }

@@ -796,7 +796,7 @@ func (r *runner) precondition(ctx context.Context) error {
 			eta = time.Duration((total - done) / rate * float64(time.Second))
 		}
 		r.progress(Event{Kind: EventStatus, Test: spec, Elapsed: time.Since(r.start), ETA: eta, BWBytes: rate,
-			Message: fmt.Sprintf("%s of %s written, %.0f MB/s, about %s left", units.HumanBytes(done), units.HumanBytes(total), rate/1e6, eta.Round(time.Second))})
+			Message: fmt.Sprintf("%s of %s written, %s, about %s left", units.HumanBytes(done), units.HumanBytes(total), units.MBps(rate), eta.Round(time.Second))})
 	}
 	// The layout is bounded like a test: at the slowest rate a working
 	// disk writes, and a margin.
@@ -820,8 +820,8 @@ func (r *runner) precondition(ctx context.Context) error {
 		}
 		return fmt.Errorf("preconditioning the test file: %w", explainFioError(err, run))
 	}
-	r.progress(Event{Kind: EventPrepare, Message: fmt.Sprintf("test file written in %s (%.0f MB/s)", time.Since(start).Round(100*time.Millisecond),
-		total/math.Max(time.Since(start).Seconds(), 1e-3)/1e6)})
+	r.progress(Event{Kind: EventPrepare, Message: fmt.Sprintf("test file written in %s (%s)", time.Since(start).Round(100*time.Millisecond),
+		units.MBps(total/math.Max(time.Since(start).Seconds(), 1e-3)))})
 	if jobs := run.Final.AllJobs(); len(jobs) > 0 && jobs[0].Error != 0 {
 		return fmt.Errorf("preconditioning the test file: fio job error %d (%s)", jobs[0].Error, unix.ErrnoName(unix.Errno(jobs[0].Error)))
 	}

@@ -711,3 +711,12 @@ func Ratio(x float64) string {
 	}
 	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) + "×"
 }
+
+// Stated prints a figure exactly as a catalog states it, with the unit it
+// is stated in: "256 GiB", "0.5 KiB", "32767 GiB".
+func Stated(v float64, unit string) string {
+	if !printable(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
+}

@@ -148,9 +148,9 @@ func (cr *credit) exhausted() {
 }
 
 // BurstMessage says how long the burst lasts at the observed rate, e.g.
-// "at 2800 IOPS, a P10's burst credits last about 12 more minutes".
+// "at 2,800 IOPS, a P10's burst credits last about 12 more minutes".
 func BurstMessage(name string, iops, bw, leftS float64) string {
-	rate := fmt.Sprintf("%.0f IOPS", iops)
+	rate := units.IOPS(iops)
 	if iops < 1 {
 		rate = units.BytesSI(bw) + "/s"
 	}

@@ -24,7 +24,7 @@ func TestCreditP10(t *testing.T) {
 	if math.Abs(pct-80) > 1e-9 { // 2800 of the 3500 burst ceiling
 		t.Errorf("ceiling = %.1f%%, want 80", pct)
 	}
-	if got, want := BurstMessage("azure:P10", 2800, 0, left), "at 2800 IOPS, a P10's burst credits last about 12 more minutes"; got != want {
+	if got, want := BurstMessage("azure:P10", 2800, 0, left), "at 2,800 IOPS, a P10's burst credits last about 12 more minutes"; got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
 	// Below baseline the bucket refills at the headroom: 400 a second.

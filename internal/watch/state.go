@@ -289,7 +289,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 
 	out = append(out, tr.sustained(&tr.saturated, state == StateSaturated, result.KindSaturation, t, dt, s,
 		func(e *episode) string {
-			return fmt.Sprintf("saturated: aqu-sz %.1f at util %.0f%%, await up to %.0f ms", e.peakQ, s.UtilPct, e.peakWait)
+			return fmt.Sprintf("saturated: aqu-sz %.1f at util %.0f%%, await up to %s", e.peakQ, s.UtilPct, units.Latency(e.peakWait*1e6))
 		})...)
 	out = append(out, tr.sustained(&tr.atCap, state == StateAtCap, result.KindCap, t, dt, s,
 		func(e *episode) string {
@@ -372,7 +372,7 @@ func (tr *tracker) sustained(ep **episode, on bool, kind string, t, dt float64, 
 	d := t - dt - e.start
 	name := map[string]string{result.KindSaturation: "saturated", result.KindCap: "at the ceiling"}[kind]
 	return []finding{newFinding(tr.name, kind, "end", "warn", e.start, d,
-		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %.0f ms)", name, units.FormatSeconds(d), e.peakQ, e.peakWait),
+		fmt.Sprintf("%s for %s (peak aqu-sz %.1f, await up to %s)", name, units.FormatSeconds(d), e.peakQ, units.Latency(e.peakWait*1e6)),
 		map[string]float64{"peak_aqu_sz": e.peakQ, "peak_await_ms": e.peakWait})}
 }
 

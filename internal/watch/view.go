@@ -178,9 +178,10 @@ func EtcdLines(r *result.WatchRecord, wd int) []string {
 		p99 := "-"
 		switch {
 		case e.P99LowerNs != nil && e.P99UpperNs == nil:
-			p99 = fmt.Sprintf("> %.0f ms", *e.P99LowerNs/1e6)
+			p99 = "> " + units.Latency(*e.P99LowerNs)
 		case e.P99Ns != nil && e.P99LowerNs != nil:
-			p99 = fmt.Sprintf("%.3g ms (%g-%g)", *e.P99Ns/1e6, *e.P99LowerNs/1e6, *e.P99UpperNs/1e6)
+			// The bucket bounds the p99 lies between, in ms as etcd's buckets are.
+			p99 = units.Ms(*e.P99Ns/1e9, 3) + " (" + units.Trim(*e.P99LowerNs/1e6, 3) + "-" + units.Trim(*e.P99UpperNs/1e6, 3) + ")"
 		}
 		verdict := strings.ToUpper(e.Verdict)
 		if e.Error != "" {

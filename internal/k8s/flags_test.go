@@ -1,4 +1,4 @@
-package cli
+package k8s
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 
 func TestParsePullPolicy(t *testing.T) {
 	for _, s := range []string{"IfNotPresent", "Always", "Never"} {
-		if p, err := parsePullPolicy(s); err != nil || string(p) != s {
-			t.Errorf("parsePullPolicy(%q) = %q, %v", s, p, err)
+		if p, err := ParsePullPolicy(s); err != nil || string(p) != s {
+			t.Errorf("ParsePullPolicy(%q) = %q, %v", s, p, err)
 		}
 	}
-	if _, err := parsePullPolicy("always"); err == nil || err.Error() != `--pull-policy "always": want IfNotPresent, Always or Never` {
-		t.Errorf("parsePullPolicy(always): %v", err)
+	if _, err := ParsePullPolicy("always"); err == nil || err.Error() != `--pull-policy "always": want IfNotPresent, Always or Never` {
+		t.Errorf("ParsePullPolicy(always): %v", err)
 	}
 }
 
@@ -33,8 +33,8 @@ func TestCheckImage(t *testing.T) {
 		"iolens":                                                      false,
 		"iolens:1":                                                    true,
 	} {
-		if err := checkImage(img, "x:1"); (err == nil) != ok {
-			t.Errorf("checkImage(%q) = %v, want ok=%v", img, err, ok)
+		if err := CheckImage(img, "x:1"); (err == nil) != ok {
+			t.Errorf("CheckImage(%q) = %v, want ok=%v", img, err, ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package k8s
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ func FuzzParseTolerations(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ts, err := parseTolerations(strings.Split(s, "\n"))
+		ts, err := ParseTolerations(strings.Split(s, "\n"))
 		if err != nil {
 			return
 		}
@@ -43,7 +43,7 @@ func FuzzCheckImage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if checkImage(s, "x:1") == nil {
+		if CheckImage(s, "x:1") == nil {
 			ref, err := name.ParseReference(s)
 			if err != nil {
 				t.Fatalf("%q passed but is no reference: %v", s, err)
@@ -55,7 +55,7 @@ func FuzzCheckImage(f *testing.F) {
 				t.Fatalf("%q passed with no tag", s)
 			}
 		}
-		if checkRunID("--run-id", s) == nil && len(validation.IsValidLabelValue(s)) > 0 {
+		if CheckRunID("--run-id", s) == nil && len(validation.IsValidLabelValue(s)) > 0 {
 			t.Fatalf("run id %q passed but is no label value", s)
 		}
 	})

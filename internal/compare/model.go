@@ -1,25 +1,38 @@
-package report
+package compare
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
 
-// CompareOperand is one side of a comparison. Name is what the user gave (a
+// Operand is one side of a comparison. Name is what the user gave (a
 // file, a selector, a run id); Label says what was measured in words
 // (empty: Name says it).
-type CompareOperand struct {
+type Operand struct {
 	Name    string          `json:"name"`
 	Label   string          `json:"label,omitempty"`
 	Results []result.Result `json:"-"`
+	// Diagnosis is the diagnosis of Results, built once by the command
+	// that read them, and Stories its findings as the reports list them
+	// (report.Stories): the operand's verdict and findings in the
+	// comparison. Without them the comparison has neither.
+	Diagnosis *diagnosis.Diagnosis `json:"-"`
+	Stories   []Story              `json:"-"`
+}
+
+// Story is one line of an operand's findings: a curve, a test's stalls,
+// the etcd verdict, or one finding however many tests drew it.
+type Story struct {
+	Severity, Subject, Summary string
 }
 
 // Title is how reports name an operand: its label, else its name.
-func (o CompareOperand) Title() string {
+func (o Operand) Title() string {
 	if o.Label != "" {
 		return o.Label
 	}
@@ -38,7 +51,7 @@ type Comparison struct {
 	// partial, failed or complete), in the same order.
 	Statuses []result.RunStatus `json:"statuses"`
 	Alpha    float64            `json:"alpha"`
-	Rows     []CompareRow       `json:"rows"`
+	Rows     []Row              `json:"rows"`
 	// Mismatches are the parameters that differ between operands for
 	// the same test: a warning that the figures are not like for like.
 	Mismatches []Mismatch `json:"mismatches"`
@@ -46,14 +59,14 @@ type Comparison struct {
 	// IOPS and MB/s, nil when the disk is unknown or not priced.
 	Costs []*Cost `json:"costs"`
 	// Verdicts are each operand's diagnosis, side by side.
-	Verdicts []CompareVerdict `json:"verdicts"`
+	Verdicts []Verdict `json:"verdicts"`
 	// Findings are every operand's findings once per story, worst first
 	// across operands.
-	Findings []CompareFinding `json:"findings"`
+	Findings []Finding `json:"findings"`
 }
 
-// CompareVerdict is one operand's diagnosis as a comparison shows it.
-type CompareVerdict struct {
+// Verdict is one operand's diagnosis as a comparison shows it.
+type Verdict struct {
 	Lines    []string `json:"verdict"`
 	ToChange []string `json:"to_change"`
 	// Figures are the headline figures by row name (FigureRows), each
@@ -61,26 +74,26 @@ type CompareVerdict struct {
 	Figures map[string]string `json:"figures"`
 }
 
-// CompareFinding is one story of one operand.
-type CompareFinding struct {
+// Finding is one story of one operand.
+type Finding struct {
 	Operand  int    `json:"operand"`
 	Severity string `json:"severity"`
 	Subject  string `json:"subject"`
 	Summary  string `json:"summary"`
 }
 
-// CompareRow is one test and direction across the operands.
-type CompareRow struct {
+// Row is one test and direction across the operands.
+type Row struct {
 	Test string `json:"test"`
 	Dir  string `json:"dir"`
 	// BlockSize is the test's block size (the first operand's that ran it).
 	BlockSize int64 `json:"bs_bytes"`
-	// CompareCells has one entry per operand, nil when it lacks the test.
-	Cells []*CompareCell `json:"cells"`
+	// Cells has one entry per operand, nil when it lacks the test.
+	Cells []*Cell `json:"cells"`
 }
 
-// CompareCell is one operand's figures for a row.
-type CompareCell struct {
+// Cell is one operand's figures for a row.
+type Cell struct {
 	// N is the number of results (repeats, or runs in a selection).
 	N       int     `json:"n"`
 	IOPS    float64 `json:"iops"`     // mean over the N results
@@ -170,7 +183,7 @@ func (w *Welch) Change(higherBetter bool) string {
 }
 
 // IOPSChange is the IOPS test's outcome: more IOPS is better.
-func (x *CompareCell) IOPSChange() string {
+func (x *Cell) IOPSChange() string {
 	if x == nil {
 		return ""
 	}
@@ -178,14 +191,14 @@ func (x *CompareCell) IOPSChange() string {
 }
 
 // P99Change is the p99 test's outcome: a lower p99 is better.
-func (x *CompareCell) P99Change() string {
+func (x *Cell) P99Change() string {
 	if x == nil {
 		return ""
 	}
 	return x.P99Test.Change(false)
 }
 
-// FigureRows name the headline figures of CompareVerdict.Figures, in order.
+// FigureRows name the headline figures of Verdict.Figures, in order.
 var FigureRows = []string{"read IOPS", "read MB/s", "write IOPS", "write MB/s", "QD1 read latency", "fsync p99", "looks like"}
 
 // Cost is what an operand's disk costs for what was measured on it: its
@@ -257,8 +270,8 @@ func Letter(i int) string {
 	return s
 }
 
-// NodeFigure is one figure of a node's disk model.
-type NodeFigure struct {
+// Figure is one figure of a node's disk model.
+type Figure struct {
 	// Name says what it is ("read IOPS", "fsync p99").
 	Name string `json:"name"`
 	// Value is the node's figure; Others the median of all nodes' (the
@@ -275,10 +288,10 @@ type NodeFigure struct {
 	Ratio float64 `json:"ratio"`
 }
 
-// NodeOutlier is a node whose figures differ from the other nodes'.
-type NodeOutlier struct {
-	Node    string       `json:"node"`
-	Figures []NodeFigure `json:"figures"`
+// Outlier is a node whose figures differ from the other nodes'.
+type Outlier struct {
+	Node    string   `json:"node"`
+	Figures []Figure `json:"figures"`
 	// Why is what may explain it.
 	Why string `json:"why"`
 }
@@ -287,12 +300,21 @@ type NodeOutlier struct {
 type NodeComparison struct {
 	Nodes []string `json:"nodes"`
 	// Threshold is the relative difference counted as beyond noise.
-	Threshold float64       `json:"threshold"`
-	Outliers  []NodeOutlier `json:"outliers"`
+	Threshold float64   `json:"threshold"`
+	Outliers  []Outlier `json:"outliers"`
 }
 
-// FormatFigure writes a figure of a comparison in its unit.
-func FormatFigure(f NodeFigure) string { return units.Measure(f.Value, f.Unit) }
+// FormatFigure writes a node's figure in its unit.
+func FormatFigure(f Figure) string { return units.Measure(f.Value, f.Unit) }
 
 // FormatOthers writes the other nodes' median in the figure's unit.
-func FormatOthers(f NodeFigure) string { return units.Measure(f.Others, f.Unit) }
+func FormatOthers(f Figure) string { return units.Measure(f.Others, f.Unit) }
+
+// StatusMark is " [interrupted: why]" after an operand whose runs did not
+// all end complete, and "" otherwise.
+func (c Comparison) StatusMark(i int) string {
+	if i >= len(c.Statuses) || c.Statuses[i].State == "" || c.Statuses[i].State == result.RunComplete {
+		return ""
+	}
+	return " [" + c.Statuses[i].String() + "]"
+}

@@ -1,0 +1,72 @@
+package compare_test
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 38: compare owns its model. The comparison's records are its own
+// types, never aliases of another package's, and it sits below report,
+// which renders a comparison it is given: compare imports no report,
+// directly or not.
+func TestCompareOwnsItsModel(t *testing.T) {
+	const module = "github.com/iolens/iolens/"
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		bp, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, imp := range bp.Imports {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				walk(rel)
+			}
+		}
+	}
+	walk("internal/compare")
+	if !seen["internal/diagnosis"] {
+		t.Fatalf("compare's imports %v lack internal/diagnosis: the walk is broken", seen)
+	}
+	if seen["internal/report"] {
+		t.Errorf("internal/compare imports internal/report: the comparison is computed below the report that renders it")
+	}
+
+	files, _ := filepath.Glob("*.go")
+	fset := token.NewFileSet()
+	types := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok {
+				types++
+				if ts.Assign.IsValid() {
+					t.Errorf("%s: %s is an alias: the comparison's types are compare's own", fset.Position(ts.Pos()), ts.Name.Name)
+				}
+			}
+			return true
+		})
+	}
+	if types < 10 {
+		t.Fatalf("found %d types: the walk is broken", types)
+	}
+}
