@@ -67,7 +67,7 @@ each result is also compared with what that disk should deliver.`,
 			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}
-			if err := files.writeCopy(rs); err != nil {
+			if err := files.writeCopy(in.Results); err != nil {
 				return err
 			}
 			if files.stdout() {
@@ -75,7 +75,7 @@ each result is also compared with what that disk should deliver.`,
 					return err
 				}
 			}
-			if n := analysis.CountAtLeast(rs, failOn); n > 0 {
+			if n := analysis.CountAtLeast(in.Results, failOn); n > 0 {
 				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
 			}
 			return nil

@@ -46,7 +46,7 @@ func newReportCommand(streams IOStreams) *cobra.Command {
 			if err := files.writeHTML(report.Results, in); err != nil {
 				return err
 			}
-			if err := files.writeCopy(rs); err != nil {
+			if err := files.writeCopy(in.Results); err != nil {
 				return err
 			}
 			if !files.stdout() {

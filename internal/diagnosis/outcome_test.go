@@ -55,7 +55,9 @@ func TestReplay(t *testing.T) {
 		t.Errorf("in one piece: %d diagnoses, verdict %v", len(whole.Diagnoses), whole.Diagnosis().Verdict)
 	}
 	for i := range quick {
-		if a, b := whole.Results[i], out.Results[slices.IndexFunc(rs, func(r result.Result) bool { return r.Target.Path == quick[i].Target.Path && r.Test.Name == quick[i].Test.Name && r.Repeat == quick[i].Repeat })]; len(a.Findings) != len(b.Findings) || a.Test.Name != b.Test.Name {
+		if a, b := whole.Results[i], out.Results[slices.IndexFunc(rs, func(r result.Result) bool {
+			return r.Target.Path == quick[i].Target.Path && r.Test.Name == quick[i].Test.Name && r.Repeat == quick[i].Repeat
+		})]; len(a.Findings) != len(b.Findings) || a.Test.Name != b.Test.Name {
 			t.Errorf("%s: %d findings in one piece, %d interleaved", a.Test.Name, len(a.Findings), len(b.Findings))
 		}
 	}

@@ -237,3 +237,21 @@ func FuzzParseRule(f *testing.F) {
 		}
 	})
 }
+
+// TestProviderSubMillisecond: a range that starts between two
+// milliseconds (as --since's does, from the clock) still reads the EBS
+// counters: Prometheus rounds the start to the millisecond, and the
+// answer must land on the grid asked for.
+func TestProviderSubMillisecond(t *testing.T) {
+	f := fleet{start: time.Unix(1_790_000_000, 0), step: 15 * time.Second, n: 480}
+	_, c := fakeClient(t, f.series())
+	o := f.options(t)
+	o.From = o.From.Add(700 * time.Microsecond)
+	r, err := headroom.Run(t.Context(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := byName(t, r, "node-1:9100", "sdb").Provider; p == nil || p.ExceededIOPSS <= 0 {
+		t.Errorf("the capped volume's EBS counters: %+v (notes %q)", p, r.Notes)
+	}
+}

@@ -133,6 +133,12 @@ func clipLong(s string) string {
 func (c *Client) rangeQuery(ctx context.Context, query string, g grid, maxSeries int) ([]column, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.limits.Timeout)
 	defer cancel()
+	// Prometheus rounds the start to the millisecond, and the answer is
+	// checked against the grid in milliseconds: a start or step finer
+	// than that would put the answer's points off the grid.
+	if ms := g.start.Truncate(time.Millisecond); g.step >= time.Millisecond {
+		g.start, g.step = ms, g.step.Truncate(time.Millisecond)
+	}
 	val, warns, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: g.start, End: g.end(), Step: g.step})
 	if err != nil {
 		return nil, nil, c.apiError(query, err)

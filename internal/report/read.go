@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 
 	"github.com/iolens/iolens/internal/analysis"
 
@@ -73,7 +72,7 @@ func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Resul
 func analyseFio(rs []result.Result) {
 	var at []int
 	for i := range rs {
-		if r := &rs[i]; r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:") && len(r.Findings) == 0 {
+		if r := &rs[i]; r.PlainFio() && len(r.Findings) == 0 {
 			at = append(at, i)
 		}
 	}

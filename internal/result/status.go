@@ -2,6 +2,7 @@ package result
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/iolens/iolens/internal/units"
 )
@@ -69,4 +70,11 @@ func StatusOfResults(rs []Result) RunStatus {
 		}
 	}
 	return StatusOf(len(rs), failed, interrupted)
+}
+
+// PlainFio says whether r was read from plain fio output (fio's own JSON
+// or text, not an iolens record): such results carry no run of their own,
+// and the files read together are read as one sweep.
+func (r *Result) PlainFio() bool {
+	return r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:")
 }

@@ -2,7 +2,6 @@ package result
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // upgradeV2 brings a v1 or v2 record to v3: what v3 keeps beside the
@@ -32,7 +31,7 @@ func upgradeV2(r *Result) {
 	}
 	// A v2 record converted from a fio file was one job entry of it, at
 	// its Index; a run's record holds only its own jobs.
-	if r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:") && r.Index >= 1 && r.Index <= len(jobs) {
+	if r.PlainFio() && r.Index >= 1 && r.Index <= len(jobs) {
 		jobs = jobs[r.Index-1 : r.Index]
 	}
 	if len(jobs) == 0 {
