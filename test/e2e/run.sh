@@ -86,5 +86,5 @@ cd "$root"
 # (and end them with a broken pipe) while they clean up.
 IOLENS_E2E_KUBECONFIG=$kubeconfig IOLENS_E2E_IOLENS=$iolens IOLENS_E2E_KUBECTL=$bin/kubectl \
 	IOLENS_E2E_STATE=$state IOLENS_E2E_USER_KUBECONFIG=$state/host-user.kubeconfig IOLENS_E2E_CLUSTER=$here/cluster.sh \
-	go test -count=1 -v -timeout 20m -run "${IOLENS_E2E_RUN:-.}" ./test/e2e/ 8<&- 9<&- 2>&1 | (trap '' INT TERM; exec tee "$testlog") 8<&- 9<&-
+	go test -count=1 -v -timeout 30m -run "${IOLENS_E2E_RUN:-.}" ./test/e2e/ 8<&- 9<&- 2>&1 | (trap '' INT TERM; exec tee "$testlog") 8<&- 9<&-
 echo "e2e: tests took $(elapsed "$t")s" >&2
