@@ -2,12 +2,13 @@ package compare_test
 
 import (
 	"go/ast"
-	"go/build"
 	"go/parser"
 	"go/token"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/archtest"
 )
 
 // Issue 38: compare owns its model. The comparison's records are its own
@@ -15,29 +16,10 @@ import (
 // which renders a comparison it is given: compare imports no report,
 // directly or not.
 func TestCompareOwnsItsModel(t *testing.T) {
-	const module = "github.com/iolens/iolens/"
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(p string) {
-		if seen[p] {
-			return
-		}
+	for _, p := range archtest.Deps(t, "internal/compare") {
 		seen[p] = true
-		bp, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for _, imp := range bp.Imports {
-			if rel, ok := strings.CutPrefix(imp, module); ok {
-				walk(rel)
-			}
-		}
 	}
-	walk("internal/compare")
 	if !seen["internal/diagnosis"] {
 		t.Fatalf("compare's imports %v lack internal/diagnosis: the walk is broken", seen)
 	}

@@ -73,38 +73,15 @@ func Groups(rs []result.Result) [][]result.Result {
 // diagnosis of each run and target.
 func Replay(rs []result.Result) Outcome {
 	rs = slices.Clone(rs)
-	plain := reviseFio(rs)
+	// Plain fio output read together is one sweep across the files (a
+	// file per depth is how such sweeps are kept), as the analysis reads it.
+	plain := result.Subset(rs, (*result.Result).PlainFio, analysis.Revise)
 	return replayWith(rs, func(g []result.Result, _ []string) Diagnosis {
 		if plain && g[0].PlainFio() {
 			return Of(g, nil)
 		}
 		return Saved(g)
 	})
-}
-
-// reviseFio reads the results of plain fio output among rs again as
-// the analysis reads them: one sweep across the files (a file per depth
-// is how such sweeps are kept), in place. It says whether there were
-// any.
-func reviseFio(rs []result.Result) bool {
-	var at []int
-	for i := range rs {
-		if rs[i].PlainFio() {
-			at = append(at, i)
-		}
-	}
-	if len(at) == 0 {
-		return false
-	}
-	sub := make([]result.Result, len(at))
-	for k, i := range at {
-		sub[k] = rs[i]
-	}
-	analysis.Revise(sub)
-	for k, i := range at {
-		rs[i] = sub[k]
-	}
-	return true
 }
 
 // Saved is the diagnosis of saved results (one run and target's, or a

@@ -1,39 +1,20 @@
 package pipeline
 
 import (
-	"go/build"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/archtest"
 )
 
 // The pipeline ends a run with data: the results and their diagnoses.
 // It draws nothing, so nothing it imports, directly or not, renders
 // (what 'go list -deps ./internal/pipeline' lists).
 func TestPipelineImportsNoReport(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const module = "github.com/iolens/iolens/"
+	got := archtest.Deps(t, "internal/pipeline")
 	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(p string) {
-		if seen[p] {
-			return
-		}
+	for _, p := range got {
 		seen[p] = true
-		bp, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for _, imp := range bp.Imports {
-			if rel, ok := strings.CutPrefix(imp, module); ok {
-				walk(rel)
-			}
-		}
 	}
-	walk("internal/pipeline")
 	if !seen["internal/diagnosis"] || !seen["internal/runner"] {
 		t.Fatalf("the walk missed diagnosis or runner: %v", seen)
 	}

@@ -70,23 +70,7 @@ func (fr *FileReader) Read(ctx context.Context, paths ...string) ([]result.Resul
 // that every command says of them what 'iolens analyze' says. Records
 // iolens wrote carry their own and are left as they are.
 func analyseFio(rs []result.Result) {
-	var at []int
-	for i := range rs {
-		if r := &rs[i]; r.PlainFio() && len(r.Findings) == 0 {
-			at = append(at, i)
-		}
-	}
-	if len(at) == 0 {
-		return
-	}
-	sub := make([]result.Result, len(at))
-	for k, i := range at {
-		sub[k] = rs[i]
-	}
-	analysis.Annotate(sub)
-	for k, i := range at {
-		rs[i] = sub[k]
-	}
+	result.Subset(rs, func(r *result.Result) bool { return r.PlainFio() && len(r.Findings) == 0 }, analysis.Annotate)
 }
 
 func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skipped func(error)) ([]result.Result, error) {

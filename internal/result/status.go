@@ -78,3 +78,27 @@ func StatusOfResults(rs []Result) RunStatus {
 func (r *Result) PlainFio() bool {
 	return r.Suite == "fio" && strings.HasPrefix(r.RunID, "fio:")
 }
+
+// Subset runs fn on the results of rs that keep selects, as one slice
+// in their order, and puts them back in place. It says whether keep
+// selected any (fn is not called on none).
+func Subset(rs []Result, keep func(*Result) bool, fn func([]Result)) bool {
+	var at []int
+	for i := range rs {
+		if keep(&rs[i]) {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return false
+	}
+	sub := make([]Result, len(at))
+	for k, i := range at {
+		sub[k] = rs[i]
+	}
+	fn(sub)
+	for k, i := range at {
+		rs[i] = sub[k]
+	}
+	return true
+}
