@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -102,25 +101,7 @@ func TestNoPrivateFormatters(t *testing.T) {
 	fset := token.NewFileSet()
 	var copies []string
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "testdata", "vendor", "node_modules":
-				return filepath.SkipDir
-			}
-			if rel == "internal/units" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	eachSourceFile(t, root, []string{"internal/units"}, func(path, rel string) {
 		for _, name := range numberFormatters(t, fset, path, nil) {
 			key := rel + ":" + name
 			if _, ok := notFormatters[key]; ok {
@@ -129,11 +110,7 @@ func TestNoPrivateFormatters(t *testing.T) {
 			}
 			copies = append(copies, key)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.Strings(copies)
 	for _, c := range copies {
 		t.Errorf("%s formats numbers outside internal/units: call units (add the format there, with a test) or, if it prints no rate, size, duration, latency or count, list it in notFormatters", c)

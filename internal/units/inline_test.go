@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,34 +62,12 @@ func TestNoInlineFigureFormats(t *testing.T) {
 	fset := token.NewFileSet()
 	var found []string
 	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "testdata", "vendor", "node_modules":
-				return filepath.SkipDir
-			}
-			if rel == "internal/units" || rel == "benchmarks" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	eachSourceFile(t, root, []string{"internal/units", "benchmarks"}, func(path, _ string) {
 		files++
 		for _, x := range inlineFigures(t, fset, path, nil) {
 			found = append(found, strings.TrimPrefix(x, root+"/"))
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 200 {
 		t.Fatalf("read %d files: the walk is broken", files)
 	}
@@ -129,5 +108,36 @@ func TestStated(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// eachSourceFile calls fn with the path, and the path relative to root,
+// of every non-test Go file of the tree under root, past the
+// directories skip names (relative to root) and those no build reads.
+func eachSourceFile(t *testing.T, root string, skip []string, fn func(path, rel string)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "vendor", "node_modules":
+				return filepath.SkipDir
+			}
+			if slices.Contains(skip, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			fn(path, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
