@@ -840,6 +840,8 @@ func (nr *nodeRun) record(r *result.WatchRecord, dt time.Duration, pressurePct f
 				end = at.Add(time.Duration(*f.DurationS * float64(time.Second)))
 			}
 			nr.keep(Finding{Device: f.Device, Finding: f.Finding, Start: at, End: end})
+		case result.PhaseWithdrawn:
+			delete(nr.open, k)
 		default:
 			start := at
 			if bs, ok := f.Evidence["burst_start_s"]; ok && f.Kind == result.KindCliff {

@@ -125,7 +125,13 @@ func (c WatchCgroup) Name() string {
 
 // WatchFinding is one entry of the findings log. Phase is "start" when a
 // condition begins (its duration is not known yet), "end" when it ends
-// (the finding carries the duration) and "" for one-off findings.
+// (the finding carries the duration), PhaseWithdrawn when what started
+// turned out not to be that condition, and "" for one-off findings.
+// PhaseWithdrawn closes a condition that started without keeping it: the
+// interval that opened it is explained otherwise (a stall on host-wide
+// evidence alone, followed by a quiet device, was the workload stopping).
+const PhaseWithdrawn = "withdrawn"
+
 type WatchFinding struct {
 	Device string `json:"device,omitempty"`
 	Phase  string `json:"phase,omitempty"`
@@ -280,6 +286,8 @@ func (s *session) add(r WatchRecord) {
 		case "end":
 			delete(s.open, key)
 			s.res.Findings = append(s.res.Findings, s.labelled(f))
+		case PhaseWithdrawn:
+			delete(s.open, key)
 		default:
 			s.res.Findings = append(s.res.Findings, s.labelled(f))
 		}

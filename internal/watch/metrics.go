@@ -153,7 +153,7 @@ func (m *Metrics) Observe(r result.WatchRecord) {
 		m.lastT = r.T
 		return
 	case result.WatchTypeFinding:
-		if r.Finding != nil && r.Finding.Phase != "end" {
+		if r.Finding != nil && r.Finding.Phase != "end" && r.Finding.Phase != result.PhaseWithdrawn {
 			m.findings.WithLabelValues(r.Finding.Device, r.Finding.Kind).Inc()
 		}
 		return

@@ -194,6 +194,10 @@ type episode struct {
 	refBytes float64
 	refIOPS  float64
 	minBytes float64
+	// hostOnly: every interval of the stall was judged on host-wide
+	// evidence alone (iowait, IO pressure, writeback), none of the
+	// device's own (its queue, its utilisation, a throttle holding it).
+	hostOnly bool
 }
 
 func newTracker(name string, parallel bool, th Thresholds) *tracker {
@@ -242,7 +246,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	var out []finding
 
 	// Stalled: the device signature, or a collapse with IO pending.
-	stalled, why := false, ""
+	stalled, why, hostOnly := false, "", false
 	queued := s.InFlight > 0 || s.QueueSize >= 0.5
 	if iops < th.StallMinIOPS && (queued || s.UtilPct >= th.SaturatedUtilPct) {
 		stalled = true
@@ -259,7 +263,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 		} else if hd, ok := heldBelow(h.holds[tr.name], th.StallRatio*refIOPS, th.StallRatio*refBytes, false); ok {
 			stalled, why = true, hd.String()
 		} else if p, w := th.pending(h, tr.name); p {
-			stalled, why = true, w
+			stalled, why, hostOnly = true, w, true
 		}
 		if stalled {
 			why = fmt.Sprintf("%s/s, %.0f%% of the recent %s/s; %s", units.BytesSI(bytes), bytes/refBytes*100, units.BytesSI(refBytes), why)
@@ -304,7 +308,7 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 	if stalled {
 		tr.stallSeconds += dt
 		if tr.stall == nil {
-			tr.stall = &episode{start: t - dt, reason: why, refBytes: refBytes, refIOPS: refIOPS, minBytes: bytes}
+			tr.stall = &episode{start: t - dt, reason: why, refBytes: refBytes, refIOPS: refIOPS, minBytes: bytes, hostOnly: true}
 			f := newFinding(tr.name, result.KindStall, "start", "fail", t-dt, 0,
 				fmt.Sprintf("stall started: %s", why),
 				map[string]float64{"aqu_sz": s.QueueSize, "util_pct": s.UtilPct, "bytes_s": bytes, "ref_bytes_s": refBytes,
@@ -313,9 +317,18 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 		}
 		e := tr.stall
 		e.n++
+		e.hostOnly = e.hostOnly && hostOnly
 		e.peakQ = max(e.peakQ, s.QueueSize)
 		e.peakWait = max(e.peakWait, s.ReadAwaitMs, s.WriteAwaitMs)
 		e.minBytes = min(e.minBytes, bytes)
+	} else if e := tr.stall; e != nil && e.n == 1 && e.hostOnly && bytes < th.StallRatio*e.refBytes {
+		// One interval, on host-wide evidence only, and the device is
+		// quiet after it with nothing waiting: the workload stopped inside
+		// that interval, and the wait was someone else's or its last IO's.
+		out = append(out, newFinding(tr.name, result.KindStall, result.PhaseWithdrawn, "info", e.start, dt,
+			fmt.Sprintf("not a stall: the IO stopped with nothing left waiting (%s was host-wide only)", e.reason),
+			map[string]float64{"min_bytes_s": e.minBytes, "ref_bytes_s": e.refBytes}))
+		tr.stall = nil
 	} else if tr.stall != nil {
 		e := tr.stall
 		d := t - dt - e.start
