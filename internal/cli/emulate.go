@@ -8,18 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/iolens/iolens/internal/emulate"
-	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 )
 
 func newEmulateCommand(streams IOStreams) *cobra.Command {
@@ -72,10 +67,6 @@ type emulateCreateOptions struct {
 func numberVar(f *pflag.FlagSet, v *float64, name string, def, lo, hi float64, usage string) {
 	*v = def
 	f.Var(&units.Number{P: v, Min: lo, Max: hi}, name, usage)
-}
-
-func emulateUsage(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...), Help: "see 'iolens emulate create --help'"}
 }
 
 func newEmulateCreateCommand(streams IOStreams, stateDir func() string) *cobra.Command {
@@ -164,9 +155,10 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
   iolens emulate create mem --ram --size 2G`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := o.spec(cmd.Flags(), args[0], stateDir())
+			o.Set = cmd.Flags().Changed
+			spec, err := o.Spec(args[0], stateDir())
 			if err != nil {
-				return err
+				return usageOf[*emulate.OptionError](err)
 			}
 			return o.run(cmd.Context(), streams, spec)
 		},
@@ -213,85 +205,37 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 	return cmd
 }
 
-// spec builds the disk's spec from the flags given.
-func (o *emulateCreateOptions) spec(f *pflag.FlagSet, name, stateDir string) (emulate.Spec, error) {
-	o.Set = f.Changed
-	s, err := o.SpecOptions.Spec(name, stateDir)
-	var oe *emulate.OptionError
-	if errors.As(err, &oe) {
-		return s, &UsageError{Err: oe.Err, Help: hint.Of(err)}
-	}
-	if err != nil {
-		return s, err
-	}
-	return s, nil
-}
-
 func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec emulate.Spec) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the iolens binary for the controller: %w", err)
-	}
-	root, err := filepath.Abs(spec.Dir)
-	if err != nil {
-		return err
-	}
-	spec.Dir = root
-	spec.Executable = exe
 	// A reader that goes away (| head -1) must not kill create half way:
 	// with SIGPIPE caught, writes to a closed pipe fail with EPIPE instead,
 	// progress lines are then dropped, and a failed final write undoes the
 	// disk like any other error of create. It stays caught until the
 	// process ends, so that the error about it is not a SIGPIPE either.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	d, err := emulate.CreateWithProgress(ctx, spec, func(step string) {
+	err := emulate.CreateAndHand(ctx, spec, func(step string) {
 		if o.output.v == "text" && step != "done" {
 			_, _ = fmt.Fprintf(streams.ErrOut, "create %s: %s\n", spec.Name, step)
 		}
+	}, func(d *emulate.Disk) error {
+		// The whole output goes in one write: the disk is kept only if its
+		// description reached the reader.
+		var out bytes.Buffer
+		if err := o.output.print(&out, d, func(w io.Writer) error {
+			emulate.WriteDisk(w, d)
+			_, err := fmt.Fprintf(w, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
+			return err
+		}); err != nil {
+			return err
+		}
+		if _, err := streams.Out.Write(out.Bytes()); err != nil {
+			return fmt.Errorf("writing the new disk's description: %w", err)
+		}
+		return nil
 	})
-	if err != nil {
-		if errors.Is(err, emulate.ErrSpec) {
-			return &UsageError{Err: err, Help: "see 'iolens emulate create --help'"}
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w (nothing left behind)", err)
-		}
-		return err
+	if errors.Is(err, emulate.ErrSpec) {
+		return &UsageError{Err: err, Help: "see 'iolens emulate create --help'"}
 	}
-	// The whole output goes in one write: the disk is kept only if its
-	// description reached the reader.
-	var out bytes.Buffer
-	err = o.output.print(&out, d, func(w io.Writer) error {
-		emulate.WriteDisk(w, d)
-		_, err := fmt.Fprintf(w, "\nrun on it:   iolens emulate exec %s -- CMD...\n             iolens run --emulated %s\nremove it:   iolens emulate rm %s\n", d.Name, d.Name, d.Name)
-		return err
-	})
-	if err == nil {
-		if _, werr := streams.Out.Write(out.Bytes()); werr != nil {
-			err = fmt.Errorf("writing the new disk's description: %w", werr)
-		}
-	}
-	// A signal that came after the last step, while the description was
-	// written, still undoes the disk: an interrupted create (status 130)
-	// never leaves one behind.
-	if err == nil && ctx.Err() != nil {
-		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
-	}
-	if err != nil {
-		return undoCreate(ctx, d, err)
-	}
-	return nil
-}
-
-// undoCreate removes a disk that create made but could not hand over
-// (why), even after Ctrl-C.
-func undoCreate(ctx context.Context, d *emulate.Disk, why error) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := d.ForceDestroy(cctx); err != nil {
-		return errors.Join(why, fmt.Errorf("removing %s again: %w (remove it with 'iolens emulate rm %s')", d.Name, err, d.Name))
-	}
-	return fmt.Errorf("%w (disk %s removed again: nothing left behind)", why, d.Name)
+	return err
 }
 
 func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Command {
@@ -335,15 +279,7 @@ data first, then arm. A disk's --down-every periods count from here.`,
 		Example: "  iolens emulate arm restored",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := emulate.OpenIn(stateDir(), args[0])
-			if err != nil {
-				return err
-			}
-			if d.Spec.Cold == nil && d.Spec.Faults == nil {
-				return &UsageError{Err: fmt.Errorf("emulated disk %q has no cold blocks or faults to arm", args[0]),
-					Help: "create it with --cold-read, --read-errors or --down-every"}
-			}
-			return d.Arm()
+			return usageOf[*emulate.OptionError](emulate.ArmIn(stateDir(), args[0]))
 		},
 	}
 }
@@ -380,15 +316,11 @@ The disk's mount point is in $IOLENS_EMULATE_MOUNT. The exit status is CMD's.`,
 			if cmd.ArgsLenAtDash() != 1 {
 				return &UsageError{Err: errors.New("put the command after --"), Help: "iolens emulate exec NAME -- CMD [ARGS...]"}
 			}
-			d, err := emulate.OpenIn(stateDir(), args[0])
+			d, st, err := emulate.OpenUsable(stateDir(), args[0])
 			if err != nil {
 				return err
 			}
-			if st := d.Status(); !st.CgroupOK || !st.Mounted {
-				return &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", d.Name, strings.Join(st.Broken, ", ")),
-					Advice: "remove it with 'iolens emulate rm " + d.Name + "' and create it again"}
-			}
-			if st := d.Status(); st.Controller == "stopped" && d.Spec.Dynamic() {
+			if st.Controller == "stopped" && d.Spec.Dynamic() {
 				fmt.Fprintf(streams.ErrOut, "iolens: warning: %s's controller is not running: its caps stay as last set, with no bursting or cache changes (recreate it)\n", d.Name)
 			}
 			// The command's own output, unfiltered, on the very same
@@ -414,16 +346,7 @@ processes still run in a disk's cgroup unless --force, which kills them.`,
 			if all == (len(args) > 0) {
 				return &UsageError{Err: errors.New("give disk names or --all"), Help: "see 'iolens emulate rm --help'"}
 			}
-			// Teardown runs to the end even after Ctrl-C.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)
-			defer cancel()
-			remove := emulate.RemoveAll
-			if !all {
-				remove = func(ctx context.Context, root string, force bool) ([]string, error) {
-					return emulate.RemoveNamed(ctx, root, args, force)
-				}
-			}
-			removed, err := remove(ctx, stateDir(), force)
+			removed, err := emulate.Remove(cmd.Context(), stateDir(), args, force)
 			for _, n := range removed {
 				fmt.Fprintf(streams.Out, "removed %s\n", n)
 			}
@@ -446,24 +369,7 @@ func newEmulateEventsCommand(streams IOStreams, stateDir func() string) *cobra.C
 			if err != nil {
 				return err
 			}
-			return output.write(streams.Out, report.Listing{Forms: map[string]func(io.Writer) error{
-				"ndjson": func(w io.Writer) error {
-					f, err := os.Open(d.EventLog)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					_, err = io.Copy(w, f)
-					return err
-				},
-				"text": func(w io.Writer) error {
-					evs, err := d.Events()
-					if err != nil {
-						return err
-					}
-					return emulate.WriteEvents(w, evs)
-				},
-			}})
+			return output.write(streams.Out, report.Listing{Forms: map[string]func(io.Writer) error{"ndjson": d.CopyEventLog, "text": d.WriteEventLog}})
 		},
 	}
 	output = formatFlag(cmd.Flags(), report.EventLogs, "format: ")
@@ -503,28 +409,4 @@ func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
 			return emulate.RunController(cmd.Context(), stateDir(), args[0])
 		},
 	}
-}
-
-// emulatedTarget resolves 'run --emulated NAME' and 'diagnose --emulated
-// NAME' (emulate.RunTarget), saying on w which disk the command (its
-// name: "iolens run") runs on.
-func emulatedTarget(w io.Writer, command, name, dir, device string) (string, []string, error) {
-	if device != "" {
-		return "", nil, usageErr("--emulated tests a directory on the emulated disk, not --device")
-	}
-	dir, prefix, note, err := emulate.RunTarget(name, dir)
-	if note != "" {
-		fmt.Fprintf(w, "%s: %s\n", command, note)
-	}
-	var oe *emulate.OptionError
-	if errors.As(err, &oe) {
-		return "", nil, &UsageError{Err: oe.Err, Help: hint.Of(err)}
-	}
-	if err == nil && unix.Access(dir, unix.W_OK) != nil {
-		// Tests write there and fio joins the disk's cgroup: both are
-		// root's, as the disk is.
-		return "", nil, &hint.Error{Err: fmt.Errorf("emulated disk %s is root's: %s is not writable by this user", name, dir),
-			Advice: "run it as root, as the disk was made: sudo iolens ... --emulated " + name}
-	}
-	return dir, prefix, err
 }

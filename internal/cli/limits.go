@@ -56,14 +56,18 @@ func (e *expectFlags) siblings(disk string) []string {
 	return out
 }
 
-// specError turns a catalog spec error into a usage error with its hint.
-func specError(err error) error {
-	var se *limits.SpecError
-	if errors.As(err, &se) {
-		return &UsageError{Err: se, Help: hint.Of(se)}
+// usageOf makes err a usage error (exit status 2), with its hint, when
+// it holds a T: a library's error about what the command was given.
+func usageOf[T error](err error) error {
+	var t T
+	if errors.As(err, &t) {
+		return &UsageError{Err: t, Help: hint.Of(err)}
 	}
 	return err
 }
+
+// specError turns a catalog spec error into a usage error with its hint.
+func specError(err error) error { return usageOf[*limits.SpecError](err) }
 
 type limitsOptions struct {
 	expectFlags

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/iolens/iolens/internal/emulate"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -72,8 +73,16 @@ func (l *localFlags) target(cmd *cobra.Command, streams IOStreams, command, dir 
 	}
 	var err error
 	if l.emulated != "" {
-		if t.dir, t.prefix, err = emulatedTarget(streams.ErrOut, command, l.emulated, dir, l.device); err != nil {
-			return t, err
+		if l.device != "" {
+			return t, usageErr("--emulated tests a directory on the emulated disk, not --device")
+		}
+		var note string
+		t.dir, t.prefix, note, err = emulate.RunTarget(l.emulated, dir)
+		if note != "" {
+			fmt.Fprintf(streams.ErrOut, "%s: %s\n", command, note)
+		}
+		if err != nil {
+			return t, usageOf[*emulate.OptionError](err)
 		}
 	}
 	if (l.destructive || l.force) && l.device == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/units"
+	"golang.org/x/sys/unix"
 )
 
 // SpecOptions are what 'iolens emulate create' is given: a profile and
@@ -259,16 +260,12 @@ func (o SpecOptions) media(s *Spec) error {
 // (the disk's mount unless dir is inside it), the prefix that puts fio in
 // the disk's cgroup, and a note saying which disk it is and how it
 // behaves ("" when the disk could not be used). A dir off the disk is an
-// *OptionError.
+// *OptionError. The directory must be writable by this user: tests write
+// there and fio joins the disk's cgroup, both root's as the disk is.
 func RunTarget(name, dir string) (string, []string, string, error) {
-	d, err := Open(name)
+	d, st, err := OpenUsable(DefaultDir(), name)
 	if err != nil {
 		return "", nil, "", err
-	}
-	st := d.Status()
-	if !st.Mounted || !st.CgroupOK {
-		return "", nil, "", &hint.Error{Err: fmt.Errorf("emulated disk %q is broken: %s", name, strings.Join(st.Broken, ", ")),
-			Advice: "remove it with 'iolens emulate rm " + name + "' and create it again"}
 	}
 	note := fmt.Sprintf("on emulated disk %s", name)
 	if d.Spec.Profile != "" {
@@ -280,15 +277,18 @@ func RunTarget(name, dir string) (string, []string, string, error) {
 	if sc := d.Spec.Scale; sc > 0 && sc != 1 {
 		note += fmt.Sprintf("; TIME SCALED x%g: bursts, cache fills and drains last 1/%g as long", sc, sc)
 	}
-	if dir == "" {
-		return d.Mount, d.CommandPrefix(), note, nil
+	abs := d.Mount
+	if dir != "" {
+		if abs, err = filepath.Abs(dir); err != nil {
+			return "", nil, note, err
+		}
+		if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
+			return "", nil, note, &OptionError{Err: fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), Help: "see 'iolens run --help'"}
+		}
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", nil, note, err
-	}
-	if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
-		return "", nil, note, &OptionError{Err: fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), Help: "see 'iolens run --help'"}
+	if unix.Access(abs, unix.W_OK) != nil {
+		return "", nil, note, &hint.Error{Err: fmt.Errorf("emulated disk %s is root's: %s is not writable by this user", name, abs),
+			Advice: "run it as root, as the disk was made: sudo iolens ... --emulated " + name}
 	}
 	return abs, d.CommandPrefix(), note, nil
 }
