@@ -34,26 +34,8 @@ func (e *expectFlags) add(cmd *cobra.Command) {
 	e.volumes = units.Count{N: 1, Min: 1, Max: 256}
 }
 
-// expectation resolves a disk spec and the flags against the catalog.
-func (e *expectFlags) expectation(disk string) (*limits.Expectation, error) {
-	c, err := limits.Default()
-	if err != nil {
-		return nil, err
-	}
-	x, err := c.ParseExpectation(disk, e.vm, e.siblings(disk), e.cache)
-	if err == nil {
-		x.SetConcurrent(int(e.volumes.N))
-	}
-	return x, specError(err)
-}
-
-// siblings are --attached plus the other volumes of --volumes-per-node.
-func (e *expectFlags) siblings(disk string) []string {
-	out := append([]string(nil), e.attached...)
-	for i := int64(1); i < e.volumes.N; i++ {
-		out = append(out, disk)
-	}
-	return out
+func (e *expectFlags) placement() limits.Placement {
+	return limits.Placement{VM: e.vm, Attached: e.attached, Cache: e.cache, Volumes: int(e.volumes.N)}
 }
 
 // usageOf makes err a usage error (exit status 2), with its hint, when
@@ -130,31 +112,15 @@ your own (YAML or JSON: sources and prices, each with region, as_of, source).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.catalog()
-			if err != nil {
+			switch target := o.targetIOPS > 0 || o.targetMBps > 0; {
+			case err != nil:
 				return err
-			}
-			if o.targetIOPS > 0 || o.targetMBps > 0 || cmd.Flags().Changed("target-iops") || cmd.Flags().Changed("target-mbps") {
-				if !(o.targetIOPS > 0 || o.targetMBps > 0) {
-					return &UsageError{Err: errors.New("--target-iops and --target-mbps are 0: no target"), Help: "e.g. iolens limits --target-iops 5000 --provider azure"}
-				}
-				if len(args) > 0 {
-					return &UsageError{Err: errors.New("give DISK or --target-iops/--target-mbps, not both"), Help: "iolens limits --target-iops 5000 --provider azure"}
-				}
-				return o.sizing(streams.Out, c)
-			}
-			if len(args) == 0 {
+			case target || cmd.Flags().Changed("target-iops") || cmd.Flags().Changed("target-mbps"):
+				return o.sizing(streams.Out, c, target, args)
+			case len(args) == 0:
 				return &UsageError{Err: errors.New("which disk?"), Help: "e.g. iolens limits azure:P15; 'iolens catalog list' shows the catalog"}
-			}
-			if len(args) > 1 || o.output.v == "wide" || o.output.v == "csv" {
-				size := int64(o.targetIOSize)
-				if cmd.Flags().Changed("io-size") {
-					n, err := units.ParseSize(o.ioSizes[0])
-					if err != nil || n <= 0 || len(o.ioSizes) > 1 {
-						return &UsageError{Err: fmt.Errorf("--io-size %q for a table of disks", strings.Join(o.ioSizes, ",")), Help: "one size for a table, e.g. --io-size 4k"}
-					}
-					size = n
-				}
-				return o.table(streams.Out, c, args, size)
+			case len(args) > 1 || o.output.v == "wide" || o.output.v == "csv":
+				return o.table(streams.Out, c, args, cmd.Flags().Changed("io-size"))
 			}
 			return o.run(streams.Out, c, args[0])
 		},
@@ -186,37 +152,17 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 	if o.priceAsOf != "" && !limits.ValidPriceDate(o.priceAsOf) {
 		return nil, &UsageError{Err: fmt.Errorf("--price-as-of %q", o.priceAsOf), Help: "a year or a month: 2019, 2023-09"}
 	}
+	var prices io.Reader
 	if o.priceFile != "" {
 		fh, err := userfile.Open(o.priceFile)
 		if err != nil {
 			return nil, &UsageError{Err: err, Help: "give a readable price file"}
 		}
 		defer fh.Close()
-		pf, err := c.ParsePriceFile(fh)
-		if err == nil {
-			c, err = c.WithPrices(pf)
-		}
-		if err != nil {
-			return nil, priceError(err)
-		}
+		prices = fh
 	}
-	if o.region != "" {
-		r, err := c.InRegion(o.region)
-		if err != nil {
-			return nil, specError(err)
-		}
-		c = r
-	}
-	return c, nil
-}
-
-// priceError turns a price error into a usage error with its hint.
-func priceError(err error) error {
-	var pe *limits.PriceError
-	if errors.As(err, &pe) {
-		return &UsageError{Err: pe, Help: hint.Of(pe)}
-	}
-	return err
+	c, err = c.Priced(prices, o.region)
+	return c, usageOf[*limits.PriceError](specError(err))
 }
 
 func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
@@ -228,36 +174,26 @@ func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {
 		}
 		sizes = append(sizes, n)
 	}
-	x, err := c.ParseExpectation(disk, o.vm, o.siblings(disk), o.cache)
+	rep, err := c.Sheet(disk, o.placement(), sizes, o.priceAsOf, o.buffered)
 	if err != nil {
 		return specError(err)
 	}
-	x.SetConcurrent(int(o.volumes.N))
-	if o.buffered {
-		for _, s := range sizes {
-			if n := x.BufferedNote(s); n != "" {
-				x.Notes = append(x.Notes, n)
-				break
-			}
-		}
-	}
-	rep := c.NewReport(x, sizes, o.priceAsOf)
 	return o.output.print(w, rep, rep.WriteText)
 }
 
-func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
-	if o.provider == "" {
+func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog, target bool, disks []string) error {
+	switch {
+	case !target:
+		return &UsageError{Err: errors.New("--target-iops and --target-mbps are 0: no target"), Help: "e.g. iolens limits --target-iops 5000 --provider azure"}
+	case len(disks) > 0:
+		return &UsageError{Err: errors.New("give DISK or --target-iops/--target-mbps, not both"), Help: "iolens limits --target-iops 5000 --provider azure"}
+	case o.provider == "":
 		return &UsageError{Err: errors.New("--target-* needs --provider"), Help: "providers: " + strings.Join(c.ProviderNames(), ", ")}
-	}
-	vm := o.vm
-	if vm != "" && !strings.Contains(vm, ":") {
-		vm = strings.ToLower(o.provider) + ":" + vm
-	}
-	if o.targetIOSize <= 0 {
+	case o.targetIOSize <= 0:
 		return &UsageError{Err: errors.New("--target-io-size must be above 0"), Help: "e.g. --target-io-size 4k"}
 	}
-	sz, err := c.Smallest(strings.ToLower(o.provider), limits.Target{IOPS: o.targetIOPS, BWBytes: o.targetMBps * 1e6,
-		IOSize: int64(o.targetIOSize), VM: vm, Cache: o.cache, PriceDate: o.priceAsOf})
+	sz, err := c.Smallest(o.provider, limits.Target{IOPS: o.targetIOPS, BWBytes: o.targetMBps * 1e6,
+		IOSize: int64(o.targetIOSize), VM: o.vm, Cache: o.cache, PriceDate: o.priceAsOf})
 	if err != nil {
 		return specError(err)
 	}
@@ -268,18 +204,21 @@ func (o *limitsOptions) sizing(w io.Writer, c *limits.Catalog) error {
 	}})
 }
 
-// table compares several disks on one VM: a row per disk.
-func (o *limitsOptions) table(w io.Writer, c *limits.Catalog, disks []string, size int64) error {
-	var xs []*limits.Expectation
-	for _, d := range disks {
-		x, err := c.ParseExpectation(d, o.vm, o.siblings(d), o.cache)
-		if err != nil {
-			return specError(err)
+// table compares several disks on one VM: a row per disk, at one
+// --io-size when given.
+func (o *limitsOptions) table(w io.Writer, c *limits.Catalog, disks []string, ioSizeGiven bool) error {
+	size := int64(o.targetIOSize)
+	if ioSizeGiven {
+		n, err := units.ParseSize(o.ioSizes[0])
+		if err != nil || n <= 0 || len(o.ioSizes) > 1 {
+			return &UsageError{Err: fmt.Errorf("--io-size %q for a table of disks", strings.Join(o.ioSizes, ",")), Help: "one size for a table, e.g. --io-size 4k"}
 		}
-		x.SetConcurrent(int(o.volumes.N))
-		xs = append(xs, x)
+		size = n
 	}
-	t := c.NewDiskTable(xs, size, o.priceAsOf)
+	t, err := c.Table(disks, o.placement(), size, o.priceAsOf)
+	if err != nil {
+		return specError(err)
+	}
 	return o.output.write(w, report.Listing{Value: t, Forms: map[string]func(io.Writer) error{"text": t.WriteText, "wide": t.WriteWide, "csv": t.WriteCSV}})
 }
 
@@ -339,9 +278,13 @@ func (e *expectOptions) diagnoser(cmd *cobra.Command) (func(*result.Result), err
 		}
 		return nil, nil
 	}
-	x, err := e.expectation(e.disk)
+	c, err := limits.Default()
 	if err != nil {
 		return nil, err
+	}
+	x, err := c.Expect(e.disk, e.placement())
+	if err != nil {
+		return nil, specError(err)
 	}
 	return func(r *result.Result) { limits.Apply(r, x) }, nil
 }

@@ -76,8 +76,13 @@ type Sizing struct {
 // comparison is exact: 9,999 IOPS do not reach 10,000. With a VM, its
 // limits for the cache mode apply; an option the VM carries only while
 // its burst credits last is listed apart, and one it cannot carry names
-// the smallest VM size that can.
+// the smallest VM size that can. The provider is case-blind, and a VM
+// size without one is the provider's.
 func (c *Catalog) Smallest(provider string, t Target) (*Sizing, error) {
+	provider = strings.ToLower(provider)
+	if t.VM != "" && !strings.Contains(t.VM, ":") {
+		t.VM = provider + ":" + t.VM
+	}
 	if _, ok := c.Providers[provider]; !ok {
 		return nil, &SpecError{provider, "unknown provider", "providers: " + strings.Join(c.ProviderNames(), ", ")}
 	}
