@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/iolens/iolens/internal/compare"
-	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -48,6 +46,9 @@ IOPS of each second of it (fio's per-window series).`,
 			reader := report.FileReader{Stdin: streams.In, Skipped: warnSkipped(streams.ErrOut)}
 			read := func(ctx context.Context, path string) ([]result.Result, error) { return reader.Read(ctx, path) }
 			ops, err := compare.Resolve(cmd.Context(), args, read, func() (*store.Store, error) { return openStore(cmd.Context(), db) })
+			if err == nil && !allowPartial {
+				err = compare.Complete(ops)
+			}
 			var oe *compare.OperandError
 			switch {
 			case errors.As(err, &oe) && oe.Usage:
@@ -55,23 +56,13 @@ IOPS of each second of it (fio's per-window series).`,
 			case err != nil:
 				return err
 			}
-			if err := partialOperands(ops, allowPartial); err != nil {
-				return err
-			}
-			for i := range ops {
-				d := diagnosis.Saved(ops[i].Results)
-				ops[i].Diagnosis, ops[i].Stories = &d, report.Stories(ops[i].Results, &d)
-			}
+			compare.Diagnose(ops, report.Stories)
 			c := compare.Compare(ops)
 			in := report.Input{Comparison: &c, Operands: ops}
 			if err := files.writeHTML(report.Comparisons, in); err != nil {
 				return err
 			}
-			var all []result.Result
-			for _, op := range ops {
-				all = append(all, op.Results...)
-			}
-			if err := files.writeCopy(all); err != nil {
+			if err := files.writeCopy(compare.AllResults(ops)); err != nil {
 				return err
 			}
 			if !files.stdout() {
@@ -85,20 +76,4 @@ IOPS of each second of it (fio's per-window series).`,
 	files.addFlags(cmd.Flags(), "also write every operand's results to this NDJSON file")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "compare an operand whose run was interrupted (its figures are partial)")
 	return cmd
-}
-
-// partialOperands refuses an operand holding an interrupted run, whose
-// figures stop part way, unless asked: a comparison with it would read a
-// half-run as a disk that got slower or faster.
-func partialOperands(ops []compare.Operand, allow bool) error {
-	if allow {
-		return nil
-	}
-	for _, op := range ops {
-		if st := result.StatusOfResults(op.Results); st.State == result.RunInterrupted {
-			return &UsageError{Err: fmt.Errorf("%s was interrupted (%s): its figures are partial", op.Title(), st.Reason),
-				Help: "compare complete runs ('iolens history' shows each run's status), or add --allow-partial to compare it anyway"}
-		}
-	}
-	return nil
 }

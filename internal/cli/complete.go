@@ -116,20 +116,6 @@ func completeRunIDs(cmd *cobra.Command, _ []string, prefix string) ([]string, co
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	path, _ := cmd.Flags().GetString("db")
-	if path == "" {
-		var err error
-		if path, err = store.DefaultPath(); err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-	}
-	s, err := store.OpenReadOnly(ctx, path)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer s.Close()
-	ids, err := s.RunIDs(ctx, nil, 200)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
+	ids, _ := store.RecentRunIDs(ctx, path, 200)
 	return withPrefix(ids, prefix), cobra.ShellCompDirectiveNoFileComp
 }

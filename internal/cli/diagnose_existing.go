@@ -34,25 +34,5 @@ func (o *diagnoseOptions) runExisting(cmd *cobra.Command, streams IOStreams, dir
 	if err != nil {
 		return err
 	}
-	return writeReport(streams.Out, format, report.Input{Listing: report.Listing{Value: r, Forms: map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error { return existingText(w, r) }}}})
-}
-
-// existingText is the text of a sample of existing data: the verdict,
-// then each depth's first and second touch.
-func existingText(w io.Writer, r *coldread.Report) error {
-	for _, l := range r.Verdict {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintf(w, "\nsampled %d blocks of %s in %s files (%s of data, %s read)\n", r.QD1.First.N+r.Deep.First.N, units.HumanBytes(float64(r.BlockBytes)),
-		units.Commas(int64(r.Files)), units.HumanBytes(float64(r.DataBytes)), units.HumanBytes(float64(r.ReadBytes)))
-	for _, p := range []coldread.Phase{r.QD1, r.Deep} {
-		fmt.Fprintf(w, "QD%-3d first touch: %s IOPS, median %s, p99 %s; second touch: %s IOPS, median %s, p99 %s\n", p.QD,
-			units.Figure(p.First.IOPS), units.Latency(p.First.MedianNs), units.Latency(p.First.P99Ns),
-			units.Figure(p.Second.IOPS), units.Latency(p.Second.MedianNs), units.Latency(p.Second.P99Ns))
-	}
-	if r.Skipped > 0 {
-		fmt.Fprintf(w, "%d files could not be opened for direct reads and were left out\n", r.Skipped)
-	}
-	return nil
+	return writeReport(streams.Out, format, report.Input{Listing: report.Listing{Value: r, Forms: map[string]func(io.Writer) error{"text": r.WriteText}}})
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -46,17 +45,9 @@ rename), as the collector requires.`,
 				return err
 			}
 			defer s.Close()
-			ids, err := s.RunIDs(cmd.Context(), args, last)
-			var se *store.SelectorError
-			if errors.As(err, &se) {
-				return &UsageError{Err: se.Err, Help: hint.Of(err)}
-			}
+			rs, err := s.Selected(cmd.Context(), args, last)
 			if err != nil {
-				return err
-			}
-			rs, err := s.ResultsOf(cmd.Context(), ids)
-			if err != nil {
-				return lookupErr(err)
+				return lookupErr(usageOf[*store.SelectorError](err))
 			}
 			if len(rs) == 0 && len(args) > 0 {
 				return &hint.Error{Err: fmt.Errorf("nothing matched %s", strings.Join(args, " ")),

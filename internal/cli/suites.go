@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -26,27 +24,9 @@ func newSuitesCommand(streams IOStreams) *cobra.Command {
 				}
 				suites = []result.Suite{s}
 			}
-			return output.print(streams.Out, runner.SuiteViews(suites), func(w io.Writer) error { return writeSuites(w, suites) })
+			return output.print(streams.Out, runner.SuiteViews(suites), func(w io.Writer) error { return runner.WriteSuites(w, suites) })
 		},
 	}
 	output = formatFlag(cmd.Flags(), report.Listings, "format: ")
 	return cmd
-}
-
-// writeSuites lists suites and their tests.
-func writeSuites(w io.Writer, suites []result.Suite) error {
-	for i, s := range suites {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Description)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, t := range s.Tests {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, t.Summary())
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
 }

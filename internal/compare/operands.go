@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
 )
@@ -108,4 +109,35 @@ func RunLabel(rs []result.Result) string {
 		s += ", " + r.Start.UTC().Format("2006-01-02 15:04")
 	}
 	return s
+}
+
+// Complete refuses an operand holding an interrupted run, whose figures
+// stop part way: a comparison with it would read a half-run as a disk
+// that got slower or faster. The refusal is a usage *OperandError.
+func Complete(ops []Operand) error {
+	for _, op := range ops {
+		if st := result.StatusOfResults(op.Results); st.State == result.RunInterrupted {
+			return &OperandError{Err: fmt.Errorf("%s was interrupted (%s): its figures are partial", op.Title(), st.Reason), Usage: true,
+				Advice: "compare complete runs ('iolens history' shows each run's status), or add --allow-partial to compare it anyway"}
+		}
+	}
+	return nil
+}
+
+// AllResults are every operand's results, operand after operand.
+func AllResults(ops []Operand) []result.Result {
+	var all []result.Result
+	for _, op := range ops {
+		all = append(all, op.Results...)
+	}
+	return all
+}
+
+// Diagnose gives each operand its diagnosis (diagnosis.Saved) and its
+// findings as stories lists them (report.Stories).
+func Diagnose(ops []Operand, stories func([]result.Result, *diagnosis.Diagnosis) []Story) {
+	for i := range ops {
+		d := diagnosis.Saved(ops[i].Results)
+		ops[i].Diagnosis, ops[i].Stories = &d, stories(ops[i].Results, &d)
+	}
 }

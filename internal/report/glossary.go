@@ -71,3 +71,38 @@ func Glossed(text string) template.HTML {
 	b.WriteString(template.HTMLEscapeString(text[last:]))
 	return template.HTML(b.String())
 }
+
+// GlossaryText is the glossary as 'iolens help words' says it: each word,
+// then its meaning wrapped under it.
+func GlossaryText() string {
+	var b strings.Builder
+	b.WriteString("The words the reports use, and what they mean there:\n")
+	for _, t := range Glossary {
+		b.WriteString("\n  " + t.Word + "\n")
+		for _, line := range wrap(t.Meaning, 72) {
+			b.WriteString("      " + line + "\n")
+		}
+	}
+	b.WriteString("\nThe HTML reports give each of these its meaning when the pointer rests on it.")
+	return b.String()
+}
+
+// wrap breaks s into lines of at most width characters at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -48,5 +49,23 @@ func TestRunIDsResolveIDsResultsOf(t *testing.T) {
 	}
 	if _, err := s.ResultsOf(ctx, []string{"20240501", "nope"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ResultsOf a missing run: %v", err)
+	}
+
+	rs, err = s.Selected(ctx, []string{"storage-class=premium"}, 1)
+	if err != nil || len(rs) != 1 || rs[0].RunID != "20240503-120000-cccc" {
+		t.Errorf("Selected newest premium: %d results, %v", len(rs), err)
+	}
+	if _, err := s.Selected(ctx, []string{"a=b=c!"}, 1); !errors.As(err, &se) {
+		t.Errorf("Selected with a bad selector: %v", err)
+	}
+	if _, err := s.Selected(ctx, []string{"nope"}, 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Selected a missing run: %v", err)
+	}
+	ids, err = RecentRunIDs(ctx, s.path, 2)
+	if want := []string{"20240503-120000-cccc", "20240502-120000-bbbb"}; err != nil || !reflect.DeepEqual(ids, want) {
+		t.Errorf("RecentRunIDs: %v, %v; want %v", ids, err, want)
+	}
+	if _, err := RecentRunIDs(ctx, filepath.Join(t.TempDir(), "none.db"), 2); err == nil {
+		t.Error("RecentRunIDs of no history: no error")
 	}
 }

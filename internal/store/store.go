@@ -589,6 +589,33 @@ func (s *Store) RunIDs(ctx context.Context, args []string, last int) ([]string, 
 	return ids, nil
 }
 
+// Selected returns the stored results of the runs args name (RunIDs),
+// run after run.
+func (s *Store) Selected(ctx context.Context, args []string, last int) ([]result.Result, error) {
+	ids, err := s.RunIDs(ctx, args, last)
+	if err != nil {
+		return nil, err
+	}
+	return s.ResultsOf(ctx, ids)
+}
+
+// RecentRunIDs lists the newest n runs of the history at path (""
+// for DefaultPath), opened read-only.
+func RecentRunIDs(ctx context.Context, path string, n int) ([]string, error) {
+	if path == "" {
+		var err error
+		if path, err = DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.RunIDs(ctx, nil, n)
+}
+
 // ResultsOf returns the stored results of each run (id or unique
 // prefix), run after run in the order given.
 func (s *Store) ResultsOf(ctx context.Context, ids []string) ([]result.Result, error) {
