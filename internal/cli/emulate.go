@@ -54,7 +54,8 @@ IO there.`,
 	dir := func() string { return stateDir }
 	cmd.AddCommand(newEmulateCreateCommand(streams, dir), newEmulateListCommand(streams, dir), newEmulateStatusCommand(streams, dir),
 		newEmulateExecCommand(streams, dir), newEmulateRmCommand(streams, dir), newEmulateEventsCommand(streams, dir),
-		newEmulateProfilesCommand(streams), newEmulateControllerCommand(dir), newEmulateLatencyCommand(dir), newEmulateArmCommand(dir))
+		newEmulateProfilesCommand(streams), newEmulateDaemonCommand("controller NAME", "Run an emulated disk's controller (started by create)", dir, emulate.RunController),
+		newEmulateDaemonCommand("latency NAME", "Serve an emulated disk's latency layer (started by create)", dir, emulate.RunLatency), newEmulateArmCommand(dir))
 	return cmd
 }
 
@@ -247,21 +248,13 @@ func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Com
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			disks, err := emulate.List(stateDir())
-			if output.v == "json" {
-				var st []emulate.Status
-				for _, d := range disks {
-					st = append(st, d.Status())
-				}
-				if jerr := output.print(streams.Out, st, nil); jerr != nil {
-					return jerr
-				}
-				return err
-			}
-			if len(disks) == 0 && err == nil {
+			if len(disks) == 0 && err == nil && output.v != "json" {
 				fmt.Fprintf(streams.ErrOut, "no emulated disks in %s\n", stateDir())
 				return nil
 			}
-			emulate.WriteList(streams.Out, disks)
+			if perr := output.print(streams.Out, emulate.Statuses(disks), func(w io.Writer) error { emulate.WriteList(w, disks); return nil }); perr != nil {
+				return perr
+			}
 			return err
 		},
 	}
@@ -387,26 +380,9 @@ func newEmulateProfilesCommand(streams IOStreams) *cobra.Command {
 	}
 }
 
-func newEmulateLatencyCommand(stateDir func() string) *cobra.Command {
-	return &cobra.Command{
-		Use:    "latency NAME",
-		Short:  "Serve an emulated disk's latency layer (started by create)",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return emulate.RunLatency(cmd.Context(), stateDir(), args[0])
-		},
-	}
-}
-
-func newEmulateControllerCommand(stateDir func() string) *cobra.Command {
-	return &cobra.Command{
-		Use:    "controller NAME",
-		Short:  "Run an emulated disk's controller (started by create)",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return emulate.RunController(cmd.Context(), stateDir(), args[0])
-		},
-	}
+// newEmulateDaemonCommand is a hidden command create starts: a disk's
+// latency layer or controller, as a daemon.
+func newEmulateDaemonCommand(use, short string, stateDir func() string, run func(ctx context.Context, root, name string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Hidden: true, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd.Context(), stateDir(), args[0]) }}
 }

@@ -203,6 +203,16 @@ func (d *Disk) Status() Status {
 	return st
 }
 
+// Statuses are the disks' statuses, as 'iolens emulate ls -o json' lists
+// them (nil for no disks).
+func Statuses(disks []*Disk) []Status {
+	var st []Status
+	for _, d := range disks {
+		st = append(st, d.Status())
+	}
+	return st
+}
+
 func diskDir(root, name string) string { return filepath.Join(root, name) }
 
 // LatencyStatus describes a disk's latency layer.
