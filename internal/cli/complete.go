@@ -21,29 +21,19 @@ func completeValues(root *cobra.Command) {
 			return withPrefix(vals, prefix), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
+	byFlag := map[string]cobra.CompletionFunc{"suite": fixed(runner.SuiteNames()...), "expect": completeDisks, "vm": completeVMs, "emulated": completeEmulated}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		f := c.Flags()
-		if f.Lookup("suite") != nil {
-			_ = c.RegisterFlagCompletionFunc("suite", fixed(runner.SuiteNames()...))
+		for name, complete := range byFlag {
+			if f.Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, complete)
+			}
 		}
 		if fl := f.Lookup("output"); fl != nil && fl.Shorthand == "o" {
-			var formats []string
-			if reg, ok := registryOf(fl); ok {
-				formats = reg.Names()
+			if reg, ok := registryOf(fl); ok && reg.Names() != nil {
+				_ = c.RegisterFlagCompletionFunc("output", fixed(reg.Names()...))
 			}
-			if formats != nil {
-				_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))
-			}
-		}
-		if f.Lookup("expect") != nil {
-			_ = c.RegisterFlagCompletionFunc("expect", completeDisks)
-		}
-		if f.Lookup("vm") != nil {
-			_ = c.RegisterFlagCompletionFunc("vm", completeVMs)
-		}
-		if f.Lookup("emulated") != nil {
-			_ = c.RegisterFlagCompletionFunc("emulated", completeEmulated)
 		}
 		switch c.CommandPath() {
 		case "iolens limits":

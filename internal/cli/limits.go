@@ -239,13 +239,13 @@ func newCatalogCommand(streams IOStreams) *cobra.Command {
 			}
 			switch {
 			case len(args) == 0 || args[0] == "list":
-				return output.print(streams.Out, c, func(w io.Writer) error { return c.WriteCatalogList(w) })
+				return output.print(streams.Out, c, c.WriteCatalogList)
 			case args[0] == "show" && len(args) == 2:
 				ce := c.Entry(args[1])
 				if ce == nil {
 					return &UsageError{Err: fmt.Errorf("no catalog entry %q", args[1]), Help: "'iolens catalog list' shows the ids"}
 				}
-				return output.print(streams.Out, ce, func(w io.Writer) error { return ce.WriteText(w) })
+				return output.print(streams.Out, ce, ce.WriteText)
 			}
 			return &UsageError{Err: fmt.Errorf("unknown catalog command %q", strings.Join(args, " ")), Help: "iolens catalog list | iolens catalog show ID"}
 		},
