@@ -283,9 +283,6 @@ func NewStallDetector(cfg StallConfig) *StallDetector {
 	return d
 }
 
-// Reference is the current typical level stalls are measured against.
-func (d *StallDetector) Reference() float64 { return d.ref.median() }
-
 // Add feeds the window ending at t with rate v and the device's sample of
 // that window (nil if none), and returns the stalls that ended.
 func (d *StallDetector) Add(t, v float64, dev *result.DeviceSample) []result.Finding {
