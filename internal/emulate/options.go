@@ -52,7 +52,9 @@ type SpecOptions struct {
 	Set         func(name string) bool
 }
 
-// OptionError is a mistake in SpecOptions, with what to give instead.
+// OptionError is a mistake in what a command gave (SpecOptions, a
+// directory off the disk, a disk with nothing to arm), with what to give
+// instead.
 type OptionError struct {
 	Err  error
 	Help string
