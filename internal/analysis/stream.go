@@ -241,14 +241,13 @@ type pending struct {
 
 // devAcc sums what the device did during a stall.
 type devAcc struct {
-	n                int
-	queue, util      float64
-	bytes, ios, dt   float64
-	maxQueue         float64
-	inFlight         uint64
-	writeAwaitMaxMs  float64
-	readAwaitMaxMs   float64
-	busyQueuedWindow int
+	n               int
+	queue, util     float64
+	bytes, ios, dt  float64
+	maxQueue        float64
+	inFlight        uint64
+	writeAwaitMaxMs float64
+	readAwaitMaxMs  float64
 }
 
 func (a *devAcc) add(s *result.DeviceSample, dt float64) {
