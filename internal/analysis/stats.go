@@ -31,8 +31,8 @@ type Summary struct {
 	Max float64 `json:"max"`
 }
 
-// Describe summarises xs. An empty xs gives the zero Summary.
-func Describe(xs []float64) Summary {
+// describe summarises xs. An empty xs gives the zero Summary.
+func describe(xs []float64) Summary {
 	s := Summary{N: len(xs)}
 	if s.N == 0 {
 		return s

@@ -161,7 +161,7 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 // sample is too small to bound the mean from below, the interval stops at
 // zero and Truncated says so.
 func DescribeNonNegative(xs []float64) Summary {
-	s := Describe(xs)
+	s := describe(xs)
 	if s.CILow < 0 {
 		s.CILow, s.Truncated = 0, true
 	}
