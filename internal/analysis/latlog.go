@@ -49,7 +49,7 @@ func (a *LatLog) Add(timeMs int64, latNs float64, bs int64) {
 		if a.noSize {
 			a.unit = UnitIOPS
 		}
-		a.stall = NewStallDetector(StallConfig{Unit: a.unit})
+		a.stall = newStallDetector(StallConfig{Unit: a.unit})
 		a.cliff = NewCliffDetector(CliffConfig{Unit: a.unit})
 		a.sec = max(sec, 1)
 	}

@@ -226,8 +226,8 @@ func (sw *Sweep) setRegime(c *Curve) {
 	}
 }
 
-// SweepFinding states a sweep's regime with its evidence.
-func SweepFinding(sw Sweep) result.Finding {
+// sweepFinding states a sweep's regime with its evidence.
+func sweepFinding(sw Sweep) result.Finding {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s; ", sw.Name, sw.Regime)
 	switch {

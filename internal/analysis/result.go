@@ -107,7 +107,7 @@ func ResultFindings(r *result.Result) []result.Finding {
 	if r.Test.RuntimeS > 0 || len(pts) > 0 {
 		out = append(out, seriesFindings(pts, r.Interval(), closedLoop(r.Test))...)
 	}
-	out = append(out, WritebackFindings(r)...)
+	out = append(out, writebackFindings(r)...)
 	if f, ok := EtcdVerdict(r); ok {
 		out = append(out, f)
 	}
@@ -132,7 +132,7 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 		iops[i] = p.IOPS
 	}
 	sm := smooth(iops, iv)
-	st := Steady(sm, iv, SteadyConfig{})
+	st := steady(sm, iv, SteadyConfig{})
 	if st.State == SteadyYes {
 		st.FromS += float64(len(iops)-len(sm)) * iv // the first smoothed value ends a second in
 	}
@@ -168,7 +168,7 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 	if len(pts) < minSamples(iv) {
 		return out
 	}
-	sd := NewStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded, Interval: iv})
+	sd := newStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded, Interval: iv})
 	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes, Interval: iv})
 	for _, p := range pts {
 		out = append(out, sd.Add(p.T, p.BWBytes, p.Dev)...)
@@ -270,10 +270,10 @@ const (
 	inflationMin     = 64 << 20
 )
 
-// WritebackFindings quantifies what buffered writes hide: the device
+// writebackFindings quantifies what buffered writes hide: the device
 // writing after fio ended (the tail), and fio counting more bytes than
 // the device received while it ran.
-func WritebackFindings(r *result.Result) []result.Finding {
+func writebackFindings(r *result.Result) []result.Finding {
 	if r.Write == nil || r.Write.IOBytes == 0 {
 		return nil
 	}

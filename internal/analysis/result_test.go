@@ -121,7 +121,7 @@ func TestWriteback(t *testing.T) {
 		tail.Samples = append(tail.Samples, result.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: w})
 	}
 	r.Devices, r.Tail = []result.DeviceSeries{dev}, []result.DeviceSeries{tail}
-	fs := WritebackFindings(&r)
+	fs := writebackFindings(&r)
 	if kinds(fs) != "writeback,page-cache" {
 		t.Fatalf("findings %q: %+v", kinds(fs), fs)
 	}
@@ -136,7 +136,7 @@ func TestWriteback(t *testing.T) {
 	// Direct IO that matches the device: nothing to say.
 	r.Write.IOBytes = 2.5e9
 	r.Tail = nil
-	if fs := WritebackFindings(&r); len(fs) != 0 {
+	if fs := writebackFindings(&r); len(fs) != 0 {
 		t.Errorf("findings on matching bytes: %+v", fs)
 	}
 }
@@ -209,7 +209,7 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 	if sw.LittleMin < 0.98 || sw.LittleMax > 1.01 {
 		t.Errorf("Little's ratio %v..%v, want 0.99..1.00", sw.LittleMin, sw.LittleMax)
 	}
-	f := SweepFinding(sw)
+	f := sweepFinding(sw)
 	if f.Severity != SevInfo || !strings.Contains(f.Summary, "Little's law holds") {
 		t.Errorf("finding %+v", f)
 	}
@@ -279,7 +279,7 @@ func TestSweepKneeInMeasuredDepths(t *testing.T) {
 		t.Fatal("no sweep")
 	}
 	// QD1 gets 2,000 IOPS (0.5 ms each), QD2 the 3,000 cap.
-	if got, want := SweepFinding(sw).Summary, "knee between QD 1 and QD 2 (QD 2 reaches the plateau, QD 1 gets 67% of it)"; !strings.Contains(got, want) {
+	if got, want := sweepFinding(sw).Summary, "knee between QD 1 and QD 2 (QD 2 reaches the plateau, QD 1 gets 67% of it)"; !strings.Contains(got, want) {
 		t.Errorf("capped sweep says %q, want %q", got, want)
 	}
 	var members []*result.Result
@@ -289,7 +289,7 @@ func TestSweepKneeInMeasuredDepths(t *testing.T) {
 		members = append(members, &r)
 	}
 	sw, _ = AnalyzeSweep("randread-4k", members, nil)
-	if got := SweepFinding(sw).Summary; !strings.Contains(got, "no plateau up to QD 64") || strings.Contains(got, "knee") {
+	if got := sweepFinding(sw).Summary; !strings.Contains(got, "no plateau up to QD 64") || strings.Contains(got, "knee") {
 		t.Errorf("still rising at QD64, the sweep says %q", got)
 	}
 }

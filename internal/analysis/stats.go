@@ -88,9 +88,9 @@ const (
 	OutlierSDs = 3.0
 )
 
-// Outlier returns the index of the one value in xs that is far from the
+// outlier returns the index of the one value in xs that is far from the
 // others, or -1. It needs at least three values.
-func Outlier(xs []float64) int {
+func outlier(xs []float64) int {
 	if len(xs) < 3 {
 		return -1
 	}

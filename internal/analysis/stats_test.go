@@ -54,7 +54,7 @@ func TestOutlier(t *testing.T) {
 		{[]float64{1000, 1400, 600}, -1}, // spread, not one outlier
 		{[]float64{1000, 1000}, -1},
 	} {
-		if got := Outlier(c.xs); got != c.want {
+		if got := outlier(c.xs); got != c.want {
 			t.Errorf("Outlier(%v) = %d, want %d", c.xs, got, c.want)
 		}
 	}

@@ -64,8 +64,8 @@ type SteadyDetector struct {
 	n    int
 }
 
-// NewSteadyDetector returns a detector with cfg's defaults filled in.
-func NewSteadyDetector(cfg SteadyConfig) *SteadyDetector {
+// newSteadyDetector returns a detector with cfg's defaults filled in.
+func newSteadyDetector(cfg SteadyConfig) *SteadyDetector {
 	cfg = cfg.withDefaults()
 	return &SteadyDetector{cfg: cfg, ring: make([]float64, cfg.Window)}
 }
@@ -116,14 +116,14 @@ func (s SteadyState) String() string {
 	return SteadyNever
 }
 
-// Steady applies the criteria to vs, sampled every interval seconds, with
+// steady applies the criteria to vs, sampled every interval seconds, with
 // vs[i] the window ending at (i+1) x interval. The steady point is the
 // first window that meets both criteria and whose level the rest of the
 // series keeps: the mean from there to the end is within half the range
 // limit of the window's mean, and the line fitted from there to the end
 // meets the slope limit. A burst that later falls off a cliff, or a slow
 // ramp, was not the steady state.
-func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
+func steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 	cfg = cfg.withDefaults()
 	if interval <= 0 {
 		interval = 1
@@ -194,7 +194,7 @@ func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float6
 // rate with the measured time so far, it says stop once the series is
 // steady by the SNIA PTS criteria and at least minS seconds are measured.
 func SteadyStop(minS float64) func(elapsedS, v float64) (bool, string) {
-	d := NewSteadyDetector(SteadyConfig{})
+	d := newSteadyDetector(SteadyConfig{})
 	return func(elapsedS, v float64) (bool, string) {
 		if d.Add(v) && elapsedS >= minS {
 			return true, "steady state"

@@ -266,8 +266,8 @@ func (a *devAcc) add(s *result.DeviceSample, dt float64) {
 	a.readAwaitMaxMs = math.Max(a.readAwaitMaxMs, s.ReadAwaitMs)
 }
 
-// NewStallDetector returns a detector with cfg's defaults filled in.
-func NewStallDetector(cfg StallConfig) *StallDetector {
+// newStallDetector returns a detector with cfg's defaults filled in.
+func newStallDetector(cfg StallConfig) *StallDetector {
 	if cfg.Frac <= 0 {
 		cfg.Frac = 0.10
 	}

@@ -20,8 +20,8 @@ const (
 	IBM   = "ibm"
 )
 
-// ProviderNames lists every provider Detect knows, in probe order.
-func ProviderNames() []string { return []string{Azure, AWS, GCP, IBM} }
+// providerNames lists every provider Detect knows, in probe order.
+func providerNames() []string { return []string{Azure, AWS, GCP, IBM} }
 
 // The real metadata addresses. Every provider serves its metadata on the
 // link-local address; Google also on a name that only resolves on GCE.
@@ -88,7 +88,7 @@ func (e *OptionsError) Error() string {
 func (e *OptionsError) Hint() string {
 	switch e.Field {
 	case "provider":
-		return "providers: " + strings.Join(ProviderNames(), ", ")
+		return "providers: " + strings.Join(providerNames(), ", ")
 	default:
 		return "give an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080"
 	}
@@ -116,10 +116,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.DevRoot = "/dev"
 	}
 	if o.Providers == nil {
-		o.Providers = ProviderNames()
+		o.Providers = providerNames()
 	}
 	for _, p := range o.Providers {
-		if !contains(ProviderNames(), p) {
+		if !contains(providerNames(), p) {
 			return o, &OptionsError{Field: "provider", Value: p, Why: "unknown provider"}
 		}
 	}
@@ -238,16 +238,16 @@ type prober struct {
 	identify      func(ctx context.Context) (collect func(ctx context.Context, info *Info), err error)
 }
 
-// Detect asks the metadata services which cloud VM this is. It probes
+// detect asks the metadata services which cloud VM this is. It probes
 // the providers at once, keeps the first that proves itself, cancels the
 // others and then reads the winner's VM size, location and disks.
 //
-// When no provider answers, Detect returns an Info with Provider "" and
+// When no provider answers, detect returns an Info with Provider "" and
 // each probe's outcome, and a nil error. The error is non-nil only when
 // opts cannot be used (*OptionsError) or ctx was cancelled by the
-// caller. Detect never takes longer than opts.Timeout (2 s by default);
+// caller. detect never takes longer than opts.Timeout (2 s by default);
 // with no cloud it returns after about one dial timeout (250 ms).
-func Detect(ctx context.Context, opts Options) (Info, error) {
+func detect(ctx context.Context, opts Options) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}

@@ -142,7 +142,7 @@ func TestDetectProviders(t *testing.T) {
 		t.Run(tc.provider, func(t *testing.T) {
 			f := &fake{provider: tc.provider}
 			s := serve(t, f)
-			info, err := Detect(context.Background(), testOptions(t, s.URL, tc.tree(t)))
+			info, err := detect(context.Background(), testOptions(t, s.URL, tc.tree(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func anyContains(list []string, sub string) bool {
 // The Azure disk facts name the IMDS field each came from.
 func TestAzureFactSources(t *testing.T) {
 	s := serve(t, &fake{provider: Azure})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
+	info, err := detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
 	if err != nil || len(info.Disks) != 5 {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -242,7 +242,7 @@ func TestTokenFlows(t *testing.T) {
 			s := serve(t, f)
 			o := testOptions(t, s.URL, fixture(t, nil, nil))
 			o.Providers = []string{p}
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil || info.Provider != p {
 				t.Fatalf("%v %+v", err, info)
 			}
@@ -264,7 +264,7 @@ func TestTokenFlows(t *testing.T) {
 	s := serve(t, f)
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.Providers = []string{AWS}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || info.Probes[0].Outcome != "HTTP 405" {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -280,7 +280,7 @@ func TestNoCloud(t *testing.T) {
 	addr := "http://" + l.Addr().String()
 	l.Close()
 	start := time.Now()
-	info, err := Detect(context.Background(), testOptions(t, addr, fixture(t, nil, nil)))
+	info, err := detect(context.Background(), testOptions(t, addr, fixture(t, nil, nil)))
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -307,7 +307,7 @@ func TestNoCloud(t *testing.T) {
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<html>hello</html>"))
 	}})
-	info, err = Detect(context.Background(), testOptions(t, s.URL, fixture(t, nil, nil)))
+	info, err = detect(context.Background(), testOptions(t, s.URL, fixture(t, nil, nil)))
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -320,7 +320,7 @@ func TestHangingService(t *testing.T) {
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.ProbeTimeout = 300 * time.Millisecond
 	start := time.Now()
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	el := time.Since(start)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
@@ -352,7 +352,7 @@ func TestFirstAnswerWins(t *testing.T) {
 	start := time.Now()
 	o := testOptions(t, s.URL, azureTree(t))
 	o.ProbeTimeout = 2 * time.Second
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Provider != Azure {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -385,7 +385,7 @@ func TestRetryOn429(t *testing.T) {
 	az.t = t
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.Providers = []string{Azure}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Provider != Azure {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -394,14 +394,14 @@ func TestRetryOn429(t *testing.T) {
 func TestCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Detect(ctx, Options{dial: loopbackOnly(t)}); !errors.Is(err, context.Canceled) {
+	if _, err := detect(ctx, Options{dial: loopbackOnly(t)}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 	// Cancelled while probing.
 	s := serve(t, &fake{handler: hang()})
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if _, err := Detect(ctx, testOptions(t, s.URL, fixture(t, nil, nil))); !errors.Is(err, context.Canceled) {
+	if _, err := detect(ctx, testOptions(t, s.URL, fixture(t, nil, nil))); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -415,7 +415,7 @@ func TestOptionsErrors(t *testing.T) {
 		{Providers: []string{"oracle"}},
 	} {
 		o.dial = loopbackOnly(t)
-		_, err := Detect(context.Background(), o)
+		_, err := detect(context.Background(), o)
 		var oe *OptionsError
 		if !errors.As(err, &oe) || oe.Hint() == "" {
 			t.Errorf("%+v: err %v", o, err)
@@ -437,7 +437,7 @@ func TestDefaultAddresses(t *testing.T) {
 			return nil, errors.New("not dialled in tests")
 		},
 	}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}

@@ -11,7 +11,7 @@ import (
 func detectAzure(t *testing.T) Info {
 	t.Helper()
 	s := serve(t, &fake{provider: Azure})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
+	info, err := detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
 	if err != nil || info.Provider != Azure {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -92,7 +92,7 @@ func TestExpectForIBMAttached(t *testing.T) {
 
 func TestExpectForAWS(t *testing.T) {
 	s := serve(t, &fake{provider: AWS})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, awsTree(t)))
+	info, err := detect(context.Background(), testOptions(t, s.URL, awsTree(t)))
 	if err != nil || info.Provider != AWS {
 		t.Fatal(err, info)
 	}

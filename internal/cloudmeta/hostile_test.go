@@ -124,7 +124,7 @@ func TestHostileAzure(t *testing.T) {
 			o := testOptions(t, s.URL, azureTree(t))
 			o.Providers = []string{Azure}
 			o.MaxBodyBytes = tc.maxBody
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestRedirectRefused(t *testing.T) {
 	az.t = t
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.Providers = []string{Azure}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || info.Probes[0].Outcome != "HTTP 302 (redirect refused)" {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -185,7 +185,7 @@ func TestHostileTokens(t *testing.T) {
 			s := serve(t, f)
 			o := testOptions(t, s.URL, fixture(t, nil, nil))
 			o.Providers = []string{tc.provider}
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil || info.Detected() || !strings.Contains(info.Probes[0].Outcome, "token") {
 				t.Fatalf("%v %+v", err, info)
 			}
@@ -203,7 +203,7 @@ func TestGCPNeedsFlavorHeader(t *testing.T) {
 	}})
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.Providers = []string{GCP}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || !strings.Contains(info.Probes[0].Outcome, "Metadata-Flavor") {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -217,7 +217,7 @@ func TestGCPDeviceNameTraversal(t *testing.T) {
 	})
 	s := serve(t, &fake{provider: GCP, override: map[string][]byte{"gcp-disks.json": []byte(disks)}})
 	o := testOptions(t, s.URL, tree)
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Provider != GCP || len(info.Disks) != 3 {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -251,7 +251,7 @@ func TestBlackholeTiming(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	el := time.Since(start)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)

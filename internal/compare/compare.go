@@ -30,14 +30,14 @@ func WelchTest(a, b []float64) Welch {
 
 type key struct{ test, dir string }
 
-// P99Test compares the p99 of two latency histograms. The p99 of n IOs
+// p99Test compares the p99 of two latency histograms. The p99 of n IOs
 // is an order statistic: its rank is binomial, so its 95% interval runs
 // between the quantiles 0.99 ± 1.96·sqrt(0.99·0.01/n), read off the
 // histogram; from each side's interval a standard error, and from both a
 // two-sided p-value (a normal approximation). T is positive when b's p99
 // is higher. Fewer than 500 IOs a side (five beyond the p99) is not
 // enough.
-func P99Test(a, b *result.Histogram) Welch {
+func p99Test(a, b *result.Histogram) Welch {
 	const q, z = 0.99, 1.959964
 	type side struct{ p99, se float64 }
 	of := func(h *result.Histogram) (side, bool) {
@@ -128,7 +128,7 @@ func Compare(ops []Operand) Comparison {
 				if !pt.Enough && hists[0][k] != nil && hists[ci][k] != nil {
 					// Too few results a side for a test over them: each
 					// run's histogram gives its p99 an interval.
-					pt = P99Test(hists[0][k], hists[ci][k])
+					pt = p99Test(hists[0][k], hists[ci][k])
 				}
 				x.IOPSTest, x.P99Test = &it, &pt
 			}

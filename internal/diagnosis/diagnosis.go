@@ -400,7 +400,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 	if len(d.Verdict) == 0 {
 		d.Verdict = []string{noVerdict(rs, ok)}
 	}
-	d.ToChange = Advice(&d)
+	d.ToChange = advice(&d)
 	if d.ToChange == nil {
 		d.ToChange = []string{}
 	}
@@ -758,9 +758,9 @@ func limitWords(code string) string {
 	return code
 }
 
-// Advice says what to change, from what binds: one short line per thing,
+// advice says what to change, from what binds: one short line per thing,
 // none contradicting another.
-func Advice(d *Diagnosis) []string {
+func advice(d *Diagnosis) []string {
 	var says []string
 	add := func(s string) {
 		for _, x := range says {

@@ -41,11 +41,11 @@ type DebFile struct {
 // ErrBadDeb is wrapped by every error about a malformed package.
 var ErrBadDeb = errors.New("not a valid Debian package")
 
-// ReadDeb unpacks the data archive of a Debian binary package (an ar
+// readDeb unpacks the data archive of a Debian binary package (an ar
 // archive holding debian-binary, control.tar.* and data.tar.*, compressed
 // with gzip, xz, zstd or not at all). Documentation under /usr/share is
 // skipped: the image needs programs and libraries only.
-func ReadDeb(r io.Reader) ([]DebFile, error) {
+func readDeb(r io.Reader) ([]DebFile, error) {
 	br := bufio.NewReader(r)
 	magic := make([]byte, 8)
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != "!<arch>\n" {

@@ -24,8 +24,8 @@ var descBuildInfo = prometheus.NewDesc(NameBuildInfo, "A metric with a constant 
 // buildCollector emits iolens_build_info.
 type buildCollector struct{ b Build }
 
-// BuildInfo returns the collector of iolens_build_info.
-func BuildInfo(b Build) prometheus.Collector { return buildCollector{b} }
+// buildInfo returns the collector of iolens_build_info.
+func buildInfo(b Build) prometheus.Collector { return buildCollector{b} }
 
 func (c buildCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBuildInfo }
 

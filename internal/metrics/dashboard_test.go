@@ -101,7 +101,7 @@ func exported(t *testing.T) map[string]dto.MetricType {
 	add(reg)
 	// history
 	reg = prometheus.NewRegistry()
-	reg.MustRegister(NewHistory([]result.Result{sample()}))
+	reg.MustRegister(newHistory([]result.Result{sample()}))
 	add(reg)
 	// push
 	reg = prometheus.NewRegistry()

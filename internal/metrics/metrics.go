@@ -137,7 +137,7 @@ func (d *testDescs) collectGroup(ch chan<- prometheus.Metric, key []string, rs [
 		}
 		ch <- prometheus.MustNewConstMetric(d.unstable, prometheus.GaugeValue, unstable, dl...)
 		if s.Hist.Count() > 0 {
-			count, sum, buckets := PromBuckets(&s.Hist)
+			count, sum, buckets := promBuckets(&s.Hist)
 			ch <- prometheus.MustNewConstHistogram(d.lat, count, sum, buckets, dl...)
 		}
 		if !s.NoPercentiles && s.Samples > 0 {
@@ -200,7 +200,7 @@ func runInfo(ch chan<- prometheus.Metric, key []string, runs []runMeta) {
 	keys := map[string]string{} // sanitized -> original, first seen
 	for _, r := range runs {
 		for k := range r.labels {
-			sk := "label_" + SanitizeLabelName(k)
+			sk := "label_" + sanitizeLabelName(k)
 			if _, ok := keys[sk]; !ok {
 				keys[sk] = k
 			}
@@ -228,10 +228,10 @@ type runMeta struct {
 	labels map[string]string
 }
 
-// PromBuckets re-bins a fio histogram into cumulative Prometheus buckets
+// promBuckets re-bins a fio histogram into cumulative Prometheus buckets
 // (upper bounds in seconds). A fio bucket is counted under the first bound
 // at or above its midpoint; the sum is estimated from the midpoints.
-func PromBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
+func promBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
 	per := make([]uint64, len(LatencyBuckets))
 	for _, b := range h.Buckets() {
 		n := b.Count
@@ -280,7 +280,7 @@ func CheckLabelKeys(sets ...map[string]string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		n := "label_" + SanitizeLabelName(k)
+		n := "label_" + sanitizeLabelName(k)
 		if o, ok := seen[n]; ok && o != k {
 			return &LabelClashError{Keys: [2]string{o, k}, Name: n}
 		}
@@ -289,10 +289,10 @@ func CheckLabelKeys(sets ...map[string]string) error {
 	return nil
 }
 
-// SanitizeLabelName makes a user label key a valid Prometheus label name
+// sanitizeLabelName makes a user label key a valid Prometheus label name
 // ("storage-class" -> "storage_class"). Keys that differ only in what it
 // replaces clash: CheckLabelKeys finds them.
-func SanitizeLabelName(k string) string {
+func sanitizeLabelName(k string) string {
 	var b strings.Builder
 	for i, r := range k {
 		ok := r == '_' || r < unicode.MaxASCII && (unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r))
@@ -315,8 +315,8 @@ type History struct {
 	start, end, n, failed *prometheus.Desc
 }
 
-// NewHistory returns the exporter of rs.
-func NewHistory(rs []result.Result) *History {
+// newHistory returns the exporter of rs.
+func newHistory(rs []result.Result) *History {
 	run := []string{"run_id"}
 	return &History{rs: rs, tests: newTestDescs([]string{"run_id", "device"}),
 		start:  prometheus.NewDesc(NameRunStart, "When the run's first test started, as a Unix time.", run, nil),
@@ -394,10 +394,10 @@ func WriteTextfile(w io.Writer, b Build, rs []result.Result) error {
 		return err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(BuildInfo(b)); err != nil {
+	if err := reg.Register(buildInfo(b)); err != nil {
 		return err
 	}
-	if err := reg.Register(NewHistory(rs)); err != nil {
+	if err := reg.Register(newHistory(rs)); err != nil {
 		return err
 	}
 	mfs, err := reg.Gather()

@@ -273,7 +273,7 @@ func TestTextfileFailed(t *testing.T) {
 
 func TestSanitizeLabelName(t *testing.T) {
 	for in, want := range map[string]string{"storage-class": "storage_class", "a.b/c": "a_b_c", "9x": "_x", "ok_1": "ok_1", "é": "_"} {
-		if got := SanitizeLabelName(in); got != want {
+		if got := sanitizeLabelName(in); got != want {
 			t.Errorf("%q -> %q, want %q", in, got, want)
 		}
 	}
@@ -284,7 +284,7 @@ func TestPromBucketsAgainstPercentile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, sum, b := PromBuckets(&h)
+	n, sum, b := promBuckets(&h)
 	if n != 4 || b[1e-3] != 3 || b[2.5e-3] != 4 {
 		t.Errorf("n %d buckets %v", n, b)
 	}

@@ -35,7 +35,7 @@ func TestPush(t *testing.T) {
 	url := pushtest.Start(t)
 	ctx := context.Background()
 	rs := []result.Result{k8sResult("premium", "n1", 2300), k8sResult("premium", "n2", 2100), k8sResult("standard", "n1", 500)}
-	if err := Push(ctx, url, testBuild, GroupBy(rs, "storage_class", "k8s.storage-class", pushKey)); err != nil {
+	if err := Push(ctx, url, testBuild, groupBy(rs, "storage_class", "k8s.storage-class", pushKey)); err != nil {
 		t.Fatal(err)
 	}
 	get := func() ([]byte, map[string]*dto.MetricFamily) {
@@ -77,7 +77,7 @@ func TestPush(t *testing.T) {
 
 	// The next run of premium, on n1 only: premium's group holds that run
 	// alone; standard's is untouched.
-	if err := Push(ctx, url, testBuild, GroupBy([]result.Result{k8sResult("premium", "n1", 2500)}, "storage_class", "k8s.storage-class", pushKey)); err != nil {
+	if err := Push(ctx, url, testBuild, groupBy([]result.Result{k8sResult("premium", "n1", 2500)}, "storage_class", "k8s.storage-class", pushKey)); err != nil {
 		t.Fatal(err)
 	}
 	_, mfs = get()
@@ -117,7 +117,7 @@ func equalFloats(a, b map[string]float64) bool {
 }
 
 func TestPushBadURL(t *testing.T) {
-	err := Push(context.Background(), "http://127.0.0.1:1", testBuild, GroupBy([]result.Result{sample()}, "storage_class", "k8s.storage-class", pushKey))
+	err := Push(context.Background(), "http://127.0.0.1:1", testBuild, groupBy([]result.Result{sample()}, "storage_class", "k8s.storage-class", pushKey))
 	var pe *PushError
 	if err == nil || !errors.As(err, &pe) || pe.Hint() == "" {
 		t.Errorf("push to a closed port: %v", err)

@@ -34,7 +34,7 @@ var (
 	pageTmpl string
 )
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"words": Glossed}).Parse(pageTmpl))
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"words": glossed}).Parse(pageTmpl))
 
 // Page is everything one HTML report shows.
 type Page struct {

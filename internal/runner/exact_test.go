@@ -151,8 +151,8 @@ func TestEveryAllowedOptionReachesFio(t *testing.T) {
 		}
 	}
 	t.Logf("%d option values compared", tried)
-	if tried < 2*len(AllowedOptions()) {
-		t.Errorf("only %d values tried for %d options", tried, len(AllowedOptions()))
+	if tried < 2*len(allowedOptions()) {
+		t.Errorf("only %d values tried for %d options", tried, len(allowedOptions()))
 	}
 }
 

@@ -407,8 +407,8 @@ func checkWaits(s result.TestSpec) error {
 	return nil
 }
 
-// CheckSuite checks every test of a suite with CheckSpec.
-func CheckSuite(s result.Suite) error {
+// checkSuite checks every test of a suite with CheckSpec.
+func checkSuite(s result.Suite) error {
 	for _, t := range s.Tests {
 		if err := CheckSpec(t); err != nil {
 			return err

@@ -361,11 +361,11 @@ func refusedHint(key string) string {
 	case key == "ioengine":
 		return "use one of the engines iolens runs: " + strings.Join(Engines, ", ")
 	}
-	return "remove it; iolens runs these fio options: " + strings.Join(AllowedOptions(), ", ")
+	return "remove it; iolens runs these fio options: " + strings.Join(allowedOptions(), ", ")
 }
 
-// AllowedOptions lists the fio options iolens passes on, sorted.
-func AllowedOptions() []string {
+// allowedOptions lists the fio options iolens passes on, sorted.
+func allowedOptions() []string {
 	out := make([]string, 0, len(allowed))
 	for k, sp := range allowed {
 		if sp.alias == "" {
