@@ -36,7 +36,7 @@ func kinds(fs []result.Finding) string {
 func steadyOf(t *testing.T, fs []result.Finding) result.Finding {
 	t.Helper()
 	for _, f := range fs {
-		if f.Kind == KindSteady {
+		if f.Kind == kindSteady {
 			return f
 		}
 	}
@@ -72,7 +72,7 @@ func TestSyntheticSeries(t *testing.T) {
 			}
 			var other []result.Finding
 			for _, f := range fs {
-				if f.Kind != KindSteady {
+				if f.Kind != kindSteady {
 					other = append(other, f)
 				}
 			}
@@ -203,7 +203,7 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 	if !ok {
 		t.Fatal("no sweep")
 	}
-	if sw.Regime != RegimeLatencyBound || sw.Knee != 0 || sw.Max.Outstanding != 64 || !near(sw.Max.IOPS, 59796, 1) {
+	if sw.Regime != regimeLatencyBound || sw.Knee != 0 || sw.Max.Outstanding != 64 || !near(sw.Max.IOPS, 59796, 1) {
 		t.Errorf("sweep %+v", sw)
 	}
 	if sw.LittleMin < 0.98 || sw.LittleMax > 1.01 {
@@ -258,9 +258,9 @@ func TestQDSweepRegimes(t *testing.T) {
 		others []*result.Result
 		want   string
 	}{
-		{"1M reads move far more bytes", big(125e6), RegimeIOPSCapped},
-		{"1M reads no faster in bytes", big(13e6), RegimeBWCapped},
-		{"nothing to compare: a flat cap at 4k is read as IOPS", nil, RegimeIOPSCapped},
+		{"1M reads move far more bytes", big(125e6), regimeIOPSCapped},
+		{"1M reads no faster in bytes", big(13e6), regimeBWCapped},
+		{"nothing to compare: a flat cap at 4k is read as IOPS", nil, regimeIOPSCapped},
 	} {
 		sw, ok := AnalyzeSweep("x", cappedSweep(3000, 4096), c.others)
 		if !ok || sw.Regime != c.want || sw.Knee != 2 || sw.Max.IOPS != 3000 {

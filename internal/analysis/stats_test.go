@@ -107,7 +107,7 @@ func TestRepeatsInstability(t *testing.T) {
 		last := rs[len(rs)-1]
 		var f *result.Finding
 		for i := range last.Findings {
-			if last.Findings[i].Kind == KindUnstable {
+			if last.Findings[i].Kind == kindUnstable {
 				f = &last.Findings[i]
 			}
 		}

@@ -88,9 +88,9 @@ func (d *SteadyDetector) Add(v float64) bool {
 
 // Steady states are one of these.
 const (
-	SteadyYes   = "steady"
-	SteadyNever = "never steady"
-	SteadyShort = "not enough data"
+	steadyYes   = "steady"
+	steadyNever = "never steady"
+	steadyShort = "not enough data"
 )
 
 // SteadyState is the verdict on one series.
@@ -108,12 +108,12 @@ type SteadyState struct {
 // String reads like "steady from t=12s".
 func (s SteadyState) String() string {
 	switch s.State {
-	case SteadyYes:
+	case steadyYes:
 		return fmt.Sprintf("steady from t=%.0fs", s.FromS)
-	case SteadyShort:
+	case steadyShort:
 		return fmt.Sprintf("not enough data for steady state: %d samples, the window needs %d", s.Samples, s.Window)
 	}
-	return SteadyNever
+	return steadyNever
 }
 
 // steady applies the criteria to vs, sampled every interval seconds, with
@@ -130,7 +130,7 @@ func steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 	}
 	st := SteadyState{Samples: len(vs), Window: cfg.Window}
 	if len(vs) < cfg.Window {
-		st.State = SteadyShort
+		st.State = steadyShort
 		return st
 	}
 	// Suffix sums give the mean from any point to the end.
@@ -155,11 +155,11 @@ func steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 		if _, _, rs := windowStats(vs[i:]); rs > cfg.Slope {
 			continue
 		}
-		st.State, st.FromS = SteadyYes, float64(i)*interval
+		st.State, st.FromS = steadyYes, float64(i)*interval
 		st.Mean, st.RangeFrac, st.SlopeFrac = m, r, s
 		return st
 	}
-	st.State = SteadyNever
+	st.State = steadyNever
 	return st
 }
 

@@ -148,7 +148,7 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 		if o := outlier(s.IOPSValues); o >= 0 {
 			s.Unstable, s.Outlier = true, s.Repeats[o]
 			s.Why = fmt.Sprintf("repeat %d is an outlier (%s against a mean of %s)", s.Repeats[o], units.IOPS(s.IOPSValues[o]), units.Figure(s.IOPS.Mean))
-		} else if s.IOPS.CV > UnstableCV {
+		} else if s.IOPS.CV > unstableCV {
 			s.Unstable = true
 			s.Why = fmt.Sprintf("IOPS vary by %.0f%% (CV) over %d repeats", s.IOPS.CV*100, len(idx))
 		}

@@ -14,29 +14,29 @@ import (
 
 // Provider names, spelled as the limits catalog spells them.
 const (
-	Azure = "azure"
-	AWS   = "aws"
-	GCP   = "gcp"
-	IBM   = "ibm"
+	azure = "azure"
+	aws   = "aws"
+	gcp   = "gcp"
+	ibm   = "ibm"
 )
 
 // providerNames lists every provider Detect knows, in probe order.
-func providerNames() []string { return []string{Azure, AWS, GCP, IBM} }
+func providerNames() []string { return []string{azure, aws, gcp, ibm} }
 
 // The real metadata addresses. Every provider serves its metadata on the
 // link-local address; Google also on a name that only resolves on GCE.
 const (
-	DefaultBaseURL = "http://169.254.169.254"
-	DefaultGCPURL  = "http://metadata.google.internal"
+	defaultBaseURL = "http://169.254.169.254"
+	defaultGCPURL  = "http://metadata.google.internal"
 )
 
 // Default timeouts: a VM's metadata service answers in milliseconds, and
 // a machine with no cloud must not wait.
 const (
-	DefaultDialTimeout  = 250 * time.Millisecond
-	DefaultProbeTimeout = 600 * time.Millisecond
-	DefaultTimeout      = 2 * time.Second
-	DefaultMaxBodyBytes = 1 << 20
+	defaultDialTimeout  = 250 * time.Millisecond
+	defaultProbeTimeout = 600 * time.Millisecond
+	defaultTimeout      = 2 * time.Second
+	defaultMaxBodyBytes = 1 << 20
 )
 
 // API versions asked for. Azure's throttle fields (Ultra Disk IOPS and
@@ -96,10 +96,10 @@ func (e *OptionsError) Hint() string {
 
 func (o Options) withDefaults() (Options, error) {
 	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
+		o.BaseURL = defaultBaseURL
 	}
 	if o.GCPURL == "" {
-		o.GCPURL = DefaultGCPURL
+		o.GCPURL = defaultGCPURL
 	}
 	for _, f := range []struct{ name, v string }{{"BaseURL", o.BaseURL}, {"GCPURL", o.GCPURL}} {
 		u, err := url.Parse(f.v)
@@ -124,19 +124,19 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.DialTimeout <= 0 {
-		o.DialTimeout = DefaultDialTimeout
+		o.DialTimeout = defaultDialTimeout
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = defaultProbeTimeout
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	if o.ProbeTimeout > o.Timeout {
 		o.ProbeTimeout = o.Timeout
 	}
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if o.Catalog == nil {
 		c, err := limits.Default()
@@ -321,16 +321,16 @@ func (o *Options) probers(c *client) []prober {
 	var out []prober
 	for _, p := range o.Providers {
 		switch p {
-		case Azure:
+		case azure:
 			out = append(out, azureProber(c, o))
-		case AWS:
+		case aws:
 			out = append(out, awsProber(c, o))
-		case GCP:
+		case gcp:
 			out = append(out, gcpProber(c, o, o.BaseURL))
 			if o.GCPURL != o.BaseURL {
 				out = append(out, gcpProber(c, o, o.GCPURL))
 			}
-		case IBM:
+		case ibm:
 			out = append(out, ibmProber(c, o))
 		}
 	}

@@ -95,7 +95,7 @@ func TestDetectProviders(t *testing.T) {
 		factSource   string
 	}{
 		{
-			provider: Azure, tree: azureTree,
+			provider: azure, tree: azureTree,
 			vmSize: "Standard_D8s_v3", vm: "azure:Standard_D8s_v3", region: "westeurope", zone: "1",
 			disks: []wantDisk{
 				{role: "os", typ: "Premium_LRS", spec: "azure:P4", device: "sda", caching: "readwrite", lun: -1, sizeGiB: 30},
@@ -107,7 +107,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "Azure IMDS compute.vmSize",
 		},
 		{
-			provider: AWS, tree: awsTree,
+			provider: aws, tree: awsTree,
 			vmSize: "m5.large", vm: "aws:m5.large", region: "eu-west-1", zone: "eu-west-1b",
 			disks: []wantDisk{
 				{role: "ebs", device: "nvme0n1", lun: -1, sizeGiB: 8, note: "give --expect aws:TYPE:8GiB[:iops=N,throughput=M]"},
@@ -118,7 +118,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "AWS IMDSv2 instance-identity document instanceType",
 		},
 		{
-			provider: GCP, tree: gcpTree,
+			provider: gcp, tree: gcpTree,
 			vmSize: "n2-standard-8", vm: "gcp:n2-standard-8", region: "europe-west4", zone: "europe-west4-b",
 			disks: []wantDisk{
 				{role: "persistent", typ: "PERSISTENT", device: "sda", lun: -1, sizeGiB: 10, note: "give --expect gcp:TYPE:10GiB"},
@@ -128,7 +128,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "GCP metadata instance/machine-type",
 		},
 		{
-			provider: IBM, tree: ibmTree,
+			provider: ibm, tree: ibmTree,
 			vmSize: "bx2-16x64", vm: "ibm:bx2-16x64", region: "us-south", zone: "us-south-1",
 			disks: []wantDisk{
 				{role: "boot", device: "vda", lun: -1, sizeGiB: 100},
@@ -211,7 +211,7 @@ func anyContains(list []string, sub string) bool {
 
 // The Azure disk facts name the IMDS field each came from.
 func TestAzureFactSources(t *testing.T) {
-	s := serve(t, &fake{provider: Azure})
+	s := serve(t, &fake{provider: azure})
 	info, err := detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
 	if err != nil || len(info.Disks) != 5 {
 		t.Fatalf("%v %+v", err, info)
@@ -236,7 +236,7 @@ func TestAzureFactSources(t *testing.T) {
 // Token flows: the fake refuses a GET without the session token, so a
 // detection proves the PUT came first and its token was carried.
 func TestTokenFlows(t *testing.T) {
-	for _, p := range []string{AWS, IBM} {
+	for _, p := range []string{aws, ibm} {
 		t.Run(p, func(t *testing.T) {
 			f := &fake{provider: p}
 			s := serve(t, f)
@@ -263,7 +263,7 @@ func TestTokenFlows(t *testing.T) {
 	}}
 	s := serve(t, f)
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{AWS}
+	o.Providers = []string{aws}
 	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || info.Probes[0].Outcome != "HTTP 405" {
 		t.Fatalf("%v %+v", err, info)
@@ -338,7 +338,7 @@ func TestHangingService(t *testing.T) {
 // The first provider to prove itself wins; probes still waiting are
 // cancelled rather than waited for.
 func TestFirstAnswerWins(t *testing.T) {
-	az := &fake{provider: Azure}
+	az := &fake{provider: azure}
 	stall := hang()
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metadata/instance" {
@@ -353,7 +353,7 @@ func TestFirstAnswerWins(t *testing.T) {
 	o := testOptions(t, s.URL, azureTree(t))
 	o.ProbeTimeout = 2 * time.Second
 	info, err := detect(context.Background(), o)
-	if err != nil || info.Provider != Azure {
+	if err != nil || info.Provider != azure {
 		t.Fatalf("%v %+v", err, info)
 	}
 	if el := time.Since(start); el > time.Second {
@@ -368,7 +368,7 @@ func TestFirstAnswerWins(t *testing.T) {
 
 // Azure's 5 requests a second: a 429 is tried once more.
 func TestRetryOn429(t *testing.T) {
-	az := &fake{provider: Azure}
+	az := &fake{provider: azure}
 	n := 0
 	var mu sync.Mutex
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
@@ -384,9 +384,9 @@ func TestRetryOn429(t *testing.T) {
 	}})
 	az.t = t
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{Azure}
+	o.Providers = []string{azure}
 	info, err := detect(context.Background(), o)
-	if err != nil || info.Provider != Azure {
+	if err != nil || info.Provider != azure {
 		t.Fatalf("%v %+v", err, info)
 	}
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Alpha is the significance level of the tests.
-const Alpha = 0.05
+// alpha is the significance level of the tests.
+const alpha = 0.05
 
-// Schema names the version of the comparison object (-o json).
-const Schema = "iolens.comparison/v1"
+// schema names the version of the comparison object (-o json).
+const schema = "iolens.comparison/v1"
 
 // WelchTest runs Welch's unequal-variance t-test on a and b, two-sided;
 // T is positive when b's mean is higher.
@@ -25,7 +25,7 @@ func WelchTest(a, b []float64) Welch {
 	if math.IsNaN(p) {
 		return Welch{}
 	}
-	return Welch{Enough: true, T: t, DF: df, P: p, Significant: p < Alpha}
+	return Welch{Enough: true, T: t, DF: df, P: p, Significant: p < alpha}
 }
 
 type key struct{ test, dir string }
@@ -59,14 +59,14 @@ func p99Test(a, b *result.Histogram) Welch {
 	}
 	t := (sb.p99 - sa.p99) / math.Hypot(sa.se, sb.se)
 	p := math.Erfc(math.Abs(t) / math.Sqrt2)
-	return Welch{Enough: true, Basis: "histograms", T: t, P: p, Significant: p < Alpha}
+	return Welch{Enough: true, Basis: "histograms", T: t, P: p, Significant: p < alpha}
 }
 
 // Compare builds the table. Rows follow the first operand's test order,
 // then tests only later operands have. Each operand's figures come from
 // analysis.Summarize over its results.
 func Compare(ops []Operand) Comparison {
-	c := Comparison{Schema: Schema, Alpha: Alpha}
+	c := Comparison{Schema: schema, Alpha: alpha}
 	var order []key
 	seen := map[key]bool{}
 	bs := map[key]int64{}

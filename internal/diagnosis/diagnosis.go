@@ -20,8 +20,8 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Schema names the version of the diagnosis object.
-const Schema = "iolens.diagnosis/v1"
+// schema names the version of the diagnosis object.
+const schema = "iolens.diagnosis/v1"
 
 // Diagnosis is the disk model and its verdict.
 type Diagnosis struct {
@@ -294,16 +294,16 @@ type Options struct {
 	Interrupted bool
 }
 
-// VerdictKinds are the kinds of finding the verdict reads: the limits and
+// verdictKinds are the kinds of finding the verdict reads: the limits and
 // curves of the disk model, stalls, cliffs (a burst) and the etcd verdict.
 // Every report lists every finding, but a finding of another kind reaches
 // the verdict only once Build reads it and it is listed here.
-var VerdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
+var verdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
 
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
 func Build(rs []result.Result, o Options) Diagnosis {
-	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string{}, o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
+	d := Diagnosis{Schema: schema, Expected: o.Expected, Unknown: append([]string{}, o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
 		Curves: []Curve{}, Interrupted: o.Interrupted}
 	d.Disk.Stalls = []Stall{}
 	ok := make([]*result.Result, 0, len(rs))

@@ -220,7 +220,7 @@ func TestReadDebRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := readDeb(bytes.NewReader(tc.deb)); !errors.Is(err, ErrBadDeb) {
+			if _, err := readDeb(bytes.NewReader(tc.deb)); !errors.Is(err, errBadDeb) {
 				t.Errorf("got %v, want ErrBadDeb", err)
 			}
 		})

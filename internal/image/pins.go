@@ -154,8 +154,8 @@ func cachedPath(cache string, p Pin) string {
 	return filepath.Join(cache, p.SHA256+".deb")
 }
 
-// ErrChecksum is wrapped when a file does not match its pin.
-var ErrChecksum = errors.New("checksum mismatch")
+// errChecksum is wrapped when a file does not match its pin.
+var errChecksum = errors.New("checksum mismatch")
 
 // fetch returns the path of p's .deb in cache, downloading it from mirror
 // when it is not there yet. A download is written to a temporary file and
@@ -205,7 +205,7 @@ func fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin
 		return "", fmt.Errorf("fetching %s: %w", u, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != p.Size || got != p.SHA256 {
-		return "", &hint.Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, ErrChecksum, n, got, p.Size, p.SHA256),
+		return "", &hint.Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, errChecksum, n, got, p.Size, p.SHA256),
 			Advice: "the mirror served another file; try again or another --mirror. Never edit debs.lock by hand to match"}
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
@@ -232,7 +232,7 @@ func verifyFile(name string, p Pin) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != p.Size || got != p.SHA256 {
-		return fmt.Errorf("%s: %w", name, ErrChecksum)
+		return fmt.Errorf("%s: %w", name, errChecksum)
 	}
 	return nil
 }

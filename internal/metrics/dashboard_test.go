@@ -244,7 +244,7 @@ func TestDashboards(t *testing.T) {
 					t.Errorf("%s does not show %s", name, m)
 				}
 			}
-			for _, m := range []string{NameRunIOs, NameIOPS, NameLatency + "_bucket", NameLatencySummary, NameFindings} {
+			for _, m := range []string{nameRunIOs, nameIOPS, nameLatency + "_bucket", nameLatencySummary, nameFindings} {
 				if !used[m] {
 					t.Errorf("%s does not show %s", name, m)
 				}

@@ -18,32 +18,32 @@ import (
 const (
 	// Per test and direction, over the results summarised
 	// (analysis.Summarize): the repeats of a run.
-	NameIOPS           = "iolens_test_io_operations_per_second"
-	NameThroughput     = "iolens_test_throughput_bytes_per_second"
-	NameLatency        = "iolens_test_latency_seconds"
-	NameLatencySummary = "iolens_test_fio_latency_seconds"
-	NameResults        = "iolens_test_results"
-	NameUnstable       = "iolens_test_unstable"
+	nameIOPS           = "iolens_test_io_operations_per_second"
+	nameThroughput     = "iolens_test_throughput_bytes_per_second"
+	nameLatency        = "iolens_test_latency_seconds"
+	nameLatencySummary = "iolens_test_fio_latency_seconds"
+	nameResults        = "iolens_test_results"
+	nameUnstable       = "iolens_test_unstable"
 	// Per test.
-	NameFailed   = "iolens_test_failed"
-	NameFindings = "iolens_test_findings"
-	NameEnd      = "iolens_test_end_timestamp_seconds"
-	NameRunning  = "iolens_test_running"
+	nameFailed   = "iolens_test_failed"
+	nameFindings = "iolens_test_findings"
+	nameEnd      = "iolens_test_end_timestamp_seconds"
+	nameRunning  = "iolens_test_running"
 	// Per run.
-	NameRunInfo      = "iolens_run_info"
-	NameRunStart     = "iolens_run_start_timestamp_seconds"
-	NameRunEnd       = "iolens_run_end_timestamp_seconds"
-	NameTestsPlanned = "iolens_run_tests"
-	NameTestsDone    = "iolens_run_tests_completed"
-	NameTestsFailed  = "iolens_run_tests_failed"
-	NameRunIOs       = "iolens_run_io_operations_total"
-	NameRunBytes     = "iolens_run_bytes_total"
+	nameRunInfo      = "iolens_run_info"
+	nameRunStart     = "iolens_run_start_timestamp_seconds"
+	nameRunEnd       = "iolens_run_end_timestamp_seconds"
+	nameTestsPlanned = "iolens_run_tests"
+	nameTestsDone    = "iolens_run_tests_completed"
+	nameTestsFailed  = "iolens_run_tests_failed"
+	nameRunIOs       = "iolens_run_io_operations_total"
+	nameRunBytes     = "iolens_run_bytes_total"
 )
 
-// LatencyBuckets are the upper bounds, in seconds, of the exported latency
+// latencyBuckets are the upper bounds, in seconds, of the exported latency
 // histograms: 10 µs to 10 s, about three per decade, enough to tell a
 // local NVMe (tens of µs) from a network disk (ms) from a stall (s).
-var LatencyBuckets = []float64{
+var latencyBuckets = []float64{
 	10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6,
 	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
 	100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10,
@@ -82,17 +82,17 @@ func newTestDescs(key []string) *testDescs {
 	dir := with("test", "direction")
 	test := with("test")
 	return &testDescs{
-		iops: prometheus.NewDesc(NameIOPS, "IO operations per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
-		tput: prometheus.NewDesc(NameThroughput, "Bytes per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
-		lat: prometheus.NewDesc(NameLatency, "IO latency distribution from fio's histograms, merged over the test's results "+
+		iops: prometheus.NewDesc(nameIOPS, "IO operations per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		tput: prometheus.NewDesc(nameThroughput, "Bytes per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		lat: prometheus.NewDesc(nameLatency, "IO latency distribution from fio's histograms, merged over the test's results "+
 			"(submission to completion; fsync time for direction=sync).", dir, nil),
-		sum: prometheus.NewDesc(NameLatencySummary, "IO latency quantiles read from fio's histograms merged over the test's results "+
+		sum: prometheus.NewDesc(nameLatencySummary, "IO latency quantiles read from fio's histograms merged over the test's results "+
 			"(exact on fio's bins); absent when several results have no histogram, as percentiles are never averaged.", dir, nil),
-		n:        prometheus.NewDesc(NameResults, "Results (repeats) the test's figures summarise.", dir, nil),
-		unstable: prometheus.NewDesc(NameUnstable, "1 when the test's IOPS vary by more than 10% (CV) over its repeats or one repeat is an outlier.", dir, nil),
-		failed:   prometheus.NewDesc(NameFailed, "Results (repeats) of the test that failed.", test, nil),
-		findings: prometheus.NewDesc(NameFindings, "Findings about the test over its results, by kind and severity.", with("test", "kind", "severity"), nil),
-		end:      prometheus.NewDesc(NameEnd, "When the test's last result ended, as a Unix time.", test, nil),
+		n:        prometheus.NewDesc(nameResults, "Results (repeats) the test's figures summarise.", dir, nil),
+		unstable: prometheus.NewDesc(nameUnstable, "1 when the test's IOPS vary by more than 10% (CV) over its repeats or one repeat is an outlier.", dir, nil),
+		failed:   prometheus.NewDesc(nameFailed, "Results (repeats) of the test that failed.", test, nil),
+		findings: prometheus.NewDesc(nameFindings, "Findings about the test over its results, by kind and severity.", with("test", "kind", "severity"), nil),
+		end:      prometheus.NewDesc(nameEnd, "When the test's last result ended, as a Unix time.", test, nil),
 	}
 }
 
@@ -211,7 +211,7 @@ func runInfo(ch chan<- prometheus.Metric, key []string, runs []runMeta) {
 		names = append(names, sk)
 	}
 	sort.Strings(names)
-	desc := prometheus.NewDesc(NameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.",
+	desc := prometheus.NewDesc(nameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.",
 		append(append(append([]string{}, key...), "suite"), names...), nil)
 	for _, r := range runs {
 		vals := append(append([]string{}, r.key...), r.suite)
@@ -232,19 +232,19 @@ type runMeta struct {
 // (upper bounds in seconds). A fio bucket is counted under the first bound
 // at or above its midpoint; the sum is estimated from the midpoints.
 func promBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
-	per := make([]uint64, len(LatencyBuckets))
+	per := make([]uint64, len(latencyBuckets))
 	for _, b := range h.Buckets() {
 		n := b.Count
 		v := float64(b.Ns) / 1e9
 		sum += v * float64(n)
 		count += n
-		if j := sort.SearchFloat64s(LatencyBuckets, v); j < len(per) {
+		if j := sort.SearchFloat64s(latencyBuckets, v); j < len(per) {
 			per[j] += n
 		}
 	}
 	buckets = make(map[float64]uint64, len(per))
 	var cum uint64
-	for j, b := range LatencyBuckets {
+	for j, b := range latencyBuckets {
 		cum += per[j]
 		buckets[b] = cum
 	}
@@ -319,10 +319,10 @@ type History struct {
 func newHistory(rs []result.Result) *History {
 	run := []string{"run_id"}
 	return &History{rs: rs, tests: newTestDescs([]string{"run_id", "device"}),
-		start:  prometheus.NewDesc(NameRunStart, "When the run's first test started, as a Unix time.", run, nil),
-		end:    prometheus.NewDesc(NameRunEnd, "When the run's last test ended, as a Unix time.", run, nil),
-		n:      prometheus.NewDesc(NameTestsPlanned, "Tests of the run, repeats included.", run, nil),
-		failed: prometheus.NewDesc(NameTestsFailed, "Tests of the run that failed, repeats included.", run, nil),
+		start:  prometheus.NewDesc(nameRunStart, "When the run's first test started, as a Unix time.", run, nil),
+		end:    prometheus.NewDesc(nameRunEnd, "When the run's last test ended, as a Unix time.", run, nil),
+		n:      prometheus.NewDesc(nameTestsPlanned, "Tests of the run, repeats included.", run, nil),
+		failed: prometheus.NewDesc(nameTestsFailed, "Tests of the run that failed, repeats included.", run, nil),
 	}
 }
 

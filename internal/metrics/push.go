@@ -78,9 +78,9 @@ type pushCollector struct {
 func newPushCollector(g PushGroup) *pushCollector {
 	names := sortedKeys(g.Key)
 	return &pushCollector{g: g, names: names, tests: newTestDescs(names),
-		end:    prometheus.NewDesc(NameRunEnd, "When the last test of the pushed results ended, as a Unix time.", nil, nil),
-		n:      prometheus.NewDesc(NameTestsPlanned, "Tests of the pushed results, repeats included.", nil, nil),
-		failed: prometheus.NewDesc(NameTestsFailed, "Tests of the pushed results that failed, repeats included.", nil, nil),
+		end:    prometheus.NewDesc(nameRunEnd, "When the last test of the pushed results ended, as a Unix time.", nil, nil),
+		n:      prometheus.NewDesc(nameTestsPlanned, "Tests of the pushed results, repeats included.", nil, nil),
+		failed: prometheus.NewDesc(nameTestsFailed, "Tests of the pushed results that failed, repeats included.", nil, nil),
 	}
 }
 

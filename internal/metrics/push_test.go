@@ -53,7 +53,7 @@ func TestPush(t *testing.T) {
 	text, mfs := get()
 	iops := func(mfs map[string]*dto.MetricFamily) map[string]float64 {
 		out := map[string]float64{}
-		for _, m := range mfs[NameIOPS].GetMetric() {
+		for _, m := range mfs[nameIOPS].GetMetric() {
 			l := labels(m)
 			if l["run_id"] != "" {
 				t.Errorf("pushed series with a run id: %v", l)
@@ -69,7 +69,7 @@ func TestPush(t *testing.T) {
 	if got := iops(mfs); !equalFloats(got, want) {
 		t.Errorf("pushed IOPS %v, want %v", got, want)
 	}
-	if mfs[NameBuildInfo] == nil || mfs["push_time_seconds"] == nil {
+	if mfs[nameBuildInfo] == nil || mfs["push_time_seconds"] == nil {
 		t.Errorf("no build info or push time on the gateway")
 	}
 	checkLabels(t, "pushgateway", mfs)

@@ -53,7 +53,7 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	add := func(name string, err error) { res = append(res, Result{Name: name, Err: err}) }
 	skip := func(name, why string) { res = append(res, Result{Name: name, Skipped: why}) }
 
-	sumsB, err := os.ReadFile(filepath.Join(spec.Dir, SumsFile))
+	sumsB, err := os.ReadFile(filepath.Join(spec.Dir, sumsFile))
 	if err != nil {
 		return nil, &hint.Error{Err: err, Advice: "run 'make dist' first"}
 	}
@@ -63,7 +63,7 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	}
 	add("SHA256SUMS matches every file it lists", checkSums(spec.Dir, sums))
 
-	kb, err := os.ReadFile(filepath.Join(spec.Dir, KrewFile))
+	kb, err := os.ReadFile(filepath.Join(spec.Dir, krewFile))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	add("krew manifest version "+v+" is semver", checkVersion(v))
 	add("krew manifest sha256 match the archives", checkKrew(spec.Dir, krew, spec.Arches))
 
-	expected := []string{KrewFile, sbomFile(v)}
+	expected := []string{krewFile, sbomFile(v)}
 	for _, a := range spec.Arches {
 		expected = append(expected, binaryArchive(v, a), pluginArchive(v, a))
 	}
@@ -96,8 +96,8 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	add("archives hold static iolens and kubectl-iolens of their architecture, LICENSE, README.md", errors.Join(archErr...))
 
 	add("SBOM is SPDX 2.3 JSON naming iolens "+v, checkSBOM(filepath.Join(spec.Dir, sbomFile(v)), v))
-	if _, ok := sums[WatchManifest]; ok {
-		add(WatchManifest+" runs the agent image "+image.Reference(v), checkPinned(filepath.Join(spec.Dir, WatchManifest), v))
+	if _, ok := sums[watchManifest]; ok {
+		add(watchManifest+" runs the agent image "+image.Reference(v), checkPinned(filepath.Join(spec.Dir, watchManifest), v))
 	}
 
 	host := runtime.GOARCH
@@ -109,11 +109,11 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 		add("iolens version -o json from the "+host+" archive says "+v, runVersion(ctx, bins[host], v))
 	}
 
-	if _, err := os.Stat(filepath.Join(spec.Dir, OCIDir)); err != nil {
-		skip("OCI layout", "no "+filepath.Join(spec.Dir, OCIDir)+" (make dist builds it)")
+	if _, err := os.Stat(filepath.Join(spec.Dir, ociDir)); err != nil {
+		skip("OCI layout", "no "+filepath.Join(spec.Dir, ociDir)+" (make dist builds it)")
 		return res, failed(res)
 	}
-	idx, err := checkLayout(filepath.Join(spec.Dir, OCIDir), v, spec.Arches, bins)
+	idx, err := checkLayout(filepath.Join(spec.Dir, ociDir), v, spec.Arches, bins)
 	add("OCI layout: one index tagged "+image.Tag(v)+" with linux/"+strings.Join(spec.Arches, ", linux/")+", each with its archive's iolens, fio and busybox", err)
 	if err == nil {
 		add("image record matches the layout", checkImageRecord(filepath.Join(spec.Dir, imageFile(v)), sums, idx, v))
@@ -141,7 +141,7 @@ func failed(res []Result) error {
 	if len(n) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrMismatch, strings.Join(n, "; "))
+	return fmt.Errorf("%w: %s", errMismatch, strings.Join(n, "; "))
 }
 
 func checkSums(dir string, sums map[string]string) error {

@@ -19,11 +19,11 @@ func pluginArchive(v, a string) string { return fmt.Sprintf("kubectl-iolens_%s_l
 func sbomFile(v string) string         { return fmt.Sprintf("iolens_%s.spdx.json", v) }
 func imageFile(v string) string        { return fmt.Sprintf("iolens-image_%s.json", v) }
 
-// KrewFile is the generated krew manifest's name.
-const KrewFile = "iolens.yaml"
+// krewFile is the generated krew manifest's name.
+const krewFile = "iolens.yaml"
 
-// OCIDir is the agent image's OCI layout, under the dist directory.
-const OCIDir = "oci"
+// ociDir is the agent image's OCI layout, under the dist directory.
+const ociDir = "oci"
 
 // buildDir holds the binaries 'make dist' compiles, per architecture.
 func buildDir(dist, a string) string { return filepath.Join(dist, "build", "linux_"+a) }
@@ -109,10 +109,10 @@ func Dist(spec DistSpec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(spec.Dir, KrewFile), km, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(spec.Dir, krewFile), km, 0o644); err != nil {
 		return nil, err
 	}
-	files = append(files, KrewFile)
+	files = append(files, krewFile)
 
 	in := SBOMInput{Version: v, Binaries: infos, DebianRelease: spec.DebianRelease, Created: spec.Mtime}
 	digest := ""
@@ -166,7 +166,7 @@ func Dist(spec DistSpec) ([]string, error) {
 	if err := writeSums(spec.Dir, files); err != nil {
 		return nil, err
 	}
-	return append(files, SumsFile), nil
+	return append(files, sumsFile), nil
 }
 
 func setting(bi *debug.BuildInfo, key string) string {

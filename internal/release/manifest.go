@@ -7,8 +7,8 @@ import (
 	"github.com/iolens/iolens/internal/image"
 )
 
-// WatchManifest is the released watch DaemonSet's name.
-const WatchManifest = "watch-daemonset.yaml"
+// watchManifest is the released watch DaemonSet's name.
+const watchManifest = "watch-daemonset.yaml"
 
 // imageLine is a manifest line naming the agent image, with any tag or
 // digest.

@@ -138,8 +138,8 @@ func sha256File(name string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// SumsFile is the checksum file's name, in sha256sum's format.
-const SumsFile = "SHA256SUMS"
+// sumsFile is the checksum file's name, in sha256sum's format.
+const sumsFile = "SHA256SUMS"
 
 // writeSums writes SHA256SUMS in dir for the named files, sorted, in the
 // format 'sha256sum -c' reads.
@@ -154,7 +154,7 @@ func writeSums(dir string, names []string) error {
 		}
 		fmt.Fprintf(&b, "%s  %s\n", s, n)
 	}
-	return os.WriteFile(filepath.Join(dir, SumsFile), []byte(b.String()), 0o644)
+	return os.WriteFile(filepath.Join(dir, sumsFile), []byte(b.String()), 0o644)
 }
 
 // parseSums reads a SHA256SUMS file: name to hex digest.
@@ -174,18 +174,18 @@ func parseSums(r io.Reader) (map[string]string, error) {
 			sum, name, ok = strings.Cut(line, " *")
 		}
 		if b, err := hex.DecodeString(sum); !ok || err != nil || len(b) != sha256.Size || name == "" {
-			return nil, fmt.Errorf("%s line %d: want '<sha256>  <name>'", SumsFile, n)
+			return nil, fmt.Errorf("%s line %d: want '<sha256>  <name>'", sumsFile, n)
 		}
 		if name != filepath.Base(name) || name == "." || name == ".." {
-			return nil, fmt.Errorf("%s line %d: %q is not a file name in the directory", SumsFile, n, name)
+			return nil, fmt.Errorf("%s line %d: %q is not a file name in the directory", sumsFile, n, name)
 		}
 		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%s line %d: %s listed twice", SumsFile, n, name)
+			return nil, fmt.Errorf("%s line %d: %s listed twice", sumsFile, n, name)
 		}
 		out[name] = strings.ToLower(sum)
 	}
 	return out, sc.Err()
 }
 
-// ErrMismatch is wrapped by every failed check.
-var ErrMismatch = errors.New("release check failed")
+// errMismatch is wrapped by every failed check.
+var errMismatch = errors.New("release check failed")

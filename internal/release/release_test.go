@@ -273,7 +273,7 @@ func TestDistCheckAndScript(t *testing.T) {
 	}
 
 	// A krew manifest whose sha256 is not the archive's.
-	krew := filepath.Join(dir, KrewFile)
+	krew := filepath.Join(dir, krewFile)
 	good, _ := os.ReadFile(krew)
 	k, _ := parseKrew(good)
 	bad := bytes.Replace(good, []byte(k.Spec.Platforms[0].SHA256), []byte(strings.Repeat("0", 64)), 1)

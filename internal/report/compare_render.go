@@ -87,8 +87,8 @@ func compareCells(x *compare.Cell, dir string) []string {
 		lat(x.P999Ns, x.DiffP999Pct), changeText(x.IOPSTest, true), changeText(x.P99Test, false)}
 }
 
-// CompareHeader names the columns of CompareCells.
-var CompareHeader = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
+// compareHeader names the columns of CompareCells.
+var compareHeader = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
 
 // CompareText prints one block per test and direction, one line per operand.
 func CompareText(w io.Writer, c compare.Comparison) error {
@@ -97,7 +97,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 		return err
 	}
 	if len(c.Mismatches) > 0 {
-		fmt.Fprintln(w, "WARNING: "+MismatchHeadline)
+		fmt.Fprintln(w, "WARNING: "+mismatchHeadline)
 		for _, m := range c.Mismatches {
 			fmt.Fprintf(w, "  %s\n", cmpOneLine(m.String()))
 		}
@@ -130,7 +130,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(CompareHeader, "\t"))
+	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(compareHeader, "\t"))
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
 			name, dir := cmpOneLine(r.Test), r.Dir
@@ -283,7 +283,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 	fmt.Fprintln(w, "## Comparison")
 	fmt.Fprintln(w)
 	if len(c.Mismatches) > 0 {
-		fmt.Fprintf(w, "> **Warning:** %s\n>\n", cmpMDEscape(MismatchHeadline))
+		fmt.Fprintf(w, "> **Warning:** %s\n>\n", cmpMDEscape(mismatchHeadline))
 		for _, m := range c.Mismatches {
 			fmt.Fprintf(w, "> - %s\n", cmpMDEscape(m.String()))
 		}
@@ -311,7 +311,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(CompareHeader, " | "))
+	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(compareHeader, " | "))
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|---|---|--:|")
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
@@ -346,8 +346,8 @@ func cmpMDEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
 }
 
-// MismatchHeadline opens the warning about mismatched parameters.
-const MismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
+// mismatchHeadline opens the warning about mismatched parameters.
+const mismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
 
 // costLines says, per priced operand, what its disk costs per measured
 // IOPS and MB/s.
@@ -384,13 +384,13 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 		p.Sets = append(p.Sets, Set{Name: compare.Letter(i) + ": " + op.Title(), Results: op.Results, Diagnosis: op.Diagnosis})
 	}
 	if len(c.Mismatches) > 0 {
-		p.WarningTitle = "Warning: " + MismatchHeadline
+		p.WarningTitle = "Warning: " + mismatchHeadline
 		for _, m := range c.Mismatches {
 			p.Warnings = append(p.Warnings, m.String())
 		}
 	}
 	t := &Table{ID: "compare", Title: "Comparison",
-		Header: append([]string{"test", "run"}, append(CompareHeader, "n")...)}
+		Header: append([]string{"test", "run"}, append(compareHeader, "n")...)}
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
 			// Every row names its test (a phone shows each as a card);

@@ -18,8 +18,8 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Formats lists the formats of a results report (Results' names).
-var Formats = Results.Names()
+// formats lists the formats of a results report (Results' names).
+var formats = Results.Names()
 
 // Renderer writes an outcome's results, with their diagnoses, in one
 // format.
@@ -250,14 +250,14 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 func writeVerdict(w io.Writer, d *diagnosis.Diagnosis) {
 	fmt.Fprintln(w, "Verdict")
 	for _, l := range d.Verdict {
-		for _, t := range termLines(l, TermWidth) {
+		for _, t := range termLines(l, termWidth) {
 			fmt.Fprintf(w, "  %s\n", t)
 		}
 	}
 	if len(d.ToChange) > 0 {
 		fmt.Fprintln(w, "\nTo change")
 		for _, a := range d.ToChange {
-			for _, t := range termLines(a, TermWidth) {
+			for _, t := range termLines(a, termWidth) {
 				fmt.Fprintf(w, "  %s\n", t)
 			}
 		}

@@ -315,10 +315,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 			switch {
 			case open > 0 && timed == 0:
 				msg = fmt.Sprintf("%d tests x %d, each stopping at its size, within %s (--runtime bounds them)",
-					n, cfg.Repeat, units.FormatSeconds(NoRuntimeBound.Seconds()))
+					n, cfg.Repeat, units.FormatSeconds(noRuntimeBound.Seconds()))
 			case open > 0:
 				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
-					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
+					open, units.FormatSeconds(noRuntimeBound.Seconds()))
 			}
 			if n := r.bufferedWrites(); n > 0 && cfg.WritebackCap > 0 {
 				msg += fmt.Sprintf("; after each of the %d buffered write tests, up to %s watching the writeback (--writeback-cap)",
@@ -1162,9 +1162,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("ended early after %.1f s (%s): %s", stoppedAt, limit, what))
 	}
-	if s.RuntimeS == 0 && float64(maxRuntimeMs(run.Final)) >= NoRuntimeBound.Seconds()*1000-1000 {
+	if s.RuntimeS == 0 && float64(maxRuntimeMs(run.Final)) >= noRuntimeBound.Seconds()*1000-1000 {
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped after %s, the bound iolens gives a test without a runtime, before its size was done",
-			units.FormatSeconds(NoRuntimeBound.Seconds())))
+			units.FormatSeconds(noRuntimeBound.Seconds())))
 	}
 	if s.IOEngine == "null" {
 		res.Notes = append(res.Notes, "ioengine=null: fio moved no data to or from any disk, so no disk was measured; the figures are fio's own overhead")

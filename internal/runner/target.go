@@ -110,9 +110,9 @@ func deviceSize(dev string) (int64, error) {
 	return n, nil
 }
 
-// DefaultDir is the directory tested when none is given: iolens's own,
+// defaultDir is the directory tested when none is given: iolens's own,
 // created when missing and removed afterwards.
-const DefaultDir = "iolens-scratch"
+const defaultDir = "iolens-scratch"
 
 // MissingDirError is a target directory that does not exist.
 type MissingDirError struct{ Dir string }
@@ -129,7 +129,7 @@ func (e *MissingDirError) Hint() string {
 // directories it created, outermost first.
 func targetDir(dir string, create bool) (string, []string, error) {
 	if dir == "" {
-		dir, create = DefaultDir, true
+		dir, create = defaultDir, true
 	}
 	// fio runs in the scratch directory and is handed absolute paths.
 	abs, err := filepath.Abs(dir)
@@ -190,7 +190,7 @@ func rootDiskNote(dir, disk string, others []string) string {
 // when it cannot tell.
 func RootDisk(dir string) string {
 	if dir == "" {
-		dir = DefaultDir
+		dir = defaultDir
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
