@@ -37,7 +37,7 @@ each result is also compared with what that disk should deliver.`,
 			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
-			if prom.url != "" {
+			if prom.URL != "" {
 				return prom.run(cmd, streams, output, failOn, &files, &expect)
 			}
 			format, err := report.Results.Lookup(output)
@@ -75,10 +75,7 @@ each result is also compared with what that disk should deliver.`,
 					return err
 				}
 			}
-			if n := analysis.CountAtLeast(in.Results, failOn); n > 0 {
-				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
-			}
-			return nil
+			return failOnFindings(in.Results, failOn)
 		},
 	}
 	outputFlag(cmd.Flags(), &output, report.Results, "format (all but text carry the results with their findings): ")

@@ -34,3 +34,21 @@ func Of(err error) string {
 	}
 	return ""
 }
+
+// UsageError is a mistake in what a command was asked (a flag, an
+// argument, two that do not go together), with what to give instead.
+// Libraries that check a command's options return it; the command line
+// exits 2 for it, as for its own usage errors.
+type UsageError struct {
+	Err    error
+	Advice string
+}
+
+// Usage returns err as a *UsageError with advice.
+func Usage(err error, advice string) error { return &UsageError{Err: err, Advice: advice} }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Hint says what to give instead.
+func (e *UsageError) Hint() string { return e.Advice }
