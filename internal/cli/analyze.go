@@ -5,6 +5,7 @@ import (
 
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/cobra"
 )
 
@@ -53,4 +54,13 @@ each result is also compared with what that disk should deliver.`,
 	r.expect.addFlags(cmd)
 	prom.add(cmd)
 	return cmd
+}
+
+// failOnFindings is --fail-on: ErrFindings when a result has a finding
+// this severe.
+func failOnFindings(rs []result.Result, failOn string) error {
+	if n := analysis.CountAtLeast(rs, failOn); n > 0 {
+		return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
+	}
+	return nil
 }

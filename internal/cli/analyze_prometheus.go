@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/promhist"
 	"github.com/iolens/iolens/internal/report"
-	"github.com/iolens/iolens/internal/result"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -167,13 +165,4 @@ func contextOf(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
-}
-
-// failOnFindings is --fail-on: ErrFindings when a result has a finding
-// this severe.
-func failOnFindings(rs []result.Result, failOn string) error {
-	if n := analysis.CountAtLeast(rs, failOn); n > 0 {
-		return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
-	}
-	return nil
 }

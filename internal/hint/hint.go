@@ -1,6 +1,7 @@
 // Package hint attaches advice to an error: what the user can do next.
-// Libraries return a *Error where they know the remedy; the command line
-// prints the error, then its hint.
+// Libraries return a *Error where they know the remedy, a *UsageError
+// where what they were asked is wrong; the command line prints the
+// error, then its hint.
 package hint
 
 import "errors"
