@@ -119,25 +119,14 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	o.Top = int(o.top.N)
 	if o.fromCluster {
-		o.Volumes = func() (watch.VolumeSource, error) {
-			ne, err := clusterwatch.InClusterNodeExpect(o.Node, o.CreditStartPct)
-			if err != nil {
-				return nil, requestErr("see 'iolens watch --help'", err)
-			}
-			return ne, nil
-		}
+		o.Volumes = clusterwatch.Volumes(o.Node, o.CreditStartPct)
 	}
 	if o.kubeAPI {
-		o.Pods = func() watch.PodNamer {
-			if n := clusterwatch.InClusterPodNamer(o.Node); n != nil {
-				return n
-			}
-			return nil
-		}
+		o.Pods = clusterwatch.Pods(o.Node)
 	}
 	w, cfg, stop, err := o.Start(ctx, args)
 	if err != nil {
-		return usageOf(err)
+		return usageOf(requestErr("see 'iolens watch --help'", err))
 	}
 	defer stop()
 	if o.duration > 0 {
