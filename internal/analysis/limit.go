@@ -284,13 +284,13 @@ func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 	}
 	med := median(xs)
 	if med <= 0 {
-		return Describe(xs).CV, -1, len(xs)
+		return describe(xs).CV, -1, len(xs)
 	}
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x-med) / med
 	}
-	return Describe(xs).CV, median(dev), len(xs)
+	return describe(xs).CV, median(dev), len(xs)
 }
 
 // fineCV is the robust coefficient of variation of a series' windows (the
@@ -352,23 +352,6 @@ func (f dirFacts) full() bool {
 
 func sameLevel(a, b float64) bool {
 	return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b)
-}
-
-// LimitFindings names, for each direction of r, the limit that binds it,
-// read off the disk model fitted over r and others (the run's other
-// results on the same target, or those known so far when results are
-// analysed as they come): one test alone cannot tell a cap from latency,
-// the curve over the depths can.
-func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
-	var peers []dirFacts
-	for _, o := range others {
-		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") || o.Test.IOEngine == "null" {
-			continue // (a null-engine test measured no disk)
-		}
-		peers = append(peers, allFacts(o)...)
-	}
-	fs, _ := limitFindings(r, peers)
-	return fs
 }
 
 // allFacts gathers the facts of every direction of r.

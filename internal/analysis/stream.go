@@ -11,7 +11,7 @@ import (
 // Units of the rates fed to the detectors; they decide how summaries
 // print them and which device figure a stall is compared with.
 const (
-	UnitBytes = "bytes" // bytes per second
+	unitBytes = "bytes" // bytes per second
 	UnitIOPS  = "iops"
 )
 
@@ -19,12 +19,12 @@ const (
 const (
 	KindStall     = result.KindStall
 	KindCliff     = result.KindCliff
-	KindSteady    = result.KindSteady
-	KindWriteback = result.KindWriteback
-	KindInflation = result.KindPageCache
-	KindQD        = result.KindQD
+	kindSteady    = result.KindSteady
+	kindWriteback = result.KindWriteback
+	kindInflation = result.KindPageCache
+	kindQD        = result.KindQD
 	KindEtcd      = result.KindEtcd
-	KindUnstable  = result.KindUnstable
+	kindUnstable  = result.KindUnstable
 )
 
 // Severities.
@@ -241,14 +241,13 @@ type pending struct {
 
 // devAcc sums what the device did during a stall.
 type devAcc struct {
-	n                int
-	queue, util      float64
-	bytes, ios, dt   float64
-	maxQueue         float64
-	inFlight         uint64
-	writeAwaitMaxMs  float64
-	readAwaitMaxMs   float64
-	busyQueuedWindow int
+	n               int
+	queue, util     float64
+	bytes, ios, dt  float64
+	maxQueue        float64
+	inFlight        uint64
+	writeAwaitMaxMs float64
+	readAwaitMaxMs  float64
 }
 
 func (a *devAcc) add(s *result.DeviceSample, dt float64) {
@@ -267,8 +266,8 @@ func (a *devAcc) add(s *result.DeviceSample, dt float64) {
 	a.readAwaitMaxMs = math.Max(a.readAwaitMaxMs, s.ReadAwaitMs)
 }
 
-// NewStallDetector returns a detector with cfg's defaults filled in.
-func NewStallDetector(cfg StallConfig) *StallDetector {
+// newStallDetector returns a detector with cfg's defaults filled in.
+func newStallDetector(cfg StallConfig) *StallDetector {
 	if cfg.Frac <= 0 {
 		cfg.Frac = 0.10
 	}
@@ -276,15 +275,12 @@ func NewStallDetector(cfg StallConfig) *StallDetector {
 		cfg.MinS = 2
 	}
 	if cfg.Unit == "" {
-		cfg.Unit = UnitBytes
+		cfg.Unit = unitBytes
 	}
 	d := &StallDetector{cfg: cfg}
 	d.clk.interval = cfg.Interval
 	return d
 }
-
-// Reference is the current typical level stalls are measured against.
-func (d *StallDetector) Reference() float64 { return d.ref.median() }
 
 // Add feeds the window ending at t with rate v and the device's sample of
 // that window (nil if none), and returns the stalls that ended.
@@ -474,7 +470,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 			f.Severity = SevFail
 		}
 		f.Summary = fmt.Sprintf("%s; the device held IO (queue %.1f, util %.0f%%) yet moved %s: a draining cache or a throttle, not an idle application",
-			head, q, util, units.PlainRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, unitBytes))
 	case !queued && !busy && d.cfg.Loaded:
 		f.Severity = SevWarn
 		if dur >= 10 {
@@ -487,7 +483,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 	default:
 		f.Severity = SevWarn
 		f.Summary = fmt.Sprintf("%s; the device kept working (queue %.1f, util %.0f%%, %s): writeback or other IO held it",
-			head, q, util, units.PlainRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, unitBytes))
 	}
 	return []result.Finding{f}
 }
@@ -557,7 +553,7 @@ func NewCliffDetector(cfg CliffConfig) *CliffDetector {
 		cfg.MaxTrend = 0.2
 	}
 	if cfg.Unit == "" {
-		cfg.Unit = UnitBytes
+		cfg.Unit = unitBytes
 	}
 	d := &CliffDetector{cfg: cfg}
 	d.clk.interval = cfg.Interval

@@ -34,7 +34,7 @@ func TestChooseSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reason, err := ChooseSize(tt.requested, Space{FreeBytes: tt.free}, tt.extra, "/x")
+			got, reason, err := chooseSize(tt.requested, Space{FreeBytes: tt.free}, tt.extra, "/x")
 			if tt.err {
 				var se *SpaceError
 				if !errors.As(err, &se) || se.Hint() == "" {
@@ -176,11 +176,11 @@ func loadJobs(t *testing.T, name string) []fio.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _, err := fio.Parse(b)
+	doc, err := fio.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return docs[0].AllJobs()
+	return doc.AllJobs()
 }
 
 func TestFillFromFio(t *testing.T) {
