@@ -26,9 +26,9 @@ func LookupError(err error) error {
 	return err
 }
 
-// CheckIDs refuses empty run ids before anything is opened: "" is a
+// checkIDs refuses empty run ids before anything is opened: "" is a
 // prefix of every run.
-func CheckIDs(ids []string) error {
+func checkIDs(ids []string) error {
 	for _, id := range ids {
 		if strings.TrimSpace(id) == "" {
 			return LookupError(fmt.Errorf("run %q: %w", id, ErrEmptyID))
@@ -69,7 +69,7 @@ func ListRuns(ctx context.Context, path, selector string, limit int) ([]Run, err
 // ReadRuns are the saved results of the runs ids name (each an id or a
 // unique prefix of one), from the database at path, read only.
 func ReadRuns(ctx context.Context, path string, ids []string) ([]result.Result, error) {
-	if err := CheckIDs(ids); err != nil {
+	if err := checkIDs(ids); err != nil {
 		return nil, err
 	}
 	s, err := OpenDefault(ctx, path, Options{ReadOnly: true})
@@ -85,7 +85,7 @@ func ReadRuns(ctx context.Context, path string, ids []string) ([]result.Result, 
 // every id is found; removed hears each run removed. A database that
 // does not exist is not created.
 func RemoveRuns(ctx context.Context, path string, ids []string, removed func(id string)) error {
-	if err := CheckIDs(ids); err != nil {
+	if err := checkIDs(ids); err != nil {
 		return err
 	}
 	s, err := OpenDefault(ctx, path, Options{MustExist: true})
