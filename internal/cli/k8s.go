@@ -438,7 +438,7 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 		prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
 	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
 		return pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
-			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
+			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: func(e k8s.Event) { prog.Line("%s", e) }}
 			var err error
 			sum, err = r.Run(ctx, targets)
 			return err
@@ -448,7 +448,9 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if after != nil {
 		after(results)
 	}
-	prog.Summary(sum)
+	for _, l := range sum.Lines() {
+		prog.Line("%s", l)
+	}
 	n, pushErr := metrics.PushByStorageClass(ctx, o.push, buildOf(), results)
 	if n > 0 && pushErr == nil {
 		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
