@@ -238,7 +238,7 @@ func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
 	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	o.files.addFlags(f, "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.Var(runIDValue{"--run-id", &o.runID}, "run-id", "run id (default: generated)")
+	f.Var(checkedString{&o.runID, func(s string) error { return k8s.CheckRunID("--run-id", s) }}, "run-id", "run id (default: generated)")
 	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 }
@@ -283,7 +283,7 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	f.StringVar(&o.req.AccessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
 	f.StringSliceVar(&o.req.Nodes, "nodes", nil, "run on these nodes, comma-separated")
 	f.BoolVar(&o.req.AllNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
-	f.Var(nodeSelectorValue{&o.req.NodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
+	f.Var(checkedString{&o.req.NodeSelector, k8s.CheckNodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
 	f.IntVar(&o.req.VolumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
 	f.BoolVar(&o.req.Parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)

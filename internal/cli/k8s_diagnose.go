@@ -53,7 +53,7 @@ neighbour, or a different disk).`,
 	f.StringVar(&o.pvcSize, "pvc-size", "100Gi", "PVC size (cloud disks are faster when larger)")
 	f.StringSliceVar(&r.req.Nodes, "nodes", nil, "diagnose on these nodes, comma-separated")
 	f.BoolVar(&r.req.AllNodes, "all-nodes", false, "diagnose on every ready, schedulable node (matching --node-selector)")
-	f.Var(nodeSelectorValue{&r.req.NodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
+	f.Var(checkedString{&r.req.NodeSelector, k8s.CheckNodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
 	f.BoolVar(&r.req.Parallel, "parallel", true, "diagnose every node at once, their plans starting together (--parallel=false: one node after another)")
 	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
