@@ -169,28 +169,15 @@ func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
 // ---- run ----
 
 type k8sRunOptions struct {
-	req         k8s.Request
-	suite       string
-	jobFile     string
-	runtime     units.Duration
-	ramp        units.Duration
-	untilSteady bool
-	minRuntime  units.Duration
-	maxRuntime  units.Duration
-	repeat      int
-	fileSize    string
-	tolerate    []string
-	image       string
-	pullPolicy  string
-	keep        bool
-	timeouts    k8s.Timeouts
-	output      string
-	files       outputFiles
-	quiet       bool
-	runAsUser   int64
-	runID       string
-	agentSA     string
-	rampSet     bool
+	req       k8s.Request
+	agent     k8s.AgentOptions
+	pod       k8s.PodOptions
+	suite     string
+	jobFile   string
+	output    string
+	files     outputFiles
+	quiet     bool
+	runAsUser int64
 	// render, if set, writes the report instead of the -o renderer.
 	render report.Renderer
 	save   runSaveOptions
@@ -205,15 +192,15 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
 	markInput(f, "job")
-	f.Var(&o.runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
-	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
-	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
-	o.minRuntime = units.Duration(20 * time.Second)
-	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: the least each test runs")
-	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
-	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
-	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
-	f.Var((*units.Duration)(&o.timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.Var(&o.agent.Runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
+	f.Var(&o.agent.Ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
+	f.BoolVar(&o.agent.UntilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
+	o.agent.MinRuntime = units.Duration(20 * time.Second)
+	f.Var(&o.agent.MinRuntime, "min-runtime", "with --until-steady: the least each test runs")
+	f.Var(&o.agent.MaxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
+	f.IntVar(&o.agent.Repeat, "repeat", 1, "run every test N times")
+	f.StringVar(&o.agent.FileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
+	f.Var((*units.Duration)(&o.pod.Timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	outputFlag(f, &o.output, report.Results, "report format: ")
 	o.addPodFlags(f)
 	o.expect.addFlags(cmd)
@@ -223,23 +210,20 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 // addPodFlags adds the flags of every command that runs agent pods on
 // volumes: the pods, their timeouts, and where results go.
 func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
-	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
-	f.StringVar(&o.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
-	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
-	f.BoolVar(&o.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
-	d := k8s.DefaultTimeouts()
-	o.timeouts.Bind = d.Bind
-	f.Var((*units.Duration)(&o.timeouts.Bind), "bind-timeout", "how long a PVC may take to bind")
-	o.timeouts.Schedule = d.Schedule
-	f.Var((*units.Duration)(&o.timeouts.Schedule), "schedule-timeout", "how long a pod may wait for a node")
-	o.timeouts.Start = d.Start
-	f.Var((*units.Duration)(&o.timeouts.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
-	o.timeouts.Cleanup = d.Cleanup
-	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
+	f.StringSliceVar(&o.pod.Tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
+	f.StringVar(&o.pod.Image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
+	f.StringVar(&o.pod.PullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
+	f.BoolVar(&o.pod.Keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
+	o.pod.Timeouts = k8s.DefaultTimeouts() // Run stays 0: from the suite
+	t := &o.pod.Timeouts
+	f.Var((*units.Duration)(&t.Bind), "bind-timeout", "how long a PVC may take to bind")
+	f.Var((*units.Duration)(&t.Schedule), "schedule-timeout", "how long a pod may wait for a node")
+	f.Var((*units.Duration)(&t.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
+	f.Var((*units.Duration)(&t.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	o.files.addFlags(f, "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.Var(checkedString{&o.runID, func(s string) error { return k8s.CheckRunID("--run-id", s) }}, "run-id", "run id (default: generated)")
-	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
+	f.Var(checkedString{&o.pod.RunID, func(s string) error { return k8s.CheckRunID("--run-id", s) }}, "run-id", "run id (default: generated)")
+	f.StringVar(&o.pod.ServiceAccount, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 }
 
@@ -265,7 +249,7 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 				return k8sUsage("run", "--size is the old name of --pvc-size: give only --pvc-size")
 			}
 			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
-			o.rampSet = cmd.Flags().Changed("ramp")
+			o.agent.RampSet = cmd.Flags().Changed("ramp")
 			o.req.SizesGiven = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
 			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
 		},
@@ -290,43 +274,23 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	return cmd
 }
 
-// agentArgs resolves --suite/--job into what the agent runs, and checks
-// the flags the agent gets.
-func (o *k8sRunOptions) agentArgs(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.AgentArgs, error) {
-	a := k8s.AgentArgs{RuntimeS: seconds(o.runtime), Repeat: o.repeat, FileSize: o.fileSize, RampS: seconds(o.ramp), RampSet: o.rampSet}
-	if o.untilSteady {
-		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, seconds(o.minRuntime), seconds(o.maxRuntime)
-	}
-	if err := a.CheckTimes(); err != nil {
-		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
-	}
-	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
-	if err != nil {
-		return k8s.AgentArgs{}, err
-	}
-	if o.fileSize != "" {
-		if _, err := units.ParseSize(o.fileSize); err != nil {
-			return a, k8sUsage("run", "--file-size: %v", err)
-		}
-	}
-	jobName := o.jobFile
-	if jobName == "-" || jobName == "/dev/stdin" {
-		jobName = "stdin"
-	}
-	return a.ForSuite(suite, jobName, job), nil
-}
-
 // baseConfig checks the flags every target shares, the job file included,
 // before anything talks to the cluster.
 func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.Config, error) {
-	if o.repeat < 1 {
-		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
+	a, err := o.agent.Args()
+	if err != nil {
+		return k8s.Config{}, requestErr("see 'iolens k8s run --help'", err)
 	}
 	cfg, err := o.podConfig("run")
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Agent, err = o.agentArgs(ctx, streams, suiteSet)
+	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
+	jobName := o.jobFile
+	if jobName == "-" || jobName == "/dev/stdin" {
+		jobName = "stdin"
+	}
+	cfg.Agent = a.ForSuite(suite, jobName, job)
 	return cfg, err
 }
 
@@ -338,33 +302,8 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.files.out}, [2]string{"--html", o.files.html}); err != nil {
 		return k8s.Config{}, err
 	}
-	if o.runID != "" {
-		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
-			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
-		}
-	}
-	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
-		if check != nil {
-			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
-		}
-	}
-	tol, err := k8s.ParseTolerations(o.tolerate)
-	if err != nil {
-		return k8s.Config{}, k8sUsage(cmd, "%v", err)
-	}
-	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
-	if err == nil {
-		err = k8s.CheckImage(o.image, DefaultImage())
-	}
-	if err != nil {
-		return k8s.Config{}, k8sUsage(cmd, "%v", err)
-	}
-	runID := o.runID
-	if runID == "" {
-		runID = runner.NewRunID()
-	}
-	return k8s.Config{RunID: runID, Image: o.image, PullPolicy: pull,
-		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, AgentServiceAccount: o.agentSA}, nil
+	cfg, err := o.pod.Config(DefaultImage(), runner.NewRunID)
+	return cfg, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 }
 
 func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
@@ -415,7 +354,7 @@ func requestErr(help string, err error) error {
 // provisions.
 func (o *k8sRunOptions) recipe() *recipe {
 	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.save,
-		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.untilSteady, expect: o.diag,
+		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.agent.UntilSteady, expect: o.diag,
 		defaultExpect: func() func(*result.Result) { return limits.CatalogCeiling }, render: o.render}
 }
 
@@ -517,7 +456,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
-			o.rampSet = cmd.Flags().Changed("ramp")
+			o.agent.RampSet = cmd.Flags().Changed("ramp")
 			cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 			if err != nil {
 				return err
