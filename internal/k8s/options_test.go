@@ -62,7 +62,9 @@ func TestAgentOptionsArgs(t *testing.T) {
 	}{
 		{func(o *AgentOptions) { o.Repeat = 0 }, "--repeat"},
 		{func(o *AgentOptions) { o.Ramp = units.Duration(-time.Second) }, "--ramp"},
-		{func(o *AgentOptions) { o.UntilSteady, o.MinRuntime, o.MaxRuntime = true, units.Duration(time.Minute), units.Duration(time.Second) }, "min <= max"},
+		{func(o *AgentOptions) {
+			o.UntilSteady, o.MinRuntime, o.MaxRuntime = true, units.Duration(time.Minute), units.Duration(time.Second)
+		}, "min <= max"},
 		{func(o *AgentOptions) { o.FileSize = "lots" }, "--file-size"},
 	} {
 		bad := o
