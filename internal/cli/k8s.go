@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -26,8 +26,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 )
 
 // DefaultImage is the agent image matching this build.
@@ -249,9 +249,8 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 				return k8sUsage("run", "--size is the old name of --pvc-size: give only --pvc-size")
 			}
 			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
-			o.agent.RampSet = cmd.Flags().Changed("ramp")
 			o.req.SizesGiven = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
-			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
+			return o.run(cmd, streams, kf, &o.req, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -306,21 +305,34 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	return cfg, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 }
 
-func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
+// run checks the flags, connects, resolves q's targets and runs them:
+// what 'k8s run' and 'k8s node-check' share once --expect is read.
+func (o *k8sRunOptions) run(cmd *cobra.Command, streams IOStreams, kf *kubeFlags, q targetRequest, after func([]result.Result)) error {
+	o.agent.RampSet = cmd.Flags().Changed("ramp")
 	if err := o.recipe().checkFormat(); err != nil {
 		return err
 	}
-	cfg, err := o.baseConfig(ctx, streams, suiteSet)
+	cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 	if err != nil {
 		return err
 	}
-	return o.runRequest(ctx, streams, kf, cfg, "run")
+	return o.runRequest(cmd.Context(), streams, kf, cfg, cmd.Name(), q, after)
 }
 
-// runRequest checks o.req, connects, resolves the request's targets and
-// runs them: what 'k8s run' and 'k8s diagnose' share once cfg is set.
-func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string) error {
-	if err := o.req.Check(&cfg); err != nil {
+// targetRequest is what a run asks the cluster for: a k8s.Request, or
+// node-check's k8s.NodeRequest.
+type targetRequest interface {
+	Check(cfg *k8s.Config) error
+	Targets(ctx context.Context, cs kubernetes.Interface, cfg *k8s.Config) ([]k8s.Target, error)
+}
+
+// runRequest checks q, connects, resolves q's targets and runs them,
+// draws progress, writes results and turns the outcome into the exit
+// status: what 'k8s run', 'k8s node-check' and 'k8s diagnose' share once
+// cfg is set. after, if set, sees the results at the end.
+func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string,
+	q targetRequest, after func([]result.Result)) error {
+	if err := q.Check(&cfg); err != nil {
 		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 	c, ns, ctxName, err := kf.client()
@@ -328,40 +340,11 @@ func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *k
 		return err
 	}
 	cfg.Namespace, cfg.Context = ns, ctxName
-	targets, err := o.req.Targets(ctx, c.CS, &cfg)
+	targets, err := q.Targets(ctx, c.CS, &cfg)
 	if err != nil {
 		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
-	return runTargets(ctx, streams, c, cfg, targets, o, nil)
-}
 
-// requestErr makes a request's mistake (a *k8s.RequestError) a usage
-// error, with its own hint or help.
-func requestErr(help string, err error) error {
-	var re *k8s.RequestError
-	if !errors.As(err, &re) {
-		return err
-	}
-	if h := hint.Of(err); h != "" {
-		help = h
-	}
-	return &UsageError{Err: err, Help: help}
-}
-
-// recipe is a Kubernetes run's share of the flags every run has. The
-// agents analysed each result in their pods; here each is compared with
-// what its disk should deliver: --expect, or the catalog disk the class
-// provisions.
-func (o *k8sRunOptions) recipe() *recipe {
-	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.save,
-		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.agent.UntilSteady, expect: o.diag,
-		defaultExpect: func() func(*result.Result) { return limits.CatalogCeiling }, render: o.render}
-}
-
-// runTargets runs targets, draws progress, writes results and turns the
-// outcome into the exit status. after, if set, sees the results at the end.
-func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
-	o *k8sRunOptions, after func([]result.Result)) error {
 	if o.push != "" {
 		if err := metrics.CheckPushURL(o.push); err != nil {
 			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
@@ -394,31 +377,34 @@ func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.C
 	if n > 0 && pushErr == nil {
 		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
 	}
-	var cnf *k8s.ClassNotFoundError
-	switch {
-	case err != nil:
-		return err
-	case runErr == nil:
-		return pushErr
-	case errors.As(runErr, &cnf):
-		return runErr
-	case ctx.Err() != nil:
-		var re *k8s.RunError
-		if errors.As(runErr, &re) && len(re.Errs) > 0 {
-			return fmt.Errorf("interrupted: %d results kept; not everything went well: %w", len(results), runErr)
-		}
-		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted", len(results), cfg.RunID)
-	case sum.Failed() < len(sum.Outcomes):
-		return partialError{runErr}
+	if err != nil || runErr == nil {
+		return cmp.Or(err, pushErr)
 	}
-	return runErr
+	return sum.Status(ctx, runErr, len(results), ErrPartial)
 }
 
-// partialError is a run some of whose targets failed: exit status 3.
-type partialError struct{ err error }
+// requestErr makes a request's mistake (a *k8s.RequestError) a usage
+// error, with its own hint or help.
+func requestErr(help string, err error) error {
+	var re *k8s.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if h := hint.Of(err); h != "" {
+		help = h
+	}
+	return &UsageError{Err: err, Help: help}
+}
 
-func (e partialError) Error() string   { return e.err.Error() }
-func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
+// recipe is a Kubernetes run's share of the flags every run has. The
+// agents analysed each result in their pods; here each is compared with
+// what its disk should deliver: --expect, or the catalog disk the class
+// provisions.
+func (o *k8sRunOptions) recipe() *recipe {
+	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.save,
+		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.agent.UntilSteady, expect: o.diag,
+		defaultExpect: func() func(*result.Result) { return limits.CatalogCeiling }, render: o.render}
+}
 
 // ---- node-check ----
 
@@ -438,45 +424,16 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The API server takes a uid from 0 to 2^31-1; a larger one would
-			// be refused only after iolens has created the run's objects.
-			if cmd.Flags().Changed("run-as-user") && (o.runAsUser < 0 || o.runAsUser > math.MaxInt32) {
-				return k8sUsage("node-check", "--run-as-user %d: a uid is from 0 to %d", o.runAsUser, math.MaxInt32)
-			}
-			if err := k8s.CheckName("node", args[0]); err != nil {
-				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
-			}
-			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Help: hint.Of(err)}
-			}
-			if err := o.recipe().checkFormat(); err != nil {
-				return err
-			}
 			var err error
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
-			o.agent.RampSet = cmd.Flags().Changed("ramp")
-			cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
-			if err != nil {
-				return err
-			}
-			c, ns, ctxName, err := kf.client()
-			if err != nil {
-				return err
-			}
-			cfg.Namespace, cfg.Context = ns, ctxName
-			ctx := cmd.Context()
-			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
-				return &hint.Error{Err: fmt.Errorf("node %s: %w", args[0], err), Advice: "list the nodes with 'kubectl get nodes'"}
-			}
-			cfg.HostPath = path
+			q := k8s.NodeRequest{Node: args[0], Path: path}
 			if cmd.Flags().Changed("run-as-user") {
-				cfg.RunAsUser = &o.runAsUser
+				q.RunAsUser = &o.runAsUser
 			}
-			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
 			var results []result.Result
-			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []result.Result) { results = rs })
+			err = o.run(cmd, streams, kf, q, func(rs []result.Result) { results = rs })
 			if v := etcdmetrics.FioVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}

@@ -92,5 +92,5 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if o.class != "" {
 		r.req.Classes = []string{o.class}
 	}
-	return r.runRequest(ctx, streams, kf, cfg, "diagnose")
+	return r.runRequest(ctx, streams, kf, cfg, "diagnose", &r.req, nil)
 }

@@ -1,7 +1,7 @@
 package cli
 
-// checkedString is a string flag checked as it is parsed: an empty value
-// (given as --run-id ”) is checked as any other.
+// checkedString is a string flag checked as it is parsed, an empty value
+// as any other.
 type checkedString struct {
 	p     *string
 	check func(string) error
