@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
@@ -456,9 +455,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 // ---- cleanup ----
 
 func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
-	var runID string
-	var all, allNS, yes bool
-	var timeout time.Duration
+	q := k8s.CleanupRequest{Timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Delete what iolens runs left behind (after a crash or --keep)",
@@ -471,67 +468,23 @@ lists what it would delete and asks for --yes.`,
   iolens k8s cleanup --all -A --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (runID == "") == !all {
-				return k8sUsage("cleanup", "give either --run ID or --all")
-			}
-			if runID != "" {
-				if err := k8s.CheckRunID("--run", runID); err != nil {
-					return &UsageError{Err: err, Help: hint.Of(err)}
-				}
-			}
-			if timeout <= 0 {
-				return k8sUsage("cleanup", "--timeout %s: must be positive", timeout)
+			if err := q.Check(); err != nil {
+				return requestErr("see 'iolens k8s cleanup --help'", err)
 			}
 			c, ns, _, err := kf.client()
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), timeout)
-			defer cancel()
-			return k8sCleanup(ctx, streams, c, ns, runID, allNS, yes)
+			err = q.Run(cmd.Context(), c, ns, streams.Out, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
+			return requestErr("see 'iolens k8s cleanup --help'", err)
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run", "", "delete the objects of this run id")
-	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
-	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
-	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
-	timeout = 5 * time.Minute
-	cmd.Flags().Var((*units.Duration)(&timeout), "timeout", "how long to wait for everything to go")
+	cmd.Flags().StringVar(&q.RunID, "run", "", "delete the objects of this run id")
+	cmd.Flags().BoolVar(&q.All, "all", false, "delete the objects of every iolens run")
+	cmd.Flags().BoolVarP(&q.AllNamespaces, "all-namespaces", "A", false, "in every namespace")
+	cmd.Flags().BoolVar(&q.Yes, "yes", false, "with --all -A: delete without listing first")
+	cmd.Flags().Var((*units.Duration)(&q.Timeout), "timeout", "how long to wait for everything to go")
 	return cmd
-}
-
-// k8sCleanup deletes the objects of run runID (every run if empty) in ns,
-// or in every namespace with allNS, which for every run needs yes.
-func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID string, allNS, yes bool) error {
-	if allNS {
-		ns = ""
-	}
-	if runID == "" && allNS && !yes {
-		// Every namespace is a wide net: show the catch first.
-		l, err := k8s.FindLeftovers(ctx, c.CS, "", "")
-		if err != nil {
-			return err
-		}
-		if l.Objects() == 0 {
-			fmt.Fprintln(streams.Out, "nothing left")
-			return nil
-		}
-		l.WriteText(streams.Out)
-		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
-			l.Objects(), strings.Join(l.Namespaces(), ", "))
-	}
-	left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
-	for _, pv := range left.Retained {
-		fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
-	}
-	if err != nil {
-		return &hint.Error{Err: fmt.Errorf("cleanup: %w", err), Advice: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
-	}
-	if n := left.Objects(); n > 0 {
-		return fmt.Errorf("cleanup: %d objects still there: %v %v %v %v", n, left.Jobs, left.Pods, left.PVCs, left.ConfigMaps)
-	}
-	fmt.Fprintln(streams.Out, "nothing left")
-	return nil
 }
 
 // ---- agent (in the pod) ----
