@@ -79,7 +79,6 @@ func TestCleanupAcrossNamespacesAsksForYes(t *testing.T) {
 	}
 }
 
-
 func TestCleanupRequestCheck(t *testing.T) {
 	for _, c := range []struct {
 		q    CleanupRequest
