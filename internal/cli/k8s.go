@@ -38,21 +38,8 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
-	ctxName := ""
-	if k.cf.Context != nil {
-		ctxName = *k.cf.Context
-	}
-	if k.cf.Namespace != nil && *k.cf.Namespace != "" {
-		if err := k8s.CheckName("namespace", *k.cf.Namespace); err != nil {
-			return nil, "", "", &UsageError{Err: err, Help: "a namespace is lower-case letters, digits and '-', e.g. -n iolens"}
-		}
-	}
-	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
-	var ke *k8s.KubeconfigError
-	if errors.As(err, &ke) {
-		return nil, "", "", ke
-	}
-	return c, ns, ctxName, err
+	c, ns, ctxName, err := k8s.ConnectFlags(k.cf)
+	return c, ns, ctxName, requestErr("", err)
 }
 
 func newK8sCommand(streams IOStreams) *cobra.Command {
