@@ -93,13 +93,6 @@ func k8sUsage(cmd string, format string, args ...any) error {
 
 // ---- classes ----
 
-// skuAt resolves a class to the limits catalog disk it provisions at size.
-func skuAt(size resource.Quantity) k8s.SKUResolver {
-	return func(provisioner string, params map[string]string) (string, bool) {
-		return limits.FromStorageClass(provisioner, params, size.Value())
-	}
-}
-
 func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	var sizeFlag string
 	var output *format
@@ -123,7 +116,7 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			cls, err := k8s.Classes(cmd.Context(), c.CS, skuAt(size))
+			cls, err := k8s.Classes(cmd.Context(), c.CS, k8s.CatalogDiskAt(size))
 			if err != nil {
 				return err
 			}
