@@ -62,20 +62,7 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	written := filterStreams(&streams)
 	cmd := newK8sCommand(streams)
 	cmd.Use = "kubectl-iolens"
-	cmd.Version = Version
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.PersistentPostRunE = written
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
-		if h := hint.Of(err); h != "" {
-			help = h
-		}
-		return &UsageError{Err: err, Help: help}
-	})
-	guardOutputs(cmd)
+	asRoot(cmd, streams, written)
 	return cmd
 }
 
