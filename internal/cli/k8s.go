@@ -216,7 +216,8 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 			}
 			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
 			o.req.SizesGiven = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
-			return o.run(cmd, streams, kf, &o.req, nil)
+			_, err = o.run(cmd, streams, kf, &o.req)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -272,17 +273,18 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 }
 
 // run checks the flags, connects, resolves q's targets and runs them:
-// what 'k8s run' and 'k8s node-check' share once --expect is read.
-func (o *k8sRunOptions) run(cmd *cobra.Command, streams IOStreams, kf *kubeFlags, q targetRequest, after func([]result.Result)) error {
+// what 'k8s run' and 'k8s node-check' share once --expect is read. It
+// returns the results.
+func (o *k8sRunOptions) run(cmd *cobra.Command, streams IOStreams, kf *kubeFlags, q targetRequest) ([]result.Result, error) {
 	o.agent.RampSet = cmd.Flags().Changed("ramp")
 	if err := o.recipe().checkFormat(); err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return o.runRequest(cmd.Context(), streams, kf, cfg, cmd.Name(), q, after)
+	return o.runRequest(cmd.Context(), streams, kf, cfg, cmd.Name(), q)
 }
 
 // targetRequest is what a run asks the cluster for: a k8s.Request, or
@@ -295,35 +297,31 @@ type targetRequest interface {
 // runRequest checks q, connects, resolves q's targets and runs them,
 // draws progress, writes results and turns the outcome into the exit
 // status: what 'k8s run', 'k8s node-check' and 'k8s diagnose' share once
-// cfg is set. after, if set, sees the results at the end.
+// cfg is set. It returns the results.
 func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string,
-	q targetRequest, after func([]result.Result)) error {
+	q targetRequest) ([]result.Result, error) {
 	if err := q.Check(&cfg); err != nil {
-		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
+		return nil, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Namespace, cfg.Context = ns, ctxName
 	targets, err := q.Targets(ctx, c.CS, &cfg)
 	if err != nil {
-		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
+		return nil, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 
 	if o.push != "" {
 		if err := metrics.CheckPushURL(o.push); err != nil {
-			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
+			return nil, &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
 		}
 	}
 	prog := &progressLog{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
-	mode := "one group at a time"
-	if cfg.Parallel {
-		mode = "all at once"
-	}
 	var sum k8s.Summary
 	out, runErr, err := o.recipe().run(ctx, streams, prog, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID}, func() {
-		prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
+		prog.Line("%s", cfg.Header(len(targets)))
 	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
 		return pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
 			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: func(e k8s.Event) { prog.Line("%s", e) }}
@@ -333,9 +331,6 @@ func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *k
 		})
 	})
 	results := out.Results
-	if after != nil {
-		after(results)
-	}
 	for _, l := range sum.Lines() {
 		prog.Line("%s", l)
 	}
@@ -343,10 +338,7 @@ func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *k
 	if n > 0 && pushErr == nil {
 		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
 	}
-	if err != nil || runErr == nil {
-		return cmp.Or(err, pushErr)
-	}
-	return sum.Status(ctx, runErr, len(results), ErrPartial)
+	return results, cmp.Or(err, sum.Status(ctx, runErr, len(results), ErrPartial), pushErr)
 }
 
 // requestErr makes a request's mistake (a *k8s.RequestError) a usage
@@ -398,8 +390,7 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 			if cmd.Flags().Changed("run-as-user") {
 				q.RunAsUser = &o.runAsUser
 			}
-			var results []result.Result
-			err = o.run(cmd, streams, kf, q, func(rs []result.Result) { results = rs })
+			results, err := o.run(cmd, streams, kf, q)
 			if v := etcdmetrics.FioVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}

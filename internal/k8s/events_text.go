@@ -72,3 +72,12 @@ func (s Summary) Lines() []string {
 	}
 	return lines
 }
+
+// Header is the first line of the progress of a run of n targets.
+func (c Config) Header(n int) string {
+	mode := "one group at a time"
+	if c.Parallel {
+		mode = "all at once"
+	}
+	return fmt.Sprintf("iolens k8s run %s: %d targets in namespace %s (%s), image %s", c.RunID, n, c.Namespace, mode, c.Image)
+}

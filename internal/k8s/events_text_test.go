@@ -58,3 +58,14 @@ func TestSummaryLines(t *testing.T) {
 		t.Errorf("--keep: %q", got[len(got)-1])
 	}
 }
+
+func TestHeader(t *testing.T) {
+	c := Config{RunID: "r1", Namespace: "bench", Image: "ghcr.io/iolens/iolens:v1"}
+	if got := c.Header(3); got != "iolens k8s run r1: 3 targets in namespace bench (one group at a time), image ghcr.io/iolens/iolens:v1" {
+		t.Errorf("%q", got)
+	}
+	c.Parallel = true
+	if got := c.Header(1); got != "iolens k8s run r1: 1 targets in namespace bench (all at once), image ghcr.io/iolens/iolens:v1" {
+		t.Errorf("%q", got)
+	}
+}

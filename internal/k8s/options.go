@@ -3,6 +3,7 @@ package k8s
 import (
 	"time"
 
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -77,4 +78,19 @@ func (o AgentOptions) Args() (AgentArgs, error) {
 		}
 	}
 	return a, nil
+}
+
+// PlanArgs checks diagnose's --budget, from least (the plan's core tests
+// and fsync) to 24h, and --precision, each mistake a *RequestError, and
+// is the agent's arguments for the plan of s's tests (plan.Suite): the
+// run may take the budget, the layout and the pod's start and end.
+func PlanArgs(budget time.Duration, precision string, least time.Duration, s result.Suite) (AgentArgs, error) {
+	p, err := units.ParsePrecision(precision)
+	if err != nil {
+		return AgentArgs{}, badRequest("--precision: %v", err)
+	}
+	if budget < least || budget > 24*time.Hour {
+		return AgentArgs{}, badRequest("--budget %s: give between %s (the plan's core tests and fsync) and 24h", budget, least)
+	}
+	return AgentArgs{Budget: budget, Precision: p, Planned: budget + time.Minute}.ForPlan(s), nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 )
 
@@ -73,6 +74,29 @@ func TestAgentOptionsArgs(t *testing.T) {
 		var re *RequestError
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v", c.want, err)
+		}
+	}
+}
+
+func TestPlanArgs(t *testing.T) {
+	s := result.Suite{Name: "plan", Tests: []result.TestSpec{{Name: "a"}}}
+	a, err := PlanArgs(3*time.Minute, "2%", time.Minute, s)
+	if err != nil || !a.Diagnose || a.Budget != 3*time.Minute || a.Precision != 0.02 || a.Planned != 4*time.Minute || a.FioMemoryBytes == 0 {
+		t.Fatalf("args %+v, %v", a, err)
+	}
+	for _, c := range []struct {
+		budget    time.Duration
+		precision string
+		want      string
+	}{
+		{10 * time.Second, "2%", "--budget 10s: give between 1m0s"},
+		{25 * time.Hour, "2%", "--budget 25h0m0s"},
+		{3 * time.Minute, "90%", "--precision"},
+	} {
+		_, err := PlanArgs(c.budget, c.precision, time.Minute, s)
+		var re *RequestError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.budget, c.precision, err, c.want)
 		}
 	}
 }
