@@ -448,7 +448,7 @@ lists what it would delete and asks for --yes.`,
 // ---- agent (in the pod) ----
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
-	a := &agent.Agent{Version: Version}
+	a := agent.New(Version)
 	var target string
 	cmd := &cobra.Command{
 		Use:    "agent",
@@ -471,7 +471,6 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.Var((*units.Seconds)(&a.RampS), "ramp", "warm-up before measuring")
 	f.IntVar(&a.Repeat, "repeat", 1, "repetitions")
 	f.BoolVar(&a.UntilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
-	a.MinRuntimeS = 20
 	f.Var((*units.Seconds)(&a.MinRuntimeS), "min-runtime", "with --until-steady: the least each test runs")
 	f.Var((*units.Seconds)(&a.MaxRuntimeS), "max-runtime", "with --until-steady: the most each test runs")
 	f.StringVar(&a.FileSize, "file-size", "", "test file size")
@@ -479,12 +478,9 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&target, "target", "", "target id (in the pod's arguments for people reading them; unused)")
 	f.StringVar(&a.GateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
 	f.StringVar(&a.GateKey, "gate-key", "", "key of the start time in that ConfigMap")
-	a.GateTimeout = 15 * time.Minute
 	f.Var((*units.Duration)(&a.GateTimeout), "gate-timeout", "start alone when the start time has not come after this long")
 	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
-	a.Budget = 3 * time.Minute
 	f.Var((*units.Duration)(&a.Budget), "budget", "with --diagnose: time for the whole plan")
-	a.Precision = 0.02
 	f.Var((*precisionFlag)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
 	return cmd
 }
@@ -501,10 +497,7 @@ func newK8sNodeDirCommand() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if check {
-				if !k8s.NodeDirReady(parent, name) {
-					return fmt.Errorf("%s/%s not ready", parent, name)
-				}
-				return nil
+				return k8s.CheckNodeDir(parent, name)
 			}
 			// The kubelet stops the sidecar with SIGTERM once the agent
 			// has ended; main turns it into the end of the context.
