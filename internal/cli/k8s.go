@@ -402,11 +402,8 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 	cmd.Flags().Int64Var(&o.runAsUser, "run-as-user", 0, "uid to run as, when the directory belongs to another user than root")
 	o.addCommonFlags(cmd)
 	// A host directory binds no PVC, and its one result is no class's.
-	for _, n := range []string{"bind-timeout", "push"} {
-		if f := cmd.Flags().Lookup(n); f != nil {
-			f.Hidden = true
-		}
-	}
+	_ = cmd.Flags().MarkHidden("bind-timeout")
+	_ = cmd.Flags().MarkHidden("push")
 	return cmd
 }
 
