@@ -52,7 +52,11 @@ results come back through the pod log and are merged into the local result
 stream. Everything iolens creates carries app.kubernetes.io/managed-by=iolens
 and a run id, and is deleted on success, failure, timeout and Ctrl-C.`,
 	}
-	addK8sCommands(cmd, streams)
+	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
+	kf.cf.AddFlags(cmd.PersistentFlags())
+	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
+	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 	return cmd
 }
 
@@ -64,14 +68,6 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	cmd.Use = "kubectl-iolens"
 	asRoot(cmd, streams, written)
 	return cmd
-}
-
-func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
-	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
-	kf.cf.AddFlags(cmd.PersistentFlags())
-	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
-	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
-		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
