@@ -354,23 +354,6 @@ func sameLevel(a, b float64) bool {
 	return a > 0 && b > 0 && math.Abs(a-b) <= capTolerance*math.Max(a, b)
 }
 
-// LimitFindings names, for each direction of r, the limit that binds it,
-// read off the disk model fitted over r and others (the run's other
-// results on the same target, or those known so far when results are
-// analysed as they come): one test alone cannot tell a cap from latency,
-// the curve over the depths can.
-func LimitFindings(r *result.Result, others []*result.Result) []result.Finding {
-	var peers []dirFacts
-	for _, o := range others {
-		if o == r || targetKey(o) != targetKey(r) && (o.Suite != "fio" || r.Suite != "fio") || o.Test.IOEngine == "null" {
-			continue // (a null-engine test measured no disk)
-		}
-		peers = append(peers, allFacts(o)...)
-	}
-	fs, _ := limitFindings(r, peers)
-	return fs
-}
-
 // allFacts gathers the facts of every direction of r.
 func allFacts(r *result.Result) []dirFacts {
 	if g := r.Test.Group; g == result.GroupLayout || g == result.GroupBurstCheck {

@@ -104,17 +104,13 @@ func totals(r *result.Result) (iops, bw, latSum float64, n uint64, h *result.His
 	return
 }
 
-// AnalyzeSweep reads a sweep from its results (any order, repeats
+// analyzeSweep reads a sweep from its results (any order, repeats
 // included). others are results of the same run outside the sweep; a
 // test of the same direction with larger blocks tells an IOPS cap from a
-// bandwidth cap when the sweep itself uses one block size. It returns
-// false with fewer than three depths.
-func AnalyzeSweep(name string, members, others []*result.Result) (Sweep, bool) {
-	return analyzeSweep(name, members, others, nil)
-}
-
-// analyzeSweep is AnalyzeSweep with the regime read off curve when the
-// caller has the run's model (nil: fitted here from members and others).
+// bandwidth cap when the sweep itself uses one block size. The regime is
+// read off curve when the caller has the run's model (nil: fitted here
+// from members and others). It returns false with fewer than three
+// depths.
 func analyzeSweep(name string, members, others []*result.Result, curve *Curve) (Sweep, bool) {
 	type acc struct {
 		iops, bw, latSum float64

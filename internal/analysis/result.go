@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -394,19 +393,4 @@ func smooth(vs []float64, iv float64) []float64 {
 		}
 	}
 	return out
-}
-
-// sortFindings orders findings by start time, untimed ones first, keeping
-// the order of equal ones.
-func sortFindings(fs []result.Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := -1.0, -1.0
-		if fs[i].StartS != nil {
-			a = *fs[i].StartS
-		}
-		if fs[j].StartS != nil {
-			b = *fs[j].StartS
-		}
-		return a < b
-	})
 }

@@ -147,11 +147,10 @@ func loadFio(t *testing.T, name string) result.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _, err := fio.Parse(b)
+	doc, err := fio.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := docs[len(docs)-1]
 	j := doc.AllJobs()[0]
 	r := result.Result{Schema: result.SchemaV1, Status: "ok", RunID: "fixture", FioJSON: doc.Raw}
 	o := j.JobOptions

@@ -18,8 +18,9 @@ func SeverityRank(sev string) (rank int, ok bool) {
 	return 0, false
 }
 
-// CountAtLeast counts the findings of rs at severity sev or worse; none
-// for "none".
+// CountAtLeast counts the findings of rs at severity sev or worse, and,
+// at "fail" or below, each test that failed (it measured nothing: no
+// finding can be worse); none for "none".
 func CountAtLeast(rs []result.Result, sev string) int {
 	lim, _ := SeverityRank(sev)
 	if lim == 0 {
@@ -27,6 +28,9 @@ func CountAtLeast(rs []result.Result, sev string) int {
 	}
 	n := 0
 	for _, r := range rs {
+		if r.Status != "" && r.Status != "ok" {
+			n++
+		}
 		for _, f := range r.Findings {
 			if r, _ := SeverityRank(f.Severity); r >= lim {
 				n++

@@ -241,14 +241,13 @@ type pending struct {
 
 // devAcc sums what the device did during a stall.
 type devAcc struct {
-	n                int
-	queue, util      float64
-	bytes, ios, dt   float64
-	maxQueue         float64
-	inFlight         uint64
-	writeAwaitMaxMs  float64
-	readAwaitMaxMs   float64
-	busyQueuedWindow int
+	n               int
+	queue, util     float64
+	bytes, ios, dt  float64
+	maxQueue        float64
+	inFlight        uint64
+	writeAwaitMaxMs float64
+	readAwaitMaxMs  float64
 }
 
 func (a *devAcc) add(s *result.DeviceSample, dt float64) {
@@ -282,9 +281,6 @@ func NewStallDetector(cfg StallConfig) *StallDetector {
 	d.clk.interval = cfg.Interval
 	return d
 }
-
-// Reference is the current typical level stalls are measured against.
-func (d *StallDetector) Reference() float64 { return d.ref.median() }
 
 // Add feeds the window ending at t with rate v and the device's sample of
 // that window (nil if none), and returns the stalls that ended.

@@ -9,6 +9,7 @@ import (
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/hint"
+	"github.com/iolens/iolens/internal/limits"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/report"
@@ -108,6 +109,10 @@ func parseLabels(in []string) (map[string]string, error) {
 		k, v, err := units.ParseLabel(l)
 		if err != nil {
 			return nil, &UsageError{Err: fmt.Errorf("--label: %w", err), Help: hint.Of(err)}
+		}
+		if limits.ReservedLabel(k) {
+			return nil, &UsageError{Err: fmt.Errorf("--label %s: iolens sets this label itself, when it compares the disk with an expectation", k),
+				Help: "say what the disk should be with --expect (and --vm); pick another name for a label of your own"}
 		}
 		m[k] = v
 	}

@@ -50,6 +50,6 @@ func detectExpect(ctx context.Context, t result.Target, say func(string)) func(*
 	}
 	return func(r *result.Result) {
 		limits.Apply(r, ex)
-		r.Target.Labels["expect_source"] = x.From
+		r.Target.Labels[limits.LabelExpectSource] = x.From
 	}
 }

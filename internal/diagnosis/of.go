@@ -25,12 +25,12 @@ func Of(rs []result.Result, unknown []string) Diagnosis {
 		}
 	}
 	for _, r := range rs {
-		if l := r.Target.Labels; l["expect"] != "" {
-			src := l["expect_source"]
+		if l := r.Target.Labels; l[limits.LabelExpect] != "" {
+			src := l[limits.LabelExpectSource]
 			if src == "" {
 				src = "--expect"
 			}
-			o.Expected = &Expected{Disk: l["expect"], VM: l["expect_vm"], Source: src}
+			o.Expected = &Expected{Disk: l[limits.LabelExpect], VM: l[limits.LabelExpectVM], Source: src}
 			break
 		}
 	}

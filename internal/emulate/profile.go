@@ -55,11 +55,6 @@ var publishedLatency = map[string]struct {
 // limits catalog works (iolens catalog list).
 var Examples = []string{"azure:P4", "azure:P15", "azure:E10", "aws:gp2:100GiB", "aws:gp3", "ibm:10iops-tier:300GiB", "gcp:hyperdisk-throughput:2TiB:throughput=200"}
 
-// ProfileNames lists example profiles, with the sized forms.
-func ProfileNames() []string {
-	return append(append([]string(nil), Examples...), "any disk of 'iolens catalog list' (e.g. aws:gp2:500GiB, gcp:pd-ssd:1TiB)")
-}
-
 // LookupProfile resolves a disk of the limits catalog, such as
 // "azure:P4", "aws:gp2:100GiB" or "ibm:10iops-tier:300GiB", into the
 // figures the emulator enforces: the sustained caps and, unless it must

@@ -1,7 +1,6 @@
 package etcdmetrics
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -188,11 +187,4 @@ func printable(s string, n int) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// IsNotEtcd reports whether err says the page is not an etcd member's.
-func IsNotEtcd(err error) bool {
-	var n *NotEtcdError
-	var f *FormatError
-	return errors.As(err, &n) || errors.As(err, &f)
 }

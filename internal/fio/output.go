@@ -1,12 +1,10 @@
 package fio
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 )
@@ -159,38 +157,6 @@ var ErrNoDocument = errors.New("no fio JSON document found")
 // JSON. fio writes them only as values (after a colon or in arrays).
 var bareNumber = regexp.MustCompile(`([:\[,]\s*)-?(nan|inf)\b`)
 
-// Parse extracts every JSON document from fio's output: text before the
-// first document, between documents (status-interval dumps) and after the
-// last is returned as diagnostics. It tolerates bare nan/inf values.
-func Parse(data []byte) (docs []*Output, diagnostics []string, err error) {
-	var sp Splitter
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	for sc.Scan() {
-		raw, diag := sp.Line(sc.Text())
-		if diag != "" {
-			diagnostics = append(diagnostics, diag)
-		}
-		if raw != nil {
-			doc, derr := Decode(raw)
-			if derr != nil {
-				return docs, diagnostics, derr
-			}
-			docs = append(docs, doc)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return docs, diagnostics, fmt.Errorf("reading fio output: %w", err)
-	}
-	if sp.Partial() {
-		return docs, diagnostics, fmt.Errorf("fio output ends inside a JSON document (fio killed before it finished writing?)")
-	}
-	if len(docs) == 0 {
-		return nil, diagnostics, ErrNoDocument
-	}
-	return docs, diagnostics, nil
-}
-
 // Splitter cuts fio's stdout into JSON documents, one line at a time, so a
 // running fio's status dumps can be read as they arrive. fio starts every
 // document with a line that is exactly "{"; a document compacted onto one
@@ -313,15 +279,6 @@ func escapeControlInStrings(b []byte) []byte {
 		out = append(out, c)
 	}
 	return out
-}
-
-// ParseReader is Parse over a reader.
-func ParseReader(r io.Reader) ([]*Output, []string, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	return Parse(b)
 }
 
 // Len is the size of the document being gathered.

@@ -39,9 +39,9 @@ func Apply(r *result.Result, x *Expectation) {
 	if r.Target.Labels == nil {
 		r.Target.Labels = map[string]string{}
 	}
-	r.Target.Labels["expect"] = x.Disk.Spec
+	r.Target.Labels[LabelExpect] = x.Disk.Spec
 	if x.VM != nil {
-		r.Target.Labels["expect_vm"] = x.VM.ID
+		r.Target.Labels[LabelExpectVM] = x.VM.ID
 	}
 }
 
@@ -128,4 +128,19 @@ func CatalogCeiling(r *result.Result) {
 		return
 	}
 	Apply(r, x)
+}
+
+// The labels iolens puts on a result it compared with an expectation: the
+// disk, the VM and, when they came from the cloud's metadata rather than
+// --expect, where from. A user's own label may not take these names: a
+// record would claim an expectation no one asked for.
+const (
+	LabelExpect       = "expect"
+	LabelExpectVM     = "expect_vm"
+	LabelExpectSource = "expect_source"
+)
+
+// ReservedLabel reports whether k is one of the labels iolens sets.
+func ReservedLabel(k string) bool {
+	return k == LabelExpect || k == LabelExpectVM || k == LabelExpectSource
 }

@@ -308,13 +308,6 @@ func (c *Catalog) VMFor(x *Expectation, t Target) *VM {
 	return nil
 }
 
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
 // smallestIn finds the smallest disk of a family (current edition) whose
 // own ceilings reach the target for reads and writes, or nil.
 func (c *Catalog) smallestIn(f *Family, t Target) *Disk {

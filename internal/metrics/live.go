@@ -29,9 +29,9 @@ type Live struct {
 	last       time.Duration
 	results    []result.Result
 
-	tests                                       *testDescs
-	info, startD, planned, doneD, failedD, runD *prometheus.Desc
-	iosD, bytesD                                *prometheus.Desc
+	tests                                 *testDescs
+	startD, planned, doneD, failedD, runD *prometheus.Desc
+	iosD, bytesD                          *prometheus.Desc
 }
 
 // NewLive returns the exporter of a run of suite, with the user's labels,

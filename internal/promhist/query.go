@@ -24,9 +24,6 @@ type grid struct {
 
 func (g grid) end() time.Time { return g.start.Add(time.Duration(g.n-1) * g.step) }
 
-// at is the k-th instant.
-func (g grid) at(k int) time.Time { return g.start.Add(time.Duration(k) * g.step) }
-
 // column is one series of a range query on the grid: NaN where the
 // answer has no point.
 type column struct {

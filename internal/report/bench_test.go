@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iolens/iolens/internal/analysis"
+	"github.com/iolens/iolens/internal/diagnosis"
 )
 
 // BenchmarkAnalyze64Jobs is iolens analyze (read, analyse, print) on a
@@ -67,7 +68,7 @@ func BenchmarkAnalyze64Jobs(b *testing.B) {
 					b.Fatal(err)
 				}
 				analysis.Annotate(rs)
-				if err := FindingsText(io.Discard, rs); err != nil {
+				if err := perTestText(io.Discard, diagnosis.Outcome{Results: rs}); err != nil {
 					b.Fatal(err)
 				}
 				if i == 0 {

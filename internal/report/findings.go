@@ -10,25 +10,6 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// FindingsText prints, per result, a one-line summary and its findings,
-// then the statistics of repeated tests.
-func FindingsText(w io.Writer, rs []result.Result) error {
-	if len(rs) == 0 {
-		_, err := fmt.Fprintln(w, "no results")
-		return err
-	}
-	for i, r := range rs {
-		if i == 0 || r.RunID != rs[i-1].RunID || r.Target.Path != rs[i-1].Target.Path {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "run %s  suite %s  target %s %s  device %s\n", r.RunID, r.Suite, r.Target.Kind, r.Target.Path, units.OrDash(r.Target.Device))
-		}
-		writeTestFindings(w, &rs[i], hasRepeats(rs))
-	}
-	return RepeatsText(w, rs)
-}
-
 // perTestText is analyze's text of out: each run and target's header,
 // its diagnosis (built once, before any report), then every test's
 // figures and findings, then the statistics of repeated tests.

@@ -25,15 +25,6 @@ var Formats = Results.Names()
 // format.
 type Renderer func(w io.Writer, out diagnosis.Outcome) error
 
-// RendererFor returns the renderer of a results report's format.
-func RendererFor(format string) (Renderer, error) {
-	f, err := Results.Lookup(format)
-	if err != nil {
-		return nil, err
-	}
-	return func(w io.Writer, out diagnosis.Outcome) error { return f.Write(w, Input{Outcome: out}) }, nil
-}
-
 // JSON writes the results as one indented array.
 func JSON(w io.Writer, rs []result.Result) error {
 	var buf bytes.Buffer
@@ -184,15 +175,6 @@ func hasRepeats(rs []result.Result) bool {
 	}
 	return false
 }
-
-// Text writes the human report: a header per target, the verdict, what to
-// change, the findings once per story, one row per test and direction,
-// and notes.
-func Text(w io.Writer, out diagnosis.Outcome) error { return text(w, out, false) }
-
-// TextVerbose is Text with every finding of every test, with the details
-// only fio's own output explains, and each curve's evidence.
-func TextVerbose(w io.Writer, out diagnosis.Outcome) error { return text(w, out, true) }
 
 // text writes the text report of out, each run and target opening with
 // its diagnosis.

@@ -80,7 +80,3 @@ func writeRepeatsMD(w io.Writer, rs []result.Result) {
 		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
 	}
 }
-
-// RepeatsText writes the statistics of the repeated tests among rs, if
-// any, as the text report shows them.
-func RepeatsText(w io.Writer, rs []result.Result) error { return writeRepeatsText(w, rs) }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
@@ -287,16 +286,4 @@ func uniq(s []string) []string {
 		out = appendOnce(out, x)
 	}
 	return out
-}
-
-// WriteDiagnosis writes diagnose's report of out in format: text
-// (verbose: with every finding of every test), json (the diagnosis with
-// the results), md (or markdown) or html. Every format reads the
-// diagnosis out holds: it is built once, before any report.
-func WriteDiagnosis(w io.Writer, format string, out diagnosis.Outcome, verbose bool) error {
-	f, err := Diagnoses.Lookup(format)
-	if err != nil {
-		f = Diagnoses.Formats[0]
-	}
-	return f.Write(w, Input{Outcome: out, Verbose: verbose})
 }

@@ -176,11 +176,11 @@ func loadJobs(t *testing.T, name string) []fio.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _, err := fio.Parse(b)
+	doc, err := fio.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return docs[0].AllJobs()
+	return doc.AllJobs()
 }
 
 func TestFillFromFio(t *testing.T) {

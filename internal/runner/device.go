@@ -49,9 +49,6 @@ type DeviceUse struct {
 	Unchecked string
 }
 
-// InUse reports whether anything uses the device.
-func (u DeviceUse) InUse() bool { return len(u.Mounts)+len(u.Holders)+len(u.Swap) > 0 }
-
 // String describes the uses, for an error message.
 func (u DeviceUse) String() string {
 	var parts []string

@@ -407,9 +407,6 @@ func (r *runner) kernelRecord(since uint64, before map[string]uint64) []string {
 // Target describes what the session measures.
 func (s *Session) Target() result.Target { return s.r.target }
 
-// Engine is the fio IO engine the session uses for libaio tests.
-func (s *Session) Engine() string { return s.r.engine }
-
 // Close removes everything the session created. It runs even after ctx
 // is cancelled (Ctrl-C), with its own deadline.
 func (s *Session) Close(ctx context.Context) error {

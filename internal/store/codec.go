@@ -9,12 +9,6 @@ import (
 	"github.com/iolens/iolens/internal/result"
 )
 
-// encodeRecord is encode with a writer of its own, for one record.
-func encodeRecord(r *result.Result) ([]byte, error) {
-	var e recordEncoder
-	return e.encode(r)
-}
-
 // recordEncoder is the one place a record is turned into what the results
 // table keeps: the gzip of its JSON, as the record codec writes it. It
 // keeps one gzip writer, reset for each record: a new writer allocates

@@ -22,15 +22,6 @@ func (sb sysBlock) sys() string {
 	return sb.root
 }
 
-// name maps major:minor to a kernel name; ok is false for no block device.
-func (sb sysBlock) name(mm string) (string, bool) {
-	link, err := os.Readlink(filepath.Join(sb.sys(), "dev", "block", mm))
-	if err != nil {
-		return "", false
-	}
-	return filepath.Base(link), true
-}
-
 // disk returns the whole disk of a partition, or the device itself.
 func (sb sysBlock) disk(mm string) (name, diskMM string, ok bool) {
 	dir := filepath.Join(sb.sys(), "dev", "block", mm)

@@ -173,8 +173,6 @@ type tracker struct {
 	stall     *episode
 	saturated *episode
 	atCap     *episode
-	// StallSeconds is the total time spent stalled.
-	stallSeconds float64
 	// idleBefore: the previous interval had fewer than ActiveIOPS;
 	// quietBefore: it completed nothing and ended with nothing in flight.
 	idleBefore, quietBefore bool
@@ -306,7 +304,6 @@ func (tr *tracker) step(t, dt float64, s result.DeviceSample, h Host, cv ceiling
 
 	// Stall episodes start at once: a stall is the one thing not to wait for.
 	if stalled {
-		tr.stallSeconds += dt
 		if tr.stall == nil {
 			tr.stall = &episode{start: t - dt, reason: why, refBytes: refBytes, refIOPS: refIOPS, minBytes: bytes, hostOnly: true}
 			f := newFinding(tr.name, result.KindStall, "start", "fail", t-dt, 0,

@@ -604,14 +604,6 @@ func (w *Watcher) Flush(now time.Time) []result.WatchRecord {
 	return out
 }
 
-// StallSeconds is the time a device has spent stalled.
-func (w *Watcher) StallSeconds(dev string) float64 {
-	if tr := w.trackers[dev]; tr != nil {
-		return tr.stallSeconds
-	}
-	return 0
-}
-
 // Run starts, then ticks every interval until ctx ends, passing every
 // record to emit. An emit error ends the run with that error.
 func (w *Watcher) Run(ctx context.Context, emit func(result.WatchRecord) error) error {
