@@ -113,7 +113,7 @@ func Revise(rs []result.Result) {
 	for i := range m.Curves {
 		c := &m.Curves[i]
 		if at, ok := last[c.Key]; ok {
-			rs[at].Findings = append(rs[at].Findings, ModelFinding(c))
+			rs[at].Findings = append(rs[at].Findings, modelFinding(c))
 		}
 	}
 }
@@ -272,7 +272,7 @@ func (s *Session) Add(r *result.Result) {
 		lim, curves := limitFindings(r, s.facts[modelScope(r)])
 		r.Findings = append(r.Findings, lim...)
 		for _, c := range curves {
-			r.Findings = append(r.Findings, ModelFinding(c))
+			r.Findings = append(r.Findings, modelFinding(c))
 		}
 		if len(curves) > 0 {
 			sweepCurve = curves[0]
@@ -343,7 +343,7 @@ func (s *Session) Add(r *result.Result) {
 			}
 		}
 		if sw, ok := analyzeSweep(strings.TrimPrefix(key.group, SweepPrefix), members, others, sweepCurve); ok {
-			r.Findings = append(r.Findings, SweepFinding(sw))
+			r.Findings = append(r.Findings, sweepFinding(sw))
 		}
 	}
 	if repeats > 1 {

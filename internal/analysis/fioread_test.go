@@ -104,7 +104,7 @@ func TestConcurrentJobsAreNotRepeats(t *testing.T) {
 		t.Fatalf("%d results, want one test", len(rs))
 	}
 	for _, f := range rs[0].Findings {
-		if f.Kind == KindUnstable {
+		if f.Kind == kindUnstable {
 			t.Errorf("finding about repeats: %s", f.Summary)
 		}
 	}

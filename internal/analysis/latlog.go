@@ -45,11 +45,11 @@ func (a *LatLog) Add(timeMs int64, latNs float64, bs int64) {
 	if a.first {
 		a.first = false
 		a.noSize = bs <= 0
-		a.unit = UnitBytes
+		a.unit = unitBytes
 		if a.noSize {
 			a.unit = UnitIOPS
 		}
-		a.stall = NewStallDetector(StallConfig{Unit: a.unit})
+		a.stall = newStallDetector(StallConfig{Unit: a.unit})
 		a.cliff = NewCliffDetector(CliffConfig{Unit: a.unit})
 		a.sec = max(sec, 1)
 	}
@@ -95,11 +95,11 @@ func (a *LatLog) Finish() LatLogSummary {
 	p := a.hist.Percentiles([]float64{50, 99, 99.9})
 	s.P50Ns, s.P99Ns, s.P999Ns = result.ClipNs(p[0], a.maxNs), result.ClipNs(p[1], a.maxNs), result.ClipNs(p[2], a.maxNs)
 	s.Seconds = a.nWins
-	if a.nWins >= MinSeriesS {
+	if a.nWins >= minSeriesS {
 		s.Findings = append(a.found, a.stall.Flush()...)
 		s.Findings = append(s.Findings, a.cliff.Flush()...)
 	} else {
-		s.Findings = []result.Finding{{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo,
+		s.Findings = []result.Finding{{Kind: kindSteady, Code: result.CodeNotJudged, Severity: SevInfo,
 			Summary: "not enough data: the log covers fewer than 10 whole seconds; stalls and cliffs were not judged"}}
 	}
 	return s

@@ -60,7 +60,7 @@ func TestLatLog(t *testing.T) {
 	// 60 s at 5000 IOPS with nothing completing from 20 s to 25 s.
 	g := &logGen{n: 300000, iops: 5000, stallFrom: 20, stallTo: 25}
 	s := scanLatLog(t, g)
-	if s.IOs != 300000 || s.Unit != UnitBytes {
+	if s.IOs != 300000 || s.Unit != unitBytes {
 		t.Fatalf("summary %+v", s)
 	}
 	if s.MaxNs != 5e9 {

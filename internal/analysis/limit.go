@@ -284,13 +284,13 @@ func secondCV(pts []Point, iv float64) (cv, spread float64, n int) {
 	}
 	med := median(xs)
 	if med <= 0 {
-		return Describe(xs).CV, -1, len(xs)
+		return describe(xs).CV, -1, len(xs)
 	}
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x-med) / med
 	}
-	return Describe(xs).CV, median(dev), len(xs)
+	return describe(xs).CV, median(dev), len(xs)
 }
 
 // fineCV is the robust coefficient of variation of a series' windows (the

@@ -1018,9 +1018,9 @@ func limitName(code string) string {
 	return "unknown"
 }
 
-// ModelFinding records a curve's fit on the result that completed it:
+// modelFinding records a curve's fit on the result that completed it:
 // its parameters, how well it fits and the points it rests on.
-func ModelFinding(c *Curve) result.Finding {
+func modelFinding(c *Curve) result.Finding {
 	ev := map[string]float64{"io_size_bytes": float64(c.Key.BlockSize), "base_lat_ns": c.BaseLatNs, "base_qd": float64(c.BaseQD),
 		"service_lat_ns": c.ServiceLatNs, "ceiling_iops": c.Ceiling, "ceiling_bw_bytes": c.CeilingBW, "ceiling_low": c.CeilingLow, "ceiling_high": c.CeilingHigh,
 		"sharpness": c.Sharpness, "level_iops": c.Level, "rate_low": c.RateLow, "rate_high": c.RateHigh,

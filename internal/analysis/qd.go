@@ -16,12 +16,12 @@ const SweepPrefix = "qd-sweep:"
 
 // Sweep regimes.
 const (
-	RegimeLatencyBound = "latency-bound (raise parallelism)"
-	RegimeIOPSCapped   = "IOPS-capped (flat IOPS, latency grows with QD)"
-	RegimeBWCapped     = "bandwidth-capped (IOPS x block size flat)"
-	RegimeCapped       = "capped (IOPS or bandwidth: add a test with a larger block size to tell which)"
-	RegimeCPU          = "CPU-bound (fio's CPU, not the disk, sets the plateau)"
-	RegimeDevice       = "device-saturated (the device's own queue fills; no flat ceiling)"
+	regimeLatencyBound = "latency-bound (raise parallelism)"
+	regimeIOPSCapped   = "IOPS-capped (flat IOPS, latency grows with QD)"
+	regimeBWCapped     = "bandwidth-capped (IOPS x block size flat)"
+	regimeCapped       = "capped (IOPS or bandwidth: add a test with a larger block size to tell which)"
+	regimeCPU          = "CPU-bound (fio's CPU, not the disk, sets the plateau)"
+	regimeDevice       = "device-saturated (the device's own queue fills; no flat ceiling)"
 )
 
 // SweepPoint is one queue depth of a sweep; repeats of the same depth are
@@ -195,7 +195,7 @@ func analyzeSweep(name string, members, others []*result.Result, curve *Curve) (
 // setRegime reads the sweep's regime and knee off its curve.
 func (sw *Sweep) setRegime(c *Curve) {
 	if c == nil || c.State == StateLatency || c.State == StateApproaching {
-		sw.Regime, sw.Knee = RegimeLatencyBound, 0
+		sw.Regime, sw.Knee = regimeLatencyBound, 0
 		return
 	}
 	// The knee as the advice says it, in measured depths.
@@ -214,20 +214,20 @@ func (sw *Sweep) setRegime(c *Curve) {
 	}
 	switch c.Kind {
 	case result.CodeIOPSCap:
-		sw.Regime = RegimeIOPSCapped
+		sw.Regime = regimeIOPSCapped
 	case result.CodeBandwidthCap:
-		sw.Regime = RegimeBWCapped
+		sw.Regime = regimeBWCapped
 	case result.CodeCPU:
-		sw.Regime = RegimeCPU
+		sw.Regime = regimeCPU
 	case result.CodeDevice:
-		sw.Regime = RegimeDevice
+		sw.Regime = regimeDevice
 	default:
-		sw.Regime = RegimeCapped
+		sw.Regime = regimeCapped
 	}
 }
 
-// SweepFinding states a sweep's regime with its evidence.
-func SweepFinding(sw Sweep) result.Finding {
+// sweepFinding states a sweep's regime with its evidence.
+func sweepFinding(sw Sweep) result.Finding {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s; ", sw.Name, sw.Regime)
 	switch {
@@ -262,23 +262,23 @@ func SweepFinding(sw Sweep) result.Finding {
 	ev := map[string]float64{"knee_qd": float64(sw.Knee), "knee_below_qd": float64(sw.KneeBelow), "max_iops": sw.Max.IOPS, "max_iops_qd": float64(sw.Max.Outstanding),
 		"max_iops_lat_mean_ns": sw.Max.LatMeanNs, "max_iops_p99_ns": sw.Max.P99Ns, "little_min": sw.LittleMin, "little_max": sw.LittleMax,
 		"qd1_iops": q1.IOPS, "qd1_lat_mean_ns": q1.LatMeanNs}
-	return result.Finding{Kind: KindQD, Code: sw.code(), Severity: sev, Summary: b.String(), Evidence: ev}
+	return result.Finding{Kind: kindQD, Code: sw.code(), Severity: sev, Summary: b.String(), Evidence: ev}
 }
 
 // code names the sweep's regime.
 func (sw Sweep) code() string {
 	switch sw.Regime {
-	case RegimeLatencyBound:
+	case regimeLatencyBound:
 		return result.CodeSweepLatency
-	case RegimeIOPSCapped:
+	case regimeIOPSCapped:
 		return result.CodeSweepIOPS
-	case RegimeBWCapped:
+	case regimeBWCapped:
 		return result.CodeSweepBW
-	case RegimeCapped:
+	case regimeCapped:
 		return result.CodeSweepCapped
-	case RegimeCPU:
+	case regimeCPU:
 		return result.CodeSweepCPU
-	case RegimeDevice:
+	case regimeDevice:
 		return result.CodeSweepDevice
 	}
 	return result.CodeSweepNoKnee

@@ -8,14 +8,14 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// MinSeriesS is the shortest 1 s series on which steady state, stalls and
+// minSeriesS is the shortest 1 s series on which steady state, stalls and
 // cliffs are judged; shorter ones get a "not enough data" finding. Finer
 // series need at least 10 samples and 5 s (minSamples).
-const MinSeriesS = 10
+const minSeriesS = 10
 
 // minSamples is the shortest series judged at interval iv seconds.
 func minSamples(iv float64) int {
-	return int(math.Max(MinSeriesS, math.Min(5/iv, 2*MinSeriesS)))
+	return int(math.Max(minSeriesS, math.Min(5/iv, 2*minSeriesS)))
 }
 
 // Point is one window of a result's time series on a regular grid: the
@@ -107,7 +107,7 @@ func ResultFindings(r *result.Result) []result.Finding {
 	if r.Test.RuntimeS > 0 || len(pts) > 0 {
 		out = append(out, seriesFindings(pts, r.Interval(), closedLoop(r.Test))...)
 	}
-	out = append(out, WritebackFindings(r)...)
+	out = append(out, writebackFindings(r)...)
 	if f, ok := EtcdVerdict(r); ok {
 		out = append(out, f)
 	}
@@ -132,25 +132,25 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 		iops[i] = p.IOPS
 	}
 	sm := smooth(iops, iv)
-	st := Steady(sm, iv, SteadyConfig{})
-	if st.State == SteadyYes {
+	st := steady(sm, iv, SteadyConfig{})
+	if st.State == steadyYes {
 		st.FromS += float64(len(iops)-len(sm)) * iv // the first smoothed value ends a second in
 	}
 	win := float64(st.Window) * iv
-	f := result.Finding{Kind: KindSteady, Code: result.CodeNotJudged, Severity: SevInfo, Summary: st.String(),
+	f := result.Finding{Kind: kindSteady, Code: result.CodeNotJudged, Severity: SevInfo, Summary: st.String(),
 		Evidence: map[string]float64{"samples": float64(st.Samples), "window_s": win, "interval_s": iv}}
 	dur := float64(len(pts)) * iv
 	switch st.State {
-	case SteadyYes:
+	case steadyYes:
 		f.Code = result.CodeSteady
 		f.StartS = f64(st.FromS)
 		f.Summary += fmt.Sprintf(" (%s window: %s, range %.0f%%, slope %.0f%% of the mean; SNIA PTS limits 20%% and 10%%)",
 			units.FormatSeconds(win), units.IOPS(st.Mean), st.RangeFrac*100, st.SlopeFrac*100)
-	case SteadyNever:
+	case steadyNever:
 		f.Code = result.CodeNotSteady
 		f.Summary += fmt.Sprintf(": no %s window holds its level to the end (closest: range %.0f%%, slope %.0f%% of the mean; limits 20%% and 10%%)",
 			units.FormatSeconds(win), st.RangeFrac*100, st.SlopeFrac*100)
-	case SteadyShort:
+	case steadyShort:
 		if len(pts) == 0 {
 			f.Summary = "no time series (plain fio output has none; iolens run records one): steady state, stalls and cliffs not judged"
 			break
@@ -161,15 +161,15 @@ func seriesFindings(pts []Point, iv float64, loaded bool) []result.Finding {
 		}
 		f.Summary = fmt.Sprintf("not enough data: %s of %s samples; steady state, stalls and cliffs need at least %d samples", units.FormatSeconds(dur), units.FormatSeconds(iv), minSamples(iv))
 	}
-	if st.State != SteadyShort {
+	if st.State != steadyShort {
 		f.Evidence["mean_iops"], f.Evidence["range_frac"], f.Evidence["slope_frac"] = st.Mean, st.RangeFrac, st.SlopeFrac
 	}
 	out := []result.Finding{f}
 	if len(pts) < minSamples(iv) {
 		return out
 	}
-	sd := NewStallDetector(StallConfig{Unit: UnitBytes, Loaded: loaded, Interval: iv})
-	cd := NewCliffDetector(CliffConfig{Unit: UnitBytes, Interval: iv})
+	sd := newStallDetector(StallConfig{Unit: unitBytes, Loaded: loaded, Interval: iv})
+	cd := NewCliffDetector(CliffConfig{Unit: unitBytes, Interval: iv})
 	for _, p := range pts {
 		out = append(out, sd.Add(p.T, p.BWBytes, p.Dev)...)
 		out = append(out, cd.Add(p.T, p.BWBytes, p.Dev)...)
@@ -270,10 +270,10 @@ const (
 	inflationMin     = 64 << 20
 )
 
-// WritebackFindings quantifies what buffered writes hide: the device
+// writebackFindings quantifies what buffered writes hide: the device
 // writing after fio ended (the tail), and fio counting more bytes than
 // the device received while it ran.
-func WritebackFindings(r *result.Result) []result.Finding {
+func writebackFindings(r *result.Result) []result.Finding {
 	if r.Write == nil || r.Write.IOBytes == 0 {
 		return nil
 	}
@@ -299,7 +299,7 @@ func WritebackFindings(r *result.Result) []result.Finding {
 		}
 		dur := end - rt
 		if dur >= 2 || bytes >= 0.05*float64(r.Write.IOBytes) && bytes > inflationMin {
-			out = append(out, result.Finding{Kind: KindWriteback, Code: result.CodeWritebackTail, Severity: SevWarn, Dir: "write",
+			out = append(out, result.Finding{Kind: kindWriteback, Code: result.CodeWritebackTail, Severity: SevWarn, Dir: "write",
 				StartS: f64(rt), DurationS: f64(math.Max(dur, 0)),
 				Summary: fmt.Sprintf("the device kept writing for %.0f s after fio ended (%s more): fio's figures finished before the data reached the disk",
 					math.Max(dur, 0), units.HumanBytes(bytes)),
@@ -308,7 +308,7 @@ func WritebackFindings(r *result.Result) []result.Finding {
 	}
 	fioBytes := float64(r.Write.IOBytes)
 	if during > 0 && fioBytes > inflationRatio*during && fioBytes-during > inflationMin {
-		out = append(out, result.Finding{Kind: KindInflation, Code: result.CodePageCache, Severity: SevWarn, Dir: "write",
+		out = append(out, result.Finding{Kind: kindInflation, Code: result.CodePageCache, Severity: SevWarn, Dir: "write",
 			Summary: fmt.Sprintf("fio wrote %s but only %s reached %s while it ran (%.1fx): the page cache inflated fio's throughput",
 				units.HumanBytes(fioBytes), units.HumanBytes(during), dev.Device, fioBytes/during),
 			Evidence: map[string]float64{"fio_bytes": fioBytes, "device_bytes": during, "ratio": fioBytes / during,

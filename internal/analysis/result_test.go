@@ -36,7 +36,7 @@ func kinds(fs []result.Finding) string {
 func steadyOf(t *testing.T, fs []result.Finding) result.Finding {
 	t.Helper()
 	for _, f := range fs {
-		if f.Kind == KindSteady {
+		if f.Kind == kindSteady {
 			return f
 		}
 	}
@@ -72,7 +72,7 @@ func TestSyntheticSeries(t *testing.T) {
 			}
 			var other []result.Finding
 			for _, f := range fs {
-				if f.Kind != KindSteady {
+				if f.Kind != kindSteady {
 					other = append(other, f)
 				}
 			}
@@ -121,7 +121,7 @@ func TestWriteback(t *testing.T) {
 		tail.Samples = append(tail.Samples, result.DeviceSample{T: float64(i) + 0.3, WriteBWBytes: w})
 	}
 	r.Devices, r.Tail = []result.DeviceSeries{dev}, []result.DeviceSeries{tail}
-	fs := WritebackFindings(&r)
+	fs := writebackFindings(&r)
 	if kinds(fs) != "writeback,page-cache" {
 		t.Fatalf("findings %q: %+v", kinds(fs), fs)
 	}
@@ -136,7 +136,7 @@ func TestWriteback(t *testing.T) {
 	// Direct IO that matches the device: nothing to say.
 	r.Write.IOBytes = 2.5e9
 	r.Tail = nil
-	if fs := WritebackFindings(&r); len(fs) != 0 {
+	if fs := writebackFindings(&r); len(fs) != 0 {
 		t.Errorf("findings on matching bytes: %+v", fs)
 	}
 }
@@ -203,13 +203,13 @@ func TestQDSweepOnRealRuns(t *testing.T) {
 	if !ok {
 		t.Fatal("no sweep")
 	}
-	if sw.Regime != RegimeLatencyBound || sw.Knee != 0 || sw.Max.Outstanding != 64 || !near(sw.Max.IOPS, 59796, 1) {
+	if sw.Regime != regimeLatencyBound || sw.Knee != 0 || sw.Max.Outstanding != 64 || !near(sw.Max.IOPS, 59796, 1) {
 		t.Errorf("sweep %+v", sw)
 	}
 	if sw.LittleMin < 0.98 || sw.LittleMax > 1.01 {
 		t.Errorf("Little's ratio %v..%v, want 0.99..1.00", sw.LittleMin, sw.LittleMax)
 	}
-	f := SweepFinding(sw)
+	f := sweepFinding(sw)
 	if f.Severity != SevInfo || !strings.Contains(f.Summary, "Little's law holds") {
 		t.Errorf("finding %+v", f)
 	}
@@ -258,9 +258,9 @@ func TestQDSweepRegimes(t *testing.T) {
 		others []*result.Result
 		want   string
 	}{
-		{"1M reads move far more bytes", big(125e6), RegimeIOPSCapped},
-		{"1M reads no faster in bytes", big(13e6), RegimeBWCapped},
-		{"nothing to compare: a flat cap at 4k is read as IOPS", nil, RegimeIOPSCapped},
+		{"1M reads move far more bytes", big(125e6), regimeIOPSCapped},
+		{"1M reads no faster in bytes", big(13e6), regimeBWCapped},
+		{"nothing to compare: a flat cap at 4k is read as IOPS", nil, regimeIOPSCapped},
 	} {
 		sw, ok := AnalyzeSweep("x", cappedSweep(3000, 4096), c.others)
 		if !ok || sw.Regime != c.want || sw.Knee != 2 || sw.Max.IOPS != 3000 {
@@ -279,7 +279,7 @@ func TestSweepKneeInMeasuredDepths(t *testing.T) {
 		t.Fatal("no sweep")
 	}
 	// QD1 gets 2,000 IOPS (0.5 ms each), QD2 the 3,000 cap.
-	if got, want := SweepFinding(sw).Summary, "knee between QD 1 and QD 2 (QD 2 reaches the plateau, QD 1 gets 67% of it)"; !strings.Contains(got, want) {
+	if got, want := sweepFinding(sw).Summary, "knee between QD 1 and QD 2 (QD 2 reaches the plateau, QD 1 gets 67% of it)"; !strings.Contains(got, want) {
 		t.Errorf("capped sweep says %q, want %q", got, want)
 	}
 	var members []*result.Result
@@ -289,7 +289,7 @@ func TestSweepKneeInMeasuredDepths(t *testing.T) {
 		members = append(members, &r)
 	}
 	sw, _ = AnalyzeSweep("randread-4k", members, nil)
-	if got := SweepFinding(sw).Summary; !strings.Contains(got, "no plateau up to QD 64") || strings.Contains(got, "knee") {
+	if got := sweepFinding(sw).Summary; !strings.Contains(got, "no plateau up to QD 64") || strings.Contains(got, "knee") {
 		t.Errorf("still rising at QD64, the sweep says %q", got)
 	}
 }

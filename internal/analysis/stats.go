@@ -31,8 +31,8 @@ type Summary struct {
 	Max float64 `json:"max"`
 }
 
-// Describe summarises xs. An empty xs gives the zero Summary.
-func Describe(xs []float64) Summary {
+// describe summarises xs. An empty xs gives the zero Summary.
+func describe(xs []float64) Summary {
 	s := Summary{N: len(xs)}
 	if s.N == 0 {
 		return s
@@ -80,17 +80,17 @@ func WelchT(a, b []float64) (t, df, p float64) {
 
 // Instability thresholds for repeated runs.
 const (
-	// UnstableCV flags a test whose repeats vary by more than 10%.
-	UnstableCV = 0.10
-	// OutlierRel and OutlierSDs define an outlier run: more than 15% and
+	// unstableCV flags a test whose repeats vary by more than 10%.
+	unstableCV = 0.10
+	// outlierRel and OutlierSDs define an outlier run: more than 15% and
 	// more than 3 standard deviations away from the mean of the others.
-	OutlierRel = 0.15
-	OutlierSDs = 3.0
+	outlierRel = 0.15
+	outlierSDs = 3.0
 )
 
-// Outlier returns the index of the one value in xs that is far from the
+// outlier returns the index of the one value in xs that is far from the
 // others, or -1. It needs at least three values.
-func Outlier(xs []float64) int {
+func outlier(xs []float64) int {
 	if len(xs) < 3 {
 		return -1
 	}
@@ -103,7 +103,7 @@ func Outlier(xs []float64) int {
 		if m == 0 {
 			continue
 		}
-		if d := math.Abs(x - m); d > OutlierRel*math.Abs(m) && d > OutlierSDs*sd {
+		if d := math.Abs(x - m); d > outlierRel*math.Abs(m) && d > outlierSDs*sd {
 			if found >= 0 {
 				return -1 // two far values: spread, not one outlier
 			}
@@ -157,7 +157,7 @@ func unstableFindings(tr TestRepeats) []result.Finding {
 		if !d.Unstable {
 			continue
 		}
-		out = append(out, result.Finding{Kind: KindUnstable, Code: result.CodeUnstable, Severity: SevWarn, Dir: d.Dir,
+		out = append(out, result.Finding{Kind: kindUnstable, Code: result.CodeUnstable, Severity: SevWarn, Dir: d.Dir,
 			Summary: fmt.Sprintf("%s is unstable over %d repeats: %s; mean %s, 95%% CI %s..%s; run more repeats or find the noise",
 				d.Dir, d.IOPS.N, d.Why, units.IOPS(d.IOPS.Mean), units.Figure(d.IOPS.CILow), units.Figure(d.IOPS.CIHigh)),
 			Evidence: map[string]float64{"iops_mean": d.IOPS.Mean, "iops_sd": d.IOPS.SD, "iops_cv": d.IOPS.CV,

@@ -21,13 +21,13 @@ func TestDescribe(t *testing.T) {
 		{[]float64{100, 102, 98, 101, 99}, 100, 1.581139, 100 - 1.963243, 100 + 1.963243, 0.01581139, 98, 102},
 		{[]float64{7}, 7, 0, 7, 7, 0, 7, 7},
 	} {
-		s := Describe(c.xs)
+		s := describe(c.xs)
 		if s.N != len(c.xs) || !near(s.Mean, c.mean, 1e-9) || !near(s.SD, c.sd, 1e-6) || !near(s.CILow, c.lo, 1e-5) ||
 			!near(s.CIHigh, c.hi, 1e-5) || !near(s.CV, c.cv, 1e-6) || s.Min != c.min || s.Max != c.max {
 			t.Errorf("Describe(%v) = %+v", c.xs, s)
 		}
 	}
-	if s := Describe(nil); s.N != 0 || s.Mean != 0 {
+	if s := describe(nil); s.N != 0 || s.Mean != 0 {
 		t.Errorf("Describe(nil) = %+v", s)
 	}
 }
@@ -54,7 +54,7 @@ func TestOutlier(t *testing.T) {
 		{[]float64{1000, 1400, 600}, -1}, // spread, not one outlier
 		{[]float64{1000, 1000}, -1},
 	} {
-		if got := Outlier(c.xs); got != c.want {
+		if got := outlier(c.xs); got != c.want {
 			t.Errorf("Outlier(%v) = %d, want %d", c.xs, got, c.want)
 		}
 	}
@@ -107,7 +107,7 @@ func TestRepeatsInstability(t *testing.T) {
 		last := rs[len(rs)-1]
 		var f *result.Finding
 		for i := range last.Findings {
-			if last.Findings[i].Kind == KindUnstable {
+			if last.Findings[i].Kind == kindUnstable {
 				f = &last.Findings[i]
 			}
 		}

@@ -64,8 +64,8 @@ type SteadyDetector struct {
 	n    int
 }
 
-// NewSteadyDetector returns a detector with cfg's defaults filled in.
-func NewSteadyDetector(cfg SteadyConfig) *SteadyDetector {
+// newSteadyDetector returns a detector with cfg's defaults filled in.
+func newSteadyDetector(cfg SteadyConfig) *SteadyDetector {
 	cfg = cfg.withDefaults()
 	return &SteadyDetector{cfg: cfg, ring: make([]float64, cfg.Window)}
 }
@@ -88,9 +88,9 @@ func (d *SteadyDetector) Add(v float64) bool {
 
 // Steady states are one of these.
 const (
-	SteadyYes   = "steady"
-	SteadyNever = "never steady"
-	SteadyShort = "not enough data"
+	steadyYes   = "steady"
+	steadyNever = "never steady"
+	steadyShort = "not enough data"
 )
 
 // SteadyState is the verdict on one series.
@@ -108,29 +108,29 @@ type SteadyState struct {
 // String reads like "steady from t=12s".
 func (s SteadyState) String() string {
 	switch s.State {
-	case SteadyYes:
+	case steadyYes:
 		return fmt.Sprintf("steady from t=%.0fs", s.FromS)
-	case SteadyShort:
+	case steadyShort:
 		return fmt.Sprintf("not enough data for steady state: %d samples, the window needs %d", s.Samples, s.Window)
 	}
-	return SteadyNever
+	return steadyNever
 }
 
-// Steady applies the criteria to vs, sampled every interval seconds, with
+// steady applies the criteria to vs, sampled every interval seconds, with
 // vs[i] the window ending at (i+1) x interval. The steady point is the
 // first window that meets both criteria and whose level the rest of the
 // series keeps: the mean from there to the end is within half the range
 // limit of the window's mean, and the line fitted from there to the end
 // meets the slope limit. A burst that later falls off a cliff, or a slow
 // ramp, was not the steady state.
-func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
+func steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 	cfg = cfg.withDefaults()
 	if interval <= 0 {
 		interval = 1
 	}
 	st := SteadyState{Samples: len(vs), Window: cfg.Window}
 	if len(vs) < cfg.Window {
-		st.State = SteadyShort
+		st.State = steadyShort
 		return st
 	}
 	// Suffix sums give the mean from any point to the end.
@@ -155,11 +155,11 @@ func Steady(vs []float64, interval float64, cfg SteadyConfig) SteadyState {
 		if _, _, rs := windowStats(vs[i:]); rs > cfg.Slope {
 			continue
 		}
-		st.State, st.FromS = SteadyYes, float64(i)*interval
+		st.State, st.FromS = steadyYes, float64(i)*interval
 		st.Mean, st.RangeFrac, st.SlopeFrac = m, r, s
 		return st
 	}
-	st.State = SteadyNever
+	st.State = steadyNever
 	return st
 }
 
@@ -194,7 +194,7 @@ func UntilSteady(rs []result.Result) (ended, tests int, measuredS, limitS float6
 // rate with the measured time so far, it says stop once the series is
 // steady by the SNIA PTS criteria and at least minS seconds are measured.
 func SteadyStop(minS float64) func(elapsedS, v float64) (bool, string) {
-	d := NewSteadyDetector(SteadyConfig{})
+	d := newSteadyDetector(SteadyConfig{})
 	return func(elapsedS, v float64) (bool, string) {
 		if d.Add(v) && elapsedS >= minS {
 			return true, "steady state"

@@ -27,7 +27,7 @@ func TestSteadyWindowCriteria(t *testing.T) {
 }
 
 func TestSteadyDetectorOnline(t *testing.T) {
-	d := NewSteadyDetector(SteadyConfig{Window: 5})
+	d := newSteadyDetector(SteadyConfig{Window: 5})
 	in := []float64{10, 40, 70, 95, 100, 101, 99, 100, 102, 100}
 	first := -1
 	for i, v := range in {
@@ -40,7 +40,7 @@ func TestSteadyDetectorOnline(t *testing.T) {
 	if first != 7 {
 		t.Errorf("steady at sample %d, want 7", first)
 	}
-	if d := NewSteadyDetector(SteadyConfig{Window: 5}); d.Add(1) || d.Add(1) {
+	if d := newSteadyDetector(SteadyConfig{Window: 5}); d.Add(1) || d.Add(1) {
 		t.Error("steady before a full window")
 	}
 }

@@ -79,7 +79,7 @@ func TestSweepRegimeFollowsTheModel(t *testing.T) {
 		rs = append(rs, r)
 	}
 	sw, ok := AnalyzeSweep("randread-4k", rs, nil)
-	if !ok || sw.Regime != RegimeCPU || sw.code() != result.CodeSweepCPU {
+	if !ok || sw.Regime != regimeCPU || sw.code() != result.CodeSweepCPU {
 		t.Errorf("regime %q (%v), want CPU-bound", sw.Regime, ok)
 	}
 	for _, r := range rs[3:] {

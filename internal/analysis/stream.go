@@ -11,7 +11,7 @@ import (
 // Units of the rates fed to the detectors; they decide how summaries
 // print them and which device figure a stall is compared with.
 const (
-	UnitBytes = "bytes" // bytes per second
+	unitBytes = "bytes" // bytes per second
 	UnitIOPS  = "iops"
 )
 
@@ -19,12 +19,12 @@ const (
 const (
 	KindStall     = result.KindStall
 	KindCliff     = result.KindCliff
-	KindSteady    = result.KindSteady
-	KindWriteback = result.KindWriteback
-	KindInflation = result.KindPageCache
-	KindQD        = result.KindQD
+	kindSteady    = result.KindSteady
+	kindWriteback = result.KindWriteback
+	kindInflation = result.KindPageCache
+	kindQD        = result.KindQD
 	KindEtcd      = result.KindEtcd
-	KindUnstable  = result.KindUnstable
+	kindUnstable  = result.KindUnstable
 )
 
 // Severities.
@@ -266,8 +266,8 @@ func (a *devAcc) add(s *result.DeviceSample, dt float64) {
 	a.readAwaitMaxMs = math.Max(a.readAwaitMaxMs, s.ReadAwaitMs)
 }
 
-// NewStallDetector returns a detector with cfg's defaults filled in.
-func NewStallDetector(cfg StallConfig) *StallDetector {
+// newStallDetector returns a detector with cfg's defaults filled in.
+func newStallDetector(cfg StallConfig) *StallDetector {
 	if cfg.Frac <= 0 {
 		cfg.Frac = 0.10
 	}
@@ -275,7 +275,7 @@ func NewStallDetector(cfg StallConfig) *StallDetector {
 		cfg.MinS = 2
 	}
 	if cfg.Unit == "" {
-		cfg.Unit = UnitBytes
+		cfg.Unit = unitBytes
 	}
 	d := &StallDetector{cfg: cfg}
 	d.clk.interval = cfg.Interval
@@ -470,7 +470,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 			f.Severity = SevFail
 		}
 		f.Summary = fmt.Sprintf("%s; the device held IO (queue %.1f, util %.0f%%) yet moved %s: a draining cache or a throttle, not an idle application",
-			head, q, util, units.PlainRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, unitBytes))
 	case !queued && !busy && d.cfg.Loaded:
 		f.Severity = SevWarn
 		if dur >= 10 {
@@ -483,7 +483,7 @@ func (d *StallDetector) finding(open bool) []result.Finding {
 	default:
 		f.Severity = SevWarn
 		f.Summary = fmt.Sprintf("%s; the device kept working (queue %.1f, util %.0f%%, %s): writeback or other IO held it",
-			head, q, util, units.PlainRate(devRate, UnitBytes))
+			head, q, util, units.PlainRate(devRate, unitBytes))
 	}
 	return []result.Finding{f}
 }
@@ -553,7 +553,7 @@ func NewCliffDetector(cfg CliffConfig) *CliffDetector {
 		cfg.MaxTrend = 0.2
 	}
 	if cfg.Unit == "" {
-		cfg.Unit = UnitBytes
+		cfg.Unit = unitBytes
 	}
 	d := &CliffDetector{cfg: cfg}
 	d.clk.interval = cfg.Interval

@@ -49,7 +49,7 @@ func ramp(n int, from, to float64) series {
 }
 
 func runDetectors(s series, dev func(i int) *result.DeviceSample) (stalls, cliffs []result.Finding) {
-	sd := NewStallDetector(StallConfig{})
+	sd := newStallDetector(StallConfig{})
 	cd := NewCliffDetector(CliffConfig{})
 	for i, v := range s {
 		var d *result.DeviceSample
@@ -97,7 +97,7 @@ func TestStallDetectorPeriodicStalls(t *testing.T) {
 }
 
 func TestStallDetectorGapsAreZero(t *testing.T) {
-	sd := NewStallDetector(StallConfig{Unit: UnitIOPS})
+	sd := newStallDetector(StallConfig{Unit: UnitIOPS})
 	var got []result.Finding
 	for i := 1; i <= 10; i++ {
 		got = append(got, sd.Add(float64(i), 1000, nil)...)
@@ -158,7 +158,7 @@ func TestStallDetectorThrottledAboveDevice(t *testing.T) {
 	// A cgroup throttle holds bios before they reach the device: the
 	// device shows nothing queued while fio has its whole queue waiting.
 	s := cat(flat(10, 50e6), flat(4, 0), flat(10, 50e6))
-	sd := NewStallDetector(StallConfig{Loaded: true})
+	sd := newStallDetector(StallConfig{Loaded: true})
 	var got []result.Finding
 	for i, v := range s {
 		got = append(got, sd.Add(float64(i+1), v, &result.DeviceSample{UtilPct: 0.5})...)

@@ -125,7 +125,7 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 		}
 	}
 	s.MaxNs = maxNs
-	s.IOPS, s.BWBytes = DescribeNonNegative(s.IOPSValues), DescribeNonNegative(bw)
+	s.IOPS, s.BWBytes = describeNonNegative(s.IOPSValues), describeNonNegative(bw)
 	if latN > 0 {
 		s.LatMeanNs = latSum / float64(latN)
 	}
@@ -145,10 +145,10 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 		s.NoPercentiles = true
 	}
 	if len(idx) >= 2 {
-		if o := Outlier(s.IOPSValues); o >= 0 {
+		if o := outlier(s.IOPSValues); o >= 0 {
 			s.Unstable, s.Outlier = true, s.Repeats[o]
 			s.Why = fmt.Sprintf("repeat %d is an outlier (%s against a mean of %s)", s.Repeats[o], units.IOPS(s.IOPSValues[o]), units.Figure(s.IOPS.Mean))
-		} else if s.IOPS.CV > UnstableCV {
+		} else if s.IOPS.CV > unstableCV {
 			s.Unstable = true
 			s.Why = fmt.Sprintf("IOPS vary by %.0f%% (CV) over %d repeats", s.IOPS.CV*100, len(idx))
 		}
@@ -156,12 +156,12 @@ func summarizeDir(rs []result.Result, idx []int, dir, run, target string) DirSum
 	return s
 }
 
-// DescribeNonNegative is Describe for a quantity that cannot be negative
+// describeNonNegative is Describe for a quantity that cannot be negative
 // (IOPS, bytes/s): when the t interval reaches below zero, which says the
 // sample is too small to bound the mean from below, the interval stops at
 // zero and Truncated says so.
-func DescribeNonNegative(xs []float64) Summary {
-	s := Describe(xs)
+func describeNonNegative(xs []float64) Summary {
+	s := describe(xs)
 	if s.CILow < 0 {
 		s.CILow, s.Truncated = 0, true
 	}

@@ -30,7 +30,7 @@ func ExpectFromMetadata(ctx context.Context, say func(string)) func(*result.Resu
 func detectExpect(ctx context.Context, t result.Target, say func(string)) func(*result.Result) {
 	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	info, err := Detect(mctx, Options{})
+	info, err := detect(mctx, Options{})
 	if err != nil || !info.Detected() {
 		return nil
 	}

@@ -58,7 +58,7 @@ func parseAWSIdentity(b []byte) (*awsIdentity, []string, error) {
 func awsProber(c *client, o *Options) prober {
 	tokenURL := o.BaseURL + "/latest/api/token"
 	docURL := o.BaseURL + "/latest/dynamic/instance-identity/document"
-	return prober{provider: AWS, url: tokenURL, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
+	return prober{provider: aws, url: tokenURL, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
 		// IMDSv2: a PUT for a session token, then GETs that carry it.
 		r, err := c.do(ctx, "PUT", tokenURL, map[string]string{"X-aws-ec2-metadata-token-ttl-seconds": "60"}, nil)
 		if err != nil {

@@ -81,7 +81,7 @@ func parseAzure(b []byte) (*azureDoc, []string, error) {
 
 func azureProber(c *client, o *Options) prober {
 	u := o.BaseURL + "/metadata/instance?api-version=" + azureAPIVersion
-	return prober{provider: Azure, url: u, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
+	return prober{provider: azure, url: u, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
 		r, err := c.do(ctx, "GET", u, map[string]string{"Metadata": "true"}, nil)
 		if err != nil {
 			return nil, err
@@ -214,14 +214,14 @@ func azureDiskInfo(o *Options, a *azureDisk, role, src string) Disk {
 	case sku == "":
 		d.Notes = append(d.Notes, "IMDS gives no storage type for this disk")
 	default:
-		spec, notes, why := diskSpec(o.Catalog, Azure, sku, gibCeil(d.SizeBytes), d.ProvisionedIOPS, d.ProvisionedBWBytes)
+		spec, notes, why := diskSpec(o.Catalog, azure, sku, gibCeil(d.SizeBytes), d.ProvisionedIOPS, d.ProvisionedBWBytes)
 		if spec == "" {
 			d.Notes = append(d.Notes, "no catalog spec: "+why)
 			break
 		}
 		d.Spec = spec
 		d.Notes = append(d.Notes, notes...)
-		if f := o.Catalog.Family(Azure, sku); f != nil && f.ID == "azure:premium-ssd" {
+		if f := o.Catalog.Family(azure, sku); f != nil && f.ID == "azure:premium-ssd" {
 			d.Notes = append(d.Notes, "IMDS does not report a performance tier set above the size's own, nor whether on-demand bursting is enabled")
 		}
 	}

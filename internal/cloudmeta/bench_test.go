@@ -11,10 +11,10 @@ import (
 // tied through a fixture tree) and against a closed port (no cloud).
 func BenchmarkDetect(b *testing.B) {
 	b.Run("azure", func(b *testing.B) {
-		s := serve(b, &fake{provider: Azure})
+		s := serve(b, &fake{provider: azure})
 		o := testOptions(b, s.URL, fixture(b, nil, nil))
 		for i := 0; i < b.N; i++ {
-			if info, err := Detect(context.Background(), o); err != nil || info.Provider != Azure {
+			if info, err := detect(context.Background(), o); err != nil || info.Provider != azure {
 				b.Fatal(err, info.Probes)
 			}
 		}
@@ -28,7 +28,7 @@ func BenchmarkDetect(b *testing.B) {
 		l.Close()
 		o := testOptions(b, addr, fixture(b, nil, nil))
 		for i := 0; i < b.N; i++ {
-			if info, err := Detect(context.Background(), o); err != nil || info.Detected() {
+			if info, err := detect(context.Background(), o); err != nil || info.Detected() {
 				b.Fatal(err, info.Probes)
 			}
 		}

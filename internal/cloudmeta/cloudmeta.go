@@ -14,29 +14,29 @@ import (
 
 // Provider names, spelled as the limits catalog spells them.
 const (
-	Azure = "azure"
-	AWS   = "aws"
-	GCP   = "gcp"
-	IBM   = "ibm"
+	azure = "azure"
+	aws   = "aws"
+	gcp   = "gcp"
+	ibm   = "ibm"
 )
 
-// ProviderNames lists every provider Detect knows, in probe order.
-func ProviderNames() []string { return []string{Azure, AWS, GCP, IBM} }
+// providerNames lists every provider Detect knows, in probe order.
+func providerNames() []string { return []string{azure, aws, gcp, ibm} }
 
 // The real metadata addresses. Every provider serves its metadata on the
 // link-local address; Google also on a name that only resolves on GCE.
 const (
-	DefaultBaseURL = "http://169.254.169.254"
-	DefaultGCPURL  = "http://metadata.google.internal"
+	defaultBaseURL = "http://169.254.169.254"
+	defaultGCPURL  = "http://metadata.google.internal"
 )
 
 // Default timeouts: a VM's metadata service answers in milliseconds, and
 // a machine with no cloud must not wait.
 const (
-	DefaultDialTimeout  = 250 * time.Millisecond
-	DefaultProbeTimeout = 600 * time.Millisecond
-	DefaultTimeout      = 2 * time.Second
-	DefaultMaxBodyBytes = 1 << 20
+	defaultDialTimeout  = 250 * time.Millisecond
+	defaultProbeTimeout = 600 * time.Millisecond
+	defaultTimeout      = 2 * time.Second
+	defaultMaxBodyBytes = 1 << 20
 )
 
 // API versions asked for. Azure's throttle fields (Ultra Disk IOPS and
@@ -88,7 +88,7 @@ func (e *OptionsError) Error() string {
 func (e *OptionsError) Hint() string {
 	switch e.Field {
 	case "provider":
-		return "providers: " + strings.Join(ProviderNames(), ", ")
+		return "providers: " + strings.Join(providerNames(), ", ")
 	default:
 		return "give an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080"
 	}
@@ -96,10 +96,10 @@ func (e *OptionsError) Hint() string {
 
 func (o Options) withDefaults() (Options, error) {
 	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
+		o.BaseURL = defaultBaseURL
 	}
 	if o.GCPURL == "" {
-		o.GCPURL = DefaultGCPURL
+		o.GCPURL = defaultGCPURL
 	}
 	for _, f := range []struct{ name, v string }{{"BaseURL", o.BaseURL}, {"GCPURL", o.GCPURL}} {
 		u, err := url.Parse(f.v)
@@ -116,27 +116,27 @@ func (o Options) withDefaults() (Options, error) {
 		o.DevRoot = "/dev"
 	}
 	if o.Providers == nil {
-		o.Providers = ProviderNames()
+		o.Providers = providerNames()
 	}
 	for _, p := range o.Providers {
-		if !contains(ProviderNames(), p) {
+		if !contains(providerNames(), p) {
 			return o, &OptionsError{Field: "provider", Value: p, Why: "unknown provider"}
 		}
 	}
 	if o.DialTimeout <= 0 {
-		o.DialTimeout = DefaultDialTimeout
+		o.DialTimeout = defaultDialTimeout
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = defaultProbeTimeout
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	if o.ProbeTimeout > o.Timeout {
 		o.ProbeTimeout = o.Timeout
 	}
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if o.Catalog == nil {
 		c, err := limits.Default()
@@ -238,16 +238,16 @@ type prober struct {
 	identify      func(ctx context.Context) (collect func(ctx context.Context, info *Info), err error)
 }
 
-// Detect asks the metadata services which cloud VM this is. It probes
+// detect asks the metadata services which cloud VM this is. It probes
 // the providers at once, keeps the first that proves itself, cancels the
 // others and then reads the winner's VM size, location and disks.
 //
-// When no provider answers, Detect returns an Info with Provider "" and
+// When no provider answers, detect returns an Info with Provider "" and
 // each probe's outcome, and a nil error. The error is non-nil only when
 // opts cannot be used (*OptionsError) or ctx was cancelled by the
-// caller. Detect never takes longer than opts.Timeout (2 s by default);
+// caller. detect never takes longer than opts.Timeout (2 s by default);
 // with no cloud it returns after about one dial timeout (250 ms).
-func Detect(ctx context.Context, opts Options) (Info, error) {
+func detect(ctx context.Context, opts Options) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
@@ -321,16 +321,16 @@ func (o *Options) probers(c *client) []prober {
 	var out []prober
 	for _, p := range o.Providers {
 		switch p {
-		case Azure:
+		case azure:
 			out = append(out, azureProber(c, o))
-		case AWS:
+		case aws:
 			out = append(out, awsProber(c, o))
-		case GCP:
+		case gcp:
 			out = append(out, gcpProber(c, o, o.BaseURL))
 			if o.GCPURL != o.BaseURL {
 				out = append(out, gcpProber(c, o, o.GCPURL))
 			}
-		case IBM:
+		case ibm:
 			out = append(out, ibmProber(c, o))
 		}
 	}

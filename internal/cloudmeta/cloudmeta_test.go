@@ -95,7 +95,7 @@ func TestDetectProviders(t *testing.T) {
 		factSource   string
 	}{
 		{
-			provider: Azure, tree: azureTree,
+			provider: azure, tree: azureTree,
 			vmSize: "Standard_D8s_v3", vm: "azure:Standard_D8s_v3", region: "westeurope", zone: "1",
 			disks: []wantDisk{
 				{role: "os", typ: "Premium_LRS", spec: "azure:P4", device: "sda", caching: "readwrite", lun: -1, sizeGiB: 30},
@@ -107,7 +107,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "Azure IMDS compute.vmSize",
 		},
 		{
-			provider: AWS, tree: awsTree,
+			provider: aws, tree: awsTree,
 			vmSize: "m5.large", vm: "aws:m5.large", region: "eu-west-1", zone: "eu-west-1b",
 			disks: []wantDisk{
 				{role: "ebs", device: "nvme0n1", lun: -1, sizeGiB: 8, note: "give --expect aws:TYPE:8GiB[:iops=N,throughput=M]"},
@@ -118,7 +118,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "AWS IMDSv2 instance-identity document instanceType",
 		},
 		{
-			provider: GCP, tree: gcpTree,
+			provider: gcp, tree: gcpTree,
 			vmSize: "n2-standard-8", vm: "gcp:n2-standard-8", region: "europe-west4", zone: "europe-west4-b",
 			disks: []wantDisk{
 				{role: "persistent", typ: "PERSISTENT", device: "sda", lun: -1, sizeGiB: 10, note: "give --expect gcp:TYPE:10GiB"},
@@ -128,7 +128,7 @@ func TestDetectProviders(t *testing.T) {
 			factSource: "GCP metadata instance/machine-type",
 		},
 		{
-			provider: IBM, tree: ibmTree,
+			provider: ibm, tree: ibmTree,
 			vmSize: "bx2-16x64", vm: "ibm:bx2-16x64", region: "us-south", zone: "us-south-1",
 			disks: []wantDisk{
 				{role: "boot", device: "vda", lun: -1, sizeGiB: 100},
@@ -142,7 +142,7 @@ func TestDetectProviders(t *testing.T) {
 		t.Run(tc.provider, func(t *testing.T) {
 			f := &fake{provider: tc.provider}
 			s := serve(t, f)
-			info, err := Detect(context.Background(), testOptions(t, s.URL, tc.tree(t)))
+			info, err := detect(context.Background(), testOptions(t, s.URL, tc.tree(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,8 +211,8 @@ func anyContains(list []string, sub string) bool {
 
 // The Azure disk facts name the IMDS field each came from.
 func TestAzureFactSources(t *testing.T) {
-	s := serve(t, &fake{provider: Azure})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
+	s := serve(t, &fake{provider: azure})
+	info, err := detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
 	if err != nil || len(info.Disks) != 5 {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -236,13 +236,13 @@ func TestAzureFactSources(t *testing.T) {
 // Token flows: the fake refuses a GET without the session token, so a
 // detection proves the PUT came first and its token was carried.
 func TestTokenFlows(t *testing.T) {
-	for _, p := range []string{AWS, IBM} {
+	for _, p := range []string{aws, ibm} {
 		t.Run(p, func(t *testing.T) {
 			f := &fake{provider: p}
 			s := serve(t, f)
 			o := testOptions(t, s.URL, fixture(t, nil, nil))
 			o.Providers = []string{p}
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil || info.Provider != p {
 				t.Fatalf("%v %+v", err, info)
 			}
@@ -263,8 +263,8 @@ func TestTokenFlows(t *testing.T) {
 	}}
 	s := serve(t, f)
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{AWS}
-	info, err := Detect(context.Background(), o)
+	o.Providers = []string{aws}
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || info.Probes[0].Outcome != "HTTP 405" {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -280,7 +280,7 @@ func TestNoCloud(t *testing.T) {
 	addr := "http://" + l.Addr().String()
 	l.Close()
 	start := time.Now()
-	info, err := Detect(context.Background(), testOptions(t, addr, fixture(t, nil, nil)))
+	info, err := detect(context.Background(), testOptions(t, addr, fixture(t, nil, nil)))
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -307,7 +307,7 @@ func TestNoCloud(t *testing.T) {
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<html>hello</html>"))
 	}})
-	info, err = Detect(context.Background(), testOptions(t, s.URL, fixture(t, nil, nil)))
+	info, err = detect(context.Background(), testOptions(t, s.URL, fixture(t, nil, nil)))
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -320,7 +320,7 @@ func TestHangingService(t *testing.T) {
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
 	o.ProbeTimeout = 300 * time.Millisecond
 	start := time.Now()
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	el := time.Since(start)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
@@ -338,7 +338,7 @@ func TestHangingService(t *testing.T) {
 // The first provider to prove itself wins; probes still waiting are
 // cancelled rather than waited for.
 func TestFirstAnswerWins(t *testing.T) {
-	az := &fake{provider: Azure}
+	az := &fake{provider: azure}
 	stall := hang()
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metadata/instance" {
@@ -352,8 +352,8 @@ func TestFirstAnswerWins(t *testing.T) {
 	start := time.Now()
 	o := testOptions(t, s.URL, azureTree(t))
 	o.ProbeTimeout = 2 * time.Second
-	info, err := Detect(context.Background(), o)
-	if err != nil || info.Provider != Azure {
+	info, err := detect(context.Background(), o)
+	if err != nil || info.Provider != azure {
 		t.Fatalf("%v %+v", err, info)
 	}
 	if el := time.Since(start); el > time.Second {
@@ -368,7 +368,7 @@ func TestFirstAnswerWins(t *testing.T) {
 
 // Azure's 5 requests a second: a 429 is tried once more.
 func TestRetryOn429(t *testing.T) {
-	az := &fake{provider: Azure}
+	az := &fake{provider: azure}
 	n := 0
 	var mu sync.Mutex
 	s := serve(t, &fake{handler: func(w http.ResponseWriter, r *http.Request) {
@@ -384,9 +384,9 @@ func TestRetryOn429(t *testing.T) {
 	}})
 	az.t = t
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{Azure}
-	info, err := Detect(context.Background(), o)
-	if err != nil || info.Provider != Azure {
+	o.Providers = []string{azure}
+	info, err := detect(context.Background(), o)
+	if err != nil || info.Provider != azure {
 		t.Fatalf("%v %+v", err, info)
 	}
 }
@@ -394,14 +394,14 @@ func TestRetryOn429(t *testing.T) {
 func TestCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Detect(ctx, Options{dial: loopbackOnly(t)}); !errors.Is(err, context.Canceled) {
+	if _, err := detect(ctx, Options{dial: loopbackOnly(t)}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 	// Cancelled while probing.
 	s := serve(t, &fake{handler: hang()})
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if _, err := Detect(ctx, testOptions(t, s.URL, fixture(t, nil, nil))); !errors.Is(err, context.Canceled) {
+	if _, err := detect(ctx, testOptions(t, s.URL, fixture(t, nil, nil))); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -415,7 +415,7 @@ func TestOptionsErrors(t *testing.T) {
 		{Providers: []string{"oracle"}},
 	} {
 		o.dial = loopbackOnly(t)
-		_, err := Detect(context.Background(), o)
+		_, err := detect(context.Background(), o)
 		var oe *OptionsError
 		if !errors.As(err, &oe) || oe.Hint() == "" {
 			t.Errorf("%+v: err %v", o, err)
@@ -437,7 +437,7 @@ func TestDefaultAddresses(t *testing.T) {
 			return nil, errors.New("not dialled in tests")
 		},
 	}
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}

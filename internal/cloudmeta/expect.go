@@ -73,10 +73,10 @@ func (i *Info) ExpectFor(devices []string) (Expect, *Disk) {
 	if d.Spec == "" {
 		x.Notes = append(x.Notes, d.Notes...)
 	}
-	if i.Provider == Azure {
+	if i.Provider == azure {
 		x.Cache = d.Caching
 	}
-	if i.Provider == IBM {
+	if i.Provider == ibm {
 		unknown := 0
 		for k := range i.Disks {
 			o := &i.Disks[k]
@@ -109,13 +109,13 @@ func containsDisk(list []*Disk, d *Disk) bool {
 // source names the metadata service.
 func (i *Info) source() string {
 	switch i.Provider {
-	case Azure:
+	case azure:
 		return "Azure IMDS"
-	case AWS:
+	case aws:
 		return "AWS IMDSv2"
-	case GCP:
+	case gcp:
 		return "GCP metadata server"
-	case IBM:
+	case ibm:
 		return "IBM VPC metadata service"
 	}
 	return "no cloud metadata"

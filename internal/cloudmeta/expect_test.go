@@ -10,9 +10,9 @@ import (
 
 func detectAzure(t *testing.T) Info {
 	t.Helper()
-	s := serve(t, &fake{provider: Azure})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
-	if err != nil || info.Provider != Azure {
+	s := serve(t, &fake{provider: azure})
+	info, err := detect(context.Background(), testOptions(t, s.URL, azureTree(t)))
+	if err != nil || info.Provider != azure {
 		t.Fatalf("%v %+v", err, info)
 	}
 	return info
@@ -71,7 +71,7 @@ func TestExpectForAzure(t *testing.T) {
 // IBM splits volume bandwidth over the VM's data volumes: the others
 // with a known spec go to Attached, the rest get a note.
 func TestExpectForIBMAttached(t *testing.T) {
-	info := Info{Provider: IBM, VMSize: "bx2-16x64", VM: "ibm:bx2-16x64", Disks: []Disk{
+	info := Info{Provider: ibm, VMSize: "bx2-16x64", VM: "ibm:bx2-16x64", Disks: []Disk{
 		{Role: "boot", Device: "vda"},
 		{Role: "data", Device: "vdb", Spec: "ibm:10iops-tier:300GB", DeviceHow: "test"},
 		{Role: "data", Device: "vdc", Spec: "ibm:5iops-tier:100GB"},
@@ -91,9 +91,9 @@ func TestExpectForIBMAttached(t *testing.T) {
 }
 
 func TestExpectForAWS(t *testing.T) {
-	s := serve(t, &fake{provider: AWS})
-	info, err := Detect(context.Background(), testOptions(t, s.URL, awsTree(t)))
-	if err != nil || info.Provider != AWS {
+	s := serve(t, &fake{provider: aws})
+	info, err := detect(context.Background(), testOptions(t, s.URL, awsTree(t)))
+	if err != nil || info.Provider != aws {
 		t.Fatal(err, info)
 	}
 	x, d := info.ExpectFor([]string{"nvme1n1p1", "nvme1n1"})

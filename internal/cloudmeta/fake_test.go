@@ -72,7 +72,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path, q := r.URL.Path, r.URL.Query()
 	switch f.provider {
-	case Azure:
+	case azure:
 		switch {
 		case path != "/metadata/instance":
 			http.NotFound(w, r)
@@ -86,7 +86,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.Write(f.file("azure-instance.json"))
 		}
-	case AWS:
+	case aws:
 		switch {
 		case path == "/latest/api/token" && r.Method == http.MethodPut:
 			if r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds") == "" {
@@ -103,7 +103,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			http.NotFound(w, r)
 		}
-	case GCP:
+	case gcp:
 		if r.Header.Get("Metadata-Flavor") != "Google" {
 			http.Error(w, "Missing Metadata-Flavor:Google header.", http.StatusForbidden)
 			return
@@ -120,7 +120,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			http.NotFound(w, r)
 		}
-	case IBM:
+	case ibm:
 		switch {
 		case path == "/instance_identity/v1/token" && r.Method == http.MethodPut:
 			if r.Header.Get("Metadata-Flavor") != "ibm" || q.Get("version") == "" {

@@ -72,7 +72,7 @@ func FuzzParseAzure(f *testing.F) {
 			return
 		}
 		o := fuzzOptions()
-		info := Info{Provider: Azure}
+		info := Info{Provider: azure}
 		azureInfo(o, doc, &info)
 		checkInfo(t, &info)
 	})
@@ -87,7 +87,7 @@ func FuzzParseAWSIdentity(f *testing.F) {
 		if err != nil {
 			return
 		}
-		info := Info{Provider: AWS}
+		info := Info{Provider: aws}
 		awsInfo(fuzzOptions(), doc, &info)
 		checkInfo(t, &info)
 	})

@@ -64,7 +64,7 @@ func gcpGet(ctx context.Context, c *client, u string) ([]byte, error) {
 
 func gcpProber(c *client, o *Options, base string) prober {
 	root := base + "/computeMetadata/v1/instance/"
-	return prober{provider: GCP, url: root + "machine-type", identify: func(ctx context.Context) (func(context.Context, *Info), error) {
+	return prober{provider: gcp, url: root + "machine-type", identify: func(ctx context.Context) (func(context.Context, *Info), error) {
 		b, err := gcpGet(ctx, c, root+"machine-type")
 		if err != nil {
 			return nil, err
@@ -146,7 +146,7 @@ func gcpDiskInfo(o *Options, t tree, g *gcpDisk, src string) Disk {
 		kind := strings.ToLower(strings.TrimPrefix(typ, "PERSISTENT-"))
 		fam := ""
 		for _, cand := range []string{"pd-" + kind, kind} {
-			if f := o.Catalog.Family(GCP, cand); f != nil {
+			if f := o.Catalog.Family(gcp, cand); f != nil {
 				fam = cand
 				break
 			}
@@ -155,7 +155,7 @@ func gcpDiskInfo(o *Options, t tree, g *gcpDisk, src string) Disk {
 			d.Notes = append(d.Notes, "the limits catalog has no disk type for "+typ)
 			break
 		}
-		spec, notes, why := diskSpec(o.Catalog, GCP, fam, gibCeil(d.SizeBytes), 0, 0)
+		spec, notes, why := diskSpec(o.Catalog, gcp, fam, gibCeil(d.SizeBytes), 0, 0)
 		if spec == "" {
 			d.Notes = append(d.Notes, "no catalog spec: "+why)
 			break

@@ -120,11 +120,11 @@ func TestHostileAzure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := serve(t, &fake{provider: Azure, override: map[string][]byte{"azure-instance.json": tc.body}})
+			s := serve(t, &fake{provider: azure, override: map[string][]byte{"azure-instance.json": tc.body}})
 			o := testOptions(t, s.URL, azureTree(t))
-			o.Providers = []string{Azure}
+			o.Providers = []string{azure}
 			o.MaxBodyBytes = tc.maxBody
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestHostileAzure(t *testing.T) {
 
 // A redirect is refused, not followed.
 func TestRedirectRefused(t *testing.T) {
-	az := &fake{provider: Azure}
+	az := &fake{provider: azure}
 	f := &fake{}
 	f.handler = func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/moved/metadata/instance" {
@@ -155,8 +155,8 @@ func TestRedirectRefused(t *testing.T) {
 	s := serve(t, f)
 	az.t = t
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{Azure}
-	info, err := Detect(context.Background(), o)
+	o.Providers = []string{azure}
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || info.Probes[0].Outcome != "HTTP 302 (redirect refused)" {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -172,12 +172,12 @@ func TestHostileTokens(t *testing.T) {
 		provider string
 		handler  http.HandlerFunc
 	}{
-		{AWS, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("abc\r\nX-Injected: 1")) }},
-		{AWS, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("a", 9000))) }},
-		{AWS, func(w http.ResponseWriter, r *http.Request) {}},
-		{IBM, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"access_token": "a b"}`)) }},
-		{IBM, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"access_token": {"x": 1}}`)) }},
-		{IBM, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`["token"]`)) }},
+		{aws, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("abc\r\nX-Injected: 1")) }},
+		{aws, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("a", 9000))) }},
+		{aws, func(w http.ResponseWriter, r *http.Request) {}},
+		{ibm, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"access_token": "a b"}`)) }},
+		{ibm, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"access_token": {"x": 1}}`)) }},
+		{ibm, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`["token"]`)) }},
 	}
 	for i, tc := range cases {
 		t.Run(fmt.Sprint(tc.provider, i), func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestHostileTokens(t *testing.T) {
 			s := serve(t, f)
 			o := testOptions(t, s.URL, fixture(t, nil, nil))
 			o.Providers = []string{tc.provider}
-			info, err := Detect(context.Background(), o)
+			info, err := detect(context.Background(), o)
 			if err != nil || info.Detected() || !strings.Contains(info.Probes[0].Outcome, "token") {
 				t.Fatalf("%v %+v", err, info)
 			}
@@ -202,8 +202,8 @@ func TestGCPNeedsFlavorHeader(t *testing.T) {
 		w.Write([]byte("projects/1/machineTypes/n2-standard-8"))
 	}})
 	o := testOptions(t, s.URL, fixture(t, nil, nil))
-	o.Providers = []string{GCP}
-	info, err := Detect(context.Background(), o)
+	o.Providers = []string{gcp}
+	info, err := detect(context.Background(), o)
 	if err != nil || info.Detected() || !strings.Contains(info.Probes[0].Outcome, "Metadata-Flavor") {
 		t.Fatalf("%v %+v", err, info)
 	}
@@ -215,10 +215,10 @@ func TestGCPDeviceNameTraversal(t *testing.T) {
 	tree := fixture(t, map[string]string{"etc/passwd": "root:x:0:0"}, map[string]string{
 		"dev/disk/by-id/google-bench-data": "../../sdb",
 	})
-	s := serve(t, &fake{provider: GCP, override: map[string][]byte{"gcp-disks.json": []byte(disks)}})
+	s := serve(t, &fake{provider: gcp, override: map[string][]byte{"gcp-disks.json": []byte(disks)}})
 	o := testOptions(t, s.URL, tree)
-	info, err := Detect(context.Background(), o)
-	if err != nil || info.Provider != GCP || len(info.Disks) != 3 {
+	info, err := detect(context.Background(), o)
+	if err != nil || info.Provider != gcp || len(info.Disks) != 3 {
 		t.Fatalf("%v %+v", err, info)
 	}
 	if d := info.Disks[0]; d.Device != "" || d.Name != "" || d.Spec != "" || !anyContains(d.Notes, "no usable device name") {
@@ -240,7 +240,7 @@ func TestBlackholeTiming(t *testing.T) {
 		dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			// What a dropped SYN looks like from net.Dialer: nothing
 			// until its timeout.
-			tm := time.NewTimer(DefaultDialTimeout)
+			tm := time.NewTimer(defaultDialTimeout)
 			defer tm.Stop()
 			select {
 			case <-ctx.Done():
@@ -251,13 +251,13 @@ func TestBlackholeTiming(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	info, err := Detect(context.Background(), o)
+	info, err := detect(context.Background(), o)
 	el := time.Since(start)
 	if err != nil || info.Detected() {
 		t.Fatalf("%v %+v", err, info)
 	}
-	if el < DefaultDialTimeout || el > DefaultDialTimeout+300*time.Millisecond {
-		t.Errorf("took %v, want just over the %v dial timeout", el, DefaultDialTimeout)
+	if el < defaultDialTimeout || el > defaultDialTimeout+300*time.Millisecond {
+		t.Errorf("took %v, want just over the %v dial timeout", el, defaultDialTimeout)
 	}
 	if !strings.Contains(info.Probes[0].Outcome, "no connection within the 250ms connect timeout") {
 		t.Errorf("outcome %q", info.Probes[0].Outcome)

@@ -105,7 +105,7 @@ func parseIBMAttachments(b []byte) ([]ibmAttachment, []string, error) {
 
 func ibmProber(c *client, o *Options) prober {
 	tokenURL := o.BaseURL + "/instance_identity/v1/token?version=" + ibmAPIVersion
-	return prober{provider: IBM, url: tokenURL, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
+	return prober{provider: ibm, url: tokenURL, identify: func(ctx context.Context) (func(context.Context, *Info), error) {
 		r, err := c.do(ctx, "PUT", tokenURL, map[string]string{"Metadata-Flavor": "ibm", "Content-Type": "application/json"}, []byte(`{"expires_in": 300}`))
 		if err != nil {
 			return nil, err
@@ -277,7 +277,7 @@ func ibmDisk(o *Options, t tree, a *ibmAttachment, role, src string) Disk {
 	}
 	t.addSize(&d)
 	if prof != "" && capGB > 0 {
-		spec, notes, why := diskSpec(o.Catalog, IBM, prof, capGB, d.ProvisionedIOPS, 0)
+		spec, notes, why := diskSpec(o.Catalog, ibm, prof, capGB, d.ProvisionedIOPS, 0)
 		if spec != "" {
 			d.Spec = spec
 			d.Notes = append(d.Notes, notes...)

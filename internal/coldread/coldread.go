@@ -36,20 +36,20 @@ type Options struct {
 	Seed uint64
 }
 
-// Bounds of a sample: samples lie at least SpacingBytes apart, so that
+// Bounds of a sample: samples lie at least spacingBytes apart, so that
 // no two fall in one block a restore fetches at once; the files walked
 // and the samples taken are bounded whatever the directory holds.
 const (
-	SpacingBytes   = 1 << 20
+	spacingBytes   = 1 << 20
 	maxFiles       = 1 << 20
 	maxSamples     = 1 << 16
 	maxQD1Samples  = 512
 	defaultQD1Time = 15 * time.Second
-	// SlowFactor: a first read slower than this many times the second
+	// slowFactor: a first read slower than this many times the second
 	// touches' median (and than their p99) is a slow block.
-	SlowFactor = 3.0
-	// ColdShare is the share of slow blocks that makes the data cold.
-	ColdShare = 0.10
+	slowFactor = 3.0
+	// coldShare is the share of slow blocks that makes the data cold.
+	coldShare = 0.10
 )
 
 // Touch is what one pass over the samples measured.
@@ -114,7 +114,7 @@ func Sample(ctx context.Context, dir string, o Options) (*Report, error) {
 	if o.QD1Time == 0 {
 		o.QD1Time = defaultQD1Time
 	}
-	if o.BlockBytes < 512 || o.BlockBytes > SpacingBytes || o.BlockBytes&(o.BlockBytes-1) != 0 {
+	if o.BlockBytes < 512 || o.BlockBytes > spacingBytes || o.BlockBytes&(o.BlockBytes-1) != 0 {
 		return nil, fmt.Errorf("block size %d: a power of two from 512 B to 1 MiB", o.BlockBytes)
 	}
 	if o.MaxBytes < 4*o.BlockBytes {
@@ -139,7 +139,7 @@ func Sample(ctx context.Context, dir string, o Options) (*Report, error) {
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	// Each block is read twice: the budget covers 2 reads per sample.
-	n := int(min(o.MaxBytes/(2*o.BlockBytes), total/SpacingBytes+int64(len(files)), maxSamples))
+	n := int(min(o.MaxBytes/(2*o.BlockBytes), total/spacingBytes+int64(len(files)), maxSamples))
 	ss := pick(files, total, n, o.BlockBytes, rng)
 	if len(ss) < 2 {
 		return nil, fmt.Errorf("the data under %s is too small to sample", dir)
@@ -200,7 +200,7 @@ func Sample(ctx context.Context, dir string, o Options) (*Report, error) {
 	if n := r.QD1.First.N; n > 0 {
 		r.SlowShare = float64(r.QD1.Slow) / float64(n)
 	}
-	r.Cold = r.SlowShare >= ColdShare
+	r.Cold = r.SlowShare >= coldShare
 	r.WarmCommand = "fio --name=warm --opendir=" + shellQuote(dir) + " --rw=read --bs=1M --iodepth=32 --ioengine=libaio --direct=1 --readonly"
 	if r.Cold && r.Deep.First.BWBytes > 0 {
 		r.WarmSeconds = float64(total) / r.Deep.First.BWBytes
@@ -270,7 +270,7 @@ func pick(files []file, total int64, n int, bs int64, rng *rand.Rand) []sample {
 		if off+bs > files[i].size {
 			off = (files[i].size - bs) / bs * bs
 		}
-		k := key{i, off / SpacingBytes}
+		k := key{i, off / spacingBytes}
 		if seen[k] {
 			continue
 		}
@@ -399,7 +399,7 @@ func touch(p pass, bs int64) Touch {
 
 func phase(qd int, first, second pass, bs int64) Phase {
 	ph := Phase{QD: qd, First: touch(first, bs), Second: touch(second, bs)}
-	thr := math.Max(SlowFactor*ph.Second.MedianNs, ph.Second.P99Ns)
+	thr := math.Max(slowFactor*ph.Second.MedianNs, ph.Second.P99Ns)
 	for _, d := range first.lat {
 		if float64(d) > thr {
 			ph.Slow++

@@ -25,7 +25,7 @@ func TestPick(t *testing.T) {
 		if s.off%4096 != 0 || s.off < 0 || s.off+4096 > f.size {
 			t.Errorf("sample %+v outside %s (%d bytes) or not aligned", s, f.path, f.size)
 		}
-		k := [2]int64{int64(s.f), s.off / SpacingBytes}
+		k := [2]int64{int64(s.f), s.off / spacingBytes}
 		if seen[k] {
 			t.Errorf("two samples in one MiB of %s: %+v", f.path, s)
 		}

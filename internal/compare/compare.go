@@ -12,11 +12,11 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Alpha is the significance level of the tests.
-const Alpha = 0.05
+// alpha is the significance level of the tests.
+const alpha = 0.05
 
-// Schema names the version of the comparison object (-o json).
-const Schema = "iolens.comparison/v1"
+// schema names the version of the comparison object (-o json).
+const schema = "iolens.comparison/v1"
 
 // WelchTest runs Welch's unequal-variance t-test on a and b, two-sided;
 // T is positive when b's mean is higher.
@@ -25,19 +25,19 @@ func WelchTest(a, b []float64) Welch {
 	if math.IsNaN(p) {
 		return Welch{}
 	}
-	return Welch{Enough: true, T: t, DF: df, P: p, Significant: p < Alpha}
+	return Welch{Enough: true, T: t, DF: df, P: p, Significant: p < alpha}
 }
 
 type key struct{ test, dir string }
 
-// P99Test compares the p99 of two latency histograms. The p99 of n IOs
+// p99Test compares the p99 of two latency histograms. The p99 of n IOs
 // is an order statistic: its rank is binomial, so its 95% interval runs
 // between the quantiles 0.99 ± 1.96·sqrt(0.99·0.01/n), read off the
 // histogram; from each side's interval a standard error, and from both a
 // two-sided p-value (a normal approximation). T is positive when b's p99
 // is higher. Fewer than 500 IOs a side (five beyond the p99) is not
 // enough.
-func P99Test(a, b *result.Histogram) Welch {
+func p99Test(a, b *result.Histogram) Welch {
 	const q, z = 0.99, 1.959964
 	type side struct{ p99, se float64 }
 	of := func(h *result.Histogram) (side, bool) {
@@ -59,14 +59,14 @@ func P99Test(a, b *result.Histogram) Welch {
 	}
 	t := (sb.p99 - sa.p99) / math.Hypot(sa.se, sb.se)
 	p := math.Erfc(math.Abs(t) / math.Sqrt2)
-	return Welch{Enough: true, Basis: "histograms", T: t, P: p, Significant: p < Alpha}
+	return Welch{Enough: true, Basis: "histograms", T: t, P: p, Significant: p < alpha}
 }
 
 // Compare builds the table. Rows follow the first operand's test order,
 // then tests only later operands have. Each operand's figures come from
 // analysis.Summarize over its results.
 func Compare(ops []Operand) Comparison {
-	c := Comparison{Schema: Schema, Alpha: Alpha}
+	c := Comparison{Schema: schema, Alpha: alpha}
 	var order []key
 	seen := map[key]bool{}
 	bs := map[key]int64{}
@@ -128,7 +128,7 @@ func Compare(ops []Operand) Comparison {
 				if !pt.Enough && hists[0][k] != nil && hists[ci][k] != nil {
 					// Too few results a side for a test over them: each
 					// run's histogram gives its p99 an interval.
-					pt = P99Test(hists[0][k], hists[ci][k])
+					pt = p99Test(hists[0][k], hists[ci][k])
 				}
 				x.IOPSTest, x.P99Test = &it, &pt
 			}

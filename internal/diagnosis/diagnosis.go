@@ -20,8 +20,8 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Schema names the version of the diagnosis object.
-const Schema = "iolens.diagnosis/v1"
+// schema names the version of the diagnosis object.
+const schema = "iolens.diagnosis/v1"
 
 // Diagnosis is the disk model and its verdict.
 type Diagnosis struct {
@@ -294,16 +294,16 @@ type Options struct {
 	Interrupted bool
 }
 
-// VerdictKinds are the kinds of finding the verdict reads: the limits and
+// verdictKinds are the kinds of finding the verdict reads: the limits and
 // curves of the disk model, stalls, cliffs (a burst) and the etcd verdict.
 // Every report lists every finding, but a finding of another kind reaches
 // the verdict only once Build reads it and it is listed here.
-var VerdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
+var verdictKinds = []string{result.KindLimit, result.KindModel, result.KindStall, result.KindCliff, result.KindEtcd}
 
 // Build makes the diagnosis of rs (the results of one run, with their
 // findings).
 func Build(rs []result.Result, o Options) Diagnosis {
-	d := Diagnosis{Schema: Schema, Expected: o.Expected, Unknown: append([]string{}, o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
+	d := Diagnosis{Schema: schema, Expected: o.Expected, Unknown: append([]string{}, o.Unknown...), Limits: []Limit{}, CatalogMatch: []Match{},
 		Curves: []Curve{}, Interrupted: o.Interrupted}
 	d.Disk.Stalls = []Stall{}
 	ok := make([]*result.Result, 0, len(rs))
@@ -400,7 +400,7 @@ func Build(rs []result.Result, o Options) Diagnosis {
 	if len(d.Verdict) == 0 {
 		d.Verdict = []string{noVerdict(rs, ok)}
 	}
-	d.ToChange = Advice(&d)
+	d.ToChange = advice(&d)
 	if d.ToChange == nil {
 		d.ToChange = []string{}
 	}
@@ -758,9 +758,9 @@ func limitWords(code string) string {
 	return code
 }
 
-// Advice says what to change, from what binds: one short line per thing,
+// advice says what to change, from what binds: one short line per thing,
 // none contradicting another.
-func Advice(d *Diagnosis) []string {
+func advice(d *Diagnosis) []string {
 	var says []string
 	add := func(s string) {
 		for _, x := range says {

@@ -72,7 +72,7 @@ func TestQuickOnCappedDisk(t *testing.T) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
 		}
 	}
-	if d.Schema != Schema || d.RunID == "" {
+	if d.Schema != schema || d.RunID == "" {
 		t.Errorf("header %q %q", d.Schema, d.RunID)
 	}
 }

@@ -56,12 +56,12 @@ func TestAdviceNamesTheDirection(t *testing.T) {
 	d := Diagnosis{}
 	d.Disk.Read = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
 	d.Disk.Write = &Direction{IOPSState: result.StateLatency}
-	got := strings.Join(Advice(&d), "\n")
+	got := strings.Join(advice(&d), "\n")
 	if !strings.Contains(got, "reads: the device saturates") || !strings.Contains(got, "writes: more IOs in flight") {
 		t.Errorf("advice:\n%s", got)
 	}
 	d.Disk.Write = &Direction{IOPSLimit: result.CodeDevice, IOPSState: result.StatePlateau}
-	if got := Advice(&d); len(got) != 1 || strings.HasPrefix(got[0], "reads") {
+	if got := advice(&d); len(got) != 1 || strings.HasPrefix(got[0], "reads") {
 		t.Errorf("both directions alike: %q", got)
 	}
 }

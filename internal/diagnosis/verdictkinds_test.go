@@ -68,7 +68,7 @@ func TestVerdictKindsAreTheKindsRead(t *testing.T) {
 		}
 		read = append(read, v)
 	}
-	listed := slices.Clone(VerdictKinds)
+	listed := slices.Clone(verdictKinds)
 	slices.Sort(read)
 	slices.Sort(listed)
 	if !slices.Equal(read, listed) {
@@ -78,7 +78,7 @@ func TestVerdictKindsAreTheKindsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range VerdictKinds {
+	for _, k := range verdictKinds {
 		if !strings.Contains(string(doc), "`"+k+"`") {
 			t.Errorf("docs/architecture.md does not name the verdict's kind %q", k)
 		}

@@ -121,14 +121,14 @@ func TestDeviceRates(t *testing.T) {
 		WriteTicks: 1000, IOsTotalTicks: 10000, WeightedIOTicks: 20000}
 	cur := blockdevice.IOStats{ReadIOs: 3000, ReadSectors: 24000, ReadTicks: 1500, WriteIOs: 300, WriteSectors: 307200,
 		WriteTicks: 3000, IOsTotalTicks: 10500, WeightedIOTicks: 24000, IOsInProgress: 4}
-	got := DeviceRates(prev, cur, 2*time.Second)
+	got := deviceRates(prev, cur, 2*time.Second)
 	// By hand, over 2 s: 2000 reads, 16000 sectors; 100 writes, 102400 sectors.
 	want := Rates{ReadIOPS: 1000, WriteIOPS: 50, ReadBWBytes: 16000 * 512 / 2, WriteBWBytes: 102400 * 512 / 2,
 		ReadAwaitMs: 0.5, WriteAwaitMs: 20, QueueSize: 2, ReadReqBytes: 4096, WriteReqBytes: 524288, UtilPct: 25, InFlight: 4}
 	if got != want {
 		t.Errorf("rates =\n%+v, want\n%+v", got, want)
 	}
-	if z := DeviceRates(cur, prev, time.Second); z.ReadIOPS != 0 || z.WriteBWBytes != 0 {
+	if z := deviceRates(cur, prev, time.Second); z.ReadIOPS != 0 || z.WriteBWBytes != 0 {
 		t.Errorf("counters going backwards should give zero rates, got %+v", z)
 	}
 }
@@ -210,7 +210,7 @@ func TestSnapshotFromFixture(t *testing.T) {
 	next := s
 	next.CPUTotal += 10
 	next.CPUIowait += 2.5
-	if got := SystemRates(s, next).IowaitPct; got != 25 {
+	if got := systemRates(s, next).IowaitPct; got != 25 {
 		t.Errorf("iowait = %v%%, want 25%%", got)
 	}
 	// The disks not kept, partitions left out: loop0 and sdb.
@@ -219,7 +219,7 @@ func TestSnapshotFromFixture(t *testing.T) {
 	}
 	next.At = s.At.Add(2 * time.Second)
 	next.OtherIOTicks += 1500
-	if got := SystemRates(s, next).OtherUtilPct; got != 75 {
+	if got := systemRates(s, next).OtherUtilPct; got != 75 {
 		t.Errorf("other disks busy %v%% of the interval, want 75%%", got)
 	}
 	// Without /sys/block nothing says which are whole disks: none count.

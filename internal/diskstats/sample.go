@@ -220,8 +220,8 @@ var stackedRE = regexp.MustCompile("^(?:" + StackedPattern + ")$")
 // Stacked says whether a device name is a stacked device's.
 func Stacked(name string) bool { return stackedRE.MatchString(name) }
 
-// DeviceRates computes one device's rates between two snapshots.
-func DeviceRates(prev, cur blockdevice.IOStats, dt time.Duration) Rates {
+// deviceRates computes one device's rates between two snapshots.
+func deviceRates(prev, cur blockdevice.IOStats, dt time.Duration) Rates {
 	sec := dt.Seconds()
 	if sec <= 0 {
 		return Rates{}
@@ -259,8 +259,8 @@ func delta(cur, prev uint64) float64 {
 	return float64(cur - prev)
 }
 
-// SystemRates computes host-wide state between two snapshots.
-func SystemRates(prev, cur Snapshot) System {
+// systemRates computes host-wide state between two snapshots.
+func systemRates(prev, cur Snapshot) System {
 	s := System{DirtyBytes: cur.DirtyBytes, WritebackBytes: cur.WritebackBytes}
 	if dt := cur.CPUTotal - prev.CPUTotal; dt > 0 {
 		s.IowaitPct = (cur.CPUIowait - prev.CPUIowait) / dt * 100
@@ -309,11 +309,11 @@ func (r *Reader) Sample(ctx context.Context, interval time.Duration, fn func(Tic
 
 // Diff turns two snapshots into a Tick.
 func Diff(prev, cur Snapshot) Tick {
-	tk := Tick{At: cur.At, Devices: map[string]Rates{}, System: SystemRates(prev, cur)}
+	tk := Tick{At: cur.At, Devices: map[string]Rates{}, System: systemRates(prev, cur)}
 	dt := cur.At.Sub(prev.At)
 	for name, c := range cur.Devices {
 		if p, ok := prev.Devices[name]; ok {
-			tk.Devices[name] = DeviceRates(p, c, dt)
+			tk.Devices[name] = deviceRates(p, c, dt)
 		}
 	}
 	return tk

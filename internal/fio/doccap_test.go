@@ -45,10 +45,10 @@ func TestDocumentCap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
 		t.Fatalf("err = %v, want the document refused", err)
 	}
-	if in.n > MaxDocumentBytes+8<<20 {
-		t.Errorf("read %d MiB before refusing a document past %d MiB", in.n>>20, MaxDocumentBytes>>20)
+	if in.n > maxDocumentBytes+8<<20 {
+		t.Errorf("read %d MiB before refusing a document past %d MiB", in.n>>20, maxDocumentBytes>>20)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 5*MaxDocumentBytes {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 5*maxDocumentBytes {
 		t.Errorf("allocated %d MiB to refuse it, more than 5 times the cap", alloc>>20)
 	}
 }

@@ -16,13 +16,13 @@ import (
 // Caps of ReadResults: a line of fio's output, the diagnostics kept, and
 // one JSON document. fio's json+ output of 64 jobs without
 // group_reporting, latency bins and all, is a few MiB; a document past
-// MaxDocumentBytes is refused as soon as it is that long, having held
+// maxDocumentBytes is refused as soon as it is that long, having held
 // little more than that. A document compacted onto one line (jq -c) is
 // one line: a line may be as long as a document.
 const (
-	maxLine          = MaxDocumentBytes
+	maxLine          = maxDocumentBytes
 	maxDiagnostics   = 100
-	MaxDocumentBytes = 64 << 20
+	maxDocumentBytes = 64 << 20
 )
 
 // ReadResults reads fio's output as a stream and converts it into
@@ -57,8 +57,8 @@ func ReadResults(r io.Reader, name string) ([]result.Result, error) {
 				}
 			}
 		}
-		if sp.Len() > MaxDocumentBytes {
-			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, MaxDocumentBytes>>20)
+		if sp.Len() > maxDocumentBytes {
+			return nil, fmt.Errorf("line %d: a fio JSON document longer than %d MiB", lr.Line, maxDocumentBytes>>20)
 		}
 		if raw != nil {
 			last = raw

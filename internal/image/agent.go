@@ -20,7 +20,7 @@ func AgentSpec(goarch, iolens, version string, debs []Deb) Spec {
 		// A static busybox: sh, mkdir, rm for a local-path provisioner's
 		// helper pod, a few more for debugging.
 		Busybox:    "/usr/bin/busybox",
-		Applets:    DefaultApplets(),
+		Applets:    defaultApplets(),
 		Dirs:       []string{"/tmp", "/data", "/host"},
 		Entrypoint: []string{"/usr/local/bin/iolens"},
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
@@ -38,13 +38,13 @@ func AgentSpec(goarch, iolens, version string, debs []Deb) Spec {
 // FetchDebs returns the pinned packages for goarch from cache, downloading
 // those that are missing from mirror.
 func FetchDebs(ctx context.Context, client *http.Client, mirror, cache, goarch string) ([]Deb, error) {
-	pins, err := Pins(goarch)
+	pins, err := pins(goarch)
 	if err != nil {
 		return nil, err
 	}
 	debs := make([]Deb, 0, len(pins))
 	for _, p := range pins {
-		path, err := Fetch(ctx, client, mirror, cache, p)
+		path, err := fetch(ctx, client, mirror, cache, p)
 		if err != nil {
 			return nil, err
 		}
@@ -56,13 +56,13 @@ func FetchDebs(ctx context.Context, client *http.Client, mirror, cache, goarch s
 // CachedDebs returns the pinned packages for goarch from cache without
 // downloading anything; it fails on the first one missing or damaged.
 func CachedDebs(cache, goarch string) ([]Deb, error) {
-	pins, err := Pins(goarch)
+	pins, err := pins(goarch)
 	if err != nil {
 		return nil, err
 	}
 	debs := make([]Deb, 0, len(pins))
 	for _, p := range pins {
-		path, err := VerifyCached(cache, p)
+		path, err := verifyCached(cache, p)
 		if err != nil {
 			return nil, err
 		}

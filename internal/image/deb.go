@@ -38,45 +38,45 @@ type DebFile struct {
 	Data []byte
 }
 
-// ErrBadDeb is wrapped by every error about a malformed package.
-var ErrBadDeb = errors.New("not a valid Debian package")
+// errBadDeb is wrapped by every error about a malformed package.
+var errBadDeb = errors.New("not a valid Debian package")
 
-// ReadDeb unpacks the data archive of a Debian binary package (an ar
+// readDeb unpacks the data archive of a Debian binary package (an ar
 // archive holding debian-binary, control.tar.* and data.tar.*, compressed
 // with gzip, xz, zstd or not at all). Documentation under /usr/share is
 // skipped: the image needs programs and libraries only.
-func ReadDeb(r io.Reader) ([]DebFile, error) {
+func readDeb(r io.Reader) ([]DebFile, error) {
 	br := bufio.NewReader(r)
 	magic := make([]byte, 8)
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != "!<arch>\n" {
-		return nil, fmt.Errorf("%w: no ar header", ErrBadDeb)
+		return nil, fmt.Errorf("%w: no ar header", errBadDeb)
 	}
 	for {
 		var hdr [60]byte
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			if err == io.EOF {
-				return nil, fmt.Errorf("%w: no data.tar member", ErrBadDeb)
+				return nil, fmt.Errorf("%w: no data.tar member", errBadDeb)
 			}
-			return nil, fmt.Errorf("%w: %v", ErrBadDeb, err)
+			return nil, fmt.Errorf("%w: %v", errBadDeb, err)
 		}
 		if string(hdr[58:60]) != "`\n" {
-			return nil, fmt.Errorf("%w: bad ar member header", ErrBadDeb)
+			return nil, fmt.Errorf("%w: bad ar member header", errBadDeb)
 		}
 		name := strings.TrimSuffix(strings.TrimSpace(string(hdr[0:16])), "/")
 		size, err := strconv.ParseInt(strings.TrimSpace(string(hdr[48:58])), 10, 64)
 		if err != nil || size < 0 || size > maxDebMember {
-			return nil, fmt.Errorf("%w: member %q has a bad size", ErrBadDeb, name)
+			return nil, fmt.Errorf("%w: member %q has a bad size", errBadDeb, name)
 		}
 		body := io.LimitReader(br, size)
 		if strings.HasPrefix(name, "data.tar") {
 			return readDataTar(name, body)
 		}
 		if _, err := io.Copy(io.Discard, body); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadDeb, err)
+			return nil, fmt.Errorf("%w: %v", errBadDeb, err)
 		}
 		if size%2 == 1 { // members are padded to an even offset
 			if _, err := br.ReadByte(); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrBadDeb, err)
+				return nil, fmt.Errorf("%w: %v", errBadDeb, err)
 			}
 		}
 	}
@@ -90,24 +90,24 @@ func readDataTar(member string, r io.Reader) ([]DebFile, error) {
 	case ".gz":
 		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadDeb, member, err)
+			return nil, fmt.Errorf("%w: %s: %v", errBadDeb, member, err)
 		}
 		dr = zr
 	case ".xz":
 		zr, err := xz.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadDeb, member, err)
+			return nil, fmt.Errorf("%w: %s: %v", errBadDeb, member, err)
 		}
 		dr = zr
 	case ".zst":
 		zr, err := zstd.NewReader(r, zstd.WithDecoderMaxMemory(1<<30))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadDeb, member, err)
+			return nil, fmt.Errorf("%w: %s: %v", errBadDeb, member, err)
 		}
 		defer zr.Close()
 		dr = zr
 	default:
-		return nil, fmt.Errorf("%w: %s: unknown compression", ErrBadDeb, member)
+		return nil, fmt.Errorf("%w: %s: unknown compression", errBadDeb, member)
 	}
 	tr := tar.NewReader(dr)
 	var files []DebFile
@@ -118,27 +118,27 @@ func readDataTar(member string, r io.Reader) ([]DebFile, error) {
 			return files, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadDeb, member, err)
+			return nil, fmt.Errorf("%w: %s: %v", errBadDeb, member, err)
 		}
 		p, ok := cleanDebPath(h.Name)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: unsafe path %q", ErrBadDeb, member, h.Name)
+			return nil, fmt.Errorf("%w: %s: unsafe path %q", errBadDeb, member, h.Name)
 		}
 		if p == "/" || strings.HasPrefix(p, "/usr/share/") || p == "/usr/share" {
 			continue
 		}
 		if len(files) >= maxDebFiles {
-			return nil, fmt.Errorf("%w: %s: more than %d entries", ErrBadDeb, member, maxDebFiles)
+			return nil, fmt.Errorf("%w: %s: more than %d entries", errBadDeb, member, maxDebFiles)
 		}
 		f := DebFile{Path: mergedUsr(p), Mode: h.Mode & 0o7777}
 		switch h.Typeflag {
 		case tar.TypeReg:
 			if h.Size < 0 || total+h.Size > maxDebData {
-				return nil, fmt.Errorf("%w: %s: more than %d bytes", ErrBadDeb, member, maxDebData)
+				return nil, fmt.Errorf("%w: %s: more than %d bytes", errBadDeb, member, maxDebData)
 			}
 			var buf bytes.Buffer
 			if _, err := io.CopyN(&buf, tr, h.Size); err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrBadDeb, member, err)
+				return nil, fmt.Errorf("%w: %s: %v", errBadDeb, member, err)
 			}
 			total += h.Size
 			f.Type, f.Data = tar.TypeReg, buf.Bytes()
@@ -153,7 +153,7 @@ func readDataTar(member string, r io.Reader) ([]DebFile, error) {
 			// A hard link: the same content under a second name.
 			t, ok := cleanDebPath(h.Linkname)
 			if !ok {
-				return nil, fmt.Errorf("%w: %s: unsafe link %q", ErrBadDeb, member, h.Linkname)
+				return nil, fmt.Errorf("%w: %s: unsafe link %q", errBadDeb, member, h.Linkname)
 			}
 			t = mergedUsr(t)
 			found := false
@@ -164,7 +164,7 @@ func readDataTar(member string, r io.Reader) ([]DebFile, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("%w: %s: hard link to missing %q", ErrBadDeb, member, h.Linkname)
+				return nil, fmt.Errorf("%w: %s: hard link to missing %q", errBadDeb, member, h.Linkname)
 			}
 		default:
 			continue // devices, fifos: nothing a library package ships

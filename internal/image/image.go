@@ -71,9 +71,9 @@ type Built struct {
 	Paths []string
 }
 
-// DefaultApplets are the tools a local-path style provisioner's helper pod
+// defaultApplets are the tools a local-path style provisioner's helper pod
 // runs, plus a few for debugging.
-func DefaultApplets() []string {
+func defaultApplets() []string {
 	return []string{"sh", "mkdir", "rm", "ls", "cat", "du", "df", "chmod", "sleep", "true"}
 }
 
@@ -209,7 +209,7 @@ func packageLayer(ctx context.Context, spec Spec, a arch) (*tree, []Pin, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		dfs, err := ReadDeb(f)
+		dfs, err := readDeb(f)
 		f.Close()
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", d.Path, err)

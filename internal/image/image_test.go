@@ -184,7 +184,7 @@ func TestReadDeb(t *testing.T) {
 	}
 	for _, comp := range []string{"gz", "xz", "zst", ""} {
 		t.Run("data.tar."+comp, func(t *testing.T) {
-			got, err := ReadDeb(bytes.NewReader(makeDeb(t, comp, files)))
+			got, err := readDeb(bytes.NewReader(makeDeb(t, comp, files)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestReadDebRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := ReadDeb(bytes.NewReader(tc.deb)); !errors.Is(err, ErrBadDeb) {
+			if _, err := readDeb(bytes.NewReader(tc.deb)); !errors.Is(err, errBadDeb) {
 				t.Errorf("got %v, want ErrBadDeb", err)
 			}
 		})
@@ -232,7 +232,7 @@ func FuzzReadDeb(f *testing.F) {
 	f.Add(makeDeb(f, "", []tf{{name: "./a", typ: tar.TypeReg, data: []byte("a")}, {name: "./b", typ: tar.TypeLink, link: "./a"}}))
 	f.Add([]byte("!<arch>\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		files, err := ReadDeb(bytes.NewReader(b))
+		files, err := readDeb(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
@@ -264,7 +264,7 @@ func TestParseLock(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pins, err := ParseLock(strings.NewReader(tc.in))
+			pins, err := parseLock(strings.NewReader(tc.in))
 			if (err != nil) != tc.bad {
 				t.Fatalf("err = %v, want error %v", err, tc.bad)
 			}
@@ -273,7 +273,7 @@ func TestParseLock(t *testing.T) {
 			}
 		})
 	}
-	pins, _ := ParseLock(strings.NewReader(good))
+	pins, _ := parseLock(strings.NewReader(good))
 	if p := pins[0]; p.Arch != "amd64" || p.Package != "fio" || p.Version != "3.33-3" || p.Size != 537684 || p.SHA256 != sum {
 		t.Errorf("got %+v", p)
 	}
@@ -283,7 +283,7 @@ func FuzzParseLock(f *testing.F) {
 	f.Add(debsLock)
 	f.Add("amd64 fio 1 1 00 x.deb\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		pins, err := ParseLock(strings.NewReader(s))
+		pins, err := parseLock(strings.NewReader(s))
 		if err != nil {
 			return
 		}
@@ -309,7 +309,7 @@ func TestLockCoversDebsIn(t *testing.T) {
 		}
 	}
 	sort.Strings(want)
-	arches, err := Arches()
+	arches, err := arches()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestLockCoversDebsIn(t *testing.T) {
 		t.Errorf("arches %v", arches)
 	}
 	for _, a := range arches {
-		pins, _ := Pins(a)
+		pins, _ := pins(a)
 		var got []string
 		for _, p := range pins {
 			got = append(got, p.Package)

@@ -41,10 +41,10 @@ type Pin struct {
 //go:embed debs.lock
 var debsLock string
 
-// Pins are the packages the agent image is built from, for arch (a
+// pins are the packages the agent image is built from, for arch (a
 // GOARCH: amd64 or arm64), from the lock file scripts/image-pins writes.
-func Pins(arch string) ([]Pin, error) {
-	all, err := ParseLock(strings.NewReader(debsLock))
+func pins(arch string) ([]Pin, error) {
+	all, err := parseLock(strings.NewReader(debsLock))
 	if err != nil {
 		return nil, fmt.Errorf("debs.lock: %w", err)
 	}
@@ -60,9 +60,9 @@ func Pins(arch string) ([]Pin, error) {
 	return out, nil
 }
 
-// Arches lists the architectures the lock file pins packages for.
-func Arches() ([]string, error) {
-	all, err := ParseLock(strings.NewReader(debsLock))
+// arches lists the architectures the lock file pins packages for.
+func arches() ([]string, error) {
+	all, err := parseLock(strings.NewReader(debsLock))
 	if err != nil {
 		return nil, fmt.Errorf("debs.lock: %w", err)
 	}
@@ -78,9 +78,9 @@ func Arches() ([]string, error) {
 	return out, nil
 }
 
-// ParseLock reads a lock file: '#' comments and lines of
+// parseLock reads a lock file: '#' comments and lines of
 // "arch package version size sha256 path".
-func ParseLock(r io.Reader) ([]Pin, error) {
+func parseLock(r io.Reader) ([]Pin, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 4096)
 	var pins []Pin
@@ -148,20 +148,20 @@ func CacheDir() (string, error) {
 	return filepath.Join(d, "iolens", "debs"), nil
 }
 
-// CachedPath is where p is kept in cache: named by its hash, so a file
+// cachedPath is where p is kept in cache: named by its hash, so a file
 // there is the pinned one (Fetch checks it again anyway).
-func CachedPath(cache string, p Pin) string {
+func cachedPath(cache string, p Pin) string {
 	return filepath.Join(cache, p.SHA256+".deb")
 }
 
-// ErrChecksum is wrapped when a file does not match its pin.
-var ErrChecksum = errors.New("checksum mismatch")
+// errChecksum is wrapped when a file does not match its pin.
+var errChecksum = errors.New("checksum mismatch")
 
-// Fetch returns the path of p's .deb in cache, downloading it from mirror
+// fetch returns the path of p's .deb in cache, downloading it from mirror
 // when it is not there yet. A download is written to a temporary file and
 // renamed into place only once its size and SHA-256 match the pin.
-func Fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin) (string, error) {
-	dst := CachedPath(cache, p)
+func fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin) (string, error) {
+	dst := cachedPath(cache, p)
 	if err := verifyFile(dst, p); err == nil {
 		return dst, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -205,7 +205,7 @@ func Fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin
 		return "", fmt.Errorf("fetching %s: %w", u, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != p.Size || got != p.SHA256 {
-		return "", &hint.Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, ErrChecksum, n, got, p.Size, p.SHA256),
+		return "", &hint.Error{Err: fmt.Errorf("%s: %w: got %d bytes sha256 %s, pinned %d bytes sha256 %s", u, errChecksum, n, got, p.Size, p.SHA256),
 			Advice: "the mirror served another file; try again or another --mirror. Never edit debs.lock by hand to match"}
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
@@ -214,9 +214,9 @@ func Fetch(ctx context.Context, client *http.Client, mirror, cache string, p Pin
 	return dst, nil
 }
 
-// VerifyCached checks that p is in cache and matches its pin.
-func VerifyCached(cache string, p Pin) (string, error) {
-	dst := CachedPath(cache, p)
+// verifyCached checks that p is in cache and matches its pin.
+func verifyCached(cache string, p Pin) (string, error) {
+	dst := cachedPath(cache, p)
 	return dst, verifyFile(dst, p)
 }
 
@@ -232,7 +232,7 @@ func verifyFile(name string, p Pin) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != p.Size || got != p.SHA256 {
-		return fmt.Errorf("%s: %w", name, ErrChecksum)
+		return fmt.Errorf("%s: %w", name, errChecksum)
 	}
 	return nil
 }

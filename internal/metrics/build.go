@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// NameBuildInfo is the build info metric every exporter carries.
-const NameBuildInfo = "iolens_build_info"
+// nameBuildInfo is the build info metric every exporter carries.
+const nameBuildInfo = "iolens_build_info"
 
 // Build identifies the iolens binary that exports: iolens_build_info,
 // value 1, labelled with the version, the source commit and the Go
@@ -18,14 +18,14 @@ type Build struct {
 	Commit  string
 }
 
-var descBuildInfo = prometheus.NewDesc(NameBuildInfo, "A metric with a constant 1 labelled by the version, commit and Go version iolens was built from.",
+var descBuildInfo = prometheus.NewDesc(nameBuildInfo, "A metric with a constant 1 labelled by the version, commit and Go version iolens was built from.",
 	[]string{"version", "commit", "goversion"}, nil)
 
 // buildCollector emits iolens_build_info.
 type buildCollector struct{ b Build }
 
-// BuildInfo returns the collector of iolens_build_info.
-func BuildInfo(b Build) prometheus.Collector { return buildCollector{b} }
+// buildInfo returns the collector of iolens_build_info.
+func buildInfo(b Build) prometheus.Collector { return buildCollector{b} }
 
 func (c buildCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBuildInfo }
 

@@ -101,7 +101,7 @@ func exported(t *testing.T) map[string]dto.MetricType {
 	add(reg)
 	// history
 	reg = prometheus.NewRegistry()
-	reg.MustRegister(NewHistory([]result.Result{sample()}))
+	reg.MustRegister(newHistory([]result.Result{sample()}))
 	add(reg)
 	// push
 	reg = prometheus.NewRegistry()
@@ -244,7 +244,7 @@ func TestDashboards(t *testing.T) {
 					t.Errorf("%s does not show %s", name, m)
 				}
 			}
-			for _, m := range []string{NameRunIOs, NameIOPS, NameLatency + "_bucket", NameLatencySummary, NameFindings} {
+			for _, m := range []string{nameRunIOs, nameIOPS, nameLatency + "_bucket", nameLatencySummary, nameFindings} {
 				if !used[m] {
 					t.Errorf("%s does not show %s", name, m)
 				}

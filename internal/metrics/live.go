@@ -38,13 +38,13 @@ type Live struct {
 // started at start.
 func NewLive(suite string, labels map[string]string, start time.Time) *Live {
 	l := &Live{suite: suite, labels: map[string]string{}, start: start, tests: newTestDescs([]string{"device"}),
-		startD:  prometheus.NewDesc(NameRunStart, "When the run started, as a Unix time.", nil, nil),
-		planned: prometheus.NewDesc(NameTestsPlanned, "Tests in the run, repeats included.", nil, nil),
-		doneD:   prometheus.NewDesc(NameTestsDone, "Tests of the run that have finished.", nil, nil),
-		failedD: prometheus.NewDesc(NameTestsFailed, "Tests of the run that failed.", nil, nil),
-		runD:    prometheus.NewDesc(NameRunning, "1 while the test runs.", []string{"test"}, nil),
-		iosD:    prometheus.NewDesc(NameRunIOs, "IO operations the run's tests completed, as fio reports them every second; rate() is the live IOPS.", nil, nil),
-		bytesD:  prometheus.NewDesc(NameRunBytes, "Bytes the run's tests transferred, as fio reports them every second; rate() is the live throughput.", nil, nil),
+		startD:  prometheus.NewDesc(nameRunStart, "When the run started, as a Unix time.", nil, nil),
+		planned: prometheus.NewDesc(nameTestsPlanned, "Tests in the run, repeats included.", nil, nil),
+		doneD:   prometheus.NewDesc(nameTestsDone, "Tests of the run that have finished.", nil, nil),
+		failedD: prometheus.NewDesc(nameTestsFailed, "Tests of the run that failed.", nil, nil),
+		runD:    prometheus.NewDesc(nameRunning, "1 while the test runs.", []string{"test"}, nil),
+		iosD:    prometheus.NewDesc(nameRunIOs, "IO operations the run's tests completed, as fio reports them every second; rate() is the live IOPS.", nil, nil),
+		bytesD:  prometheus.NewDesc(nameRunBytes, "Bytes the run's tests transferred, as fio reports them every second; rate() is the live throughput.", nil, nil),
 	}
 	for k, v := range labels {
 		l.labels[k] = v

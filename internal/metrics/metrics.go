@@ -18,32 +18,32 @@ import (
 const (
 	// Per test and direction, over the results summarised
 	// (analysis.Summarize): the repeats of a run.
-	NameIOPS           = "iolens_test_io_operations_per_second"
-	NameThroughput     = "iolens_test_throughput_bytes_per_second"
-	NameLatency        = "iolens_test_latency_seconds"
-	NameLatencySummary = "iolens_test_fio_latency_seconds"
-	NameResults        = "iolens_test_results"
-	NameUnstable       = "iolens_test_unstable"
+	nameIOPS           = "iolens_test_io_operations_per_second"
+	nameThroughput     = "iolens_test_throughput_bytes_per_second"
+	nameLatency        = "iolens_test_latency_seconds"
+	nameLatencySummary = "iolens_test_fio_latency_seconds"
+	nameResults        = "iolens_test_results"
+	nameUnstable       = "iolens_test_unstable"
 	// Per test.
-	NameFailed   = "iolens_test_failed"
-	NameFindings = "iolens_test_findings"
-	NameEnd      = "iolens_test_end_timestamp_seconds"
-	NameRunning  = "iolens_test_running"
+	nameFailed   = "iolens_test_failed"
+	nameFindings = "iolens_test_findings"
+	nameEnd      = "iolens_test_end_timestamp_seconds"
+	nameRunning  = "iolens_test_running"
 	// Per run.
-	NameRunInfo      = "iolens_run_info"
-	NameRunStart     = "iolens_run_start_timestamp_seconds"
-	NameRunEnd       = "iolens_run_end_timestamp_seconds"
-	NameTestsPlanned = "iolens_run_tests"
-	NameTestsDone    = "iolens_run_tests_completed"
-	NameTestsFailed  = "iolens_run_tests_failed"
-	NameRunIOs       = "iolens_run_io_operations_total"
-	NameRunBytes     = "iolens_run_bytes_total"
+	nameRunInfo      = "iolens_run_info"
+	nameRunStart     = "iolens_run_start_timestamp_seconds"
+	nameRunEnd       = "iolens_run_end_timestamp_seconds"
+	nameTestsPlanned = "iolens_run_tests"
+	nameTestsDone    = "iolens_run_tests_completed"
+	nameTestsFailed  = "iolens_run_tests_failed"
+	nameRunIOs       = "iolens_run_io_operations_total"
+	nameRunBytes     = "iolens_run_bytes_total"
 )
 
-// LatencyBuckets are the upper bounds, in seconds, of the exported latency
+// latencyBuckets are the upper bounds, in seconds, of the exported latency
 // histograms: 10 µs to 10 s, about three per decade, enough to tell a
 // local NVMe (tens of µs) from a network disk (ms) from a stall (s).
-var LatencyBuckets = []float64{
+var latencyBuckets = []float64{
 	10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6,
 	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
 	100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10,
@@ -82,17 +82,17 @@ func newTestDescs(key []string) *testDescs {
 	dir := with("test", "direction")
 	test := with("test")
 	return &testDescs{
-		iops: prometheus.NewDesc(NameIOPS, "IO operations per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
-		tput: prometheus.NewDesc(NameThroughput, "Bytes per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
-		lat: prometheus.NewDesc(NameLatency, "IO latency distribution from fio's histograms, merged over the test's results "+
+		iops: prometheus.NewDesc(nameIOPS, "IO operations per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		tput: prometheus.NewDesc(nameThroughput, "Bytes per second of the test (fio), per direction: the mean over its results (repeats).", dir, nil),
+		lat: prometheus.NewDesc(nameLatency, "IO latency distribution from fio's histograms, merged over the test's results "+
 			"(submission to completion; fsync time for direction=sync).", dir, nil),
-		sum: prometheus.NewDesc(NameLatencySummary, "IO latency quantiles read from fio's histograms merged over the test's results "+
+		sum: prometheus.NewDesc(nameLatencySummary, "IO latency quantiles read from fio's histograms merged over the test's results "+
 			"(exact on fio's bins); absent when several results have no histogram, as percentiles are never averaged.", dir, nil),
-		n:        prometheus.NewDesc(NameResults, "Results (repeats) the test's figures summarise.", dir, nil),
-		unstable: prometheus.NewDesc(NameUnstable, "1 when the test's IOPS vary by more than 10% (CV) over its repeats or one repeat is an outlier.", dir, nil),
-		failed:   prometheus.NewDesc(NameFailed, "Results (repeats) of the test that failed.", test, nil),
-		findings: prometheus.NewDesc(NameFindings, "Findings about the test over its results, by kind and severity.", with("test", "kind", "severity"), nil),
-		end:      prometheus.NewDesc(NameEnd, "When the test's last result ended, as a Unix time.", test, nil),
+		n:        prometheus.NewDesc(nameResults, "Results (repeats) the test's figures summarise.", dir, nil),
+		unstable: prometheus.NewDesc(nameUnstable, "1 when the test's IOPS vary by more than 10% (CV) over its repeats or one repeat is an outlier.", dir, nil),
+		failed:   prometheus.NewDesc(nameFailed, "Results (repeats) of the test that failed.", test, nil),
+		findings: prometheus.NewDesc(nameFindings, "Findings about the test over its results, by kind and severity.", with("test", "kind", "severity"), nil),
+		end:      prometheus.NewDesc(nameEnd, "When the test's last result ended, as a Unix time.", test, nil),
 	}
 }
 
@@ -137,7 +137,7 @@ func (d *testDescs) collectGroup(ch chan<- prometheus.Metric, key []string, rs [
 		}
 		ch <- prometheus.MustNewConstMetric(d.unstable, prometheus.GaugeValue, unstable, dl...)
 		if s.Hist.Count() > 0 {
-			count, sum, buckets := PromBuckets(&s.Hist)
+			count, sum, buckets := promBuckets(&s.Hist)
 			ch <- prometheus.MustNewConstHistogram(d.lat, count, sum, buckets, dl...)
 		}
 		if !s.NoPercentiles && s.Samples > 0 {
@@ -200,7 +200,7 @@ func runInfo(ch chan<- prometheus.Metric, key []string, runs []runMeta) {
 	keys := map[string]string{} // sanitized -> original, first seen
 	for _, r := range runs {
 		for k := range r.labels {
-			sk := "label_" + SanitizeLabelName(k)
+			sk := "label_" + sanitizeLabelName(k)
 			if _, ok := keys[sk]; !ok {
 				keys[sk] = k
 			}
@@ -211,7 +211,7 @@ func runInfo(ch chan<- prometheus.Metric, key []string, runs []runMeta) {
 		names = append(names, sk)
 	}
 	sort.Strings(names)
-	desc := prometheus.NewDesc(NameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.",
+	desc := prometheus.NewDesc(nameRunInfo, "Run metadata; value 1. User labels appear as label_<name>.",
 		append(append(append([]string{}, key...), "suite"), names...), nil)
 	for _, r := range runs {
 		vals := append(append([]string{}, r.key...), r.suite)
@@ -228,23 +228,23 @@ type runMeta struct {
 	labels map[string]string
 }
 
-// PromBuckets re-bins a fio histogram into cumulative Prometheus buckets
+// promBuckets re-bins a fio histogram into cumulative Prometheus buckets
 // (upper bounds in seconds). A fio bucket is counted under the first bound
 // at or above its midpoint; the sum is estimated from the midpoints.
-func PromBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
-	per := make([]uint64, len(LatencyBuckets))
+func promBuckets(h *result.Histogram) (count uint64, sum float64, buckets map[float64]uint64) {
+	per := make([]uint64, len(latencyBuckets))
 	for _, b := range h.Buckets() {
 		n := b.Count
 		v := float64(b.Ns) / 1e9
 		sum += v * float64(n)
 		count += n
-		if j := sort.SearchFloat64s(LatencyBuckets, v); j < len(per) {
+		if j := sort.SearchFloat64s(latencyBuckets, v); j < len(per) {
 			per[j] += n
 		}
 	}
 	buckets = make(map[float64]uint64, len(per))
 	var cum uint64
-	for j, b := range LatencyBuckets {
+	for j, b := range latencyBuckets {
 		cum += per[j]
 		buckets[b] = cum
 	}
@@ -280,7 +280,7 @@ func CheckLabelKeys(sets ...map[string]string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		n := "label_" + SanitizeLabelName(k)
+		n := "label_" + sanitizeLabelName(k)
 		if o, ok := seen[n]; ok && o != k {
 			return &LabelClashError{Keys: [2]string{o, k}, Name: n}
 		}
@@ -289,10 +289,10 @@ func CheckLabelKeys(sets ...map[string]string) error {
 	return nil
 }
 
-// SanitizeLabelName makes a user label key a valid Prometheus label name
+// sanitizeLabelName makes a user label key a valid Prometheus label name
 // ("storage-class" -> "storage_class"). Keys that differ only in what it
 // replaces clash: CheckLabelKeys finds them.
-func SanitizeLabelName(k string) string {
+func sanitizeLabelName(k string) string {
 	var b strings.Builder
 	for i, r := range k {
 		ok := r == '_' || r < unicode.MaxASCII && (unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r))
@@ -315,14 +315,14 @@ type History struct {
 	start, end, n, failed *prometheus.Desc
 }
 
-// NewHistory returns the exporter of rs.
-func NewHistory(rs []result.Result) *History {
+// newHistory returns the exporter of rs.
+func newHistory(rs []result.Result) *History {
 	run := []string{"run_id"}
 	return &History{rs: rs, tests: newTestDescs([]string{"run_id", "device"}),
-		start:  prometheus.NewDesc(NameRunStart, "When the run's first test started, as a Unix time.", run, nil),
-		end:    prometheus.NewDesc(NameRunEnd, "When the run's last test ended, as a Unix time.", run, nil),
-		n:      prometheus.NewDesc(NameTestsPlanned, "Tests of the run, repeats included.", run, nil),
-		failed: prometheus.NewDesc(NameTestsFailed, "Tests of the run that failed, repeats included.", run, nil),
+		start:  prometheus.NewDesc(nameRunStart, "When the run's first test started, as a Unix time.", run, nil),
+		end:    prometheus.NewDesc(nameRunEnd, "When the run's last test ended, as a Unix time.", run, nil),
+		n:      prometheus.NewDesc(nameTestsPlanned, "Tests of the run, repeats included.", run, nil),
+		failed: prometheus.NewDesc(nameTestsFailed, "Tests of the run that failed, repeats included.", run, nil),
 	}
 }
 
@@ -394,10 +394,10 @@ func WriteTextfile(w io.Writer, b Build, rs []result.Result) error {
 		return err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(BuildInfo(b)); err != nil {
+	if err := reg.Register(buildInfo(b)); err != nil {
 		return err
 	}
-	if err := reg.Register(NewHistory(rs)); err != nil {
+	if err := reg.Register(newHistory(rs)); err != nil {
 		return err
 	}
 	mfs, err := reg.Gather()

@@ -97,13 +97,13 @@ func lint(t *testing.T, what string, text []byte) {
 // checkBuildInfo: iolens_build_info{version, commit, goversion} 1.
 func checkBuildInfo(t *testing.T, what string, mfs map[string]*dto.MetricFamily) {
 	t.Helper()
-	f := mfs[NameBuildInfo]
+	f := mfs[nameBuildInfo]
 	if f == nil || len(f.Metric) != 1 {
-		t.Fatalf("%s: no %s", what, NameBuildInfo)
+		t.Fatalf("%s: no %s", what, nameBuildInfo)
 	}
 	l := labels(f.Metric[0])
 	if l["version"] != testBuild.Version || l["commit"] != testBuild.Commit || l["goversion"] != runtime.Version() || f.Metric[0].GetGauge().GetValue() != 1 {
-		t.Errorf("%s: %s %v = %v", what, NameBuildInfo, l, f.Metric[0].GetGauge().GetValue())
+		t.Errorf("%s: %s %v = %v", what, nameBuildInfo, l, f.Metric[0].GetGauge().GetValue())
 	}
 }
 
@@ -143,7 +143,7 @@ func TestTextfile(t *testing.T) {
 	checkLabels(t, "textfile", mfs)
 
 	// Two repeats, one series: the mean of 2300 and 2500.
-	iops := mfs[NameIOPS]
+	iops := mfs[nameIOPS]
 	if iops == nil || iops.GetType() != dto.MetricType_GAUGE || len(iops.Metric) != 1 {
 		t.Fatalf("iops family: %v", iops)
 	}
@@ -155,15 +155,15 @@ func TestTextfile(t *testing.T) {
 	if v := m.GetGauge().GetValue(); v != 2400 {
 		t.Errorf("iops %v, want 2400", v)
 	}
-	if v := mfs[NameThroughput].Metric[0].GetGauge().GetValue(); v != 2400*4096 {
+	if v := mfs[nameThroughput].Metric[0].GetGauge().GetValue(); v != 2400*4096 {
 		t.Errorf("throughput %v", v)
 	}
-	if v := mfs[NameResults].Metric[0].GetGauge().GetValue(); v != 2 {
+	if v := mfs[nameResults].Metric[0].GetGauge().GetValue(); v != 2 {
 		t.Errorf("results %v, want 2", v)
 	}
 	// Quantiles from the merged histogram (32 IOs: 10 at 30.3 µs, 20 at
 	// 995 µs, 2 at 3.04 s): the median and p90 are 995 µs, p99 3.04 s.
-	s := mfs[NameLatencySummary]
+	s := mfs[nameLatencySummary]
 	if s == nil || s.GetType() != dto.MetricType_SUMMARY {
 		t.Fatalf("latency summary: %v", s)
 	}
@@ -185,7 +185,7 @@ func TestTextfile(t *testing.T) {
 		t.Errorf("no quantile=\"0.99\" in\n%s", text)
 	}
 
-	h := mfs[NameLatency]
+	h := mfs[nameLatency]
 	if h == nil || h.GetType() != dto.MetricType_HISTOGRAM {
 		t.Fatalf("latency family: %v", h)
 	}
@@ -201,17 +201,17 @@ func TestTextfile(t *testing.T) {
 			t.Errorf("bucket le=%g: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), w)
 		}
 	}
-	if f := mfs[NameFindings].Metric[0]; f.GetGauge().GetValue() != 2 || labels(f)["kind"] != "stall" {
+	if f := mfs[nameFindings].Metric[0]; f.GetGauge().GetValue() != 2 || labels(f)["kind"] != "stall" {
 		t.Errorf("findings %v", f)
 	}
-	info := mfs[NameRunInfo].Metric[0]
+	info := mfs[nameRunInfo].Metric[0]
 	if l := labels(info); l["run_id"] != "run-1" || l["label_storage_class"] != "premium" || l["label_zone"] != `a"b` || l["suite"] != "quick" {
 		t.Errorf("info labels %v", l)
 	}
-	if v := mfs[NameRunEnd].Metric[0].GetGauge().GetValue(); v != float64(repeat2().End.Unix()) {
+	if v := mfs[nameRunEnd].Metric[0].GetGauge().GetValue(); v != float64(repeat2().End.Unix()) {
 		t.Errorf("run end %v", v)
 	}
-	if v := mfs[NameTestsPlanned].Metric[0].GetGauge().GetValue(); v != 2 {
+	if v := mfs[nameTestsPlanned].Metric[0].GetGauge().GetValue(); v != 2 {
 		t.Errorf("tests %v", v)
 	}
 }
@@ -238,15 +238,15 @@ func TestTextfileManyRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	mfs := parse(t, &buf)
-	if n := len(mfs[NameRunInfo].Metric); n != 2 {
+	if n := len(mfs[nameRunInfo].Metric); n != 2 {
 		t.Fatalf("%d info series", n)
 	}
-	for _, m := range mfs[NameRunInfo].Metric {
+	for _, m := range mfs[nameRunInfo].Metric {
 		if len(m.Label) != 5 { // run_id, suite, 3 label_*
 			t.Errorf("info labels %v", labels(m))
 		}
 	}
-	if n := len(mfs[NameIOPS].Metric); n != 2 {
+	if n := len(mfs[nameIOPS].Metric); n != 2 {
 		t.Errorf("%d iops series for two runs, want 2", n)
 	}
 }
@@ -260,20 +260,20 @@ func TestTextfileFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	mfs := parse(t, &buf)
-	if v := mfs[NameFailed].Metric[0].GetGauge().GetValue(); v != 1 {
+	if v := mfs[nameFailed].Metric[0].GetGauge().GetValue(); v != 1 {
 		t.Errorf("failed %v, want 1", v)
 	}
-	if v := mfs[NameIOPS].Metric[0].GetGauge().GetValue(); v != 2300 {
+	if v := mfs[nameIOPS].Metric[0].GetGauge().GetValue(); v != 2300 {
 		t.Errorf("iops %v, want the ok repeat's 2300", v)
 	}
-	if v := mfs[NameTestsFailed].Metric[0].GetGauge().GetValue(); v != 1 {
+	if v := mfs[nameTestsFailed].Metric[0].GetGauge().GetValue(); v != 1 {
 		t.Errorf("run failed %v", v)
 	}
 }
 
 func TestSanitizeLabelName(t *testing.T) {
 	for in, want := range map[string]string{"storage-class": "storage_class", "a.b/c": "a_b_c", "9x": "_x", "ok_1": "ok_1", "é": "_"} {
-		if got := SanitizeLabelName(in); got != want {
+		if got := sanitizeLabelName(in); got != want {
 			t.Errorf("%q -> %q, want %q", in, got, want)
 		}
 	}
@@ -284,7 +284,7 @@ func TestPromBucketsAgainstPercentile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, sum, b := PromBuckets(&h)
+	n, sum, b := promBuckets(&h)
 	if n != 4 || b[1e-3] != 3 || b[2.5e-3] != 4 {
 		t.Errorf("n %d buckets %v", n, b)
 	}
@@ -357,24 +357,24 @@ func TestLive(t *testing.T) {
 	text, mfs := scrape(t, srv.Addr())
 	lint(t, "run --metrics-addr (running)", text)
 	checkBuildInfo(t, "live", mfs)
-	ios := mfs[NameRunIOs]
+	ios := mfs[nameRunIOs]
 	if ios == nil || ios.GetType() != dto.MetricType_COUNTER {
-		t.Fatalf("%s: %v", NameRunIOs, ios)
+		t.Fatalf("%s: %v", nameRunIOs, ios)
 	}
 	// 1000 + 1000 + 500 IOs over three seconds.
 	if v := ios.Metric[0].GetCounter().GetValue(); v != 2500 {
 		t.Errorf("run IOs %v, want 2500", v)
 	}
-	if v := mfs[NameRunBytes].Metric[0].GetCounter().GetValue(); v != 2500*4096 {
+	if v := mfs[nameRunBytes].Metric[0].GetCounter().GetValue(); v != 2500*4096 {
 		t.Errorf("run bytes %v", v)
 	}
-	if f := mfs[NameRunning]; f == nil || labels(f.Metric[0])["test"] != "randwrite-4k" {
+	if f := mfs[nameRunning]; f == nil || labels(f.Metric[0])["test"] != "randwrite-4k" {
 		t.Errorf("running: %v", f)
 	}
-	if v := mfs[NameTestsPlanned].Metric[0].GetGauge().GetValue(); v != 3 {
+	if v := mfs[nameTestsPlanned].Metric[0].GetGauge().GetValue(); v != 3 {
 		t.Errorf("planned tests %v", v)
 	}
-	if mfs[NameIOPS] != nil {
+	if mfs[nameIOPS] != nil {
 		t.Errorf("final figures before the test ended")
 	}
 	spec := result.TestSpec{Name: "randwrite-4k"}
@@ -383,13 +383,13 @@ func TestLive(t *testing.T) {
 	text, mfs = scrape(t, srv.Addr())
 	lint(t, "run --metrics-addr (test done)", text)
 	checkLabels(t, "live", mfs)
-	if mfs[NameRunning] != nil {
+	if mfs[nameRunning] != nil {
 		t.Errorf("running test left after it ended")
 	}
-	if v := mfs[NameIOPS].Metric[0].GetGauge().GetValue(); v != 2300 {
+	if v := mfs[nameIOPS].Metric[0].GetGauge().GetValue(); v != 2300 {
 		t.Errorf("final iops %v", v)
 	}
-	if v := mfs[NameTestsDone].Metric[0].GetGauge().GetValue(); v != 1 {
+	if v := mfs[nameTestsDone].Metric[0].GetGauge().GetValue(); v != 1 {
 		t.Errorf("done %v", v)
 	}
 	if mfs["go_goroutines"] == nil {
@@ -429,7 +429,7 @@ func TestLiveEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range mfs {
-		if f.GetName() == NameFindings && f.Metric[0].GetGauge().GetValue() == 2 {
+		if f.GetName() == nameFindings && f.Metric[0].GetGauge().GetValue() == 2 {
 			return
 		}
 	}

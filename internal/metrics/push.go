@@ -57,7 +57,7 @@ func Push(ctx context.Context, url string, b Build, groups []PushGroup) error {
 	var errs []error
 	for _, g := range groups {
 		p := push.New(url, PushJob).Client(&http.Client{Timeout: 30 * time.Second}).
-			Collector(BuildInfo(b)).Collector(newPushCollector(g))
+			Collector(buildInfo(b)).Collector(newPushCollector(g))
 		for _, k := range sortedKeys(g.Grouping) {
 			p = p.Grouping(k, g.Grouping[k])
 		}
@@ -78,9 +78,9 @@ type pushCollector struct {
 func newPushCollector(g PushGroup) *pushCollector {
 	names := sortedKeys(g.Key)
 	return &pushCollector{g: g, names: names, tests: newTestDescs(names),
-		end:    prometheus.NewDesc(NameRunEnd, "When the last test of the pushed results ended, as a Unix time.", nil, nil),
-		n:      prometheus.NewDesc(NameTestsPlanned, "Tests of the pushed results, repeats included.", nil, nil),
-		failed: prometheus.NewDesc(NameTestsFailed, "Tests of the pushed results that failed, repeats included.", nil, nil),
+		end:    prometheus.NewDesc(nameRunEnd, "When the last test of the pushed results ended, as a Unix time.", nil, nil),
+		n:      prometheus.NewDesc(nameTestsPlanned, "Tests of the pushed results, repeats included.", nil, nil),
+		failed: prometheus.NewDesc(nameTestsFailed, "Tests of the pushed results that failed, repeats included.", nil, nil),
 	}
 }
 
@@ -123,10 +123,10 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-// GroupBy splits results into push groups by the value of one result
+// groupBy splits results into push groups by the value of one result
 // label (e.g. the storage class), with key labels as in PushGroup.Key.
 // Results without the label go to a group whose grouping value is none.
-func GroupBy(rs []result.Result, groupLabel, by string, key map[string]string) []PushGroup {
+func groupBy(rs []result.Result, groupLabel, by string, key map[string]string) []PushGroup {
 	var out []PushGroup
 	idx := map[string]int{}
 	for _, r := range rs {

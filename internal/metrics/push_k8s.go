@@ -19,6 +19,6 @@ func PushByStorageClass(ctx context.Context, url string, b Build, rs []result.Re
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	groups := GroupBy(rs, "storage_class", "k8s.storage-class", map[string]string{"node": "k8s.node", "size": "k8s.size-requested"})
+	groups := groupBy(rs, "storage_class", "k8s.storage-class", map[string]string{"node": "k8s.node", "size": "k8s.size-requested"})
 	return len(groups), Push(ctx, url, b, groups)
 }

@@ -35,7 +35,7 @@ func TestPush(t *testing.T) {
 	url := pushtest.Start(t)
 	ctx := context.Background()
 	rs := []result.Result{k8sResult("premium", "n1", 2300), k8sResult("premium", "n2", 2100), k8sResult("standard", "n1", 500)}
-	if err := Push(ctx, url, testBuild, GroupBy(rs, "storage_class", "k8s.storage-class", pushKey)); err != nil {
+	if err := Push(ctx, url, testBuild, groupBy(rs, "storage_class", "k8s.storage-class", pushKey)); err != nil {
 		t.Fatal(err)
 	}
 	get := func() ([]byte, map[string]*dto.MetricFamily) {
@@ -53,7 +53,7 @@ func TestPush(t *testing.T) {
 	text, mfs := get()
 	iops := func(mfs map[string]*dto.MetricFamily) map[string]float64 {
 		out := map[string]float64{}
-		for _, m := range mfs[NameIOPS].GetMetric() {
+		for _, m := range mfs[nameIOPS].GetMetric() {
 			l := labels(m)
 			if l["run_id"] != "" {
 				t.Errorf("pushed series with a run id: %v", l)
@@ -69,7 +69,7 @@ func TestPush(t *testing.T) {
 	if got := iops(mfs); !equalFloats(got, want) {
 		t.Errorf("pushed IOPS %v, want %v", got, want)
 	}
-	if mfs[NameBuildInfo] == nil || mfs["push_time_seconds"] == nil {
+	if mfs[nameBuildInfo] == nil || mfs["push_time_seconds"] == nil {
 		t.Errorf("no build info or push time on the gateway")
 	}
 	checkLabels(t, "pushgateway", mfs)
@@ -77,7 +77,7 @@ func TestPush(t *testing.T) {
 
 	// The next run of premium, on n1 only: premium's group holds that run
 	// alone; standard's is untouched.
-	if err := Push(ctx, url, testBuild, GroupBy([]result.Result{k8sResult("premium", "n1", 2500)}, "storage_class", "k8s.storage-class", pushKey)); err != nil {
+	if err := Push(ctx, url, testBuild, groupBy([]result.Result{k8sResult("premium", "n1", 2500)}, "storage_class", "k8s.storage-class", pushKey)); err != nil {
 		t.Fatal(err)
 	}
 	_, mfs = get()
@@ -117,7 +117,7 @@ func equalFloats(a, b map[string]float64) bool {
 }
 
 func TestPushBadURL(t *testing.T) {
-	err := Push(context.Background(), "http://127.0.0.1:1", testBuild, GroupBy([]result.Result{sample()}, "storage_class", "k8s.storage-class", pushKey))
+	err := Push(context.Background(), "http://127.0.0.1:1", testBuild, groupBy([]result.Result{sample()}, "storage_class", "k8s.storage-class", pushKey))
 	var pe *PushError
 	if err == nil || !errors.As(err, &pe) || pe.Hint() == "" {
 		t.Errorf("push to a closed port: %v", err)

@@ -20,7 +20,7 @@ import (
 // runtime and process collectors.
 func NewRegistry(b Build) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(BuildInfo(b), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(buildInfo(b), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 

@@ -53,38 +53,38 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	add := func(name string, err error) { res = append(res, Result{Name: name, Err: err}) }
 	skip := func(name, why string) { res = append(res, Result{Name: name, Skipped: why}) }
 
-	sumsB, err := os.ReadFile(filepath.Join(spec.Dir, SumsFile))
+	sumsB, err := os.ReadFile(filepath.Join(spec.Dir, sumsFile))
 	if err != nil {
 		return nil, &hint.Error{Err: err, Advice: "run 'make dist' first"}
 	}
-	sums, err := ParseSums(bytes.NewReader(sumsB))
+	sums, err := parseSums(bytes.NewReader(sumsB))
 	if err != nil {
 		return nil, err
 	}
 	add("SHA256SUMS matches every file it lists", checkSums(spec.Dir, sums))
 
-	kb, err := os.ReadFile(filepath.Join(spec.Dir, KrewFile))
+	kb, err := os.ReadFile(filepath.Join(spec.Dir, krewFile))
 	if err != nil {
 		return nil, err
 	}
-	krew, err := ParseKrew(kb)
+	krew, err := parseKrew(kb)
 	if err != nil {
 		return nil, err
 	}
 	v := krew.Spec.Version
-	add("krew manifest version "+v+" is semver", CheckVersion(v))
+	add("krew manifest version "+v+" is semver", checkVersion(v))
 	add("krew manifest sha256 match the archives", checkKrew(spec.Dir, krew, spec.Arches))
 
-	expected := []string{KrewFile, SBOMFile(v)}
+	expected := []string{krewFile, sbomFile(v)}
 	for _, a := range spec.Arches {
-		expected = append(expected, BinaryArchive(v, a), PluginArchive(v, a))
+		expected = append(expected, binaryArchive(v, a), pluginArchive(v, a))
 	}
 	add("SHA256SUMS lists every release file", listed(sums, expected))
 
 	bins := map[string]map[string][]byte{}
 	var archErr []error
 	for _, a := range spec.Arches {
-		files, err := ReadArchive(filepath.Join(spec.Dir, BinaryArchive(v, a)))
+		files, err := readArchive(filepath.Join(spec.Dir, binaryArchive(v, a)))
 		if err == nil {
 			err = checkArchive(files, a)
 		}
@@ -95,9 +95,9 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 	}
 	add("archives hold static iolens and kubectl-iolens of their architecture, LICENSE, README.md", errors.Join(archErr...))
 
-	add("SBOM is SPDX 2.3 JSON naming iolens "+v, checkSBOM(filepath.Join(spec.Dir, SBOMFile(v)), v))
-	if _, ok := sums[WatchManifest]; ok {
-		add(WatchManifest+" runs the agent image "+image.Reference(v), checkPinned(filepath.Join(spec.Dir, WatchManifest), v))
+	add("SBOM is SPDX 2.3 JSON naming iolens "+v, checkSBOM(filepath.Join(spec.Dir, sbomFile(v)), v))
+	if _, ok := sums[watchManifest]; ok {
+		add(watchManifest+" runs the agent image "+image.Reference(v), checkPinned(filepath.Join(spec.Dir, watchManifest), v))
 	}
 
 	host := runtime.GOARCH
@@ -109,14 +109,14 @@ func Check(ctx context.Context, spec CheckSpec) ([]Result, error) {
 		add("iolens version -o json from the "+host+" archive says "+v, runVersion(ctx, bins[host], v))
 	}
 
-	if _, err := os.Stat(filepath.Join(spec.Dir, OCIDir)); err != nil {
-		skip("OCI layout", "no "+filepath.Join(spec.Dir, OCIDir)+" (make dist builds it)")
+	if _, err := os.Stat(filepath.Join(spec.Dir, ociDir)); err != nil {
+		skip("OCI layout", "no "+filepath.Join(spec.Dir, ociDir)+" (make dist builds it)")
 		return res, failed(res)
 	}
-	idx, err := checkLayout(filepath.Join(spec.Dir, OCIDir), v, spec.Arches, bins)
+	idx, err := checkLayout(filepath.Join(spec.Dir, ociDir), v, spec.Arches, bins)
 	add("OCI layout: one index tagged "+image.Tag(v)+" with linux/"+strings.Join(spec.Arches, ", linux/")+", each with its archive's iolens, fio and busybox", err)
 	if err == nil {
-		add("image record matches the layout", checkImageRecord(filepath.Join(spec.Dir, ImageFile(v)), sums, idx, v))
+		add("image record matches the layout", checkImageRecord(filepath.Join(spec.Dir, imageFile(v)), sums, idx, v))
 	}
 	switch {
 	case !spec.Run:
@@ -141,13 +141,13 @@ func failed(res []Result) error {
 	if len(n) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrMismatch, strings.Join(n, "; "))
+	return fmt.Errorf("%w: %s", errMismatch, strings.Join(n, "; "))
 }
 
 func checkSums(dir string, sums map[string]string) error {
 	var errs []error
 	for _, n := range sortedKeys(sums) {
-		got, err := SHA256File(filepath.Join(dir, n))
+		got, err := sha256File(filepath.Join(dir, n))
 		if err != nil {
 			errs = append(errs, err)
 		} else if got != sums[n] {
@@ -177,11 +177,11 @@ func checkKrew(dir string, k *KrewPlugin, arches []string) error {
 		a := p.Selector.MatchLabels["arch"]
 		seen[p.Selector.MatchLabels["os"]+"/"+a] = true
 		file := path.Base(p.URI)
-		if want := PluginArchive(k.Spec.Version, a); file != want {
+		if want := pluginArchive(k.Spec.Version, a); file != want {
 			errs = append(errs, fmt.Errorf("%s: uri names %s, want %s", a, file, want))
 			continue
 		}
-		got, err := SHA256File(filepath.Join(dir, file))
+		got, err := sha256File(filepath.Join(dir, file))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -189,7 +189,7 @@ func checkKrew(dir string, k *KrewPlugin, arches []string) error {
 		if got != p.SHA256 {
 			errs = append(errs, fmt.Errorf("%s: manifest sha256 %s, archive %s", file, p.SHA256, got))
 		}
-		files, err := ReadArchive(filepath.Join(dir, file))
+		files, err := readArchive(filepath.Join(dir, file))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -386,7 +386,7 @@ func checkLayout(dir, v string, arches []string, bins map[string]map[string][]by
 			}
 		}
 		if want, ok := bins[a]["iolens"]; ok && !bytes.Equal(files.data["/usr/local/bin/iolens"], want) {
-			errs = append(errs, fmt.Errorf("%s image: iolens differs from the one in %s", a, BinaryArchive(v, a)))
+			errs = append(errs, fmt.Errorf("%s image: iolens differs from the one in %s", a, binaryArchive(v, a)))
 		}
 	}
 	sort.Strings(plats)

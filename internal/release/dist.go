@@ -14,19 +14,19 @@ import (
 )
 
 // Names of the release's files, for version v and architecture a.
-func BinaryArchive(v, a string) string { return fmt.Sprintf("iolens_%s_linux_%s.tar.gz", v, a) }
-func PluginArchive(v, a string) string { return fmt.Sprintf("kubectl-iolens_%s_linux_%s.tar.gz", v, a) }
-func SBOMFile(v string) string         { return fmt.Sprintf("iolens_%s.spdx.json", v) }
-func ImageFile(v string) string        { return fmt.Sprintf("iolens-image_%s.json", v) }
+func binaryArchive(v, a string) string { return fmt.Sprintf("iolens_%s_linux_%s.tar.gz", v, a) }
+func pluginArchive(v, a string) string { return fmt.Sprintf("kubectl-iolens_%s_linux_%s.tar.gz", v, a) }
+func sbomFile(v string) string         { return fmt.Sprintf("iolens_%s.spdx.json", v) }
+func imageFile(v string) string        { return fmt.Sprintf("iolens-image_%s.json", v) }
 
-// KrewFile is the generated krew manifest's name.
-const KrewFile = "iolens.yaml"
+// krewFile is the generated krew manifest's name.
+const krewFile = "iolens.yaml"
 
-// OCIDir is the agent image's OCI layout, under the dist directory.
-const OCIDir = "oci"
+// ociDir is the agent image's OCI layout, under the dist directory.
+const ociDir = "oci"
 
-// BuildDir holds the binaries 'make dist' compiles, per architecture.
-func BuildDir(dist, a string) string { return filepath.Join(dist, "build", "linux_"+a) }
+// buildDir holds the binaries 'make dist' compiles, per architecture.
+func buildDir(dist, a string) string { return filepath.Join(dist, "build", "linux_"+a) }
 
 // DistSpec says what to package.
 type DistSpec struct {
@@ -54,7 +54,7 @@ type DistSpec struct {
 // and SHA256SUMS into spec.Dir, from the binaries in BuildDir, and returns
 // the names of the files a release uploads.
 func Dist(spec DistSpec) ([]string, error) {
-	if err := CheckVersion(spec.Version); err != nil {
+	if err := checkVersion(spec.Version); err != nil {
 		return nil, err
 	}
 	v := spec.Version
@@ -62,7 +62,7 @@ func Dist(spec DistSpec) ([]string, error) {
 	var infos []*debug.BuildInfo
 	var krew []KrewArchive
 	for _, a := range spec.Arches {
-		bd := BuildDir(spec.Dir, a)
+		bd := buildDir(spec.Dir, a)
 		for _, b := range []string{"iolens", "kubectl-iolens"} {
 			bi, err := buildinfo.ReadFile(filepath.Join(bd, b))
 			if err != nil {
@@ -76,8 +76,8 @@ func Dist(spec DistSpec) ([]string, error) {
 			}
 			infos = append(infos, bi)
 		}
-		name := BinaryArchive(v, a)
-		if err := Archive(filepath.Join(spec.Dir, name), []Member{
+		name := binaryArchive(v, a)
+		if err := archive(filepath.Join(spec.Dir, name), []Member{
 			{filepath.Join(bd, "iolens"), "iolens", 0o755},
 			{filepath.Join(bd, "kubectl-iolens"), "kubectl-iolens", 0o755},
 			{spec.License, "LICENSE", 0o644},
@@ -86,14 +86,14 @@ func Dist(spec DistSpec) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, name)
-		pname := PluginArchive(v, a)
-		if err := Archive(filepath.Join(spec.Dir, pname), []Member{
+		pname := pluginArchive(v, a)
+		if err := archive(filepath.Join(spec.Dir, pname), []Member{
 			{filepath.Join(bd, "kubectl-iolens"), "kubectl-iolens", 0o755},
 			{spec.License, "LICENSE", 0o644},
 		}, spec.Mtime); err != nil {
 			return nil, err
 		}
-		sum, err := SHA256File(filepath.Join(spec.Dir, pname))
+		sum, err := sha256File(filepath.Join(spec.Dir, pname))
 		if err != nil {
 			return nil, err
 		}
@@ -105,14 +105,14 @@ func Dist(spec DistSpec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	km, err := KrewManifest(tmpl, v, spec.BaseURL, krew)
+	km, err := krewManifest(tmpl, v, spec.BaseURL, krew)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(spec.Dir, KrewFile), km, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(spec.Dir, krewFile), km, 0o644); err != nil {
 		return nil, err
 	}
-	files = append(files, KrewFile)
+	files = append(files, krewFile)
 
 	in := SBOMInput{Version: v, Binaries: infos, DebianRelease: spec.DebianRelease, Created: spec.Mtime}
 	digest := ""
@@ -135,17 +135,17 @@ func Dist(spec DistSpec) ([]string, error) {
 				in.Debs = append(in.Debs, DebPackage{Arch: d.Arch, Package: d.Package, Version: d.Version, SHA256: d.SHA256})
 			}
 		}
-		if err := os.WriteFile(filepath.Join(spec.Dir, ImageFile(v)), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(spec.Dir, imageFile(v)), b, 0o644); err != nil {
 			return nil, err
 		}
-		files = append(files, ImageFile(v))
+		files = append(files, imageFile(v))
 	}
 	for _, mf := range spec.Manifests {
 		b, err := os.ReadFile(mf)
 		if err != nil {
 			return nil, err
 		}
-		pinned, err := PinImage(b, PinnedRef(v, digest))
+		pinned, err := pinImage(b, pinnedRef(v, digest))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mf, err)
 		}
@@ -155,18 +155,18 @@ func Dist(spec DistSpec) ([]string, error) {
 		}
 		files = append(files, name)
 	}
-	sbom, err := SBOM(in)
+	sbom, err := sbom(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(spec.Dir, SBOMFile(v)), sbom, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(spec.Dir, sbomFile(v)), sbom, 0o644); err != nil {
 		return nil, err
 	}
-	files = append(files, SBOMFile(v))
-	if err := WriteSums(spec.Dir, files); err != nil {
+	files = append(files, sbomFile(v))
+	if err := writeSums(spec.Dir, files); err != nil {
 		return nil, err
 	}
-	return append(files, SumsFile), nil
+	return append(files, sumsFile), nil
 }
 
 func setting(bi *debug.BuildInfo, key string) string {

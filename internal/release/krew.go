@@ -56,8 +56,8 @@ type KrewArchive struct {
 	OS, Arch, File, SHA256 string
 }
 
-// ParseKrew reads a manifest.
-func ParseKrew(b []byte) (*KrewPlugin, error) {
+// parseKrew reads a manifest.
+func parseKrew(b []byte) (*KrewPlugin, error) {
 	var p KrewPlugin
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -70,14 +70,14 @@ func ParseKrew(b []byte) (*KrewPlugin, error) {
 	return &p, nil
 }
 
-// KrewManifest fills the template (deploy/krew/iolens.yaml) with the
+// krewManifest fills the template (deploy/krew/iolens.yaml) with the
 // release's version and one platform per archive, each downloaded from
 // baseURL/<file>.
-func KrewManifest(template []byte, version, baseURL string, archives []KrewArchive) ([]byte, error) {
-	if err := CheckVersion(version); err != nil {
+func krewManifest(template []byte, version, baseURL string, archives []KrewArchive) ([]byte, error) {
+	if err := checkVersion(version); err != nil {
 		return nil, err
 	}
-	p, err := ParseKrew(template)
+	p, err := parseKrew(template)
 	if err != nil {
 		return nil, err
 	}

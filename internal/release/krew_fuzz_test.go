@@ -15,7 +15,7 @@ func FuzzParseKrew(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := ParseKrew(b)
+		p, err := parseKrew(b)
 		if err != nil {
 			return
 		}

@@ -23,8 +23,8 @@ import (
 // optional pre-release and build metadata.
 var semver = regexp.MustCompile(`^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
-// CheckVersion refuses a version a release cannot carry.
-func CheckVersion(v string) error {
+// checkVersion refuses a version a release cannot carry.
+func checkVersion(v string) error {
 	if !semver.MatchString(v) {
 		return &hint.Error{Err: fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRE]", v),
 			Advice: "tag the commit (git tag v0.2.0) or pass VERSION=v0.2.0; untagged builds get v0.0.0-g<commit>"}
@@ -38,10 +38,10 @@ type Member struct {
 	Mode      int64
 }
 
-// Archive writes a gzipped tar of members with fixed owners and
+// archive writes a gzipped tar of members with fixed owners and
 // timestamps, in the given order, atomically, so the same inputs give the
 // same bytes.
-func Archive(out string, members []Member, mtime time.Time) error {
+func archive(out string, members []Member, mtime time.Time) error {
 	tmp := out + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -89,8 +89,8 @@ func Archive(out string, members []Member, mtime time.Time) error {
 // are tens of MiB.
 const maxMember = 512 << 20
 
-// ReadArchive returns the files of a gzipped tar by name.
-func ReadArchive(name string) (map[string][]byte, error) {
+// readArchive returns the files of a gzipped tar by name.
+func readArchive(name string) (map[string][]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -124,8 +124,8 @@ func ReadArchive(name string) (map[string][]byte, error) {
 	}
 }
 
-// SHA256File is the hex SHA-256 of a file.
-func SHA256File(name string) (string, error) {
+// sha256File is the hex SHA-256 of a file.
+func sha256File(name string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", err
@@ -138,27 +138,27 @@ func SHA256File(name string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// SumsFile is the checksum file's name, in sha256sum's format.
-const SumsFile = "SHA256SUMS"
+// sumsFile is the checksum file's name, in sha256sum's format.
+const sumsFile = "SHA256SUMS"
 
-// WriteSums writes SHA256SUMS in dir for the named files, sorted, in the
+// writeSums writes SHA256SUMS in dir for the named files, sorted, in the
 // format 'sha256sum -c' reads.
-func WriteSums(dir string, names []string) error {
+func writeSums(dir string, names []string) error {
 	names = append([]string(nil), names...)
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
-		s, err := SHA256File(filepath.Join(dir, n))
+		s, err := sha256File(filepath.Join(dir, n))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(&b, "%s  %s\n", s, n)
 	}
-	return os.WriteFile(filepath.Join(dir, SumsFile), []byte(b.String()), 0o644)
+	return os.WriteFile(filepath.Join(dir, sumsFile), []byte(b.String()), 0o644)
 }
 
-// ParseSums reads a SHA256SUMS file: name to hex digest.
-func ParseSums(r io.Reader) (map[string]string, error) {
+// parseSums reads a SHA256SUMS file: name to hex digest.
+func parseSums(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	sc := bufio.NewScanner(r)
 	n := 0
@@ -174,18 +174,18 @@ func ParseSums(r io.Reader) (map[string]string, error) {
 			sum, name, ok = strings.Cut(line, " *")
 		}
 		if b, err := hex.DecodeString(sum); !ok || err != nil || len(b) != sha256.Size || name == "" {
-			return nil, fmt.Errorf("%s line %d: want '<sha256>  <name>'", SumsFile, n)
+			return nil, fmt.Errorf("%s line %d: want '<sha256>  <name>'", sumsFile, n)
 		}
 		if name != filepath.Base(name) || name == "." || name == ".." {
-			return nil, fmt.Errorf("%s line %d: %q is not a file name in the directory", SumsFile, n, name)
+			return nil, fmt.Errorf("%s line %d: %q is not a file name in the directory", sumsFile, n, name)
 		}
 		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%s line %d: %s listed twice", SumsFile, n, name)
+			return nil, fmt.Errorf("%s line %d: %s listed twice", sumsFile, n, name)
 		}
 		out[name] = strings.ToLower(sum)
 	}
 	return out, sc.Err()
 }
 
-// ErrMismatch is wrapped by every failed check.
-var ErrMismatch = errors.New("release check failed")
+// errMismatch is wrapped by every failed check.
+var errMismatch = errors.New("release check failed")

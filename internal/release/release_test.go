@@ -23,12 +23,12 @@ func TestArchiveReproducible(t *testing.T) {
 	members := []Member{{bin, "iolens", 0o755}, {lic, "LICENSE", 0o644}}
 	mtime := time.Unix(1700000000, 0)
 	a, b := filepath.Join(dir, "a.tar.gz"), filepath.Join(dir, "b.tar.gz")
-	if err := Archive(a, members, mtime); err != nil {
+	if err := archive(a, members, mtime); err != nil {
 		t.Fatal(err)
 	}
 	// Another mtime on disk must not matter.
 	os.Chtimes(bin, time.Now(), time.Now())
-	if err := Archive(b, members, mtime); err != nil {
+	if err := archive(b, members, mtime); err != nil {
 		t.Fatal(err)
 	}
 	ba, _ := os.ReadFile(a)
@@ -36,7 +36,7 @@ func TestArchiveReproducible(t *testing.T) {
 	if !bytes.Equal(ba, bb) {
 		t.Error("same inputs, different archives")
 	}
-	files, err := ReadArchive(a)
+	files, err := readArchive(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestParseSums(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseSums(strings.NewReader(tc.in))
+			got, err := parseSums(strings.NewReader(tc.in))
 			if (err != nil) != tc.bad {
 				t.Fatalf("err %v, want error %v", err, tc.bad)
 			}
@@ -81,7 +81,7 @@ func FuzzParseSums(f *testing.F) {
 	f.Add("3be9325bd1828653fafb4cf367bbd0d5bd9acc7a3d01d79c18459bd80c04ed49  a.tar.gz\n")
 	f.Add("x *y\n\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		sums, err := ParseSums(strings.NewReader(s))
+		sums, err := parseSums(strings.NewReader(s))
 		if err != nil {
 			return
 		}
@@ -102,11 +102,11 @@ func TestKrewManifest(t *testing.T) {
 		{"linux", "amd64", "kubectl-iolens_v1.2.3_linux_amd64.tar.gz", strings.Repeat("a", 64)},
 		{"linux", "arm64", "kubectl-iolens_v1.2.3_linux_arm64.tar.gz", strings.Repeat("b", 64)},
 	}
-	b, err := KrewManifest(tmpl, "v1.2.3", "https://example.com/dl/v1.2.3", archives)
+	b, err := krewManifest(tmpl, "v1.2.3", "https://example.com/dl/v1.2.3", archives)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ParseKrew(b)
+	k, err := parseKrew(b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
@@ -122,11 +122,11 @@ func TestKrewManifest(t *testing.T) {
 		t.Errorf("platform %+v", p)
 	}
 	for _, v := range []string{"1.2.3", "v1.2", "abc1234-dirty", "v01.2.3"} {
-		if _, err := KrewManifest(tmpl, v, "u", archives); err == nil {
+		if _, err := krewManifest(tmpl, v, "u", archives); err == nil {
 			t.Errorf("version %q accepted", v)
 		}
 	}
-	if _, err := ParseKrew([]byte("kind: Plugin\nmetadata: {name: x}\nspec: {bogus: 1}\n")); err == nil {
+	if _, err := parseKrew([]byte("kind: Plugin\nmetadata: {name: x}\nspec: {bogus: 1}\n")); err == nil {
 		t.Error("unknown field accepted")
 	}
 }
@@ -140,11 +140,11 @@ func TestSBOM(t *testing.T) {
 	in := SBOMInput{Version: "v1.2.3", Binaries: []*debug.BuildInfo{bi, bi}, ImageRef: "ghcr.io/iolens/iolens:1.2.3",
 		ImageDigest: "sha256:" + strings.Repeat("c", 64), DebianRelease: "debian-12", Created: time.Unix(0, 0),
 		Debs: []DebPackage{{"arm64", "fio", "3.33-3", strings.Repeat("d", 64)}, {"amd64", "busybox-static", "1:1.35.0-4", strings.Repeat("e", 64)}}}
-	a, err := SBOM(in)
+	a, err := sbom(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := SBOM(in)
+	b, _ := sbom(in)
 	if !bytes.Equal(a, b) {
 		t.Error("not deterministic")
 	}
@@ -222,7 +222,7 @@ func main() {
 `), 0o644)
 	dir = t.TempDir()
 	for _, a := range []string{"amd64", "arm64"} {
-		out := BuildDir(dir, a)
+		out := buildDir(dir, a)
 		cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags", "-X main.version="+version, "-o", filepath.Join(out, "iolens"), ".")
 		cmd.Dir = src
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+a, "GOFLAGS=")
@@ -273,9 +273,9 @@ func TestDistCheckAndScript(t *testing.T) {
 	}
 
 	// A krew manifest whose sha256 is not the archive's.
-	krew := filepath.Join(dir, KrewFile)
+	krew := filepath.Join(dir, krewFile)
 	good, _ := os.ReadFile(krew)
-	k, _ := ParseKrew(good)
+	k, _ := parseKrew(good)
 	bad := bytes.Replace(good, []byte(k.Spec.Platforms[0].SHA256), []byte(strings.Repeat("0", 64)), 1)
 	os.WriteFile(krew, bad, 0o644)
 	if _, err := Check(ctx, CheckSpec{Dir: dir, Arches: []string{"amd64", "arm64"}}); err == nil || !strings.Contains(err.Error(), "krew") {
@@ -287,7 +287,7 @@ func TestDistCheckAndScript(t *testing.T) {
 	os.WriteFile(krew, good, 0o644)
 
 	// An archive changed after SHA256SUMS was written.
-	arch := filepath.Join(dir, PluginArchive(v, "arm64"))
+	arch := filepath.Join(dir, pluginArchive(v, "arm64"))
 	b, _ := os.ReadFile(arch)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(arch, b, 0o644)
@@ -317,8 +317,8 @@ func TestDistRefuses(t *testing.T) {
 		t.Error("a non-semver version was accepted")
 	}
 	// Not a Go binary.
-	os.MkdirAll(BuildDir(dir, "amd64"), 0o755)
-	os.WriteFile(filepath.Join(BuildDir(dir, "amd64"), "iolens"), []byte("#!/bin/sh\n"), 0o755)
+	os.MkdirAll(buildDir(dir, "amd64"), 0o755)
+	os.WriteFile(filepath.Join(buildDir(dir, "amd64"), "iolens"), []byte("#!/bin/sh\n"), 0o755)
 	if _, err := Dist(DistSpec{Dir: dir, Version: "v1.0.0", Arches: []string{"amd64"}}); err == nil {
 		t.Error("a shell script was packaged as iolens")
 	}
@@ -327,7 +327,7 @@ func TestDistRefuses(t *testing.T) {
 func TestPinImage(t *testing.T) {
 	in := []byte("spec:\n  containers:\n  - name: watch\n    image: ghcr.io/iolens/iolens:0.1.0\n    args: [watch]\n  - image: ghcr.io/iolens/iolens@sha256:" + strings.Repeat("a", 64) + "\n  - image: busybox:1.36\n")
 	digest := "sha256:" + strings.Repeat("b", 64)
-	out, err := PinImage(in, PinnedRef("v0.3.0", digest))
+	out, err := pinImage(in, pinnedRef("v0.3.0", digest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestPinImage(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("pinned:\n%s\nwant:\n%s", out, want)
 	}
-	if _, err := PinImage([]byte("image: busybox:1.36\n"), "x"); err == nil {
+	if _, err := pinImage([]byte("image: busybox:1.36\n"), "x"); err == nil {
 		t.Error("a manifest without the agent image was accepted")
 	}
 }

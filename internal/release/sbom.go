@@ -105,11 +105,11 @@ func noAssert(p SPDXPackage) SPDXPackage {
 	return p
 }
 
-// SBOM builds an SPDX 2.3 document of the release: iolens, the Go
+// sbom builds an SPDX 2.3 document of the release: iolens, the Go
 // toolchain and every Go module the binaries link, and the agent image
 // with every Debian package it takes files from. The same input gives the
 // same document (the namespace is derived from its content).
-func SBOM(in SBOMInput) ([]byte, error) {
+func sbom(in SBOMInput) ([]byte, error) {
 	if len(in.Binaries) == 0 {
 		return nil, fmt.Errorf("SBOM: no binaries")
 	}

@@ -66,10 +66,10 @@ func changeTitle(w *compare.Welch) string {
 	return t
 }
 
-// CompareCells formats one cell the way every table shows it: IOPS, MB/s, p50,
+// compareCells formats one cell the way every table shows it: IOPS, MB/s, p50,
 // p99, p99.9 (ms), each with its difference to the first operand, then
 // whether the IOPS and p99 are better or worse, when significant.
-func CompareCells(x *compare.Cell, dir string) []string {
+func compareCells(x *compare.Cell, dir string) []string {
 	if x == nil {
 		return []string{"-", "-", "-", "-", "-", "", ""}
 	}
@@ -87,8 +87,8 @@ func CompareCells(x *compare.Cell, dir string) []string {
 		lat(x.P999Ns, x.DiffP999Pct), changeText(x.IOPSTest, true), changeText(x.P99Test, false)}
 }
 
-// CompareHeader names the columns of CompareCells.
-var CompareHeader = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
+// compareHeader names the columns of CompareCells.
+var compareHeader = []string{"IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "IOPS change", "p99 change"}
 
 // CompareText prints one block per test and direction, one line per operand.
 func CompareText(w io.Writer, c compare.Comparison) error {
@@ -97,7 +97,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 		return err
 	}
 	if len(c.Mismatches) > 0 {
-		fmt.Fprintln(w, "WARNING: "+MismatchHeadline)
+		fmt.Fprintln(w, "WARNING: "+mismatchHeadline)
 		for _, m := range c.Mismatches {
 			fmt.Fprintf(w, "  %s\n", cmpOneLine(m.String()))
 		}
@@ -113,7 +113,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 			head = append(head, "["+compare.Letter(i)+"]")
 		}
 		fmt.Fprintln(vt, "  "+strings.Join(head, "\t"))
-		for _, row := range VerdictRows(c) {
+		for _, row := range verdictRows(c) {
 			for j := range row {
 				row[j] = cmpOneLine(row[j])
 			}
@@ -130,7 +130,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(CompareHeader, "\t"))
+	fmt.Fprintf(tw, "test\tdir\t\t%s\tn\n", strings.Join(compareHeader, "\t"))
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
 			name, dir := cmpOneLine(r.Test), r.Dir
@@ -141,7 +141,7 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, compare.Letter(i), strings.Join(CompareCells(x, r.Dir), "\t"), n)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, dir, compare.Letter(i), strings.Join(compareCells(x, r.Dir), "\t"), n)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -153,18 +153,18 @@ func CompareText(w io.Writer, c compare.Comparison) error {
 			fmt.Fprintf(w, "  [%s] %s%s: %s\n", compare.Letter(f.Operand), cmpSevTag(f.Severity), cmpOneLine(f.Subject), cmpOneLine(f.Summary))
 		}
 	}
-	if lines := CostLines(c); len(lines) > 0 {
+	if lines := costLines(c); len(lines) > 0 {
 		fmt.Fprintln(w, "\nCost (list price a month, over the most IOPS and MB/s measured)")
 		for _, l := range lines {
 			fmt.Fprintf(w, "  %s\n", cmpOneLine(l))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; %s\n", TestNote(c.Alpha))
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against [A]; %s\n", testNote(c.Alpha))
 	return err
 }
 
-// TestNote says how significance is judged.
-func TestNote(alpha float64) string {
+// testNote says how significance is judged.
+func testNote(alpha float64) string {
 	return fmt.Sprintf("Welch's t-test at alpha %.2f over the results (repeats, or runs of a selection); with one result a side, over the IOPS of each of its seconds (fio's per-window series), and for p99 over each run's latency histogram (the 95%% interval of its p99); clear: p below 0.01, likely: below %.2f, noise: above (the p-values are in -o json and csv)", alpha, alpha)
 }
 
@@ -184,9 +184,9 @@ func writeOperands(w io.Writer, c compare.Comparison, esc func(string) string) {
 	}
 }
 
-// VerdictRows are the operands' headline figures side by side: a row
+// verdictRows are the operands' headline figures side by side: a row
 // per figure any of them measured, its name then one cell per operand.
-func VerdictRows(c compare.Comparison) [][]string {
+func verdictRows(c compare.Comparison) [][]string {
 	var out [][]string
 	for _, name := range compare.FigureRows {
 		row := []string{name}
@@ -225,8 +225,8 @@ func cmpOneLine(s string) string {
 	}, s)
 }
 
-// CompareCSV writes one row per test, direction and operand, in raw units.
-func CompareCSV(w io.Writer, c compare.Comparison) error {
+// compareCSV writes one row per test, direction and operand, in raw units.
+func compareCSV(w io.Writer, c compare.Comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "dir", "operand", "n", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_p99_9_ns",
 		"diff_iops_pct", "diff_bw_pct", "diff_p50_pct", "diff_p99_pct", "diff_p99_9_pct", "iops_p_value", "iops_verdict", "p99_p_value", "p99_verdict", "iops_change", "p99_change", "operand_label", "iops_test_basis", "operand_status"})
@@ -248,7 +248,7 @@ func CompareCSV(w io.Writer, c compare.Comparison) error {
 			if x == nil {
 				continue
 			}
-			t := CSVText
+			t := csvText
 			rec := []string{t(r.Test), t(r.Dir), t(c.Operands[i]), strconv.Itoa(x.N), f(x.IOPS), f(x.BWBytes)}
 			if x.NoPercentiles {
 				rec = append(rec, "", "", "")
@@ -283,7 +283,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 	fmt.Fprintln(w, "## Comparison")
 	fmt.Fprintln(w)
 	if len(c.Mismatches) > 0 {
-		fmt.Fprintf(w, "> **Warning:** %s\n>\n", cmpMDEscape(MismatchHeadline))
+		fmt.Fprintf(w, "> **Warning:** %s\n>\n", cmpMDEscape(mismatchHeadline))
 		for _, m := range c.Mismatches {
 			fmt.Fprintf(w, "> - %s\n", cmpMDEscape(m.String()))
 		}
@@ -297,7 +297,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 		fmt.Fprintf(w, "- **%s**: %s\n", compare.Letter(i), cmpMDEscape(label+c.StatusMark(i)))
 	}
 	fmt.Fprintln(w)
-	if rows := VerdictRows(c); len(rows) > 0 {
+	if rows := verdictRows(c); len(rows) > 0 {
 		fmt.Fprintf(w, "### Verdicts side by side\n\n|")
 		for i := range c.Operands {
 			fmt.Fprintf(w, " | %s", compare.Letter(i))
@@ -311,7 +311,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(CompareHeader, " | "))
+	fmt.Fprintf(w, "| test | dir | | %s | n |\n", strings.Join(compareHeader, " | "))
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|---|---|--:|")
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
@@ -319,14 +319,14 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			cells := CompareCells(x, r.Dir)
+			cells := compareCells(x, r.Dir)
 			for j := range cells {
 				cells[j] = cmpMDEscape(cells[j])
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", cmpMDEscape(r.Test), r.Dir, compare.Letter(i), strings.Join(cells, " | "), n)
 		}
 	}
-	if lines := CostLines(c); len(lines) > 0 {
+	if lines := costLines(c); len(lines) > 0 {
 		fmt.Fprintf(w, "\n### Cost\n\nList price a month, over the most IOPS and MB/s measured.\n\n")
 		for _, l := range lines {
 			fmt.Fprintf(w, "- %s\n", cmpMDEscape(l))
@@ -338,7 +338,7 @@ func CompareMarkdown(w io.Writer, c compare.Comparison) error {
 			fmt.Fprintf(w, "- **%s** %s %s: %s\n", compare.Letter(f.Operand), f.Severity, cmpMDEscape(f.Subject), cmpMDEscape(f.Summary))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; %s.\n", TestNote(c.Alpha))
+	_, err := fmt.Fprintf(w, "\nMB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A; %s.\n", testNote(c.Alpha))
 	return err
 }
 
@@ -346,12 +346,12 @@ func cmpMDEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
 }
 
-// MismatchHeadline opens the warning about mismatched parameters.
-const MismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
+// mismatchHeadline opens the warning about mismatched parameters.
+const mismatchHeadline = "the operands did not run these tests alike, so their differences may come from the parameters, not the storage"
 
-// CostLines says, per priced operand, what its disk costs per measured
+// costLines says, per priced operand, what its disk costs per measured
 // IOPS and MB/s.
-func CostLines(c compare.Comparison) []string {
+func costLines(c compare.Comparison) []string {
 	var out []string
 	for i, x := range c.Costs {
 		if x == nil {
@@ -384,13 +384,13 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 		p.Sets = append(p.Sets, Set{Name: compare.Letter(i) + ": " + op.Title(), Results: op.Results, Diagnosis: op.Diagnosis})
 	}
 	if len(c.Mismatches) > 0 {
-		p.WarningTitle = "Warning: " + MismatchHeadline
+		p.WarningTitle = "Warning: " + mismatchHeadline
 		for _, m := range c.Mismatches {
 			p.Warnings = append(p.Warnings, m.String())
 		}
 	}
 	t := &Table{ID: "compare", Title: "Comparison",
-		Header: append([]string{"test", "run"}, append(CompareHeader, "n")...)}
+		Header: append([]string{"test", "run"}, append(compareHeader, "n")...)}
 	for _, r := range c.Rows {
 		for i, x := range r.Cells {
 			// Every row names its test (a phone shows each as a card);
@@ -403,7 +403,7 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 			if x != nil {
 				n = strconv.Itoa(x.N)
 			}
-			t.Rows = append(t.Rows, append([]string{name, compare.Letter(i)}, append(CompareCells(x, r.Dir), n)...))
+			t.Rows = append(t.Rows, append([]string{name, compare.Letter(i)}, append(compareCells(x, r.Dir), n)...))
 			// Colour follows the tests: IOPS and the IOPS change by the
 			// IOPS test, p99 and the p99 change by the p99 test.
 			ic, pc := x.IOPSChange(), x.P99Change()
@@ -421,9 +421,9 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 		ops2 = append(ops2, compare.Letter(i)+" = "+titles[i]+map[bool]string{true: " (" + op + ")"}[titles[i] != op]+c.StatusMark(i))
 	}
 	t.Note = fmt.Sprintf("%s. MB/s = 10^6 bytes/s; percentiles from merged histograms; differences against A. Green and red: better and worse than A where the difference is significant; grey: not significant. %s.",
-		strings.Join(ops2, ", "), TestNote(c.Alpha))
+		strings.Join(ops2, ", "), testNote(c.Alpha))
 	p.Tables = append(p.Tables, t)
-	if lines := CostLines(c); len(lines) > 0 {
+	if lines := costLines(c); len(lines) > 0 {
 		ct := &Table{ID: "cost", Title: "Cost per measured rate",
 			Header: []string{"", "disk", "$ a month", "most IOPS", "$ per IOPS", "most MB/s", "$ per MB/s", "price"}}
 		for i, x := range c.Costs {
@@ -442,7 +442,7 @@ func ComparePage(ops []compare.Operand, c compare.Comparison) Page {
 		ct.Note = "List prices from the catalog for the disk each operand was compared with (--expect, a storage class or cloud metadata), divided by what was measured: a month of the disk per IOPS and per MB/s it delivered."
 		p.Tables = append(p.Tables, ct)
 	}
-	if rows := VerdictRows(c); len(rows) > 0 {
+	if rows := verdictRows(c); len(rows) > 0 {
 		vt := &Table{ID: "verdicts", Title: "Verdicts side by side", Header: []string{""}}
 		for i := range c.Operands {
 			vt.Header = append(vt.Header, compare.Letter(i))

@@ -13,37 +13,37 @@ import (
 // is a terminal that wants colour.
 type Escaping func(w io.Writer, color bool) io.Writer
 
-// TextOut is the escaping of a report read on a terminal: the terminal
+// textOut is the escaping of a report read on a terminal: the terminal
 // filter (termtext), and severity tokens coloured when color is set.
-func TextOut(w io.Writer, color bool) io.Writer {
+func textOut(w io.Writer, color bool) io.Writer {
 	if color {
 		w = colorWriter{w}
 	}
 	return termtext.NewWriter(w)
 }
 
-// PlainOut is the escaping of text read elsewhere (Markdown, CSV, a
+// plainOut is the escaping of text read elsewhere (Markdown, CSV, a
 // listing): the terminal filter, never coloured. A Format without an
 // escaping of its own has this one.
-func PlainOut(w io.Writer, _ bool) io.Writer { return termtext.NewWriter(w) }
+func plainOut(w io.Writer, _ bool) io.Writer { return termtext.NewWriter(w) }
 
-// DataOut is the escaping of JSON and NDJSON: the few characters a JSON
+// dataOut is the escaping of JSON and NDJSON: the few characters a JSON
 // encoder leaves raw that a terminal would obey, as \uXXXX escapes
 // (termtext.JSONWriter): the same data to any reader.
-func DataOut(w io.Writer, _ bool) io.Writer { return termtext.NewJSONWriter(w) }
+func dataOut(w io.Writer, _ bool) io.Writer { return termtext.NewJSONWriter(w) }
 
-// PageOut is the escaping of an HTML page: every control character as
+// pageOut is the escaping of an HTML page: every control character as
 // \uXXXX text (termtext.HTMLWriter); the page escapes its markup itself.
-func PageOut(w io.Writer, _ bool) io.Writer { return termtext.NewHTMLWriter(w) }
+func pageOut(w io.Writer, _ bool) io.Writer { return termtext.NewHTMLWriter(w) }
 
-// RawOut passes the output as it is: a live view that draws iolens's own
+// rawOut passes the output as it is: a live view that draws iolens's own
 // codes and filters what it draws itself (watch -o tty).
-func RawOut(w io.Writer, _ bool) io.Writer { return w }
+func rawOut(w io.Writer, _ bool) io.Writer { return w }
 
 // To is where f's output goes on w: through its own escaping.
 func (f Format) To(w io.Writer, color bool) io.Writer {
 	if f.Escape == nil {
-		return PlainOut(w, color)
+		return plainOut(w, color)
 	}
 	return f.Escape(w, color)
 }

@@ -135,58 +135,58 @@ var (
 	// Results are the reports of a set of results: report, run,
 	// analyze, history show, k8s run.
 	Results = Registry{Kind: "results", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error {
+		{Name: "text", Escape: textOut, Write: func(w io.Writer, in Input) error {
 			if in.PerTest {
 				return perTestText(w, in.Outcome)
 			}
 			return text(w, in.Outcome, in.Verbose)
 		}},
-		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
-		{Name: "ndjson", Escape: DataOut, Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
+		{Name: "json", Escape: dataOut, Write: func(w io.Writer, in Input) error { return JSON(w, in.Results) }},
+		{Name: "ndjson", Escape: dataOut, Write: func(w io.Writer, in Input) error { return NDJSON(w, in.Results) }},
 		{Name: "csv", Write: func(w io.Writer, in Input) error { return CSV(w, in.Results) }},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
-		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return markdown(w, in.Outcome) }},
+		{Name: "html", Escape: pageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Diagnoses are diagnose's reports: the diagnosis first, then the
 	// results it was built from.
 	Diagnoses = Registry{Kind: "diagnosis", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return text(w, in.Outcome, in.Verbose) }},
-		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error {
+		{Name: "text", Escape: textOut, Write: func(w io.Writer, in Input) error { return text(w, in.Outcome, in.Verbose) }},
+		{Name: "json", Escape: dataOut, Write: func(w io.Writer, in Input) error {
 			d := diagnosisOf(&in.Outcome, in.Results)
 			d.Results = in.Results
 			return writeJSON(w, d)
 		}},
-		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return Markdown(w, in.Outcome) }},
-		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
+		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return markdown(w, in.Outcome) }},
+		{Name: "html", Escape: pageOut, Write: func(w io.Writer, in Input) error { return HTML(w, in.Outcome) }},
 	}}
 	// Comparisons are compare's reports of its Comparison.
 	Comparisons = Registry{Kind: "comparison", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return CompareText(w, *in.Comparison) }},
-		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Comparison) }},
-		{Name: "csv", Write: func(w io.Writer, in Input) error { return CompareCSV(w, *in.Comparison) }},
+		{Name: "text", Escape: textOut, Write: func(w io.Writer, in Input) error { return CompareText(w, *in.Comparison) }},
+		{Name: "json", Escape: dataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Comparison) }},
+		{Name: "csv", Write: func(w io.Writer, in Input) error { return compareCSV(w, *in.Comparison) }},
 		{Name: "md", Aliases: []string{"markdown"}, Write: func(w io.Writer, in Input) error { return CompareMarkdown(w, *in.Comparison) }},
-		{Name: "html", Escape: PageOut, Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
+		{Name: "html", Escape: pageOut, Write: func(w io.Writer, in Input) error { return WriteHTML(w, ComparePage(in.Operands, *in.Comparison)) }},
 	}}
 	// Histories are analyze --prometheus's reports of a disk history.
 	Histories = Registry{Kind: "history", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: historyFormat("text")},
-		{Name: "json", Escape: DataOut, Write: historyFormat("json")},
+		{Name: "text", Escape: textOut, Write: historyFormat("text")},
+		{Name: "json", Escape: dataOut, Write: historyFormat("json")},
 		{Name: "md", Aliases: []string{"markdown"}, Write: historyFormat("md")},
-		{Name: "html", Escape: PageOut, Write: historyFormat("html")},
+		{Name: "html", Escape: pageOut, Write: historyFormat("html")},
 	}}
 	// Headrooms are headroom's reports of every volume against its caps.
 	Headrooms = Registry{Kind: "headroom", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: headroomFormat("text")},
-		{Name: "json", Escape: DataOut, Write: headroomFormat("json")},
+		{Name: "text", Escape: textOut, Write: headroomFormat("text")},
+		{Name: "json", Escape: dataOut, Write: headroomFormat("json")},
 		{Name: "csv", Write: headroomFormat("csv")},
 		{Name: "md", Aliases: []string{"markdown"}, Write: headroomFormat("md")},
-		{Name: "html", Escape: PageOut, Write: headroomFormat("html")},
+		{Name: "html", Escape: pageOut, Write: headroomFormat("html")},
 	}}
 	// NodeReports are k8s diagnose's: each node's diagnosis and the
 	// comparison of the nodes.
 	NodeReports = Registry{Kind: "nodes", Formats: []Format{
-		{Name: "text", Escape: TextOut, Write: func(w io.Writer, in Input) error { return nodesText(w, *in.Nodes) }},
-		{Name: "json", Escape: DataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Nodes) }},
+		{Name: "text", Escape: textOut, Write: func(w io.Writer, in Input) error { return nodesText(w, *in.Nodes) }},
+		{Name: "json", Escape: dataOut, Write: func(w io.Writer, in Input) error { return writeJSON(w, *in.Nodes) }},
 	}}
 )
 

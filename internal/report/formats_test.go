@@ -83,7 +83,7 @@ func TestHumanReportsOpenWithTheDiagnosis(t *testing.T) {
 			out := buf.String()
 			// Its first line: a text report breaks a long one to fit a
 			// terminal.
-			v := strings.Index(out, termLines(d.Verdict[0], TermWidth)[0])
+			v := strings.Index(out, termLines(d.Verdict[0], termWidth)[0])
 			first := len(out)
 			for _, r := range rs {
 				if i := strings.Index(out, r.Test.Name); i >= 0 && i < first {

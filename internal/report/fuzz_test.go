@@ -63,7 +63,7 @@ func FuzzDecode(f *testing.F) {
 		// FORGED only ever after a line break of the input's: then no
 		// line of a report may start with it.
 		forging := bytes.Contains(b, []byte("FORGED")) && !bytes.Contains(lineBreakToken.ReplaceAll(b, nil), []byte("FORGED"))
-		for _, format := range Formats {
+		for _, format := range formats {
 			r, _ := RendererFor(format)
 			var out bytes.Buffer
 			_ = r(&out, diagnosis.Replay(rs))

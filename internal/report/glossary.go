@@ -50,9 +50,9 @@ func termOf(m string) (Term, bool) {
 	return Term{}, false
 }
 
-// Glossed is text as HTML, escaped, with each glossary word in an <abbr>
+// glossed is text as HTML, escaped, with each glossary word in an <abbr>
 // whose title says what it means.
-func Glossed(text string) template.HTML {
+func glossed(text string) template.HTML {
 	var b strings.Builder
 	last := 0
 	for _, loc := range termRE.FindAllStringIndex(text, -1) {

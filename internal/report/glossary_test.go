@@ -9,7 +9,7 @@ import (
 // title, the text around them escaped, words that only contain them left
 // alone.
 func TestGlossed(t *testing.T) {
-	got := string(Glossed(`read: 3,501 IOPS ±5.9% at QD32; QD1 285 µs, knee at QD2; p99 <8 ms & kneecap QDX`))
+	got := string(glossed(`read: 3,501 IOPS ±5.9% at QD32; QD1 285 µs, knee at QD2; p99 <8 ms & kneecap QDX`))
 	for _, want := range []string{`<abbr title="±: how sure`, `>±</abbr>5.9%`, `>QD32</abbr>`, `>QD1</abbr>`, `>knee</abbr>`, `>p99</abbr>`, `&lt;8 ms &amp; kneecap QDX`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)

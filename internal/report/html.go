@@ -34,7 +34,7 @@ var (
 	pageTmpl string
 )
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"words": Glossed}).Parse(pageTmpl))
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"words": glossed}).Parse(pageTmpl))
 
 // Page is everything one HTML report shows.
 type Page struct {
@@ -94,12 +94,12 @@ type Table struct {
 	Note   string
 }
 
-// CellClasses are the cell classes a Table may use; others are dropped.
+// cellClasses are the cell classes a Table may use; others are dropped.
 // better, worse and same colour a change, group marks a row group's
 // first cell, num a figure (right-aligned, never wrapped).
 // repeat marks a row group's name written again on its other rows: hidden
 // in the table, shown on a phone, where each row is a card of its own.
-var CellClasses = []string{"better", "worse", "same", "group", "num", "repeat"}
+var cellClasses = []string{"better", "worse", "same", "group", "num", "repeat"}
 
 // Ceiling is an expected limit: Metric is "iops", "bw_bytes" or "p99_ns".
 // An empty Test applies to every test; an empty Dir to every direction.
@@ -490,7 +490,7 @@ func tableOf(t *Table) tableView {
 			if i < len(t.Class) && j < len(t.Class[i]) {
 				var keep []string
 				for _, c := range strings.Fields(t.Class[i][j]) {
-					if slices.Contains(CellClasses, c) && !slices.Contains(keep, c) {
+					if slices.Contains(cellClasses, c) && !slices.Contains(keep, c) {
 						keep = append(keep, c)
 					}
 				}

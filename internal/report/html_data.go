@@ -13,9 +13,9 @@ import (
 // troughs included, so stalls stay visible.
 const MaxPoints = 600
 
-// LTTB picks n indices of (xs, ys) by Largest-Triangle-Three-Buckets
+// lttb picks n indices of (xs, ys) by Largest-Triangle-Three-Buckets
 // (Steinarsson 2013). The first and last points are always kept.
-func LTTB(xs, ys []float64, n int) []int {
+func lttb(xs, ys []float64, n int) []int {
 	l := len(xs)
 	if n >= l || n < 3 {
 		idx := make([]int, l)
@@ -80,7 +80,7 @@ func downsample(points, n int, t func(i int) float64, driver func(i int) float64
 	for i := 0; i < n; i++ {
 		xs[i], ys[i] = t(i), driver(i)
 	}
-	idx := LTTB(xs, ys, points)
+	idx := lttb(xs, ys, points)
 	tb := &table{Names: names, Cols: make([][]*float64, len(cols)+1)}
 	for _, i := range idx {
 		tb.Cols[0] = append(tb.Cols[0], pf(round(xs[i], 3)))

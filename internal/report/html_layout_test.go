@@ -225,7 +225,7 @@ func TestIntervalsNeverNegative(t *testing.T) {
 	// mean 43128, sd 50149 (CV 116.3%); t(0.975, 1) = 12.7062 gives
 	// 43128 -/+ 450575: -407447..493703, which stops at zero.
 	rs := repeated()
-	for _, r := range []Renderer{Text, Markdown, HTML} {
+	for _, r := range []Renderer{Text, markdown, HTML} {
 		var b bytes.Buffer
 		if err := r(&b, diagnosis.Replay(rs)); err != nil {
 			t.Fatal(err)

@@ -284,7 +284,7 @@ func TestLTTBKeepsStalls(t *testing.T) {
 			ys[i] = 0
 		}
 	}
-	idx := LTTB(xs, ys, 600)
+	idx := lttb(xs, ys, 600)
 	if len(idx) != 600 || idx[0] != 0 || idx[len(idx)-1] != n-1 {
 		t.Fatalf("%d indices, first %d last %d", len(idx), idx[0], idx[len(idx)-1])
 	}
@@ -300,7 +300,7 @@ func TestLTTBKeepsStalls(t *testing.T) {
 	if !zero {
 		t.Errorf("the stall was lost in downsampling")
 	}
-	if got := LTTB(xs[:10], ys[:10], 600); len(got) != 10 {
+	if got := lttb(xs[:10], ys[:10], 600); len(got) != 10 {
 		t.Errorf("short series: %d", len(got))
 	}
 }

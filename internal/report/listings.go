@@ -36,35 +36,35 @@ var (
 	// Listings are the text or JSON of a listing: suites, version,
 	// history, the emulator's disks, etcd's verdict, the catalog.
 	Listings = Registry{Kind: "listing", Formats: []Format{
-		{Name: "text", Escape: PlainOut, Write: listed("text")},
-		{Name: "json", Escape: DataOut, Write: listed("json")},
+		{Name: "text", Escape: plainOut, Write: listed("text")},
+		{Name: "json", Escape: dataOut, Write: listed("json")},
 	}}
 	// Tables are a listing drawn as a table, or its JSON: the cluster's
 	// storage classes.
 	Tables = Registry{Kind: "table", Formats: []Format{
-		{Name: "table", Aliases: []string{"text"}, Escape: PlainOut, Write: listed("table")},
-		{Name: "json", Escape: DataOut, Write: listed("json")},
+		{Name: "table", Aliases: []string{"text"}, Escape: plainOut, Write: listed("table")},
+		{Name: "json", Escape: dataOut, Write: listed("json")},
 	}}
 	// LimitSheets are a disk's limits, several disks' table, or sizing:
 	// text, JSON, one record per disk (wide) or CSV.
 	LimitSheets = Registry{Kind: "limits", Formats: []Format{
-		{Name: "text", Escape: PlainOut, Write: listed("text")},
-		{Name: "json", Escape: DataOut, Write: listed("json")},
+		{Name: "text", Escape: plainOut, Write: listed("text")},
+		{Name: "json", Escape: dataOut, Write: listed("json")},
 		{Name: "wide", Write: listed("wide")},
 		{Name: "csv", Write: listed("csv")},
 	}}
 	// Watches are watch's outputs: a live view on a terminal (tty),
 	// NDJSON records otherwise (auto chooses), or a line per finding.
 	Watches = Registry{Kind: "watch", Formats: []Format{
-		{Name: "auto", Escape: RawOut, Write: listed("auto")},
-		{Name: "tty", Escape: RawOut, Write: listed("tty")},
-		{Name: "ndjson", Escape: DataOut, Aliases: []string{"json"}, Write: listed("ndjson")},
-		{Name: "text", Escape: PlainOut, Write: listed("text")},
+		{Name: "auto", Escape: rawOut, Write: listed("auto")},
+		{Name: "tty", Escape: rawOut, Write: listed("tty")},
+		{Name: "ndjson", Escape: dataOut, Aliases: []string{"json"}, Write: listed("ndjson")},
+		{Name: "text", Escape: plainOut, Write: listed("text")},
 	}}
 	// EventLogs are an emulated disk's controller events: a table, or
 	// the log's own NDJSON.
 	EventLogs = Registry{Kind: "events", Formats: []Format{
-		{Name: "text", Escape: PlainOut, Write: listed("text")},
-		{Name: "ndjson", Escape: DataOut, Aliases: []string{"json"}, Write: listed("ndjson")},
+		{Name: "text", Escape: plainOut, Write: listed("text")},
+		{Name: "ndjson", Escape: dataOut, Aliases: []string{"json"}, Write: listed("ndjson")},
 	}}
 )

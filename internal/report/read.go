@@ -12,16 +12,16 @@ import (
 	"github.com/iolens/iolens/internal/userfile"
 )
 
-// Decoder reads results from r in any format iolens reads (its own NDJSON
+// decoder reads results from r in any format iolens reads (its own NDJSON
 // or JSON array, a watch log, fio's JSON output), streaming. name labels
 // errors and results converted from fio output.
-func Decoder(r io.Reader, name string) *result.Decoder {
+func decoder(r io.Reader, name string) *result.Decoder {
 	return result.NewDecoder(r, name, result.Formats{Fio: fio.ReadResults})
 }
 
 // ReadResults reads every result of one stream.
 func ReadResults(r io.Reader, name string) ([]result.Result, error) {
-	return Decoder(r, name).ReadAll()
+	return decoder(r, name).ReadAll()
 }
 
 // ReadFiles reads every named file ("-" is standard input).
@@ -86,7 +86,7 @@ func readFile(ctx context.Context, p string, stdin io.Reader, left *budget, skip
 		r = f
 	}
 	left.r = r
-	d := Decoder(left, name)
+	d := decoder(left, name)
 	if skipped != nil {
 		d.Skipped = func(e *result.DecodeError) { skipped(e) }
 	}

@@ -54,7 +54,7 @@ func TestDiagnoseJSONReadsBack(t *testing.T) {
 	if err := Text(&out, diagnosis.Replay(back)); err != nil {
 		t.Fatal(err)
 	}
-	if want := diagnosis.Saved(rs).Verdict; len(want) == 0 || !strings.Contains(out.String(), termLines(want[0], TermWidth)[0]) {
+	if want := diagnosis.Saved(rs).Verdict; len(want) == 0 || !strings.Contains(out.String(), termLines(want[0], termWidth)[0]) {
 		t.Errorf("the report of the read-back diagnosis lacks its verdict %q:\n%s", want, out.String())
 	}
 }

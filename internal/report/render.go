@@ -18,8 +18,8 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Formats lists the formats of a results report (Results' names).
-var Formats = Results.Names()
+// formats lists the formats of a results report (Results' names).
+var formats = Results.Names()
 
 // Renderer writes an outcome's results, with their diagnoses, in one
 // format.
@@ -250,14 +250,14 @@ func text(w io.Writer, out diagnosis.Outcome, verbose bool) error {
 func writeVerdict(w io.Writer, d *diagnosis.Diagnosis) {
 	fmt.Fprintln(w, "Verdict")
 	for _, l := range d.Verdict {
-		for _, t := range termLines(l, TermWidth) {
+		for _, t := range termLines(l, termWidth) {
 			fmt.Fprintf(w, "  %s\n", t)
 		}
 	}
 	if len(d.ToChange) > 0 {
 		fmt.Fprintln(w, "\nTo change")
 		for _, a := range d.ToChange {
-			for _, t := range termLines(a, TermWidth) {
+			for _, t := range termLines(a, termWidth) {
 				fmt.Fprintf(w, "  %s\n", t)
 			}
 		}
@@ -454,12 +454,12 @@ var csvHeader = []string{"run_id", "suite", "test", "repeat", "status", "target"
 	"iodepth", "numjobs", "iops", "bw_bytes_per_s", "lat_mean_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns",
 	"lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "lat_kind"}
 
-// CSVText is a text cell as a spreadsheet may safely open it: a cell that
+// csvText is a text cell as a spreadsheet may safely open it: a cell that
 // starts with =, +, -, @, a tab or a carriage return would be read as a
 // formula (=HYPERLINK(...) in a run id or label), so it is prefixed with
 // a single quote, as OWASP's CSV injection guidance says. Numbers are
 // written by iolens and never pass here.
-func CSVText(s string) string {
+func csvText(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}
@@ -475,7 +475,7 @@ func CSV(w io.Writer, rs []result.Result) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, x := range rows(rs) {
 		r := x.r
-		c := CSVText
+		c := csvText
 		rec := []string{c(r.RunID), c(r.Suite), c(r.Test.Name), strconv.Itoa(r.Repeat), c(r.Status), c(r.Target.Path), c(r.Target.Device), x.dir,
 			c(r.Test.RW), strconv.FormatInt(r.Test.BlockSize, 10), strconv.Itoa(r.Test.IODepth), strconv.Itoa(r.Test.NumJobs)}
 		if x.d != nil {
@@ -492,8 +492,8 @@ func CSV(w io.Writer, rs []result.Result) error {
 	return cw.Error()
 }
 
-// Markdown writes the report as GitHub-flavoured Markdown tables.
-func Markdown(w io.Writer, out diagnosis.Outcome) error {
+// markdown writes the report as GitHub-flavoured markdown tables.
+func markdown(w io.Writer, out diagnosis.Outcome) error {
 	rs := out.Results
 	rep := hasRepeats(rs)
 	groups := groupByTarget(rs)

@@ -15,7 +15,7 @@ func TestRepeatsSection(t *testing.T) {
 		rs = append(rs, result.Result{Schema: result.SchemaV1, RunID: "r", Suite: "s", Status: "ok", Repeat: i + 1,
 			Test: result.TestSpec{Name: "randread-4k"}, Read: &result.DirResult{IOPS: v, Lat: result.Latency{N: 1, MeanNs: 1e6}}})
 	}
-	for _, render := range []Renderer{Text, Markdown} {
+	for _, render := range []Renderer{Text, markdown} {
 		var b bytes.Buffer
 		if err := render(&b, diagnosis.Replay(rs)); err != nil {
 			t.Fatal(err)

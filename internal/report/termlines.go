@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// TermWidth is the widest line the text reports print of a verdict or an
+// termWidth is the widest line the text reports print of a verdict or an
 // advice: an 80- or 120-column terminal holds it with its indent.
-const TermWidth = 96
+const termWidth = 96
 
 // headRE is a verdict line's own name ("read:  ", "fsync: ", "burst: "):
 // the line's next lines are indented to stand under what follows it.

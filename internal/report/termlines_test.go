@@ -12,7 +12,7 @@ import (
 // nothing is lost.
 func TestTermLines(t *testing.T) {
 	in := "write: 5,048 IOPS ±0.2% at QD32 (past the knee, no plateau measured: the ceiling is this or higher); 200 MB/s ±2.3% at QD8 (a flat bandwidth cap; one depth measured); QD1 4 ms per IO (244 IOPS)"
-	got := termLines(in, TermWidth)
+	got := termLines(in, termWidth)
 	if len(got) < 3 {
 		t.Fatalf("%d lines: %q", len(got), got)
 	}
@@ -20,7 +20,7 @@ func TestTermLines(t *testing.T) {
 		t.Errorf("first line %q", got[0])
 	}
 	for i, l := range got {
-		if utf8.RuneCountInString(l) > TermWidth {
+		if utf8.RuneCountInString(l) > termWidth {
 			t.Errorf("line %d is %d wide: %q", i, utf8.RuneCountInString(l), l)
 		}
 		if i > 0 && !strings.HasPrefix(l, "       ") {
@@ -33,7 +33,7 @@ func TestTermLines(t *testing.T) {
 	if strings.Join(strings.Fields(strings.Join(got, " ")), " ") != strings.Join(strings.Fields(in), " ") {
 		t.Errorf("words lost or moved:\n%q", got)
 	}
-	if short := "fsync: p99 8.45 ms"; len(termLines(short, TermWidth)) != 1 {
+	if short := "fsync: p99 8.45 ms"; len(termLines(short, termWidth)) != 1 {
 		t.Errorf("a short line broken")
 	}
 }

@@ -22,16 +22,16 @@ import (
 // and upgrade it on read; a record of any other version is refused.
 const (
 	SchemaV1 = "iolens.result/v1"
-	// SchemaV2 added findings' code (replacing v1's numeric "verdict"
+	// schemaV2 added findings' code (replacing v1's numeric "verdict"
 	// evidence) and dir.
-	SchemaV2 = "iolens.result/v2"
-	// SchemaV3 added trim and mixed, fio's own figures beside them (fio:
+	schemaV2 = "iolens.result/v2"
+	// schemaV3 added trim and mixed, fio's own figures beside them (fio:
 	// CPU, the jobs and hosts a result sums, steady state, latency
 	// target) and each direction's total latency, so that nothing reads
 	// fio_json again; one fio document is kept once per input.
-	SchemaV3 = "iolens.result/v3"
+	schemaV3 = "iolens.result/v3"
 	// Schema is the version this iolens writes.
-	Schema = SchemaV3
+	Schema = schemaV3
 )
 
 // MaxRecordBytes bounds one record as read: an NDJSON line, an element of
@@ -84,8 +84,8 @@ func (e *TooManyError) Hint() string {
 	return fmt.Sprintf("iolens reads at most %s results at once: give fewer files or runs (a label selector or --last narrows a history query), or split a large NDJSON file (split -l %d) and read each part", units.Commas(int64(e.Max)), e.Max)
 }
 
-// ErrUnknownSchema is a record written by a newer iolens.
-var ErrUnknownSchema = errors.New("unknown result schema")
+// errUnknownSchema is a record written by a newer iolens.
+var errUnknownSchema = errors.New("unknown result schema")
 
 // DecodeError locates a record that could not be read.
 type DecodeError struct {
@@ -110,7 +110,7 @@ func (e *DecodeError) Hint() string {
 	if h := hint.Of(e.Err); h != "" {
 		return h
 	}
-	if errors.Is(e.Err, ErrUnknownSchema) {
+	if errors.Is(e.Err, errUnknownSchema) {
 		return "this file was written by a newer iolens: upgrade iolens to read it"
 	}
 	var fe *units.FigureError
@@ -216,15 +216,15 @@ func Unmarshal(b []byte) (Result, error) {
 		return Result{}, err
 	}
 	switch r.Schema {
-	case SchemaV3:
-	case SchemaV2:
+	case schemaV3:
+	case schemaV2:
 		upgradeV2(&r)
 	case SchemaV1:
 		upgradeV1(&r)
 		upgradeV2(&r)
 	default:
 		if strings.HasPrefix(r.Schema, "iolens.result/") {
-			return Result{}, fmt.Errorf("record has schema %q; this iolens reads %s to %s: %w", r.Schema, SchemaV1, SchemaV3, ErrUnknownSchema)
+			return Result{}, fmt.Errorf("record has schema %q; this iolens reads %s to %s: %w", r.Schema, SchemaV1, schemaV3, errUnknownSchema)
 		}
 		return Result{}, fmt.Errorf("not an iolens result (schema %q)", r.Schema)
 	}
@@ -594,7 +594,7 @@ func (d *Decoder) record(line []byte, last bool) error {
 	switch {
 	case strings.HasPrefix(schema, "iolens.result/"):
 		r, err := Unmarshal(line)
-		if errors.Is(err, ErrUnknownSchema) || isFigureError(err) {
+		if errors.Is(err, errUnknownSchema) || isFigureError(err) {
 			return d.fail(err)
 		}
 		if err != nil {

@@ -121,7 +121,7 @@ func TestDecodeHostile(t *testing.T) {
 	}
 	var de *DecodeError
 	_, err := NewDecoder(strings.NewReader(strings.Replace(line1, "result/v1", "result/v9", 1)), "f", Formats{}).ReadAll()
-	if !errors.As(err, &de) || !errors.Is(err, ErrUnknownSchema) || !strings.Contains(de.Hint(), "newer iolens") {
+	if !errors.As(err, &de) || !errors.Is(err, errUnknownSchema) || !strings.Contains(de.Hint(), "newer iolens") {
 		t.Errorf("newer schema: %v", err)
 	}
 }

@@ -138,11 +138,11 @@ type WatchFinding struct {
 	Finding
 }
 
-// WatchResults turns a watch stream into results, one per watch session (a
+// watchResults turns a watch stream into results, one per watch session (a
 // start record begins a session). Each result carries the device and
 // system series on the watch's time axis and the findings that ended or
 // were still open at the end of the stream.
-func WatchResults(recs []WatchRecord, name string) ([]Result, error) {
+func watchResults(recs []WatchRecord, name string) ([]Result, error) {
 	ws := &watchStream{name: name}
 	var out []Result
 	for _, r := range recs {

@@ -25,7 +25,7 @@ func TestToResults(t *testing.T) {
 		{Schema: WatchSchema, Type: WatchTypeStart, Time: at(10), Start: &WatchStart{IntervalS: 1}},
 		sample(1, 5),
 	}
-	rs, err := WatchResults(recs, "w.ndjson")
+	rs, err := watchResults(recs, "w.ndjson")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestToResults(t *testing.T) {
 	if rs[1].Index != 2 || len(rs[1].Devices) != 1 {
 		t.Errorf("second session = %+v", rs[1])
 	}
-	if _, err := WatchResults([]WatchRecord{{Schema: "iolens.watch/v9"}}, "x"); err == nil {
+	if _, err := watchResults([]WatchRecord{{Schema: "iolens.watch/v9"}}, "x"); err == nil {
 		t.Error("a newer schema must be refused")
 	}
 }

@@ -34,7 +34,7 @@ func TestChooseSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reason, err := ChooseSize(tt.requested, Space{FreeBytes: tt.free}, tt.extra, "/x")
+			got, reason, err := chooseSize(tt.requested, Space{FreeBytes: tt.free}, tt.extra, "/x")
 			if tt.err {
 				var se *SpaceError
 				if !errors.As(err, &se) || se.Hint() == "" {

@@ -342,7 +342,7 @@ func (l *DeviceLease) Release() error {
 	return err
 }
 
-// CheckDevice runs for every device run, whatever its tests: it checks
+// checkDevice runs for every device run, whatever its tests: it checks
 // that dev is a block device, finds its mounts, holders and swap areas,
 // and opens it with O_EXCL, which the kernel answers with EBUSY when the
 // device is mounted, held or swap (in any namespace). Writes need
@@ -350,7 +350,7 @@ func (l *DeviceLease) Release() error {
 // --force), and one that carries a file system, a partition table or
 // partitions needs --force. Reads of a device in use are allowed, with a
 // note: fio then runs with --readonly.
-func CheckDevice(ctx context.Context, c DeviceCheck) (*DeviceLease, error) {
+func checkDevice(ctx context.Context, c DeviceCheck) (*DeviceLease, error) {
 	refuse := func(reason, hint string) error { return &DeviceRefusal{Device: c.Device, Reason: reason, hint: hint} }
 	var st unix.Stat_t
 	if err := unix.Stat(c.Device, &st); err != nil {

@@ -187,7 +187,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 
 	// Blank: writes may run, and while iolens holds the device no one
 	// can claim it (mkfs and mount open it exclusively too).
-	lease, err := CheckDevice(ctx, write)
+	lease, err := checkDevice(ctx, write)
 	if err != nil {
 		t.Fatalf("blank device: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, "mkfs.ext4", "-q", "-F", dev)
-	lease, err = CheckDevice(ctx, DeviceCheck{Device: dev, Writes: true, Destructive: true, Force: true})
+	lease, err = checkDevice(ctx, DeviceCheck{Device: dev, Writes: true, Destructive: true, Force: true})
 	if err != nil {
 		t.Fatalf("ext4 with --force: %v", err)
 	}
@@ -211,10 +211,10 @@ func TestCheckDeviceLoop(t *testing.T) {
 	}
 
 	// A file system needs --force; --destructive is always needed.
-	if _, err := CheckDevice(ctx, write); !refusedFor(err, "ext4") {
+	if _, err := checkDevice(ctx, write); !refusedFor(err, "ext4") {
 		t.Errorf("ext4 without --force: %v", err)
 	}
-	if _, err := CheckDevice(ctx, DeviceCheck{Device: dev, Writes: true, Force: true}); !refusedFor(err, "destroy") {
+	if _, err := checkDevice(ctx, DeviceCheck{Device: dev, Writes: true, Force: true}); !refusedFor(err, "destroy") {
 		t.Errorf("no --destructive: %v", err)
 	}
 
@@ -229,10 +229,10 @@ func TestCheckDeviceLoop(t *testing.T) {
 	}
 	realio.Cleanup(t, unmount)
 	forced := DeviceCheck{Device: dev, Writes: true, Destructive: true, Force: true}
-	if _, err := CheckDevice(ctx, forced); !refusedFor(err, "mounted at "+mnt) {
+	if _, err := checkDevice(ctx, forced); !refusedFor(err, "mounted at "+mnt) {
 		t.Errorf("mounted, with --force: %v", err)
 	}
-	lease, err = CheckDevice(ctx, DeviceCheck{Device: dev})
+	lease, err = checkDevice(ctx, DeviceCheck{Device: dev})
 	if err != nil || !lease.ReadOnly || !strings.Contains(lease.Note, "--readonly") {
 		t.Errorf("reading a mounted device: lease %+v, err %v; want read-only with a note", lease, err)
 	}
@@ -257,7 +257,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 		if line, _ := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "ready" {
 			t.Skipf("could not mount in a new namespace (%q)", line)
 		}
-		if _, err := CheckDevice(ctx, forced); !refusedFor(err, fmt.Sprintf("in the mount namespace of pid %d", cmd.Process.Pid)) {
+		if _, err := checkDevice(ctx, forced); !refusedFor(err, fmt.Sprintf("in the mount namespace of pid %d", cmd.Process.Pid)) {
 			t.Errorf("mounted in another namespace: %v", err)
 		}
 	})
@@ -269,7 +269,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 			t.Skipf("swapon: %v: %s", err, out)
 		}
 		realio.Cleanup(t, func() { run(t, "swapoff", dev) })
-		if _, err := CheckDevice(ctx, forced); !refusedFor(err, "used as swap") {
+		if _, err := checkDevice(ctx, forced); !refusedFor(err, "used as swap") {
 			t.Errorf("swap: %v", err)
 		}
 	})
@@ -459,11 +459,11 @@ func TestCheckDeviceSameImage(t *testing.T) {
 	run(t, "mount", first, mnt)
 	realio.Cleanup(t, func() { run(t, "umount", mnt) })
 	ctx := context.Background()
-	_, err := CheckDevice(ctx, DeviceCheck{Device: second, Writes: true, Destructive: true, Force: true})
+	_, err := checkDevice(ctx, DeviceCheck{Device: second, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, "mounted at") || !refusedFor(err, filepath.Base(first)+" (a loop device on the same backing file") {
 		t.Errorf("writing %s while %s (same image) is mounted: %v", second, first, err)
 	}
-	lease, err := CheckDevice(ctx, DeviceCheck{Device: second})
+	lease, err := checkDevice(ctx, DeviceCheck{Device: second})
 	if err != nil || !lease.ReadOnly {
 		t.Errorf("reading %s: lease %+v, err %v; want read-only", second, lease, err)
 	}
@@ -483,7 +483,7 @@ func TestCheckDeviceSameImageHeld(t *testing.T) {
 		t.Skipf("dmsetup create: %v: %s", err, out)
 	}
 	realio.Cleanup(t, func() { run(t, "dmsetup", "remove", name) })
-	_, err := CheckDevice(context.Background(), DeviceCheck{Device: first, Writes: true, Destructive: true, Force: true})
+	_, err := checkDevice(context.Background(), DeviceCheck{Device: first, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, "held by dm-") {
 		t.Errorf("writing %s while %s (same image) is held by %s: %v", first, second, name, err)
 	}
@@ -548,7 +548,7 @@ func TestCheckPartitionOfMountedDisk(t *testing.T) {
 	mnt := t.TempDir()
 	run(t, "mount", disk, mnt)
 	realio.Cleanup(t, func() { run(t, "umount", mnt) })
-	_, err = CheckDevice(context.Background(), DeviceCheck{Device: part, Writes: true, Destructive: true, Force: true})
+	_, err = checkDevice(context.Background(), DeviceCheck{Device: part, Writes: true, Destructive: true, Force: true})
 	if !refusedFor(err, filepath.Base(disk)+" (the disk "+filepath.Base(part)+" is a partition of) at "+mnt) {
 		t.Errorf("writing %s while its disk is mounted: %v", part, err)
 	}

@@ -138,7 +138,7 @@ func TestEveryAllowedOptionReachesFio(t *testing.T) {
 			wantKey, want := fold(name, canon)
 			if wantKey == "runtime" && want == "0" {
 				// fio's "no limit": iolens gives such a test its bound.
-				want = strconv.Itoa(int(NoRuntimeBound.Seconds()))
+				want = strconv.Itoa(int(noRuntimeBound.Seconds()))
 			}
 			got, ok := fioView(t, job)[wantKey]
 			if !ok {
@@ -151,8 +151,8 @@ func TestEveryAllowedOptionReachesFio(t *testing.T) {
 		}
 	}
 	t.Logf("%d option values compared", tried)
-	if tried < 2*len(AllowedOptions()) {
-		t.Errorf("only %d values tried for %d options", tried, len(AllowedOptions()))
+	if tried < 2*len(allowedOptions()) {
+		t.Errorf("only %d values tried for %d options", tried, len(allowedOptions()))
 	}
 }
 

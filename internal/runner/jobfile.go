@@ -351,10 +351,10 @@ func CheckSpec(s result.TestSpec) error {
 	return nil
 }
 
-// NoRuntimeBound is how long a test without a runtime (one that stops
+// noRuntimeBound is how long a test without a runtime (one that stops
 // at its size, as the etcd suite's) may run: iolens gives fio this
 // runtime, so that a slow disk or a rate limit ends it with its results.
-const NoRuntimeBound = time.Hour
+const noRuntimeBound = time.Hour
 
 // bound is the time fio may measure a test for: its runtime, or
 // NoRuntimeBound.
@@ -362,7 +362,7 @@ func bound(s result.TestSpec) time.Duration {
 	if s.RuntimeS > 0 {
 		return s.Runtime()
 	}
-	return NoRuntimeBound
+	return noRuntimeBound
 }
 
 // fioRuntime is the runtime iolens gives fio: the test's bound less its
@@ -407,8 +407,8 @@ func checkWaits(s result.TestSpec) error {
 	return nil
 }
 
-// CheckSuite checks every test of a suite with CheckSpec.
-func CheckSuite(s result.Suite) error {
+// checkSuite checks every test of a suite with CheckSpec.
+func checkSuite(s result.Suite) error {
 	for _, t := range s.Tests {
 		if err := CheckSpec(t); err != nil {
 			return err

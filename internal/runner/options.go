@@ -16,8 +16,8 @@ import (
 // (sizes in bytes, times in the option's own unit) so that fio reads
 // exactly what iolens checked. Everything else is refused with the reason.
 
-// Engines iolens runs: the ones that do ordinary IO on the test file.
-var Engines = []string{"libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap", "null"}
+// engines iolens runs: the ones that do ordinary IO on the test file.
+var engines = []string{"libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap", "null"}
 
 type optKind int
 
@@ -97,7 +97,7 @@ var allowed = map[string]optSpec{
 	"numjobs":                    {kind: kCount, min: 1, max: maxNumJobs},
 	"rwmixread":                  {kind: kCount, min: 0, max: 100},
 	"rwmixwrite":                 {kind: kCount, min: 0, max: 100},
-	"ioengine":                   {kind: kEnum, words: Engines},
+	"ioengine":                   {kind: kEnum, words: engines},
 	"direct":                     {kind: kBool},
 	"buffered":                   {kind: kBool},
 	"sync":                       {kind: kEnum, words: []string{"0", "1", "none", "sync", "dsync"}},
@@ -359,13 +359,13 @@ func refusedHint(key string) string {
 	case owned[key]:
 		return "remove it: iolens places test files in its own scratch directory (choose it with the DIR argument or --device) and always records 1 s logs and latency histograms"
 	case key == "ioengine":
-		return "use one of the engines iolens runs: " + strings.Join(Engines, ", ")
+		return "use one of the engines iolens runs: " + strings.Join(engines, ", ")
 	}
-	return "remove it; iolens runs these fio options: " + strings.Join(AllowedOptions(), ", ")
+	return "remove it; iolens runs these fio options: " + strings.Join(allowedOptions(), ", ")
 }
 
-// AllowedOptions lists the fio options iolens passes on, sorted.
-func AllowedOptions() []string {
+// allowedOptions lists the fio options iolens passes on, sorted.
+func allowedOptions() []string {
 	out := make([]string, 0, len(allowed))
 	for k, sp := range allowed {
 		if sp.alias == "" {

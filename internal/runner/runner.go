@@ -290,7 +290,7 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 	// Whatever built the suite (a job file, a built-in, a caller's own
 	// specs), nothing reaches fio that CheckSpec has not passed; Test
 	// checks the tests a plan adds.
-	if err := CheckSuite(cfg.Suite); err != nil {
+	if err := checkSuite(cfg.Suite); err != nil {
 		return nil, err
 	}
 	if err := checkConfig(cfg); err != nil {
@@ -315,10 +315,10 @@ func Open(ctx context.Context, cfg Config, progress func(Event)) (_ *Session, er
 			switch {
 			case open > 0 && timed == 0:
 				msg = fmt.Sprintf("%d tests x %d, each stopping at its size, within %s (--runtime bounds them)",
-					n, cfg.Repeat, units.FormatSeconds(NoRuntimeBound.Seconds()))
+					n, cfg.Repeat, units.FormatSeconds(noRuntimeBound.Seconds()))
 			case open > 0:
 				msg += fmt.Sprintf(", and %d stopping at its size within %s (--runtime bounds them)",
-					open, units.FormatSeconds(NoRuntimeBound.Seconds()))
+					open, units.FormatSeconds(noRuntimeBound.Seconds()))
 			}
 			if n := r.bufferedWrites(); n > 0 && cfg.WritebackCap > 0 {
 				msg += fmt.Sprintf("; after each of the %d buffered write tests, up to %s watching the writeback (--writeback-cap)",
@@ -617,7 +617,7 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	r.target = result.Target{Labels: cfg.Labels, Emulated: cfg.Emulated}
 
 	if cfg.Device != "" {
-		lease, err := CheckDevice(ctx, DeviceCheck{Device: cfg.Device, Writes: writes, Destructive: cfg.Destructive, Force: cfg.Force,
+		lease, err := checkDevice(ctx, DeviceCheck{Device: cfg.Device, Writes: writes, Destructive: cfg.Destructive, Force: cfg.Force,
 			Inspector: DeviceInspector{ProcRoot: cfg.ProcRoot, SysRoot: cfg.SysRoot}})
 		if err != nil {
 			return nil, err
@@ -627,7 +627,7 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 			r.progress(Event{Kind: EventInfo, Message: lease.Note})
 		}
 		release := func(context.Context) error { return lease.Release() }
-		size, err := DeviceSize(cfg.Device)
+		size, err := deviceSize(cfg.Device)
 		if err != nil {
 			return release, err
 		}
@@ -674,7 +674,7 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	cleanup := func(context.Context) error {
 		return errors.Join(os.RemoveAll(scratch), removeCreated())
 	}
-	sp, err := FreeSpace(scratch)
+	sp, err := freeSpace(scratch)
 	if err != nil {
 		return cleanup, err
 	}
@@ -683,9 +683,9 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	reason := ""
 	switch {
 	case shared && cfg.SizeBytes == 0 && sharedWant > 0:
-		size, reason, err = ChooseSuiteSize(sharedWant, sp, ownMax, abs)
+		size, reason, err = chooseSuiteSize(sharedWant, sp, ownMax, abs)
 	case shared || cfg.SizeBytes == 0:
-		size, reason, err = ChooseSize(cfg.SizeBytes, sp, ownMax, abs)
+		size, reason, err = chooseSize(cfg.SizeBytes, sp, ownMax, abs)
 	default:
 		if ownMax > sp.FreeBytes-reserve {
 			err = &SpaceError{Path: abs, Need: ownMax, FreeBytes: sp.FreeBytes}
@@ -709,7 +709,7 @@ func (r *runner) prepareTarget(ctx context.Context) (func(context.Context) error
 	r.fillDevices()
 	if others := resolver.OtherDisks(r.res); len(others) > 0 && onRootFS(scratch) && r.target.Device != "" {
 		r.target.RootDisk, r.target.OtherDisks = true, others
-		r.progress(Event{Kind: EventInfo, Message: RootDiskNote(abs, r.target.Device, others)})
+		r.progress(Event{Kind: EventInfo, Message: rootDiskNote(abs, r.target.Device, others)})
 	}
 	switch fs := r.res.Mount.FSType; {
 	case r.target.Device != "":
@@ -1162,9 +1162,9 @@ func (r *runner) runTest(ctx context.Context, s result.TestSpec, index, rep, n, 
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("ended early after %.1f s (%s): %s", stoppedAt, limit, what))
 	}
-	if s.RuntimeS == 0 && float64(maxRuntimeMs(run.Final)) >= NoRuntimeBound.Seconds()*1000-1000 {
+	if s.RuntimeS == 0 && float64(maxRuntimeMs(run.Final)) >= noRuntimeBound.Seconds()*1000-1000 {
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped after %s, the bound iolens gives a test without a runtime, before its size was done",
-			units.FormatSeconds(NoRuntimeBound.Seconds())))
+			units.FormatSeconds(noRuntimeBound.Seconds())))
 	}
 	if s.IOEngine == "null" {
 		res.Notes = append(res.Notes, "ioengine=null: fio moved no data to or from any disk, so no disk was measured; the figures are fio's own overhead")
@@ -1354,7 +1354,7 @@ func (r *runner) spaceFor(s result.TestSpec, g region) error {
 	if !g.own {
 		return nil
 	}
-	sp, err := FreeSpace(r.scratch)
+	sp, err := freeSpace(r.scratch)
 	if err != nil {
 		return err
 	}

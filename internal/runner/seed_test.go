@@ -14,11 +14,11 @@ import (
 
 func TestChooseSuiteSize(t *testing.T) {
 	const G = int64(1 << 30)
-	size, reason, err := ChooseSuiteSize(10*G, Space{FreeBytes: 80 * G}, 0, "/x")
+	size, reason, err := chooseSuiteSize(10*G, Space{FreeBytes: 80 * G}, 0, "/x")
 	if err != nil || size != 10*G || !strings.Contains(reason, "suite's own size, 10.0 GiB") {
 		t.Errorf("fits: %d %q %v", size, reason, err)
 	}
-	_, _, err = ChooseSuiteSize(10*G, Space{FreeBytes: 5 * G}, 0, "/x")
+	_, _, err = chooseSuiteSize(10*G, Space{FreeBytes: 5 * G}, 0, "/x")
 	var se *SpaceError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "10.0 GiB") || !strings.Contains(err.Error(), "5.0 GiB is free") || !strings.Contains(se.Hint(), "--size") {
 		t.Errorf("too small: %v (hint %q)", err, hintOf(err))

@@ -19,8 +19,8 @@ type Space struct {
 	TotalBytes int64
 }
 
-// FreeSpace reports the space available to unprivileged writers at path.
-func FreeSpace(path string) (Space, error) {
+// freeSpace reports the space available to unprivileged writers at path.
+func freeSpace(path string) (Space, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
 		return Space{}, fmt.Errorf("statfs %s: %w", path, err)
@@ -58,21 +58,21 @@ func (e *SpaceError) Hint() string {
 	return "free some space, pick a directory on a larger file system, or pass a smaller --size (at least 64M)"
 }
 
-// ChooseSuiteSize checks the size a suite's tests ask for (the seeds' 10
+// chooseSuiteSize checks the size a suite's tests ask for (the seeds' 10
 // GiB or 5 GiB) against free space. There is no fallback: a smaller file
 // would measure something else, so only --size scales the tests down.
-func ChooseSuiteSize(suiteSize int64, sp Space, extra int64, path string) (int64, string, error) {
+func chooseSuiteSize(suiteSize int64, sp Space, extra int64, path string) (int64, string, error) {
 	if suiteSize > sp.FreeBytes-reserve-extra {
 		return 0, "", &SpaceError{Path: path, Need: suiteSize + extra, FreeBytes: sp.FreeBytes, SuiteSize: suiteSize}
 	}
 	return suiteSize, fmt.Sprintf("the suite's own size, %s (%s free)", units.HumanBytes(float64(suiteSize)), units.HumanBytes(float64(sp.FreeBytes))), nil
 }
 
-// ChooseSize picks the shared test file's size. A size the user asked for
+// chooseSize picks the shared test file's size. A size the user asked for
 // is checked against free space; otherwise 1 GiB, reduced to a tenth of the
 // free space when that is smaller. extra is what the suite's own-file tests
 // need on top. The reason is shown to the user and kept in the result.
-func ChooseSize(requested int64, sp Space, extra int64, path string) (int64, string, error) {
+func chooseSize(requested int64, sp Space, extra int64, path string) (int64, string, error) {
 	avail := sp.FreeBytes - reserve - extra
 	if requested > 0 {
 		if requested > avail {
@@ -96,8 +96,8 @@ func ChooseSize(requested int64, sp Space, extra int64, path string) (int64, str
 	return size, reason, nil
 }
 
-// DeviceSize is a block device's size in bytes.
-func DeviceSize(dev string) (int64, error) {
+// deviceSize is a block device's size in bytes.
+func deviceSize(dev string) (int64, error) {
 	f, err := os.Open(dev)
 	if err != nil {
 		return 0, err
@@ -110,9 +110,9 @@ func DeviceSize(dev string) (int64, error) {
 	return n, nil
 }
 
-// DefaultDir is the directory tested when none is given: iolens's own,
+// defaultDir is the directory tested when none is given: iolens's own,
 // created when missing and removed afterwards.
-const DefaultDir = "iolens-scratch"
+const defaultDir = "iolens-scratch"
 
 // MissingDirError is a target directory that does not exist.
 type MissingDirError struct{ Dir string }
@@ -129,7 +129,7 @@ func (e *MissingDirError) Hint() string {
 // directories it created, outermost first.
 func targetDir(dir string, create bool) (string, []string, error) {
 	if dir == "" {
-		dir, create = DefaultDir, true
+		dir, create = defaultDir, true
 	}
 	// fio runs in the scratch directory and is handed absolute paths.
 	abs, err := filepath.Abs(dir)
@@ -177,9 +177,9 @@ func removeDirs(created []string) error {
 	return errors.Join(errs...)
 }
 
-// RootDiskNote says that dir is on the root disk while other disks are
+// rootDiskNote says that dir is on the root disk while other disks are
 // mounted: the usual sign of a mistyped path or a volume not mounted.
-func RootDiskNote(dir, disk string, others []string) string {
+func rootDiskNote(dir, disk string, others []string) string {
 	return fmt.Sprintf("%s is on the root file system: this is the root disk, %s, while other disks are mounted (%s)", dir, disk, strings.Join(others, ", "))
 }
 
@@ -190,7 +190,7 @@ func RootDiskNote(dir, disk string, others []string) string {
 // when it cannot tell.
 func RootDisk(dir string) string {
 	if dir == "" {
-		dir = DefaultDir
+		dir = defaultDir
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -209,7 +209,7 @@ func RootDisk(dir string) string {
 		return ""
 	}
 	if others := rv.OtherDisks(res); len(others) > 0 {
-		return RootDiskNote(abs, res.Primary(), others)
+		return rootDiskNote(abs, res.Primary(), others)
 	}
 	return ""
 }

@@ -21,6 +21,7 @@ var notFormatters = map[string]string{
 	"internal/promhist/promtest/promtest.go:tail":    "the last lines of a log",
 	"internal/etcdmetrics/etcdtest/etcdtest.go:tail": "the last lines of a log",
 	"internal/runner/options.go:formatFioTime":       "a time in fio's job-file syntax",
+	"internal/report/compare_render.go:testNote":     "the significance test's note, with its alpha",
 	"internal/headroom/rules.go:constant":            "a PromQL expression of a constant series",
 	"internal/promhist/analyze.go:sinceFlag":         "a duration in the syntax --since and --step read",
 	"benchmarks/headroom/server.go:inst":             "a generated node exporter instance name",
