@@ -6,6 +6,7 @@ import (
 	"github.com/iolens/iolens/internal/analysis"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -50,7 +51,7 @@ each result is also compared with what that disk should deliver.`,
 	outputFlag(cmd.Flags(), &r.output, report.Results, "format (all but text carry the results with their findings): ")
 	alsoFormats(cmd.Flags(), report.Histories, "with --prometheus")
 	r.files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
-	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
+	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse (a test that failed counts as fail): none, info, warn, fail")
 	r.expect.addFlags(cmd)
 	prom.add(cmd)
 	return cmd
@@ -60,7 +61,7 @@ each result is also compared with what that disk should deliver.`,
 // this severe.
 func failOnFindings(rs []result.Result, failOn string) error {
 	if n := analysis.CountAtLeast(rs, failOn); n > 0 {
-		return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
+		return fmt.Errorf("%s at severity %s or worse (a failed test counts as fail): %w", units.Nouns(int64(n), "finding", "findings"), failOn, ErrFindings)
 	}
 	return nil
 }
