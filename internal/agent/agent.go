@@ -49,6 +49,13 @@ type Agent struct {
 	Version string
 }
 
+// New is an agent of iolens version with the defaults of its flags: a
+// steady test runs 20 s at least, the start gate is waited for 15
+// minutes, and diagnose's plan has 3 minutes for figures within 2%.
+func New(version string) *Agent {
+	return &Agent{Version: version, MinRuntimeS: 20, GateTimeout: 15 * time.Minute, Budget: 3 * time.Minute, Precision: 0.02}
+}
+
 // Run runs the tests (or the plan) and writes the framed results, then a
 // done record with the outcome, to w (the pod's log).
 func (o *Agent) Run(ctx context.Context, w io.Writer) error {

@@ -4,16 +4,15 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/analysis"
-	"github.com/iolens/iolens/internal/diagnosis"
-	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/report"
+	"github.com/iolens/iolens/internal/result"
+	"github.com/iolens/iolens/internal/units"
 	"github.com/spf13/cobra"
 )
 
 func newAnalyzeCommand(streams IOStreams) *cobra.Command {
-	var output, failOn string
-	var files outputFiles
-	var expect expectOptions
+	var failOn string
+	var r replayOptions
 	var prom promOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
@@ -37,55 +36,32 @@ each result is also compared with what that disk should deliver.`,
 			if _, ok := analysis.SeverityRank(failOn); !ok {
 				return &UsageError{Err: fmt.Errorf("--fail-on %q", failOn), Help: "valid values: none, info, warn, fail"}
 			}
-			if prom.url != "" {
-				return prom.run(cmd, streams, output, failOn, &files, &expect)
-			}
-			format, err := report.Results.Lookup(output)
-			if err != nil {
-				return &UsageError{Err: err, Help: hint.Of(err)}
-			}
-			if err := files.resolve(output, streams.ErrOut, false, reads{inputs: args}); err != nil {
-				return err
-			}
-			diag, err := expect.diagnoser(cmd)
-			if err != nil {
-				return err
-			}
-			rs, err := report.ReadFilesContext(cmd.Context(), args, streams.In, warnSkipped(streams.ErrOut))
-			if err != nil {
-				return err
-			}
-			analysis.Annotate(rs)
-			for i := range rs {
-				if diag != nil {
-					diag(&rs[i])
-				}
+			if prom.URL != "" {
+				return prom.run(cmd, streams, r.output, failOn, &r.files, &r.expect)
 			}
 			// The text opens with each run's diagnosis, then lists every
 			// test's figures and findings.
-			in := report.Input{Outcome: diagnosis.Replay(rs), PerTest: true}
-			if err := files.writeHTML(report.Results, in); err != nil {
+			rs, err := r.run(cmd, streams, args, false, true, report.Input{PerTest: true})
+			if err != nil {
 				return err
 			}
-			if err := files.writeCopy(in.Results); err != nil {
-				return err
-			}
-			if files.stdout() {
-				if err := writeReport(streams.Out, format, in); err != nil {
-					return err
-				}
-			}
-			if n := analysis.CountAtLeast(in.Results, failOn); n > 0 {
-				return fmt.Errorf("%d findings at severity %s or worse: %w", n, failOn, ErrFindings)
-			}
-			return nil
+			return failOnFindings(rs, failOn)
 		},
 	}
-	outputFlag(cmd.Flags(), &output, report.Results, "format (all but text carry the results with their findings): ")
+	outputFlag(cmd.Flags(), &r.output, report.Results, "format (all but text carry the results with their findings): ")
 	alsoFormats(cmd.Flags(), report.Histories, "with --prometheus")
-	files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
-	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse: none, info, warn, fail")
-	expect.addFlags(cmd)
+	r.files.addFlags(cmd.Flags(), "also write the re-analysed results to this NDJSON file")
+	cmd.Flags().StringVar(&failOn, "fail-on", "none", "exit with status 4 when a finding has this severity or worse (a test that failed counts as fail): none, info, warn, fail")
+	r.expect.addFlags(cmd)
 	prom.add(cmd)
 	return cmd
+}
+
+// failOnFindings is --fail-on: ErrFindings when a result has a finding
+// this severe.
+func failOnFindings(rs []result.Result, failOn string) error {
+	if n := analysis.CountAtLeast(rs, failOn); n > 0 {
+		return fmt.Errorf("%s at severity %s or worse (a failed test counts as fail): %w", units.Nouns(int64(n), "finding", "findings"), failOn, ErrFindings)
+	}
+	return nil
 }

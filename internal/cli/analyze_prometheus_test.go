@@ -94,7 +94,7 @@ func TestAnalyzePrometheus(t *testing.T) {
 	if !strings.Contains(md, "## Disk history from Prometheus") || !strings.Contains(md, "- **fail** sdb stalled") {
 		t.Errorf("-o md:\n%s", md)
 	}
-	if _, errOut, code := execute(t, append(base, "--fail-on", "fail")...); code != 4 || !strings.Contains(errOut, "findings at severity fail") {
+	if _, errOut, code := execute(t, append(base, "--fail-on", "fail")...); code != 4 || !strings.Contains(errOut, "1 finding at severity fail") {
 		t.Errorf("--fail-on fail: exit %d, %s", code, errOut)
 	}
 	// --expect: the disk's own ceiling, as watch has it: the workload

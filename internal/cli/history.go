@@ -39,43 +39,7 @@ func openStoreRW(ctx context.Context, path string) (*store.Store, error) {
 
 // lookupErr gives the errors of a run id lookup their hint; an empty or
 // ambiguous id is a usage error.
-func lookupErr(err error) error {
-	var amb *store.AmbiguousError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return &hint.Error{Err: err, Advice: "'iolens history' lists the stored runs"}
-	case errors.Is(err, store.ErrEmptyID):
-		return &UsageError{Err: err, Help: "give a run id or a unique prefix of one; 'iolens history' lists them"}
-	case errors.As(err, &amb):
-		return &UsageError{Err: err, Help: hint.Of(err)}
-	}
-	return err
-}
-
-// checkRunIDs refuses empty run ids before anything is opened: "" is a
-// prefix of every run.
-func checkRunIDs(ids []string) error {
-	for _, id := range ids {
-		if strings.TrimSpace(id) == "" {
-			return lookupErr(fmt.Errorf("run %q: %w", id, store.ErrEmptyID))
-		}
-	}
-	return nil
-}
-
-// storedResults are the saved results of the runs ids name, read only.
-func storedResults(ctx context.Context, db string, ids []string) ([]result.Result, error) {
-	if err := checkRunIDs(ids); err != nil {
-		return nil, err
-	}
-	s, err := openStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	rs, err := s.ResultsOf(ctx, ids)
-	return rs, lookupErr(err)
-}
+func lookupErr(err error) error { return usageOf(store.LookupError(err)) }
 
 func newHistoryCommand(streams IOStreams) *cobra.Command {
 	var db, selector string
@@ -96,36 +60,14 @@ Run ids may be shortened to any unique prefix.`,
   iolens history rm 20240501-120000-ab12cd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if limit < 0 {
-				return &UsageError{Err: fmt.Errorf("--limit %d: want 0 (every run) or more", limit), Help: "--limit 10 lists the newest 10 runs"}
-			}
-			var opts store.ListOptions
-			if selector != "" {
-				sel, err := store.ParseSelector(selector)
-				if err != nil {
-					return &UsageError{Err: err, Help: "a selector is key=value,key!=value,key,!key"}
-				}
-				opts.Selector = sel
-			}
-			opts.Limit = limit
-			var runs []store.Run
-			s, err := openStore(cmd.Context(), db)
-			switch {
-			case errors.Is(err, store.ErrNoDatabase):
+			runs, err := store.ListRuns(cmd.Context(), db, selector, limit)
+			if errors.Is(err, store.ErrNoDatabase) {
 				// Nothing saved yet is an empty history, not a failure.
 				var nd *store.NoDatabaseError
 				errors.As(err, &nd)
 				fmt.Fprintf(streams.ErrOut, "iolens: nothing saved yet: %v\n", nd)
-			case err != nil:
-				return err
-			default:
-				defer s.Close()
-				if runs, err = s.List(cmd.Context(), opts); err != nil {
-					return err
-				}
-			}
-			if runs == nil {
-				runs = []store.Run{}
+			} else if err != nil {
+				return usageOf(err)
 			}
 			return output.print(streams.Out, runs, func(w io.Writer) error { return store.WriteRunList(w, runs) })
 		},
@@ -150,9 +92,9 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 			if err := checkOutputs(reads{db: *db}, [2]string{"--out", ro.out}); err != nil {
 				return err
 			}
-			rs, err := storedResults(cmd.Context(), *db, args)
+			rs, err := store.ReadRuns(cmd.Context(), *db, args)
 			if err != nil {
-				return err
+				return usageOf(err)
 			}
 			return ro.render(streams, rs)
 		},
@@ -169,26 +111,8 @@ func newHistoryRmCommand(streams IOStreams, db *string) *cobra.Command {
 other run. Every id is checked before anything is removed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkRunIDs(args); err != nil {
-				return err
-			}
 			// Removing from a database that does not exist creates none.
-			s, err := store.OpenDefault(cmd.Context(), *db, store.Options{MustExist: true})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			ids, err := s.ResolveIDs(cmd.Context(), args)
-			if err != nil {
-				return lookupErr(err)
-			}
-			for _, id := range ids {
-				if _, err := s.Delete(cmd.Context(), id); err != nil {
-					return lookupErr(err)
-				}
-				fmt.Fprintf(streams.ErrOut, "removed run %s\n", id)
-			}
-			return nil
+			return usageOf(store.RemoveRuns(cmd.Context(), *db, args, func(id string) { fmt.Fprintf(streams.ErrOut, "removed run %s\n", id) }))
 		},
 	}
 }
@@ -203,9 +127,9 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			if err := checkOutputs(reads{db: *db}, [2]string{"--out", out}); err != nil {
 				return err
 			}
-			rs, err := storedResults(cmd.Context(), *db, args)
+			rs, err := store.ReadRuns(cmd.Context(), *db, args)
 			if err != nil {
-				return err
+				return usageOf(err)
 			}
 			ndjson, err := report.Results.Lookup("ndjson")
 			if err != nil {
@@ -238,26 +162,12 @@ labels to every imported result, to tell clusters or machines apart.`,
 			if err != nil {
 				return &UsageError{Err: err.(*UsageError).Err, Help: "--label takes key=value"}
 			}
-			s, err := openStoreRW(cmd.Context(), *db)
-			if err != nil {
-				return err
+			read := func(ctx context.Context, p string) ([]result.Result, error) {
+				return report.ReadFilesContext(ctx, []string{p}, streams.In, warnSkipped(streams.ErrOut))
 			}
-			defer s.Close()
-			for _, p := range args {
-				rs, err := report.ReadFilesContext(cmd.Context(), []string{p}, streams.In, warnSkipped(streams.ErrOut))
-				if err != nil {
-					return err
-				}
-				for i := range rs {
-					rs[i].Target.AddLabels(extra)
-				}
-				st, err := s.Import(cmd.Context(), rs)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
+			return store.ImportFiles(cmd.Context(), *db, args, read, extra, func(p string, st store.SaveStats) {
 				fmt.Fprintf(streams.ErrOut, "%s: %d results added, %d already stored (runs: %s)\n", p, st.Added, st.Skipped, strings.Join(st.Runs, ", "))
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "key=value label added to every imported result (repeatable)")

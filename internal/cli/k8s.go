@@ -1,12 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/iolens/iolens/internal/etcdmetrics"
@@ -26,8 +25,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 )
 
 // DefaultImage is the agent image matching this build.
@@ -39,21 +38,8 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) client() (*k8s.Client, string, string, error) {
-	ctxName := ""
-	if k.cf.Context != nil {
-		ctxName = *k.cf.Context
-	}
-	if k.cf.Namespace != nil && *k.cf.Namespace != "" {
-		if err := k8s.CheckName("namespace", *k.cf.Namespace); err != nil {
-			return nil, "", "", &UsageError{Err: err, Help: "a namespace is lower-case letters, digits and '-', e.g. -n iolens"}
-		}
-	}
-	c, ns, ctxName, err := k8s.Connect(k.cf, ctxName)
-	var ke *k8s.KubeconfigError
-	if errors.As(err, &ke) {
-		return nil, "", "", ke
-	}
-	return c, ns, ctxName, err
+	c, ns, ctxName, err := k8s.ConnectFlags(k.cf)
+	return c, ns, ctxName, requestErr("", err)
 }
 
 func newK8sCommand(streams IOStreams) *cobra.Command {
@@ -66,7 +52,11 @@ results come back through the pod log and are merged into the local result
 stream. Everything iolens creates carries app.kubernetes.io/managed-by=iolens
 and a run id, and is deleted on success, failure, timeout and Ctrl-C.`,
 	}
-	addK8sCommands(cmd, streams)
+	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
+	kf.cf.AddFlags(cmd.PersistentFlags())
+	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
+	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
+		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 	return cmd
 }
 
@@ -76,29 +66,8 @@ func NewKubectlPluginCommand(streams IOStreams) *cobra.Command {
 	written := filterStreams(&streams)
 	cmd := newK8sCommand(streams)
 	cmd.Use = "kubectl-iolens"
-	cmd.Version = Version
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.PersistentPostRunE = written
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		help := fmt.Sprintf("see '%s --help'", c.CommandPath())
-		if h := hint.Of(err); h != "" {
-			help = h
-		}
-		return &UsageError{Err: err, Help: help}
-	})
-	guardOutputs(cmd)
+	asRoot(cmd, streams, written)
 	return cmd
-}
-
-func addK8sCommands(cmd *cobra.Command, streams IOStreams) {
-	kf := &kubeFlags{cf: genericclioptions.NewConfigFlags(true)}
-	kf.cf.AddFlags(cmd.PersistentFlags())
-	markInput(cmd.PersistentFlags(), "kubeconfig", "certificate-authority", "client-certificate", "client-key")
-	cmd.AddCommand(newK8sClassesCommand(streams, kf), newK8sRunCommand(streams, kf), newK8sDiagnoseCommand(streams, kf),
-		newK8sNodeCheckCommand(streams, kf), newK8sCleanupCommand(streams, kf), newK8sAgentCommand(streams), newK8sNodeDirCommand(), newK8sWatchCommand(streams, kf))
 }
 
 func k8sUsage(cmd string, format string, args ...any) error {
@@ -106,13 +75,6 @@ func k8sUsage(cmd string, format string, args ...any) error {
 }
 
 // ---- classes ----
-
-// skuAt resolves a class to the limits catalog disk it provisions at size.
-func skuAt(size resource.Quantity) k8s.SKUResolver {
-	return func(provisioner string, params map[string]string) (string, bool) {
-		return limits.FromStorageClass(provisioner, params, size.Value())
-	}
-}
 
 func newK8sClassesCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	var sizeFlag string
@@ -137,7 +99,7 @@ ceilings; cloud disks get faster as they get larger).`,
 			if err != nil {
 				return err
 			}
-			cls, err := k8s.Classes(cmd.Context(), c.CS, skuAt(size))
+			cls, err := k8s.Classes(cmd.Context(), c.CS, k8s.CatalogDiskAt(size))
 			if err != nil {
 				return err
 			}
@@ -169,28 +131,15 @@ func sizeDeprecated(cmd *cobra.Command, streams IOStreams, what string) {
 // ---- run ----
 
 type k8sRunOptions struct {
-	req         k8s.Request
-	suite       string
-	jobFile     string
-	runtime     units.Duration
-	ramp        units.Duration
-	untilSteady bool
-	minRuntime  units.Duration
-	maxRuntime  units.Duration
-	repeat      int
-	fileSize    string
-	tolerate    []string
-	image       string
-	pullPolicy  string
-	keep        bool
-	timeouts    k8s.Timeouts
-	output      string
-	files       outputFiles
-	quiet       bool
-	runAsUser   int64
-	runID       string
-	agentSA     string
-	rampSet     bool
+	req       k8s.Request
+	agent     k8s.AgentOptions
+	pod       k8s.PodOptions
+	suite     string
+	jobFile   string
+	output    string
+	files     outputFiles
+	quiet     bool
+	runAsUser int64
 	// render, if set, writes the report instead of the -o renderer.
 	render report.Renderer
 	save   runSaveOptions
@@ -205,15 +154,15 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.jobFile, "job", "", "fio job file to run instead of a suite")
 	markInput(f, "job")
-	f.Var(&o.runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
-	f.Var(&o.ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
-	f.BoolVar(&o.untilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
-	o.minRuntime = units.Duration(20 * time.Second)
-	f.Var(&o.minRuntime, "min-runtime", "with --until-steady: the least each test runs")
-	f.Var(&o.maxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
-	f.IntVar(&o.repeat, "repeat", 1, "run every test N times")
-	f.StringVar(&o.fileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
-	f.Var((*units.Duration)(&o.timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
+	f.Var(&o.agent.Runtime, "runtime", "time per time-based test, e.g. 30s or 30 (default: the suite's own)")
+	f.Var(&o.agent.Ramp, "ramp", "warm-up before measuring, e.g. 2s (default: each suite's own)")
+	f.BoolVar(&o.agent.UntilSteady, "until-steady", false, "end each time-based test once its 1 s IOPS are steady (SNIA PTS criteria over 20 s)")
+	o.agent.MinRuntime = units.Duration(20 * time.Second)
+	f.Var(&o.agent.MinRuntime, "min-runtime", "with --until-steady: the least each test runs")
+	f.Var(&o.agent.MaxRuntime, "max-runtime", "with --until-steady: the most each test runs (default: the test's runtime)")
+	f.IntVar(&o.agent.Repeat, "repeat", 1, "run every test N times")
+	f.StringVar(&o.agent.FileSize, "file-size", "", "test file size in the volume (default: 1 GiB or a tenth of the free space)")
+	f.Var((*units.Duration)(&o.pod.Timeouts.Run), "run-timeout", "how long the tests may run (default: twice the suite's planned time plus 5m)")
 	outputFlag(f, &o.output, report.Results, "report format: ")
 	o.addPodFlags(f)
 	o.expect.addFlags(cmd)
@@ -223,23 +172,20 @@ func (o *k8sRunOptions) addCommonFlags(cmd *cobra.Command) {
 // addPodFlags adds the flags of every command that runs agent pods on
 // volumes: the pods, their timeouts, and where results go.
 func (o *k8sRunOptions) addPodFlags(f *pflag.FlagSet) {
-	f.StringSliceVar(&o.tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
-	f.StringVar(&o.image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
-	f.StringVar(&o.pullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
-	f.BoolVar(&o.keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
-	d := k8s.DefaultTimeouts()
-	o.timeouts.Bind = d.Bind
-	f.Var((*units.Duration)(&o.timeouts.Bind), "bind-timeout", "how long a PVC may take to bind")
-	o.timeouts.Schedule = d.Schedule
-	f.Var((*units.Duration)(&o.timeouts.Schedule), "schedule-timeout", "how long a pod may wait for a node")
-	o.timeouts.Start = d.Start
-	f.Var((*units.Duration)(&o.timeouts.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
-	o.timeouts.Cleanup = d.Cleanup
-	f.Var((*units.Duration)(&o.timeouts.Cleanup), "cleanup-timeout", "how long deleting everything may take")
+	f.StringSliceVar(&o.pod.Tolerate, "tolerate", nil, "tolerate a taint: KEY[=VALUE][:EFFECT] (repeatable)")
+	f.StringVar(&o.pod.Image, "image", DefaultImage(), "agent image (iolens + fio), pinned to this version")
+	f.StringVar(&o.pod.PullPolicy, "pull-policy", "IfNotPresent", "image pull policy: IfNotPresent, Always or Never")
+	f.BoolVar(&o.pod.Keep, "keep", false, "keep the PVCs, Jobs and pods for debugging (remove later with 'iolens k8s cleanup')")
+	o.pod.Timeouts = k8s.DefaultTimeouts() // Run stays 0: from the suite
+	t := &o.pod.Timeouts
+	f.Var((*units.Duration)(&t.Bind), "bind-timeout", "how long a PVC may take to bind")
+	f.Var((*units.Duration)(&t.Schedule), "schedule-timeout", "how long a pod may wait for a node")
+	f.Var((*units.Duration)(&t.Start), "start-timeout", "how long a scheduled pod may take to start (image pull, attach, mount)")
+	f.Var((*units.Duration)(&t.Cleanup), "cleanup-timeout", "how long deleting everything may take")
 	o.files.addFlags(f, "also append every result to this NDJSON file as it arrives")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.Var(runIDValue{"--run-id", &o.runID}, "run-id", "run id (default: generated)")
-	f.StringVar(&o.agentSA, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
+	f.Var(checkedString{&o.pod.RunID, func(s string) error { return k8s.CheckRunID("--run-id", s) }}, "run-id", "run id (default: generated)")
+	f.StringVar(&o.pod.ServiceAccount, "agent-service-account", k8s.DefaultAgentServiceAccount, "service account of agents that wait for a start gate (may only read ConfigMaps; deploy/rbac.yaml)")
 	o.save.addFlags(f)
 }
 
@@ -265,9 +211,9 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 				return k8sUsage("run", "--size is the old name of --pvc-size: give only --pvc-size")
 			}
 			sizeDeprecated(cmd, streams, "use --pvc-size for the volume (--file-size for the test file)")
-			o.rampSet = cmd.Flags().Changed("ramp")
 			o.req.SizesGiven = cmd.Flags().Changed("size") || cmd.Flags().Changed("pvc-size")
-			return o.run(cmd.Context(), streams, kf, cmd.Flags().Changed("suite"))
+			_, err = o.run(cmd, streams, kf, &o.req)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -283,50 +229,30 @@ func newK8sRunCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
 	f.StringVar(&o.req.AccessMode, "access-mode", "ReadWriteOnce", "ReadWriteOnce, ReadWriteOncePod, ReadWriteMany or ReadOnlyMany")
 	f.StringSliceVar(&o.req.Nodes, "nodes", nil, "run on these nodes, comma-separated")
 	f.BoolVar(&o.req.AllNodes, "all-nodes", false, "run on every ready, schedulable node (matching --node-selector)")
-	f.Var(nodeSelectorValue{&o.req.NodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
+	f.Var(checkedString{&o.req.NodeSelector, k8s.CheckNodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
 	f.IntVar(&o.req.VolumesPerNode, "volumes-per-node", 1, "volumes tested at the same time on one node, their tests starting together, to see how it splits bandwidth")
 	f.BoolVar(&o.req.Parallel, "parallel", false, "run every target at once, their tests starting together (default: one class/size/node group after another)")
 	o.addCommonFlags(cmd)
 	return cmd
 }
 
-// agentArgs resolves --suite/--job into what the agent runs, and checks
-// the flags the agent gets.
-func (o *k8sRunOptions) agentArgs(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.AgentArgs, error) {
-	a := k8s.AgentArgs{RuntimeS: seconds(o.runtime), Repeat: o.repeat, FileSize: o.fileSize, RampS: seconds(o.ramp), RampSet: o.rampSet}
-	if o.untilSteady {
-		a.UntilSteady, a.MinRuntimeS, a.MaxRuntimeS = true, seconds(o.minRuntime), seconds(o.maxRuntime)
-	}
-	if err := a.CheckTimes(); err != nil {
-		return k8s.AgentArgs{}, k8sUsage("run", "%v", err)
-	}
-	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
-	if err != nil {
-		return k8s.AgentArgs{}, err
-	}
-	if o.fileSize != "" {
-		if _, err := units.ParseSize(o.fileSize); err != nil {
-			return a, k8sUsage("run", "--file-size: %v", err)
-		}
-	}
-	jobName := o.jobFile
-	if jobName == "-" || jobName == "/dev/stdin" {
-		jobName = "stdin"
-	}
-	return a.ForSuite(suite, jobName, job), nil
-}
-
 // baseConfig checks the flags every target shares, the job file included,
 // before anything talks to the cluster.
 func (o *k8sRunOptions) baseConfig(ctx context.Context, streams IOStreams, suiteSet bool) (k8s.Config, error) {
-	if o.repeat < 1 {
-		return k8s.Config{}, k8sUsage("run", "--repeat must be at least 1")
+	a, err := o.agent.Args()
+	if err != nil {
+		return k8s.Config{}, requestErr("see 'iolens k8s run --help'", err)
 	}
 	cfg, err := o.podConfig("run")
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Agent, err = o.agentArgs(ctx, streams, suiteSet)
+	suite, job, err := suiteFor(ctx, streams, o.suite, o.jobFile, suiteSet)
+	jobName := o.jobFile
+	if jobName == "-" || jobName == "/dev/stdin" {
+		jobName = "stdin"
+	}
+	cfg.Agent = a.ForSuite(suite, jobName, job)
 	return cfg, err
 }
 
@@ -338,62 +264,77 @@ func (o *k8sRunOptions) podConfig(cmd string) (k8s.Config, error) {
 	if err := checkOutputs(reads{inputs: []string{o.jobFile}, db: o.save.db}, [2]string{"--out", o.files.out}, [2]string{"--html", o.files.html}); err != nil {
 		return k8s.Config{}, err
 	}
-	if o.runID != "" {
-		if err := k8s.CheckRunID("--run-id", o.runID); err != nil {
-			return k8s.Config{}, &UsageError{Err: err, Help: hint.Of(err)}
-		}
-	}
-	for _, check := range []error{k8s.CheckServiceAccount(o.agentSA), o.timeouts.Check()} {
-		if check != nil {
-			return k8s.Config{}, &UsageError{Err: check, Help: hint.Of(check)}
-		}
-	}
-	tol, err := k8s.ParseTolerations(o.tolerate)
-	if err != nil {
-		return k8s.Config{}, k8sUsage(cmd, "%v", err)
-	}
-	pull, err := k8s.ParsePullPolicy(o.pullPolicy)
-	if err == nil {
-		err = k8s.CheckImage(o.image, DefaultImage())
-	}
-	if err != nil {
-		return k8s.Config{}, k8sUsage(cmd, "%v", err)
-	}
-	runID := o.runID
-	if runID == "" {
-		runID = runner.NewRunID()
-	}
-	return k8s.Config{RunID: runID, Image: o.image, PullPolicy: pull,
-		Tolerations: tol, Keep: o.keep, Timeouts: o.timeouts, AgentServiceAccount: o.agentSA}, nil
+	cfg, err := o.pod.Config(DefaultImage(), runner.NewRunID)
+	return cfg, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 }
 
-func (o *k8sRunOptions) run(ctx context.Context, streams IOStreams, kf *kubeFlags, suiteSet bool) error {
+// run checks the flags, connects, resolves q's targets and runs them:
+// what 'k8s run' and 'k8s node-check' share once --expect is read. It
+// returns the results.
+func (o *k8sRunOptions) run(cmd *cobra.Command, streams IOStreams, kf *kubeFlags, q targetRequest) ([]result.Result, error) {
+	o.agent.RampSet = cmd.Flags().Changed("ramp")
 	if err := o.recipe().checkFormat(); err != nil {
-		return err
+		return nil, err
 	}
-	cfg, err := o.baseConfig(ctx, streams, suiteSet)
+	cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return o.runRequest(ctx, streams, kf, cfg, "run")
+	return o.runRequest(cmd.Context(), streams, kf, cfg, cmd.Name(), q)
 }
 
-// runRequest checks o.req, connects, resolves the request's targets and
-// runs them: what 'k8s run' and 'k8s diagnose' share once cfg is set.
-func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string) error {
-	if err := o.req.Check(&cfg); err != nil {
-		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
+// targetRequest is what a run asks the cluster for: a k8s.Request, or
+// node-check's k8s.NodeRequest.
+type targetRequest interface {
+	Check(cfg *k8s.Config) error
+	Targets(ctx context.Context, cs kubernetes.Interface, cfg *k8s.Config) ([]k8s.Target, error)
+}
+
+// runRequest checks q, connects, resolves q's targets and runs them,
+// draws progress, writes results and turns the outcome into the exit
+// status: what 'k8s run', 'k8s node-check' and 'k8s diagnose' share once
+// cfg is set. It returns the results.
+func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *kubeFlags, cfg k8s.Config, cmd string,
+	q targetRequest) ([]result.Result, error) {
+	if err := q.Check(&cfg); err != nil {
+		return nil, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
 	c, ns, ctxName, err := kf.client()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Namespace, cfg.Context = ns, ctxName
-	targets, err := o.req.Targets(ctx, c.CS, &cfg)
+	targets, err := q.Targets(ctx, c.CS, &cfg)
 	if err != nil {
-		return requestErr("see 'iolens k8s "+cmd+" --help'", err)
+		return nil, requestErr("see 'iolens k8s "+cmd+" --help'", err)
 	}
-	return runTargets(ctx, streams, c, cfg, targets, o, nil)
+
+	if o.push != "" {
+		if err := metrics.CheckPushURL(o.push); err != nil {
+			return nil, &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
+		}
+	}
+	prog := &progressLog{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
+	var sum k8s.Summary
+	out, runErr, err := o.recipe().run(ctx, streams, prog, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID}, func() {
+		prog.Line("%s", cfg.Header(len(targets)))
+	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
+		return pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
+			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: func(e k8s.Event) { prog.Line("%s", e) }}
+			var err error
+			sum, err = r.Run(ctx, targets)
+			return err
+		})
+	})
+	results := out.Results
+	for _, l := range sum.Lines() {
+		prog.Line("%s", l)
+	}
+	n, pushErr := metrics.PushByStorageClass(ctx, o.push, buildOf(), results)
+	if n > 0 && pushErr == nil {
+		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
+	}
+	return results, cmp.Or(err, sum.Status(ctx, runErr, len(results), ErrPartial), pushErr)
 }
 
 // requestErr makes a request's mistake (a *k8s.RequestError) a usage
@@ -415,69 +356,9 @@ func requestErr(help string, err error) error {
 // provisions.
 func (o *k8sRunOptions) recipe() *recipe {
 	return &recipe{output: o.output, formats: report.Results, files: &o.files, save: &o.save,
-		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.untilSteady, expect: o.diag,
+		reads: reads{inputs: []string{o.jobFile}, db: o.save.db}, untilSteady: o.agent.UntilSteady, expect: o.diag,
 		defaultExpect: func() func(*result.Result) { return limits.CatalogCeiling }, render: o.render}
 }
-
-// runTargets runs targets, draws progress, writes results and turns the
-// outcome into the exit status. after, if set, sees the results at the end.
-func runTargets(ctx context.Context, streams IOStreams, c *k8s.Client, cfg k8s.Config, targets []k8s.Target,
-	o *k8sRunOptions, after func([]result.Result)) error {
-	if o.push != "" {
-		if err := metrics.CheckPushURL(o.push); err != nil {
-			return &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
-		}
-	}
-	prog := &progressLog{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
-	mode := "one group at a time"
-	if cfg.Parallel {
-		mode = "all at once"
-	}
-	var sum k8s.Summary
-	out, runErr, err := o.recipe().run(ctx, streams, prog, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID}, func() {
-		prog.Line("iolens k8s run %s: %d targets in namespace %s (%s), image %s", cfg.RunID, len(targets), cfg.Namespace, mode, cfg.Image)
-	}, func(snk *pipeline.Sink, _ *pipeline.Run) (diagnosis.Outcome, error) {
-		return pipeline.Feed(ctx, snk, func(emit func(result.Result) error) error {
-			r := &k8s.Runner{Client: c, Config: cfg, Emit: emit, Progress: prog.Event}
-			var err error
-			sum, err = r.Run(ctx, targets)
-			return err
-		})
-	})
-	results := out.Results
-	if after != nil {
-		after(results)
-	}
-	prog.Summary(sum)
-	n, pushErr := metrics.PushByStorageClass(ctx, o.push, buildOf(), results)
-	if n > 0 && pushErr == nil {
-		fmt.Fprintf(streams.ErrOut, "pushed %d results to %s (job %s, %d storage classes)\n", len(results), o.push, metrics.PushJob, n)
-	}
-	var cnf *k8s.ClassNotFoundError
-	switch {
-	case err != nil:
-		return err
-	case runErr == nil:
-		return pushErr
-	case errors.As(runErr, &cnf):
-		return runErr
-	case ctx.Err() != nil:
-		var re *k8s.RunError
-		if errors.As(runErr, &re) && len(re.Errs) > 0 {
-			return fmt.Errorf("interrupted: %d results kept; not everything went well: %w", len(results), runErr)
-		}
-		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted", len(results), cfg.RunID)
-	case sum.Failed() < len(sum.Outcomes):
-		return partialError{runErr}
-	}
-	return runErr
-}
-
-// partialError is a run some of whose targets failed: exit status 3.
-type partialError struct{ err error }
-
-func (e partialError) Error() string   { return e.err.Error() }
-func (e partialError) Unwrap() []error { return []error{e.err, ErrPartial} }
 
 // ---- node-check ----
 
@@ -497,45 +378,15 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
   iolens k8s node-check worker-3 --path /var/lib/containers --suite quick`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The API server takes a uid from 0 to 2^31-1; a larger one would
-			// be refused only after iolens has created the run's objects.
-			if cmd.Flags().Changed("run-as-user") && (o.runAsUser < 0 || o.runAsUser > math.MaxInt32) {
-				return k8sUsage("node-check", "--run-as-user %d: a uid is from 0 to %d", o.runAsUser, math.MaxInt32)
-			}
-			if err := k8s.CheckName("node", args[0]); err != nil {
-				return &UsageError{Err: err, Help: "give the node's name, as 'kubectl get nodes' lists it"}
-			}
-			if err := k8s.CheckHostPath(path); err != nil {
-				return &UsageError{Err: err, Help: hint.Of(err)}
-			}
-			if err := o.recipe().checkFormat(); err != nil {
-				return err
-			}
 			var err error
 			if o.diag, err = o.expect.diagnoser(cmd); err != nil {
 				return err
 			}
-			o.rampSet = cmd.Flags().Changed("ramp")
-			cfg, err := o.baseConfig(cmd.Context(), streams, cmd.Flags().Changed("suite"))
-			if err != nil {
-				return err
-			}
-			c, ns, ctxName, err := kf.client()
-			if err != nil {
-				return err
-			}
-			cfg.Namespace, cfg.Context = ns, ctxName
-			ctx := cmd.Context()
-			if _, err := c.CS.CoreV1().Nodes().Get(ctx, args[0], metav1.GetOptions{}); err != nil {
-				return &hint.Error{Err: fmt.Errorf("node %s: %w", args[0], err), Advice: "list the nodes with 'kubectl get nodes'"}
-			}
-			cfg.HostPath = path
+			q := k8s.NodeRequest{Node: args[0], Path: path}
 			if cmd.Flags().Changed("run-as-user") {
-				cfg.RunAsUser = &o.runAsUser
+				q.RunAsUser = &o.runAsUser
 			}
-			t := k8s.Target{ID: "t1", Node: args[0], Group: "g1"}
-			var results []result.Result
-			err = runTargets(ctx, streams, c, cfg, []k8s.Target{t}, o, func(rs []result.Result) { results = rs })
+			results, err := o.run(cmd, streams, kf, q)
 			if v := etcdmetrics.FioVerdict(results); v != "" {
 				fmt.Fprintln(streams.ErrOut, v)
 			}
@@ -547,20 +398,15 @@ privileged pods: creating Jobs there is as strong as creating privileged pods.`,
 	cmd.Flags().Int64Var(&o.runAsUser, "run-as-user", 0, "uid to run as, when the directory belongs to another user than root")
 	o.addCommonFlags(cmd)
 	// A host directory binds no PVC, and its one result is no class's.
-	for _, n := range []string{"bind-timeout", "push"} {
-		if f := cmd.Flags().Lookup(n); f != nil {
-			f.Hidden = true
-		}
-	}
+	_ = cmd.Flags().MarkHidden("bind-timeout")
+	_ = cmd.Flags().MarkHidden("push")
 	return cmd
 }
 
 // ---- cleanup ----
 
 func newK8sCleanupCommand(streams IOStreams, kf *kubeFlags) *cobra.Command {
-	var runID string
-	var all, allNS, yes bool
-	var timeout time.Duration
+	q := k8s.CleanupRequest{Timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Delete what iolens runs left behind (after a crash or --keep)",
@@ -573,73 +419,29 @@ lists what it would delete and asks for --yes.`,
   iolens k8s cleanup --all -A --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (runID == "") == !all {
-				return k8sUsage("cleanup", "give either --run ID or --all")
-			}
-			if runID != "" {
-				if err := k8s.CheckRunID("--run", runID); err != nil {
-					return &UsageError{Err: err, Help: hint.Of(err)}
-				}
-			}
-			if timeout <= 0 {
-				return k8sUsage("cleanup", "--timeout %s: must be positive", timeout)
+			if err := q.Check(); err != nil {
+				return requestErr("see 'iolens k8s cleanup --help'", err)
 			}
 			c, ns, _, err := kf.client()
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), timeout)
-			defer cancel()
-			return k8sCleanup(ctx, streams, c, ns, runID, allNS, yes)
+			err = q.Run(cmd.Context(), c, ns, streams.Out, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
+			return requestErr("see 'iolens k8s cleanup --help'", err)
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run", "", "delete the objects of this run id")
-	cmd.Flags().BoolVar(&all, "all", false, "delete the objects of every iolens run")
-	cmd.Flags().BoolVarP(&allNS, "all-namespaces", "A", false, "in every namespace")
-	cmd.Flags().BoolVar(&yes, "yes", false, "with --all -A: delete without listing first")
-	timeout = 5 * time.Minute
-	cmd.Flags().Var((*units.Duration)(&timeout), "timeout", "how long to wait for everything to go")
+	cmd.Flags().StringVar(&q.RunID, "run", "", "delete the objects of this run id")
+	cmd.Flags().BoolVar(&q.All, "all", false, "delete the objects of every iolens run")
+	cmd.Flags().BoolVarP(&q.AllNamespaces, "all-namespaces", "A", false, "in every namespace")
+	cmd.Flags().BoolVar(&q.Yes, "yes", false, "with --all -A: delete without listing first")
+	cmd.Flags().Var((*units.Duration)(&q.Timeout), "timeout", "how long to wait for everything to go")
 	return cmd
-}
-
-// k8sCleanup deletes the objects of run runID (every run if empty) in ns,
-// or in every namespace with allNS, which for every run needs yes.
-func k8sCleanup(ctx context.Context, streams IOStreams, c *k8s.Client, ns, runID string, allNS, yes bool) error {
-	if allNS {
-		ns = ""
-	}
-	if runID == "" && allNS && !yes {
-		// Every namespace is a wide net: show the catch first.
-		l, err := k8s.FindLeftovers(ctx, c.CS, "", "")
-		if err != nil {
-			return err
-		}
-		if l.Objects() == 0 {
-			fmt.Fprintln(streams.Out, "nothing left")
-			return nil
-		}
-		l.WriteText(streams.Out)
-		return k8sUsage("cleanup", "--all -A would delete the %d objects above in namespaces %s: add --yes",
-			l.Objects(), strings.Join(l.Namespaces(), ", "))
-	}
-	left, err := k8s.Cleanup(ctx, c, ns, runID, func(s string) { fmt.Fprintln(streams.ErrOut, s) })
-	for _, pv := range left.Retained {
-		fmt.Fprintf(streams.Out, "PV %s kept by its Retain reclaim policy (delete with 'kubectl delete pv %s')\n", pv, pv)
-	}
-	if err != nil {
-		return &hint.Error{Err: fmt.Errorf("cleanup: %w", err), Advice: "run it again; objects stuck in Terminating usually wait for a finalizer (a pod still using the PVC, or a CSI driver)"}
-	}
-	if n := left.Objects(); n > 0 {
-		return fmt.Errorf("cleanup: %d objects still there: %v %v %v %v", n, left.Jobs, left.Pods, left.PVCs, left.ConfigMaps)
-	}
-	fmt.Fprintln(streams.Out, "nothing left")
-	return nil
 }
 
 // ---- agent (in the pod) ----
 
 func newK8sAgentCommand(streams IOStreams) *cobra.Command {
-	a := &agent.Agent{Version: Version}
+	a := agent.New(Version)
 	var target string
 	cmd := &cobra.Command{
 		Use:    "agent",
@@ -662,7 +464,6 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.Var((*units.Seconds)(&a.RampS), "ramp", "warm-up before measuring")
 	f.IntVar(&a.Repeat, "repeat", 1, "repetitions")
 	f.BoolVar(&a.UntilSteady, "until-steady", false, "end each time-based test once its IOPS are steady")
-	a.MinRuntimeS = 20
 	f.Var((*units.Seconds)(&a.MinRuntimeS), "min-runtime", "with --until-steady: the least each test runs")
 	f.Var((*units.Seconds)(&a.MaxRuntimeS), "max-runtime", "with --until-steady: the most each test runs")
 	f.StringVar(&a.FileSize, "file-size", "", "test file size")
@@ -670,12 +471,9 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.StringVar(&target, "target", "", "target id (in the pod's arguments for people reading them; unused)")
 	f.StringVar(&a.GateConfigMap, "gate-configmap", "", "ConfigMap of the run that receives the start time; wait for it before the first test")
 	f.StringVar(&a.GateKey, "gate-key", "", "key of the start time in that ConfigMap")
-	a.GateTimeout = 15 * time.Minute
 	f.Var((*units.Duration)(&a.GateTimeout), "gate-timeout", "start alone when the start time has not come after this long")
 	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
-	a.Budget = 3 * time.Minute
 	f.Var((*units.Duration)(&a.Budget), "budget", "with --diagnose: time for the whole plan")
-	a.Precision = 0.02
 	f.Var((*precisionFlag)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
 	return cmd
 }
@@ -692,10 +490,7 @@ func newK8sNodeDirCommand() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if check {
-				if !k8s.NodeDirReady(parent, name) {
-					return fmt.Errorf("%s/%s not ready", parent, name)
-				}
-				return nil
+				return k8s.CheckNodeDir(parent, name)
 			}
 			// The kubelet stops the sidecar with SIGTERM once the agent
 			// has ended; main turns it into the end of the context.

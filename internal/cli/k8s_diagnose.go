@@ -53,7 +53,7 @@ neighbour, or a different disk).`,
 	f.StringVar(&o.pvcSize, "pvc-size", "100Gi", "PVC size (cloud disks are faster when larger)")
 	f.StringSliceVar(&r.req.Nodes, "nodes", nil, "diagnose on these nodes, comma-separated")
 	f.BoolVar(&r.req.AllNodes, "all-nodes", false, "diagnose on every ready, schedulable node (matching --node-selector)")
-	f.Var(nodeSelectorValue{&r.req.NodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
+	f.Var(checkedString{&r.req.NodeSelector, k8s.CheckNodeSelector}, "node-selector", "only nodes with these labels: k=v[,k=v]")
 	f.BoolVar(&r.req.Parallel, "parallel", true, "diagnose every node at once, their plans starting together (--parallel=false: one node after another)")
 	f.Var(&o.budget, "budget", "time for each node's plan, layout included (e.g. 3m, 90s)")
 	f.StringVar(&o.precision, "precision", o.precision, "relative precision of each figure (e.g. 2%, 0.05)")
@@ -69,21 +69,15 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if err != nil {
 		return k8sUsage("diagnose", "-o %q: want %s", r.output, strings.Join(report.NodeReports.Names(), " or "))
 	}
-	precision, err := units.ParsePrecision(o.precision)
+	a, err := k8s.PlanArgs(time.Duration(o.budget), o.precision, plan.MinBudget(), plan.Suite())
 	if err != nil {
-		return k8sUsage("diagnose", "--precision: %v", err)
-	}
-	budget := time.Duration(o.budget)
-	if least := plan.MinBudget(); budget < least || budget > 24*time.Hour {
-		return k8sUsage("diagnose", "--budget %s: give between %s (the plan's core tests and fsync) and 24h", budget, least)
+		return requestErr("see 'iolens k8s diagnose --help'", err)
 	}
 	cfg, err := r.podConfig("diagnose")
 	if err != nil {
 		return err
 	}
-	// The plan replaces the suite; the run may take its budget, the
-	// layout and the pod's start and end.
-	cfg.Agent = k8s.AgentArgs{Budget: budget, Precision: precision, Planned: budget + time.Minute}.ForPlan(plan.Suite())
+	cfg.Agent = a
 	r.render = func(w io.Writer, out diagnosis.Outcome) error {
 		n := compare.OfNodes(out)
 		return format.Write(w, report.Input{Outcome: out, Nodes: &n})
@@ -92,5 +86,6 @@ func (o *k8sDiagnoseOptions) runCmd(ctx context.Context, streams IOStreams, kf *
 	if o.class != "" {
 		r.req.Classes = []string{o.class}
 	}
-	return r.runRequest(ctx, streams, kf, cfg, "diagnose")
+	_, err = r.runRequest(ctx, streams, kf, cfg, "diagnose", &r.req)
+	return err
 }

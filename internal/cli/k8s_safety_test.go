@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"github.com/iolens/iolens/internal/k8s"
 	"github.com/iolens/iolens/internal/runner"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 // deadKubeconfig points at an address where no API server listens: a
@@ -122,66 +119,6 @@ func TestK8sNodeCheckPathRefused(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--path") || strings.Contains(stderr, "127.0.0.1:1") {
 			t.Errorf("--path %q: exit %d\n%s", p, code, stderr)
 		}
-	}
-}
-
-func TestK8sCleanupAcrossNamespacesAsksForYes(t *testing.T) {
-	meta := func(ns, name string, labels map[string]string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
-	}
-	run := map[string]string{k8s.LabelManagedBy: k8s.ManagedByValue, k8s.LabelRunID: "r1"}
-	noRun := map[string]string{k8s.LabelManagedBy: k8s.ManagedByValue}
-	newCS := func() *fake.Clientset {
-		return fake.NewSimpleClientset(
-			&corev1.PersistentVolumeClaim{ObjectMeta: meta("team-a", "iolens-t1-1", run)},
-			&corev1.ConfigMap{ObjectMeta: meta("team-b", "iolens-gate-1", run)},
-			&corev1.PersistentVolumeClaim{ObjectMeta: meta("team-a", "data", noRun)},
-		)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	cs := newCS()
-	var out, errb bytes.Buffer
-	err := k8sCleanup(ctx, IOStreams{Out: &out, ErrOut: &errb}, &k8s.Client{CS: cs, Poll: time.Millisecond}, "default", "", true, false)
-	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--yes") || !strings.Contains(err.Error(), "team-a, team-b") {
-		t.Fatalf("without --yes: %v", err)
-	}
-	if got := out.String(); got != "team-a/iolens-t1-1\nteam-b/iolens-gate-1\n" {
-		t.Errorf("listed:\n%s", got)
-	}
-	if acts := len(cs.Actions()); acts == 0 {
-		t.Error("nothing listed")
-	}
-	for _, a := range cs.Actions() {
-		if a.GetVerb() == "delete" {
-			t.Fatalf("deleted without --yes: %v", a)
-		}
-	}
-
-	cs = newCS()
-	out.Reset()
-	if err := k8sCleanup(ctx, IOStreams{Out: &out, ErrOut: &errb}, &k8s.Client{CS: cs, Poll: time.Millisecond}, "default", "", true, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().PersistentVolumeClaims("team-a").Get(ctx, "data", metav1.GetOptions{}); err != nil {
-		t.Errorf("a claim without a run id was deleted: %v", err)
-	}
-	if _, err := cs.CoreV1().ConfigMaps("team-b").Get(ctx, "iolens-gate-1", metav1.GetOptions{}); err == nil {
-		t.Error("the run's ConfigMap is still there")
-	}
-	if !strings.Contains(out.String(), "nothing left") {
-		t.Errorf("out: %s", out.String())
-	}
-
-	// One namespace, or one run, needs no --yes.
-	cs = newCS()
-	if err := k8sCleanup(ctx, IOStreams{Out: &out, ErrOut: &errb}, &k8s.Client{CS: cs, Poll: time.Millisecond}, "team-a", "", false, false); err != nil {
-		t.Errorf("--all in one namespace: %v", err)
-	}
-	if err := k8sCleanup(ctx, IOStreams{Out: &out, ErrOut: &errb}, &k8s.Client{CS: newCS(), Poll: time.Millisecond}, "", "r1", true, false); err != nil {
-		t.Errorf("--run across namespaces: %v", err)
 	}
 }
 

@@ -36,10 +36,22 @@ disk delivers, which limit binds each workload (a cap, latency, the device, the
 CPU) and what to change. 'iolens run' runs fio suites with latency histograms
 and fine time series from fio and the device; 'iolens k8s' does both on volumes
 of any storage class; every saved result can be re-read, compared and exported.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       Version,
 	}
+	for _, sub := range subcommands {
+		cmd.AddCommand(sub(streams))
+	}
+	strictUsage(cmd)
+	asRoot(cmd, streams, written)
+	completeValues(cmd)
+	return cmd
+}
+
+// asRoot makes cmd, its commands built on streams, the root of a tree
+// (iolens, or the kubectl plugin): its own error printer and version,
+// the streams, with written once a command has run, every mistake in a
+// flag a usage error, and every output checked.
+func asRoot(cmd *cobra.Command, streams IOStreams, written func(*cobra.Command, []string) error) {
+	cmd.SilenceUsage, cmd.SilenceErrors, cmd.Version = true, true, Version
 	cmd.PersistentPostRunE = written
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
@@ -52,13 +64,7 @@ of any storage class; every saved result can be re-read, compared and exported.`
 		}
 		return &UsageError{Err: err, Help: help}
 	})
-	for _, sub := range subcommands {
-		cmd.AddCommand(sub(streams))
-	}
-	strictUsage(cmd)
 	guardOutputs(cmd)
-	completeValues(cmd)
-	return cmd
 }
 
 // strictUsage makes every mistake in how a command is called a usage

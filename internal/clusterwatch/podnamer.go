@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/k8s"
+	"github.com/iolens/iolens/internal/watch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -118,5 +119,28 @@ func (a *APIPodNamer) relist() {
 				a.ctrs[id] = st.Name
 			}
 		}
+	}
+}
+
+// Volumes is watch.Request's Volumes in a pod: the node's volumes, and
+// the disk each is expected to be, through its service account.
+func Volumes(node string, creditStart float64) func() (watch.VolumeSource, error) {
+	return func() (watch.VolumeSource, error) {
+		ne, err := InClusterNodeExpect(node, creditStart)
+		if err != nil {
+			return nil, err
+		}
+		return ne, nil
+	}
+}
+
+// Pods is watch.Request's Pods: an InClusterPodNamer, none outside a
+// cluster.
+func Pods(node string) func() watch.PodNamer {
+	return func() watch.PodNamer {
+		if n := InClusterPodNamer(node); n != nil {
+			return n
+		}
+		return nil
 	}
 }

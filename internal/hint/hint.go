@@ -1,6 +1,7 @@
 // Package hint attaches advice to an error: what the user can do next.
-// Libraries return a *Error where they know the remedy; the command line
-// prints the error, then its hint.
+// Libraries return a *Error where they know the remedy, a *UsageError
+// where what they were asked is wrong; the command line prints the
+// error, then its hint.
 package hint
 
 import "errors"
@@ -34,3 +35,21 @@ func Of(err error) string {
 	}
 	return ""
 }
+
+// UsageError is a mistake in what a command was asked (a flag, an
+// argument, two that do not go together), with what to give instead.
+// Libraries that check a command's options return it; the command line
+// exits 2 for it, as for its own usage errors.
+type UsageError struct {
+	Err    error
+	Advice string
+}
+
+// Usage returns err as a *UsageError with advice.
+func Usage(err error, advice string) error { return &UsageError{Err: err, Advice: advice} }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Hint says what to give instead.
+func (e *UsageError) Hint() string { return e.Advice }

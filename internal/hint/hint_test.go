@@ -32,3 +32,12 @@ func TestWrapAndOf(t *testing.T) {
 		t.Fatalf("Of(no hint) = %q", got)
 	}
 }
+
+func TestUsage(t *testing.T) {
+	base := errors.New("--since with --from")
+	err := fmt.Errorf("window: %w", Usage(base, "give one of them"))
+	var u *UsageError
+	if !errors.As(err, &u) || !errors.Is(err, base) || Of(err) != "give one of them" || u.Error() != base.Error() {
+		t.Fatalf("Usage: %v, hint %q", err, Of(err))
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iolens/iolens/internal/limits"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -28,6 +30,14 @@ type ClassInfo struct {
 // SKUResolver maps a class to a limits-catalog SKU. The limits package
 // provides one; without it SKU stays empty.
 type SKUResolver func(provisioner string, parameters map[string]string) (sku string, ok bool)
+
+// CatalogDiskAt resolves a class to the limits catalog disk it
+// provisions at size.
+func CatalogDiskAt(size resource.Quantity) SKUResolver {
+	return func(provisioner string, params map[string]string) (string, bool) {
+		return limits.FromStorageClass(provisioner, params, size.Value())
+	}
+}
 
 // importantKeys are the parameters that decide a volume's performance
 // (disk type, caching, provisioned IOPS and throughput) on the common

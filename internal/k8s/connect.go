@@ -3,6 +3,8 @@ package k8s
 import (
 	"fmt"
 
+	"github.com/iolens/iolens/internal/hint"
+
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 )
@@ -42,4 +44,19 @@ func Connect(kf genericclioptions.RESTClientGetter, context string) (c *Client, 
 		}
 	}
 	return &Client{CS: cs}, ns, ctxName, nil
+}
+
+// ConnectFlags is Connect for a command's kubeconfig flags, the context
+// they name and their namespace, checked first: a namespace no object
+// could be in is a *RequestError.
+func ConnectFlags(cf *genericclioptions.ConfigFlags) (c *Client, ns, ctxName string, err error) {
+	if cf.Namespace != nil && *cf.Namespace != "" {
+		if err := CheckName("namespace", *cf.Namespace); err != nil {
+			return nil, "", "", &RequestError{Err: hint.Wrap(err, "a namespace is lower-case letters, digits and '-', e.g. -n iolens")}
+		}
+	}
+	if cf.Context != nil {
+		ctxName = *cf.Context
+	}
+	return Connect(cf, ctxName)
 }

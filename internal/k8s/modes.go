@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/iolens/iolens/internal/hint"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -35,6 +37,13 @@ func ParseNodeSelector(s string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// CheckNodeSelector refuses a --node-selector ParseNodeSelector would,
+// saying what one looks like.
+func CheckNodeSelector(s string) error {
+	_, err := ParseNodeSelector(s)
+	return hint.Wrap(err, "labels as k=v[,k=v], each a valid label key and value, e.g. --node-selector disktype=ssd")
 }
 
 // ParseVolumeMode reads --volume-mode.

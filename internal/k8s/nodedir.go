@@ -136,6 +136,15 @@ func NodeDirReady(parent, name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// CheckNodeDir is the sidecar's startup probe: an error until
+// PrepareNodeDir has made parent/name.
+func CheckNodeDir(parent, name string) error {
+	if !NodeDirReady(parent, name) {
+		return fmt.Errorf("%s/%s not ready", parent, name)
+	}
+	return nil
+}
+
 // RemoveNodeDir removes parent/name and what the agent left in it, but
 // only when the directory carries the marker PrepareNodeDir wrote and is
 // a real directory (not a link to elsewhere).

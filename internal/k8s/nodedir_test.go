@@ -84,9 +84,12 @@ func TestNodeDirLifecycle(t *testing.T) {
 	name := NodeDirName("r1", "t1")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	if err := CheckNodeDir(parent, name); err == nil || !strings.Contains(err.Error(), "not ready") {
+		t.Errorf("the probe before the directory is made: %v", err)
+	}
 	go func() { done <- ServeNodeDir(ctx, parent, name, "r1") }()
 	deadline := time.Now().Add(5 * time.Second)
-	for !NodeDirReady(parent, name) {
+	for CheckNodeDir(parent, name) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("never ready")
 		}

@@ -1042,3 +1042,30 @@ func containerRan(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// Status is the error a run ends with, from Run's err: nil when every
+// target completed; for an interrupted run, how many results it kept
+// (kept) and whether everything went well; err with partial, the
+// caller's sentinel, beside it when some targets completed and others
+// failed.
+func (s Summary) Status(ctx context.Context, err error, kept int, partial error) error {
+	var cnf *ClassNotFoundError
+	var re *RunError
+	switch {
+	case err == nil, errors.As(err, &cnf):
+		return err
+	case ctx.Err() != nil && errors.As(err, &re) && len(re.Errs) > 0:
+		return fmt.Errorf("interrupted: %d results kept; not everything went well: %w", kept, err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %d results kept; every object of run %s was deleted", kept, s.RunID)
+	case s.Failed() < len(s.Outcomes):
+		return partialError{err, partial}
+	}
+	return err
+}
+
+// partialError is a run some of whose targets failed.
+type partialError struct{ err, partial error }
+
+func (e partialError) Error() string   { return e.err.Error() }
+func (e partialError) Unwrap() []error { return []error{e.err, e.partial} }

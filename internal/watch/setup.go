@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -151,4 +152,23 @@ func (s *Screen) Add(r result.WatchRecord) error {
 	b.WriteString("\x1b[J")
 	_, err = io.WriteString(s.W, b.String())
 	return err
+}
+
+// NDJSON is the record sink that writes each record as a line of JSON.
+func NDJSON(w io.Writer) func(result.WatchRecord) error {
+	enc := json.NewEncoder(w)
+	return func(r result.WatchRecord) error { return enc.Encode(r) }
+}
+
+// Fanout is the record sink that hands each record to every sink in
+// turn, stopping at the first error.
+func Fanout(sinks ...func(result.WatchRecord) error) func(result.WatchRecord) error {
+	return func(r result.WatchRecord) error {
+		for _, s := range sinks {
+			if err := s(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
