@@ -7,7 +7,6 @@ import (
 
 	"github.com/iolens/iolens/internal/hint"
 	"github.com/iolens/iolens/internal/metrics"
-	"github.com/iolens/iolens/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +46,7 @@ rename), as the collector requires.`,
 			defer s.Close()
 			rs, err := s.Selected(cmd.Context(), args, last)
 			if err != nil {
-				return lookupErr(usageOf[*store.SelectorError](err))
+				return usageOf(err)
 			}
 			if len(rs) == 0 && len(args) > 0 {
 				return &hint.Error{Err: fmt.Errorf("nothing matched %s", strings.Join(args, " ")),

@@ -38,18 +38,16 @@ func (e *expectFlags) placement() limits.Placement {
 	return limits.Placement{VM: e.vm, Attached: e.attached, Cache: e.cache, Volumes: int(e.volumes.N)}
 }
 
-// usageOf makes err a usage error (exit status 2), with its hint, when
-// it holds a T: a library's error about what the command was given.
-func usageOf[T error](err error) error {
-	var t T
-	if errors.As(err, &t) {
-		return &UsageError{Err: t, Help: hint.Of(err)}
+// specError makes the catalog's spec and price errors usage errors
+// (exit 2), with their hints.
+func specError(err error) error {
+	var se *limits.SpecError
+	var pe *limits.PriceError
+	if errors.As(err, &se) || errors.As(err, &pe) {
+		return &UsageError{Err: err, Help: hint.Of(err)}
 	}
 	return err
 }
-
-// specError turns a catalog spec error into a usage error with its hint.
-func specError(err error) error { return usageOf[*limits.SpecError](err) }
 
 type limitsOptions struct {
 	expectFlags
@@ -162,7 +160,7 @@ func (o *limitsOptions) catalog() (*limits.Catalog, error) {
 		prices = fh
 	}
 	c, err = c.Priced(prices, o.region)
-	return c, usageOf[*limits.PriceError](specError(err))
+	return c, specError(err)
 }
 
 func (o *limitsOptions) run(w io.Writer, c *limits.Catalog, disk string) error {

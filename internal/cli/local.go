@@ -82,7 +82,7 @@ func (l *localFlags) target(cmd *cobra.Command, streams IOStreams, command, dir 
 			fmt.Fprintf(streams.ErrOut, "%s: %s\n", command, note)
 		}
 		if err != nil {
-			return t, usageOf[*emulate.OptionError](err)
+			return t, usageOf(err)
 		}
 	}
 	if (l.destructive || l.force) && l.device == "" {

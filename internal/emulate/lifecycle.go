@@ -13,7 +13,8 @@ import (
 	"github.com/iolens/iolens/internal/hint"
 )
 
-// CreateAndHand creates a disk that outlives the process: its
+// CreateAndHand creates a disk that outlives the process (a spec it
+// refuses is a *hint.UsageError): its
 // controller and latency layer run as daemons of this binary, under the
 // state root spec.Dir made absolute. hand then describes the disk to
 // whoever asked for it. The disk is kept only when hand succeeds and ctx
@@ -29,10 +30,12 @@ func CreateAndHand(ctx context.Context, spec Spec, progress Progress, hand func(
 	}
 	spec.Executable = exe
 	d, err := CreateWithProgress(ctx, spec, progress)
-	if err != nil {
-		if ctx.Err() != nil && !errors.Is(err, ErrSpec) {
-			return fmt.Errorf("interrupted: %w (nothing left behind)", err)
-		}
+	switch {
+	case errors.Is(err, ErrSpec):
+		return hint.Usage(err, "see 'iolens emulate create --help'")
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %w (nothing left behind)", err)
+	case err != nil:
 		return err
 	}
 	err = hand(d)
@@ -68,15 +71,15 @@ func OpenUsable(root, name string) (*Disk, Status, error) {
 }
 
 // ArmIn arms disk name under root (Disk.Arm). A disk with no cold blocks
-// or faults to arm is an *OptionError.
+// or faults to arm is a *hint.UsageError.
 func ArmIn(root, name string) error {
 	d, err := OpenIn(root, name)
 	if err != nil {
 		return err
 	}
 	if d.Spec.Cold == nil && d.Spec.Faults == nil {
-		return &OptionError{Err: fmt.Errorf("emulated disk %q has no cold blocks or faults to arm", name),
-			Help: "create it with --cold-read, --read-errors or --down-every"}
+		return hint.Usage(fmt.Errorf("emulated disk %q has no cold blocks or faults to arm", name),
+			"create it with --cold-read, --read-errors or --down-every")
 	}
 	return d.Arm()
 }

@@ -52,26 +52,13 @@ type SpecOptions struct {
 	Set         func(name string) bool
 }
 
-// OptionError is a mistake in what a command gave (SpecOptions, a
-// directory off the disk, a disk with nothing to arm), with what to give
-// instead.
-type OptionError struct {
-	Err  error
-	Help string
-}
-
-func (e *OptionError) Error() string { return e.Err.Error() }
-func (e *OptionError) Unwrap() error { return e.Err }
-
-// Hint says what to give instead.
-func (e *OptionError) Hint() string { return e.Help }
-
+// optionErr is a mistake in the options: a *hint.UsageError.
 func optionErr(format string, args ...any) error {
-	return &OptionError{Err: fmt.Errorf(format, args...), Help: "see 'iolens emulate create --help'"}
+	return hint.Usage(fmt.Errorf(format, args...), "see 'iolens emulate create --help'")
 }
 
 // Spec builds the spec of disk name in stateDir: the profile's, then
-// the options given over it. Mistakes in the options are *OptionError.
+// the options given over it. Mistakes in the options are *hint.UsageError.
 func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 	s := Spec{Name: name, Dir: stateDir, FS: o.FS, Scale: o.Scale, Cache: CacheMode(o.Cache), RAM: o.RAM,
 		Channels: int(o.Channels.N)}
@@ -84,7 +71,7 @@ func (o SpecOptions) Spec(name, stateDir string) (Spec, error) {
 	if o.Profile != "" {
 		p, err := LookupProfile(o.Profile)
 		if err != nil {
-			return s, &OptionError{Err: err, Help: "see 'iolens emulate profiles'"}
+			return s, hint.Usage(err, "see 'iolens emulate profiles'")
 		}
 		p.Apply(&s)
 		if s.ThrottleAt == ThrottleDevice {
@@ -199,7 +186,7 @@ func (o SpecOptions) latencies(s *Spec) error {
 		}
 		d, err := ParseDist(x.v)
 		if err != nil {
-			return &OptionError{Err: fmt.Errorf("--%s: %w", x.flag, err), Help: "e.g. --" + x.flag + " 2ms, 2ms±0.5ms, 2ms+-0.5ms, p50=1ms,p99=4ms or hit=0.2ms,miss=8ms,hitratio=0.7"}
+			return hint.Usage(fmt.Errorf("--%s: %w", x.flag, err), "e.g. --"+x.flag+" 2ms, 2ms±0.5ms, 2ms+-0.5ms, p50=1ms,p99=4ms or hit=0.2ms,miss=8ms,hitratio=0.7")
 		}
 		for _, p := range x.dst {
 			*p = d
@@ -220,7 +207,7 @@ func (o SpecOptions) media(s *Spec) error {
 		from, err1 := units.ParseSize(strings.TrimSpace(a))
 		to, err2 := units.ParseSize(strings.TrimSpace(b))
 		if !ok || err1 != nil || err2 != nil {
-			return &OptionError{Err: fmt.Errorf("--read-errors %q: want FROM-TO, two sizes", o.ReadErrors), Help: "e.g. --read-errors 64MiB-1GiB: reads of the device's bytes from 64 MiB to 1 GiB fail"}
+			return hint.Usage(fmt.Errorf("--read-errors %q: want FROM-TO, two sizes", o.ReadErrors), "e.g. --read-errors 64MiB-1GiB: reads of the device's bytes from 64 MiB to 1 GiB fail")
 		}
 		f.ReadErrorFrom, f.ReadErrorTo = from, to
 	}
@@ -262,7 +249,7 @@ func (o SpecOptions) media(s *Spec) error {
 // (the disk's mount unless dir is inside it), the prefix that puts fio in
 // the disk's cgroup, and a note saying which disk it is and how it
 // behaves ("" when the disk could not be used). A dir off the disk is an
-// *OptionError. The directory must be writable by this user: tests write
+// *hint.UsageError. The directory must be writable by this user: tests write
 // there and fio joins the disk's cgroup, both root's as the disk is.
 func RunTarget(name, dir string) (string, []string, string, error) {
 	d, st, err := OpenUsable(DefaultDir(), name)
@@ -285,7 +272,7 @@ func RunTarget(name, dir string) (string, []string, string, error) {
 			return "", nil, note, err
 		}
 		if abs != d.Mount && !strings.HasPrefix(abs, d.Mount+"/") {
-			return "", nil, note, &OptionError{Err: fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), Help: "see 'iolens run --help'"}
+			return "", nil, note, hint.Usage(fmt.Errorf("%s is not on emulated disk %q (mounted at %s)", dir, name, d.Mount), "see 'iolens run --help'")
 		}
 	}
 	if unix.Access(abs, unix.W_OK) != nil {

@@ -590,13 +590,19 @@ func (s *Store) RunIDs(ctx context.Context, args []string, last int) ([]string, 
 }
 
 // Selected returns the stored results of the runs args name (RunIDs),
-// run after run.
+// run after run. A selector that does not parse is a *hint.UsageError,
+// a run that is not there as LookupError says.
 func (s *Store) Selected(ctx context.Context, args []string, last int) ([]result.Result, error) {
 	ids, err := s.RunIDs(ctx, args, last)
+	var se *SelectorError
+	if errors.As(err, &se) {
+		return nil, hint.Usage(err, hint.Of(err))
+	}
 	if err != nil {
 		return nil, err
 	}
-	return s.ResultsOf(ctx, ids)
+	rs, err := s.ResultsOf(ctx, ids)
+	return rs, LookupError(err)
 }
 
 // RecentRunIDs lists the newest n runs of the history at path (""
