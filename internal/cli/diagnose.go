@@ -11,6 +11,7 @@ import (
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/plan"
+	"github.com/iolens/iolens/internal/progress"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/runner"
@@ -174,7 +175,7 @@ const EnvNoMetadata = "IOLENS_NO_METADATA"
 
 // metadataDefault is the expectation a run without --expect takes from
 // the cloud metadata, asked when the run starts (nil with --no-metadata).
-func metadataDefault(ctx context.Context, prog *Progress, off bool) func() func(*result.Result) {
+func metadataDefault(ctx context.Context, prog *progress.Run, off bool) func() func(*result.Result) {
 	if off {
 		return nil
 	}
@@ -183,7 +184,7 @@ func metadataDefault(ctx context.Context, prog *Progress, off bool) func() func(
 
 // metadataExpect is cloudmeta.ExpectFromMetadata, saying what it found
 // on prog; nil with $IOLENS_NO_METADATA.
-func metadataExpect(ctx context.Context, prog *Progress) func(*result.Result) {
+func metadataExpect(ctx context.Context, prog *progress.Run) func(*result.Result) {
 	if os.Getenv(EnvNoMetadata) != "" {
 		return nil
 	}

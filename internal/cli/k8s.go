@@ -13,6 +13,7 @@ import (
 	"github.com/iolens/iolens/internal/image"
 	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
+	"github.com/iolens/iolens/internal/progress"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
 
@@ -314,7 +315,7 @@ func (o *k8sRunOptions) runRequest(ctx context.Context, streams IOStreams, kf *k
 			return nil, &UsageError{Err: err, Help: "e.g. --push http://pushgateway.monitoring:9091"}
 		}
 	}
-	prog := &progressLog{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
+	prog := &progress.Log{W: streams.ErrOut, Quiet: o.quiet, Start: time.Now()}
 	var sum k8s.Summary
 	out, runErr, err := o.recipe().run(ctx, streams, prog, cfg.RunID, cfg.Agent.SuiteName(), map[string]string{"k8s.run-id": cfg.RunID}, func() {
 		prog.Line("%s", cfg.Header(len(targets)))

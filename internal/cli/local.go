@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iolens/iolens/internal/emulate"
+	"github.com/iolens/iolens/internal/progress"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/units"
@@ -99,7 +100,7 @@ func (l *localFlags) target(cmd *cobra.Command, streams IOStreams, command, dir 
 }
 
 // recipe is the recipe of a run of formats' reports, its progress prog.
-func (l *localFlags) recipe(ctx context.Context, prog *Progress, formats report.Registry, expect func(*result.Result)) *recipe {
+func (l *localFlags) recipe(ctx context.Context, prog *progress.Run, formats report.Registry, expect func(*result.Result)) *recipe {
 	return &recipe{output: l.output, formats: formats, files: &l.files, save: &l.keep, reads: reads{db: l.keep.db},
 		expect: expect, defaultExpect: metadataDefault(ctx, prog, l.noMetadata)}
 }

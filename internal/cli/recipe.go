@@ -40,7 +40,7 @@ type recipe struct {
 	ioErrorsFail bool
 }
 
-// progressLine is a run's progress drawing: Progress, or progressLog for
+// progressLine is a run's progress drawing: progress.Run, or progress.Log for
 // a Kubernetes run.
 type progressLine interface {
 	Line(format string, args ...any)

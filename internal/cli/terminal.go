@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/iolens/iolens/internal/progress"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/termtext"
 	"github.com/spf13/cobra"
@@ -125,11 +126,11 @@ func writeReport(w io.Writer, f report.Format, in report.Input) error {
 	return f.Write(reportOut(w, f), in)
 }
 
-// newProgress draws a run's progress on w (stderr). Progress filters what
+// newProgress draws a run's progress on w (stderr). progress.Run filters what
 // it prints itself, around the codes that redraw its live line.
-func newProgress(w io.Writer, quiet bool) *Progress {
+func newProgress(w io.Writer, quiet bool) *progress.Run {
 	tty, width := terminal(w)
-	return &Progress{W: rawOf(w), TTY: tty, Width: width, Quiet: quiet, Summary: report.ResultSummary}
+	return &progress.Run{W: rawOf(w), TTY: tty, Width: width, Quiet: quiet, Summary: report.ResultSummary}
 }
 
 // passThrough is the *os.File under w when there is one, for a command

@@ -1,4 +1,4 @@
-package cli
+package progress
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestProgress(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	p := &Progress{W: &b, Summary: sum}
+	p := &Run{W: &b, Summary: sum}
 	for _, e := range events {
 		p.Event(e)
 	}
@@ -37,7 +37,7 @@ func TestProgress(t *testing.T) {
 	}
 
 	b.Reset()
-	p = &Progress{W: &b, TTY: true, Width: 40, Summary: sum}
+	p = &Run{W: &b, TTY: true, Width: 40, Summary: sum}
 	for _, e := range events {
 		p.Event(e)
 	}
@@ -57,7 +57,7 @@ func TestProgress(t *testing.T) {
 	}
 
 	b.Reset()
-	p = &Progress{W: &b, Quiet: true}
+	p = &Run{W: &b, Quiet: true}
 	for _, e := range events {
 		p.Event(e)
 	}
@@ -71,7 +71,7 @@ func TestProgress(t *testing.T) {
 // line; one that starts prints it first.
 func TestHeaderWaitsForTheRun(t *testing.T) {
 	var b bytes.Buffer
-	p := &Progress{W: &b}
+	p := &Run{W: &b}
 	p.Header("iolens diagnose %s: budget 3m0s", "r1")
 	p.Done()
 	if b.Len() != 0 {

@@ -1,4 +1,7 @@
-package cli
+// Package progress draws a run's progress as it goes: a live line on a
+// terminal with a line per finished test (Run), or one stamped line per
+// event (Log). It writes to the writer it is given and nowhere else.
+package progress
 
 import (
 	"fmt"
@@ -13,12 +16,12 @@ import (
 	"github.com/iolens/iolens/internal/units"
 )
 
-// Progress draws a run's events on W: on a terminal (TTY) one live line,
+// Run draws a run's events on W: on a terminal (TTY) one live line,
 // rewritten in place, and a line per finished test; elsewhere plain lines.
 // What it prints (test names, fio's messages, paths) passes the terminal
 // filter; only its own codes that redraw the live line do not.
 // Quiet draws nothing. Summary says what a finished test's line shows.
-type Progress struct {
+type Run struct {
 	mu      sync.Mutex
 	W       io.Writer
 	TTY     bool
@@ -33,21 +36,21 @@ type Progress struct {
 
 // Header sets the run's first line, printed before the next line or
 // event, never when nothing follows it.
-func (p *Progress) Header(format string, args ...any) {
+func (p *Run) Header(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.header = fmt.Sprintf(format, args...)
 }
 
 // flushHeader prints the held header; p.mu is held.
-func (p *Progress) flushHeader() {
+func (p *Run) flushHeader() {
 	if p.header != "" {
 		fmt.Fprintln(p.W, termtext.Clean(p.header))
 		p.header = ""
 	}
 }
 
-func (p *Progress) clearLive() {
+func (p *Run) clearLive() {
 	if p.live {
 		fmt.Fprint(p.W, "\r\033[K")
 		p.live = false
@@ -55,7 +58,7 @@ func (p *Progress) clearLive() {
 }
 
 // Line prints a message that stays, above any live line.
-func (p *Progress) Line(format string, args ...any) {
+func (p *Run) Line(format string, args ...any) {
 	if p.Quiet {
 		return
 	}
@@ -67,7 +70,7 @@ func (p *Progress) Line(format string, args ...any) {
 }
 
 // Event draws one event (the callback Run and Open take).
-func (p *Progress) Event(e runner.Event) {
+func (p *Run) Event(e runner.Event) {
 	if p.Quiet {
 		return
 	}
@@ -117,7 +120,7 @@ func place(e runner.Event) string {
 	return fmt.Sprintf("[%d]", e.Index)
 }
 
-func (p *Progress) drawLive(e runner.Event) {
+func (p *Run) drawLive(e runner.Event) {
 	s := strings.TrimSpace(fmt.Sprintf("%s %s  %s", place(e), e.Test.Name, units.Clock(e.Elapsed)))
 	if e.Total > 0 {
 		s += ", ETA " + units.Clock(e.ETA)
@@ -137,16 +140,16 @@ func (p *Progress) drawLive(e runner.Event) {
 }
 
 // Done removes any live line.
-func (p *Progress) Done() {
+func (p *Run) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLive()
 }
 
-// progressLog writes a run's progress, one line per target event (the
+// Log writes a run's progress, one line per target event (the
 // event's own line), each stamped with the time since Start. Quiet
 // writes nothing.
-type progressLog struct {
+type Log struct {
 	mu    sync.Mutex
 	W     io.Writer
 	Quiet bool
@@ -154,7 +157,7 @@ type progressLog struct {
 }
 
 // Line writes one progress line.
-func (p *progressLog) Line(format string, args ...any) {
+func (p *Log) Line(format string, args ...any) {
 	if p.Quiet {
 		return
 	}
@@ -164,4 +167,4 @@ func (p *progressLog) Line(format string, args ...any) {
 }
 
 // Done ends the progress: lines stay as written.
-func (p *progressLog) Done() {}
+func (p *Log) Done() {}
