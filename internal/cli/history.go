@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/iolens/iolens/internal/diagnosis"
 	"github.com/iolens/iolens/internal/hint"
-	"github.com/iolens/iolens/internal/metrics"
 	"github.com/iolens/iolens/internal/pipeline"
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
@@ -29,12 +27,6 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 // as it is.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
 	return store.OpenDefault(ctx, path, store.Options{ReadOnly: true})
-}
-
-// openStoreRW opens the history for the commands that write to it,
-// creating it if needed.
-func openStoreRW(ctx context.Context, path string) (*store.Store, error) {
-	return store.OpenDefault(ctx, path, store.Options{})
 }
 
 // lookupErr gives the errors of a run id lookup their hint; an empty or
@@ -214,56 +206,7 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 // start opens what keeps the run's results: the history (unless
 // --no-save) and the live metrics (--metrics-addr).
 func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*pipeline.Run, error) {
-	k := &pipeline.Run{RunID: runID}
-	if !o.noSave {
-		s, err := openStoreRW(ctx, o.db)
-		if err != nil {
-			if h := hint.Of(err); h != "" {
-				err = hint.Wrap(err, h+", or run with --no-save")
-			}
-			return nil, err
-		}
-		k.Store = s
-		k.Keep = store.NewKeeper(s, store.KeeperOptions{})
-		k.Warn = func(r *result.Result, err error) {
-			fmt.Fprintf(streams.ErrOut, "iolens: warning: %s #%d not saved to the history yet (%s): %v\n", r.Test.Name, r.Repeat, s.Path(), err)
-		}
-	}
-	if o.metricsAddr != "" {
-		k.Live = metrics.NewLive(suite, labels, time.Now())
-		reg := metrics.NewRegistry(buildOf())
-		reg.MustRegister(k.Live)
-		srv, err := metrics.Serve(o.metricsAddr, reg)
-		if err != nil {
-			k.Close()
-			var le *metrics.ListenError
-			if errors.As(err, &le) {
-				return nil, &UsageError{Err: err, Help: hint.Of(err)}
-			}
-			return nil, err
-		}
-		k.Server = srv
-		fmt.Fprintf(streams.ErrOut, "metrics on http://%s/metrics\n", srv.Addr())
-	}
-	return k, nil
-}
-
-// finishRun saves what is still waiting and says on w where the run is,
-// or exactly which results were lost.
-func finishRun(ctx context.Context, w io.Writer, k *pipeline.Run) {
-	sum := k.Finish(ctx)
-	if k.Keep == nil {
-		return
-	}
-	if len(sum.Lost) == 0 {
-		if sum.Saved > 0 {
-			fmt.Fprintf(w, "saved as run %s in %s ('iolens history show %s')\n", k.RunID, k.Store.Path(), k.RunID)
-		}
-		return
-	}
-	fmt.Fprintf(w, "iolens: warning: %d of %d results not saved to the history (%s):\n", len(sum.Lost), len(sum.Lost)+sum.Saved, k.Store.Path())
-	for _, l := range sum.Lost {
-		fmt.Fprintf(w, "  %s: %v\n", l, l.Err)
-	}
-	fmt.Fprintf(w, "hint: they are still in this run's output (and its --out file); 'iolens history import FILE' saves an NDJSON file of them later\n")
+	k, err := pipeline.Open(ctx, pipeline.Options{RunID: runID, Suite: suite, Labels: labels, NoSave: o.noSave, DB: o.db,
+		MetricsAddr: o.metricsAddr, Build: buildOf(), Log: streams.ErrOut})
+	return k, usageOf(err)
 }

@@ -92,7 +92,7 @@ func (rc *recipe) run(ctx context.Context, streams IOStreams, prog progressLine,
 		prog.Line("%s", note)
 	}
 	prog.Done()
-	finishRun(ctx, streams.ErrOut, keeper)
+	keeper.Report(ctx, streams.ErrOut)
 	outErr := out.Close()
 	if len(outcome.Results) > 0 {
 		outErr = errors.Join(outErr, rc.files.writeHTML(report.Results, report.Input{Outcome: outcome}))
