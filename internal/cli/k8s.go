@@ -475,7 +475,7 @@ func newK8sAgentCommand(streams IOStreams) *cobra.Command {
 	f.Var((*units.Duration)(&a.GateTimeout), "gate-timeout", "start alone when the start time has not come after this long")
 	f.BoolVar(&a.Diagnose, "diagnose", false, "run diagnose's adaptive plan instead of a suite")
 	f.Var((*units.Duration)(&a.Budget), "budget", "with --diagnose: time for the whole plan")
-	f.Var((*precisionFlag)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
+	f.Var((*units.Precision)(&a.Precision), "precision", "with --diagnose: relative precision of each figure (e.g. 2%, 0.05)")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/iolens/iolens/internal/diagnosis"
@@ -12,7 +11,6 @@ import (
 	"github.com/iolens/iolens/internal/report"
 	"github.com/iolens/iolens/internal/result"
 	"github.com/iolens/iolens/internal/store"
-	"github.com/iolens/iolens/internal/units"
 	"github.com/iolens/iolens/internal/userfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -307,18 +305,3 @@ func (o *format) write(w io.Writer, l report.Listing) error {
 func warnSkipped(w io.Writer) func(error) {
 	return func(err error) { fmt.Fprintf(w, "iolens: warning: %v\n", err) }
 }
-
-// precisionFlag is a relative precision flag (units.ParsePrecision).
-type precisionFlag float64
-
-func (p *precisionFlag) Set(s string) error {
-	v, err := units.ParsePrecision(s)
-	if err != nil {
-		return err
-	}
-	*p = precisionFlag(v)
-	return nil
-}
-
-func (p *precisionFlag) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
-func (p *precisionFlag) Type() string   { return "precision" }

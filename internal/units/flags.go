@@ -128,3 +128,22 @@ func (s *Seconds) String() string {
 
 // Type names the value in help text.
 func (s *Seconds) Type() string { return "duration" }
+
+// Precision is a flag value: a relative precision (ParsePrecision), kept
+// as a fraction.
+type Precision float64
+
+// Set parses v with ParsePrecision.
+func (p *Precision) Set(v string) error {
+	x, err := ParsePrecision(v)
+	if err != nil {
+		return err
+	}
+	*p = Precision(x)
+	return nil
+}
+
+func (p *Precision) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
+
+// Type names the value in help text.
+func (p *Precision) Type() string { return "precision" }
