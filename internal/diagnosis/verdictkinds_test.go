@@ -54,7 +54,7 @@ func kindsRead(t *testing.T) []string {
 	return out
 }
 
-// VerdictKinds says which findings reach the verdict, and
+// verdictKinds says which findings reach the verdict, and
 // docs/architecture.md repeats it: a kind Build starts (or stops) reading
 // without saying so here fails.
 func TestVerdictKindsAreTheKindsRead(t *testing.T) {
@@ -64,7 +64,7 @@ func TestVerdictKindsAreTheKindsRead(t *testing.T) {
 	for _, name := range kindsRead(t) {
 		v, ok := value[name]
 		if !ok {
-			t.Errorf("the diagnosis reads result.%s: add it to VerdictKinds, to this test and to docs/architecture.md", name)
+			t.Errorf("the diagnosis reads result.%s: add it to verdictKinds, to this test and to docs/architecture.md", name)
 		}
 		read = append(read, v)
 	}
@@ -72,7 +72,7 @@ func TestVerdictKindsAreTheKindsRead(t *testing.T) {
 	slices.Sort(read)
 	slices.Sort(listed)
 	if !slices.Equal(read, listed) {
-		t.Errorf("the diagnosis reads the kinds %v; VerdictKinds says %v", read, listed)
+		t.Errorf("the diagnosis reads the kinds %v; verdictKinds says %v", read, listed)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
 	if err != nil {
