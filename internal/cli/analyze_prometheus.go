@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -119,7 +118,7 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 	ctx := contextOf(cmd)
 	h, err := p.Run(ctx, time.Now())
 	if err != nil {
-		return usageOf(err)
+		return err
 	}
 	in := report.Input{History: h.Report}
 	if err := files.writeHTML(report.Histories, in); err != nil {
@@ -142,16 +141,6 @@ func (p *promOptions) run(cmd *cobra.Command, streams IOStreams, output, failOn 
 		fmt.Fprintf(streams.ErrOut, "iolens: posted %d annotations to %s\n", n, p.Grafana)
 	}
 	return failOnFindings(h.Results, failOn)
-}
-
-// usageOf makes a library's *hint.UsageError, a mistake in the flags,
-// a usage error (exit 2).
-func usageOf(err error) error {
-	var u *hint.UsageError
-	if errors.As(err, &u) {
-		return &UsageError{Err: err, Help: hint.Of(err)}
-	}
-	return err
 }
 
 // progressTo reports a library's progress as lines on w.

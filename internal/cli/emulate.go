@@ -159,7 +159,7 @@ disk runs at memory speed: the CPU binds (fio's and the loop device's).`,
 			o.Set = cmd.Flags().Changed
 			spec, err := o.Spec(args[0], stateDir())
 			if err != nil {
-				return usageOf(err)
+				return err
 			}
 			return o.run(cmd.Context(), streams, spec)
 		},
@@ -233,7 +233,7 @@ func (o *emulateCreateOptions) run(ctx context.Context, streams IOStreams, spec 
 		}
 		return nil
 	})
-	return usageOf(err)
+	return err
 }
 
 func newEmulateListCommand(streams IOStreams, stateDir func() string) *cobra.Command {
@@ -269,7 +269,7 @@ data first, then arm. A disk's --down-every periods count from here.`,
 		Example: "  iolens emulate arm restored",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageOf(emulate.ArmIn(stateDir(), args[0]))
+			return emulate.ArmIn(stateDir(), args[0])
 		},
 	}
 }

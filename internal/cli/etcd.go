@@ -64,7 +64,7 @@ also fails on warn and undecided) or a member could not be read, as
 			r.Endpoints, r.Progress = args, func(msg string) { fmt.Fprintln(streams.ErrOut, "iolens etcd: "+msg) }
 			rep, err := r.Run(cmd.Context())
 			if err != nil {
-				return usageOf(err)
+				return err
 			}
 			if err := output.print(streams.Out, rep, func(w io.Writer) error { return etcdmetrics.WriteText(w, rep) }); err != nil {
 				return err

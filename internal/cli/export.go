@@ -46,7 +46,7 @@ rename), as the collector requires.`,
 			defer s.Close()
 			rs, err := s.Selected(cmd.Context(), args, last)
 			if err != nil {
-				return usageOf(err)
+				return err
 			}
 			if len(rs) == 0 && len(args) > 0 {
 				return &hint.Error{Err: fmt.Errorf("nothing matched %s", strings.Join(args, " ")),

@@ -80,7 +80,7 @@ sum of a node's devices is judged against.`,
 func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	o.Set, o.Progress = cmd.Flags().Changed, progressTo(streams.ErrOut)
 	if err := o.Check(); err != nil {
-		return usageOf(err)
+		return err
 	}
 	format, err := report.Headrooms.Lookup(o.output)
 	if err != nil {
@@ -95,7 +95,7 @@ func (o *headroomOptions) run(cmd *cobra.Command, streams IOStreams) error {
 	}
 	rep, err := o.Run(contextOf(cmd), time.Now())
 	if err != nil {
-		return usageOf(err)
+		return err
 	}
 	in := report.Input{Headroom: headroom.Page{R: rep, Loc: time.Local}}
 	if o.html != "" {

@@ -29,10 +29,6 @@ func openStore(ctx context.Context, path string) (*store.Store, error) {
 	return store.OpenDefault(ctx, path, store.Options{ReadOnly: true})
 }
 
-// lookupErr gives the errors of a run id lookup their hint; an empty or
-// ambiguous id is a usage error.
-func lookupErr(err error) error { return usageOf(store.LookupError(err)) }
-
 func newHistoryCommand(streams IOStreams) *cobra.Command {
 	var db, selector string
 	var output *format
@@ -59,7 +55,7 @@ Run ids may be shortened to any unique prefix.`,
 				errors.As(err, &nd)
 				fmt.Fprintf(streams.ErrOut, "iolens: nothing saved yet: %v\n", nd)
 			} else if err != nil {
-				return usageOf(err)
+				return err
 			}
 			return output.print(streams.Out, runs, func(w io.Writer) error { return store.WriteRunList(w, runs) })
 		},
@@ -86,7 +82,7 @@ func newHistoryShowCommand(streams IOStreams, db *string) *cobra.Command {
 			}
 			rs, err := store.ReadRuns(cmd.Context(), *db, args)
 			if err != nil {
-				return usageOf(err)
+				return err
 			}
 			return ro.render(streams, rs)
 		},
@@ -104,7 +100,7 @@ other run. Every id is checked before anything is removed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Removing from a database that does not exist creates none.
-			return usageOf(store.RemoveRuns(cmd.Context(), *db, args, func(id string) { fmt.Fprintf(streams.ErrOut, "removed run %s\n", id) }))
+			return store.RemoveRuns(cmd.Context(), *db, args, func(id string) { fmt.Fprintf(streams.ErrOut, "removed run %s\n", id) })
 		},
 	}
 }
@@ -121,7 +117,7 @@ func newHistoryExportCommand(streams IOStreams, db *string) *cobra.Command {
 			}
 			rs, err := store.ReadRuns(cmd.Context(), *db, args)
 			if err != nil {
-				return usageOf(err)
+				return err
 			}
 			ndjson, err := report.Results.Lookup("ndjson")
 			if err != nil {
@@ -208,5 +204,5 @@ func (o *runSaveOptions) addFlags(f *pflag.FlagSet) {
 func (o *runSaveOptions) start(ctx context.Context, streams IOStreams, runID, suite string, labels map[string]string) (*pipeline.Run, error) {
 	k, err := pipeline.Open(ctx, pipeline.Options{RunID: runID, Suite: suite, Labels: labels, NoSave: o.noSave, DB: o.db,
 		MetricsAddr: o.metricsAddr, Build: buildOf(), Log: streams.ErrOut})
-	return k, usageOf(err)
+	return k, err
 }

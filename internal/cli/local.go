@@ -83,7 +83,7 @@ func (l *localFlags) target(cmd *cobra.Command, streams IOStreams, command, dir 
 			fmt.Fprintf(streams.ErrOut, "%s: %s\n", command, note)
 		}
 		if err != nil {
-			return t, usageOf(err)
+			return t, err
 		}
 	}
 	if (l.destructive || l.force) && l.device == "" {

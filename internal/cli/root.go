@@ -170,6 +170,7 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		fmt.Fprintf(w, "hint: %s\n", h)
 	}
 	var u *UsageError
+	var hu *hint.UsageError // a library's: a mistake in what it was asked
 	var us *runner.UnknownSuiteError
 	var st interface{ ExitStatus() int }
 	switch {
@@ -177,7 +178,7 @@ func ExitCode(err error, interrupted bool, w io.Writer) int {
 		return st.ExitStatus() // a command iolens ran for the user, e.g. emulate exec
 	case interrupted:
 		return 130
-	case errors.As(err, &u), errors.As(err, &us):
+	case errors.As(err, &u), errors.As(err, &hu), errors.As(err, &us):
 		return 2
 	case errors.Is(err, ErrFindings):
 		return 4

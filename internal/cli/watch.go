@@ -63,7 +63,7 @@ Without arguments, every disk backing a mounted filesystem is watched
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Set = cmd.Flags().Changed
 			if err := o.CheckEtcd(); err != nil {
-				return usageOf(err)
+				return err
 			}
 			return o.run(cmd.Context(), streams, args)
 		},
@@ -126,7 +126,7 @@ func (o *watchOptions) run(ctx context.Context, streams IOStreams, args []string
 	}
 	w, cfg, stop, err := o.Start(ctx, args)
 	if err != nil {
-		return usageOf(requestErr("see 'iolens watch --help'", err))
+		return requestErr("see 'iolens watch --help'", err)
 	}
 	defer stop()
 	if o.duration > 0 {
