@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/archtest"
 	"github.com/iolens/iolens/internal/fio"
 	"github.com/iolens/iolens/internal/result"
 )
@@ -20,12 +20,8 @@ import (
 // The analysis reads the record only: fio's JSON is decoded once, when a
 // result is made, and what the analysis needs of it is in the record.
 func TestAnalysisDoesNotReadFioJSON(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
+	for _, f := range archtest.SourceFiles(t, ".") {
 		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)

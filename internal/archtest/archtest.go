@@ -65,3 +65,25 @@ func moduleRoot(t testing.TB) string {
 		dir = up
 	}
 }
+
+// SourceFiles is the package's own Go files in dir (relative to the
+// test's working directory), its tests left out, sorted: what the tests
+// that read a package's source walk. None is a failure: a check that
+// reads no file passes whatever the code says.
+func SourceFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := files[:0]
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no Go source in %s", dir)
+	}
+	return out
+}

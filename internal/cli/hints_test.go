@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/archtest"
 )
 
 // hintReads are what reading a hint off an error looks like: its Hint
@@ -111,15 +113,8 @@ func hintByTypeProblems(t *testing.T, name string, src any) []string {
 // error is wrapped or of another type, or a field a new error type
 // lacks).
 func TestHintsReadThroughHintOf(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range archtest.SourceFiles(t, ".") {
 		n++
 		for _, p := range hintByTypeProblems(t, name, nil) {
 			t.Error(p)

@@ -4,26 +4,19 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/archtest"
 )
 
 // reportWriters are the exported functions of internal/report that write
 // to an io.Writer they take first: the renderers the registries' formats
 // call.
 func reportWriters(t *testing.T) map[string]bool {
-	files, err := filepath.Glob("../report/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	out := map[string]bool{}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range archtest.SourceFiles(t, "../report") {
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
@@ -90,15 +83,9 @@ func TestEveryOutputThroughARegistry(t *testing.T) {
 			t.Fatalf("report's writers %v lack %s: the scan is broken", writers, w)
 		}
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found []string
-	for _, name := range files {
-		if !strings.HasSuffix(name, "_test.go") {
-			found = append(found, sideDoors(t, name, nil, writers)...)
-		}
+	for _, name := range archtest.SourceFiles(t, ".") {
+		found = append(found, sideDoors(t, name, nil, writers)...)
 	}
 	sort.Strings(found)
 	for _, f := range found {

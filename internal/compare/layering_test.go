@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/iolens/iolens/internal/archtest"
@@ -27,13 +25,9 @@ func TestCompareOwnsItsModel(t *testing.T) {
 		t.Errorf("internal/compare imports internal/report: the comparison is computed below the report that renders it")
 	}
 
-	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
 	types := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range archtest.SourceFiles(t, ".") {
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)

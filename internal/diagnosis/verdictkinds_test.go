@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolens/iolens/internal/archtest"
 	"github.com/iolens/iolens/internal/result"
 )
 
@@ -17,16 +18,9 @@ import (
 // source reads.
 func kindsRead(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range archtest.SourceFiles(t, ".") {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

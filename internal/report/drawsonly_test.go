@@ -5,9 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/iolens/iolens/internal/archtest"
 )
 
 // Reports draw the diagnosis they are given: nothing here reads the
@@ -20,15 +20,8 @@ func TestReportsBuildNothing(t *testing.T) {
 		"analysis.Revise": true, "analysis.Annotate": true,
 		"diagnosis.Build": true, "diagnosis.Of": true, "diagnosis.Saved": true, "diagnosis.Replay": true,
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
+	for _, f := range archtest.SourceFiles(t, ".") {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
